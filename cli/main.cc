@@ -1,0 +1,50 @@
+// imgtool: thin front end. Builds the CLI11 app from the subcommand table and
+// maps exceptions to exit codes (see core/error.h).
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include "cli/subcommand.h"
+#include "core/error.h"
+
+namespace imgtool::cli {
+std::vector<Subcommand>& registry() {
+  static std::vector<Subcommand> r;
+  return r;
+}
+}  // namespace imgtool::cli
+
+int main(int argc, char** argv) {
+  using namespace imgtool;
+  CLI::App app{"imgtool: build, verify, sign and publish matrices of GPU Docker images for PaddlePaddle.\n"
+               "Exit codes: 0 ok, 1 a check or operation failed, 2 bad input or usage."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("imgtool 0.1.0"));
+  auto& reg = cli::registry();
+  std::sort(reg.begin(), reg.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::map<CLI::App*, cli::Action> actions;
+  for (auto& s : reg) {
+    CLI::App* sub = app.add_subcommand(s.name, s.help);
+    actions[sub] = s.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& [sub, act] : actions)
+      if (sub->parsed()) return act();
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << "imgtool: " << e.what() << "\n";
+    return 2;
+  } catch (const CheckFailed& e) {
+    std::cerr << "imgtool: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "imgtool: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+// Running external programs (docker, skopeo, python3) through Boost.Process.
+// Every outside command of imgtool goes through run(), so tests and logs see
+// one behaviour: argv (never a shell string), optional stdin, a timeout,
+// stdout/stderr captured and optionally appended to a log file.
+#pragma once
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace imgtool {
+
+struct RunOptions {
+  std::string stdin_data;                         // written to the child's stdin, then closed
+  std::optional<std::chrono::seconds> timeout;    // none = wait forever
+  std::string log_path;                           // if set, stdout+stderr are appended here
+  std::map<std::string, std::string> env;         // added to (overriding) the inherited environment
+  std::string cwd;                                // empty = inherit
+};
+
+struct RunResult {
+  int exit_code = -1;      // -1 if it could not start or was killed
+  bool timed_out = false;
+  std::string out;         // stdout
+  std::string err;         // stderr
+  bool ok() const { return exit_code == 0 && !timed_out; }
+};
+
+// Runs argv[0] (looked up in PATH) with the rest as arguments. Never throws for
+// a non-zero exit; throws imgtool::Error only if the program cannot be found.
+RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});
+
+// True if `name` is found in PATH.
+bool have_program(const std::string& name);
+
+}  // namespace imgtool

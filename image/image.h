@@ -1,0 +1,94 @@
+// The image model: one read-only view of an OCI/Docker image that every
+// transport produces (ImageSource) or consumes (ImageDestination). The copy
+// engine (copy.h) sees only this model; `docker-daemon:`, `oci:` and
+// `docker://` are implementations chosen from one scheme table (transport.h).
+//
+// Data model
+//   Descriptor   media type + digest + size (+ annotations) of one blob.
+//   Manifest     OCI image manifest (or Docker v2 schema 2): config + layers.
+//                Kept as raw bytes: its digest is sha256 over exactly those bytes.
+//   Blob         content-addressed bytes (config, layers, signature payloads).
+//
+// Contracts
+//   - Everything read by digest is re-hashed; a mismatch throws imgtool::Error.
+//   - A destination MUST receive every blob a manifest names before the
+//     manifest itself (put_blob ... then put_manifest); a tag is set last.
+#pragma once
+#include <functional>
+#include <istream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace imgtool::image {
+
+namespace media {
+inline constexpr const char* kOciManifest = "application/vnd.oci.image.manifest.v1+json";
+inline constexpr const char* kOciIndex = "application/vnd.oci.image.index.v1+json";
+inline constexpr const char* kOciConfig = "application/vnd.oci.image.config.v1+json";
+inline constexpr const char* kOciLayerTar = "application/vnd.oci.image.layer.v1.tar";
+inline constexpr const char* kOciLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip";
+inline constexpr const char* kOciLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd";
+inline constexpr const char* kDockerManifest = "application/vnd.docker.distribution.manifest.v2+json";
+inline constexpr const char* kDockerList = "application/vnd.docker.distribution.manifest.list.v2+json";
+inline constexpr const char* kDockerConfig = "application/vnd.docker.container.image.v1+json";
+inline constexpr const char* kDockerLayerGzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+}  // namespace media
+
+struct Descriptor {
+  std::string media_type;
+  std::string digest;  // "sha256:<hex>"
+  int64_t size = 0;
+  std::map<std::string, std::string> annotations;
+};
+void to_json(nlohmann::json& j, const Descriptor& d);
+void from_json(const nlohmann::json& j, Descriptor& d);
+
+struct Manifest {
+  std::string raw;         // exact bytes
+  std::string media_type;  // from the manifest's mediaType (or the transport)
+  std::string digest() const;  // sha256 over raw
+  nlohmann::json json() const;
+  Descriptor config() const;
+  std::vector<Descriptor> layers() const;
+};
+
+// A reader for one blob's bytes. read() returns 0 at the end. Implementations
+// verify the digest when the stream ends and throw imgtool::Error on mismatch.
+class BlobReader {
+ public:
+  virtual ~BlobReader() = default;
+  virtual size_t read(char* buf, size_t len) = 0;
+};
+
+// Reads everything from r into a string (small blobs: configs, manifests).
+std::string read_all(BlobReader& r);
+
+class ImageSource {
+ public:
+  virtual ~ImageSource() = default;
+  // The manifest of the referenced image (resolving a tag if needed).
+  virtual Manifest manifest() = 0;
+  // Any blob named by the manifest, as stored (compressed for layers).
+  virtual std::unique_ptr<BlobReader> open_blob(const Descriptor& d) = 0;
+  // A human name of the reference, for messages.
+  virtual std::string describe() const = 0;
+};
+
+class ImageDestination {
+ public:
+  virtual ~ImageDestination() = default;
+  // True if the blob already exists there (the copy skips it).
+  virtual bool has_blob(const Descriptor& d) = 0;
+  // Stores a blob; the digest is verified while writing.
+  virtual void put_blob(const Descriptor& d, BlobReader& content) = 0;
+  // Stores the manifest by digest and, if tag is non-empty, points tag at it.
+  virtual void put_manifest(const Manifest& m, const std::string& tag) = 0;
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace imgtool::image

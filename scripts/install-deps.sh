@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything imgtool's build, tests and README commands need on a
+# fresh Debian 12 machine. Idempotent and quick when all is present.
+set -euo pipefail
+APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
+  libarchive-dev libssl-dev libcurl4-openssl-dev nlohmann-json3-dev
+  libboost-dev libboost-filesystem-dev libboost-system-dev doctest-dev libyaml-cpp-dev libcli11-dev
+  libsqlite3-dev libzstd-dev libisal-dev libdeflate-dev
+  docker-registry skopeo umoci debootstrap apache2-utils openssl curl python3 python3-pip)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The registry package starts a system service on :5000; tests run their own.
+if command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+# BuildKit's Dockerfile parser (Go, wrapped for Python) checks generated Dockerfiles.
+PY_PKGS=("dockerfile==3.4.0")
+for spec in "${PY_PKGS[@]}"; do
+  name=${spec%%==*}
+  python3 -m pip show -q "$name" >/dev/null 2>&1 || python3 -m pip install -q "$spec" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "$spec"
+done
+docker info >/dev/null 2>&1 || { echo "install-deps: the Docker engine is not reachable (docker info failed)" >&2; exit 1; }

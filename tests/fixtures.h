@@ -1,0 +1,65 @@
+// Shared helpers for integration tests: the locally made base image, the
+// host-side wheelhouse, the built imgtool binary, scratch folders. Real
+// components only (Docker engine, docker-registry, real wheels).
+#pragma once
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "core/error.h"
+#include "core/process.h"
+
+namespace imgtool::testing {
+
+namespace fs = std::filesystem;
+
+inline std::string source_dir() { return IMGTOOL_SOURCE_DIR; }
+inline std::string imgtool_bin() { return std::string(IMGTOOL_BINARY_DIR) + "/cli/imgtool"; }
+
+inline std::string env_or(const char* name, const std::string& dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : dflt;
+}
+
+// The local base image (scripts/make-base.sh; cached, so cheap after the first).
+inline std::string base_image() {
+  std::string tag = env_or("IMGTOOL_TEST_BASE", "imgtool-base/debian:bookworm-py3");
+  auto r = run({source_dir() + "/scripts/make-base.sh", tag});
+  if (!r.ok()) throw Error("make-base.sh failed: " + r.err);
+  return tag;
+}
+
+// A wheelhouse holding the real paddlepaddle CPU wheel and its dependencies.
+inline std::string wheelhouse() {
+  const char* v = std::getenv("IMGTOOL_TEST_WHEELHOUSE");
+  if (v && *v) return v;
+  auto r = run({source_dir() + "/scripts/wheelhouse.sh", "3.11", "paddlepaddle==3.2.0"});
+  if (!r.ok()) throw Error("wheelhouse.sh failed: " + r.err);
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n')) out.pop_back();
+  return out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+}
+
+// A fresh scratch folder per test, removed on destruction.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string& name) {
+    path = fs::temp_directory_path() / ("imgtool-test-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// Runs the imgtool CLI with arguments; returns exit code and output.
+inline RunResult imgtool(std::vector<std::string> args, const RunOptions& o = {}) {
+  args.insert(args.begin(), imgtool_bin());
+  return run(args, o);
+}
+
+}  // namespace imgtool::testing
