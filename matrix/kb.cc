@@ -1,0 +1,311 @@
+#include "matrix/kb.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "matrix/yaml_doc.h"
+
+namespace imgtool::matrix {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// "11.0-11.8" or "12.6" -> VersionRange; checked against the doc position.
+VersionRange range_of(const YamlDoc& d, const YAML::Node& n) {
+  if (!n.IsScalar()) d.fail(n, "expected a version or a range like 11.0-11.8, found " + describe(n));
+  const std::string& s = n.Scalar();
+  VersionRange r;
+  auto dash = s.find('-');
+  r.from = s.substr(0, dash);
+  r.to = dash == std::string::npos ? r.from : s.substr(dash + 1);
+  if (!Version::parse(r.from) || !Version::parse(r.to))
+    d.fail(n, "expected a version or a range like 11.0-11.8, found '" + s + "'");
+  return r;
+}
+
+// source (required, non-empty), unconfirmed, note: common to every fact.
+void read_fact(const YamlDoc& d, const YAML::Node& n, Fact& f) {
+  f.source = d.str(n, "source");
+  if (f.source.empty()) d.fail(n, "expected a non-empty 'source' for every fact, found ''");
+  f.unconfirmed = d.boolean(n, "unconfirmed", false);
+  f.note = d.str(n, "note", false);
+}
+
+const YAML::Node& seq(const YamlDoc& d, const std::string& key) {
+  static YAML::Node holder;
+  d.check_keys(d.root(), {key}, "a knowledge-base file");
+  holder = d.root()[key];
+  if (!holder.IsSequence()) d.fail(holder, "expected '" + key + "' to be a list, found " + describe(holder));
+  return holder;
+}
+
+}  // namespace
+
+bool VersionRange::contains(const Version& v) const {
+  auto f = Version::parse(from), t = Version::parse(to);
+  if (!f || !t) return false;
+  // Compare on the range's precision: "11.8" contains 11.8.0 and 11.8.89.
+  Version vf = *Version::parse(v.truncated(f->parts.size()));
+  Version vt = *Version::parse(v.truncated(t->parts.size()));
+  return *f <= vf && vt <= *t;
+}
+
+std::string VersionRange::text() const { return from == to ? from : from + "-" + to; }
+
+const PaddleGpuBuild* PaddleRelease::build_for(std::string_view cuda) const {
+  for (auto& b : gpu)
+    if (b.cuda == cuda) return &b;
+  return nullptr;
+}
+
+bool PaddleRelease::has_version(std::string_view v) const {
+  return std::find(versions.begin(), versions.end(), v) != versions.end();
+}
+
+// One function per KB file; each fills one table of the KnowledgeBase.
+struct KbLoader {
+  static void version(const YamlDoc& d, KnowledgeBase& kb) {
+    d.check_keys(d.root(), {"version", "note"}, "kb.yaml");
+    kb.version_ = d.str(d.root(), "version");
+  }
+  static void cuda(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "cuda")) {
+      d.check_keys(n, {"cuda", "min_driver_full", "min_driver_compat", "source", "unconfirmed", "note"}, "a CUDA release");
+      CudaRelease c;
+      read_fact(d, n, c);
+      c.cuda = d.version(n, "cuda");
+      c.min_driver_full = d.version(n, "min_driver_full");
+      c.min_driver_compat = d.version(n, "min_driver_compat");
+      kb.cudas_.push_back(c);
+    }
+  }
+  static void arch(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "arch")) {
+      d.check_keys(n, {"name", "cc", "first_cuda", "last_cuda", "source", "unconfirmed", "note"}, "an architecture");
+      ArchSupport a;
+      read_fact(d, n, a);
+      a.name = d.str(n, "name");
+      for (const auto& c : n["cc"]) a.cc.push_back(d.version_of(c));
+      if (a.cc.empty()) d.fail(n, "expected 'cc' to list compute capabilities, found none");
+      a.first_cuda = d.version(n, "first_cuda");
+      a.last_cuda = d.version(n, "last_cuda", false);
+      kb.archs_.push_back(a);
+    }
+  }
+  static void gpus(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "gpus")) {
+      d.check_keys(n, {"name", "aliases", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
+                       "bf16_tensor_tflops", "source", "unconfirmed", "note"}, "a GPU");
+      GpuSpec g;
+      g.name = d.str(n, "name");
+      g.aliases = d.str_list(n, "aliases");
+      g.cc = d.version(n, "cc");
+      g.memory_gb = d.number_or_null(n, "memory_gb");
+      g.bw_GBps = d.number_or_null(n, "bw_GBps");
+      g.fp32_tflops = d.number_or_null(n, "fp32_tflops");
+      g.fp16_tensor_tflops = d.number_or_null(n, "fp16_tensor_tflops");
+      g.bf16_tensor_tflops = d.number_or_null(n, "bf16_tensor_tflops");
+      Fact f;
+      read_fact(d, n, f);
+      g.source = f.source;
+      g.unconfirmed = f.unconfirmed;
+      kb.gpus_.push_back(g);
+    }
+  }
+  static void cudnn(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "cudnn")) {
+      d.check_keys(n, {"cudnn", "cuda", "source", "unconfirmed", "note"}, "a cuDNN release");
+      CudnnSupport c;
+      read_fact(d, n, c);
+      c.cudnn = range_of(d, n["cudnn"]);
+      for (const auto& r : n["cuda"]) c.cuda.push_back(range_of(d, r));
+      kb.cudnns_.push_back(c);
+    }
+  }
+  static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
+    d.check_keys(n, {"cuda", "cudnn", "trt", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
+    PaddleGpuBuild b;
+    b.unconfirmed = d.boolean(n, "unconfirmed", false);
+    b.note = d.str(n, "note", false);
+    b.source = d.str(n, "source", false);
+    b.cuda = d.version(n, "cuda");
+    b.cudnn = d.version(n, "cudnn");
+    b.trt = d.version(n, "trt", false);
+    b.requirement = d.str(n, "requirement");
+    b.index_url = d.str(n, "index_url", false);
+    return b;
+  }
+  static void published(const YamlDoc& d, const YAML::Node& n, PaddleRelease& r) {
+    d.check_keys(n, {"tags", "source", "unconfirmed", "note"}, "published images");
+    read_fact(d, n, r.published_fact);
+    r.published = d.str_list(n, "tags");
+  }
+  static void paddle(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "releases")) {
+      d.check_keys(n, {"series", "versions", "python", "gpu", "cpu", "published", "source", "unconfirmed", "note"}, "a Paddle release");
+      PaddleRelease r;
+      read_fact(d, n, r);
+      r.series = d.str(n, "series");
+      for (const auto& v : n["versions"]) r.versions.push_back(d.version_of(v));
+      r.python = range_of(d, n["python"]);
+      for (const auto& b : n["gpu"]) {
+        r.gpu.push_back(gpu_build(d, b));
+        if (r.gpu.back().source.empty()) r.gpu.back().source = r.source;
+      }
+      YAML::Node cpu = n["cpu"];
+      d.check_keys(cpu, {"requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle CPU build");
+      read_fact(d, cpu, r.cpu_fact);
+      r.cpu_requirement = d.str(cpu, "requirement");
+      r.cpu_index_url = d.str(cpu, "index_url", false);
+      if (n["published"]) published(d, n["published"], r);
+      kb.paddles_.push_back(r);
+    }
+  }
+  static void python(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "python")) {
+      d.check_keys(n, {"python", "released", "eol", "source", "unconfirmed", "note"}, "a Python release");
+      PythonEol p;
+      read_fact(d, n, p);
+      p.python = d.version(n, "python");
+      p.eol = d.str(n, "eol");
+      if (p.eol.size() != 10 || p.eol[4] != '-' || p.eol[7] != '-') d.fail(n["eol"], "expected an ISO date like 2026-10-31, found '" + p.eol + "'");
+      kb.pythons_.push_back(p);
+    }
+  }
+  static void images(const YamlDoc& d, KnowledgeBase& kb) {
+    d.check_keys(d.root(), {"nvidia_cuda", "cpu_bases"}, "images.yaml");
+    for (const auto& n : d.root()["nvidia_cuda"]) {
+      d.check_keys(n, {"cuda", "full", "cudnn_tag", "cudnn_shipped", "os", "source", "unconfirmed", "note"}, "nvidia/cuda images");
+      CudaImages c;
+      read_fact(d, n, c);
+      c.cuda = d.version(n, "cuda");
+      c.full = d.version(n, "full");
+      c.cudnn_tag = d.str(n, "cudnn_tag");
+      c.cudnn_shipped = d.version(n, "cudnn_shipped", false);
+      c.os = d.str_list(n, "os");
+      kb.images_.push_back(c);
+    }
+    for (const auto& n : d.root()["cpu_bases"]) {
+      d.check_keys(n, {"os", "image", "source", "unconfirmed", "note"}, "a CPU base image");
+      CpuBase b;
+      read_fact(d, n, b);
+      b.os = d.str(n, "os");
+      b.image = d.str(n, "image");
+      kb.cpu_bases_.push_back(b);
+    }
+  }
+};
+
+namespace {
+
+using FileLoader = std::function<void(const YamlDoc&, KnowledgeBase&)>;
+// The KB files, in the order they are hashed into version().
+const std::vector<std::pair<std::string, FileLoader>>& kb_files() {
+  static const std::vector<std::pair<std::string, FileLoader>> files = {
+      {"kb.yaml", KbLoader::version},   {"cuda.yaml", KbLoader::cuda},   {"arch.yaml", KbLoader::arch},
+      {"gpus.yaml", KbLoader::gpus},    {"cudnn.yaml", KbLoader::cudnn}, {"paddle.yaml", KbLoader::paddle},
+      {"python.yaml", KbLoader::python}, {"images.yaml", KbLoader::images},
+  };
+  return files;
+}
+
+}  // namespace
+
+KnowledgeBase KnowledgeBase::load(const std::string& dir) {
+  KnowledgeBase kb;
+  kb.dir_ = dir;
+  Sha256 h;
+  for (const auto& [name, loader] : kb_files()) {
+    std::string path = dir + "/" + name;
+    if (!std::filesystem::exists(path)) throw InputError(path + ": expected a knowledge-base file, found none");
+    std::string text = read_file(path);
+    h.update(name);
+    h.update(text);
+    loader(YamlDoc::parse(text, path), kb);
+  }
+  kb.version_ += "+sha256:" + h.hex().substr(0, 12);
+  return kb;
+}
+
+KnowledgeBase KnowledgeBase::load_default() { return load(data_dir() + "/matrix/kb"); }
+
+const GpuSpec* KnowledgeBase::find_gpu(std::string_view q) const {
+  std::string lq = lower(q);
+  for (auto& g : gpus_) {
+    if (lower(g.name) == lq) return &g;
+    for (auto& a : g.aliases)
+      if (lower(a) == lq) return &g;
+  }
+  // Device names as nvidia-smi prints them contain an alias; the longest wins
+  // ("H100 PCIe" beats "H100" for "NVIDIA H100 PCIe").
+  const GpuSpec* best = nullptr;
+  size_t best_len = 0;
+  for (auto& g : gpus_)
+    for (auto& a : g.aliases)
+      if (a.size() > best_len && lq.find(lower(a)) != std::string::npos) best = &g, best_len = a.size();
+  return best;
+}
+
+namespace {
+template <class T, class F>
+const T* find_if_ptr(const std::vector<T>& v, F pred) {
+  auto it = std::find_if(v.begin(), v.end(), pred);
+  return it == v.end() ? nullptr : &*it;
+}
+std::string major_minor(std::string_view s) {
+  auto v = Version::parse(s);
+  return v ? v->truncated(2) : std::string(s);
+}
+}  // namespace
+
+const CudaRelease* KnowledgeBase::cuda(std::string_view mm) const {
+  std::string k = major_minor(mm);
+  return find_if_ptr(cudas_, [&](auto& c) { return c.cuda == k; });
+}
+
+const PaddleRelease* KnowledgeBase::paddle_release(std::string_view v) const {
+  return find_if_ptr(paddles_, [&](auto& r) { return r.has_version(v); });
+}
+
+const PythonEol* KnowledgeBase::python_eol(std::string_view py) const {
+  std::string k = major_minor(py);
+  return find_if_ptr(pythons_, [&](auto& p) { return p.python == k; });
+}
+
+const CudaImages* KnowledgeBase::cuda_images(std::string_view mm) const {
+  std::string k = major_minor(mm);
+  return find_if_ptr(images_, [&](auto& c) { return c.cuda == k; });
+}
+
+const CpuBase* KnowledgeBase::cpu_base(std::string_view os) const {
+  return find_if_ptr(cpu_bases_, [&](auto& b) { return b.os == os; });
+}
+
+const ArchSupport* KnowledgeBase::arch_for_cc(std::string_view cc) const {
+  return find_if_ptr(archs_, [&](auto& a) { return std::find(a.cc.begin(), a.cc.end(), cc) != a.cc.end(); });
+}
+
+std::vector<const CudnnSupport*> KnowledgeBase::cudnn_facts(std::string_view cudnn) const {
+  std::vector<const CudnnSupport*> out;
+  auto v = Version::parse(cudnn);
+  if (!v) return out;
+  for (auto& c : cudnns_) {
+    // Overlap on the query's precision: "8.9" overlaps 8.9.0-8.9.1.
+    auto f = Version::parse(c.cudnn.from), t = Version::parse(c.cudnn.to);
+    size_t n = v->parts.size();
+    if (*Version::parse(f->truncated(n)) <= *v && *v <= *Version::parse(t->truncated(n))) out.push_back(&c);
+  }
+  return out;
+}
+
+}  // namespace imgtool::matrix

@@ -1,0 +1,161 @@
+// The compatibility knowledge base: facts about CUDA, drivers, GPUs, cuDNN,
+// Paddle releases, Python and nvidia/cuda images, read from the YAML files in
+// matrix/kb/ (data a release engineer edits; adding a Paddle or CUDA release
+// is a data-only change). Every fact carries the public `source` it came from
+// and an `unconfirmed` flag; a kept cell that relies on an unconfirmed fact
+// gets a warning.
+//
+// Files (all under one folder, see matrix/kb/README.md for the schema):
+//   kb.yaml      version: "<kb release>"
+//   cuda.yaml    CUDA toolkit -> minimum drivers
+//   arch.yaml    GPU architecture (compute capability) -> first/last CUDA
+//   gpus.yaml    GPU models (CONTRACT: read by the smoke probe through GpuSpec)
+//   cudnn.yaml   cuDNN -> CUDA versions it supports
+//   paddle.yaml  Paddle releases -> Python range, GPU builds, pip specs, published tags
+//   python.yaml  Python end of life
+//   images.yaml  nvidia/cuda tags per CUDA (full version, cuDNN tag, OS list); CPU base per OS
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/version.h"
+
+namespace imgtool::matrix {
+
+// Where a fact comes from. Every fact in the KB has one.
+struct Fact {
+  std::string source;        // public source (URL, document, commit)
+  bool unconfirmed = false;  // not confirmed from a primary source: keep marked, warn on use
+  std::string note;          // free text from the data file
+};
+
+// CONTRACT with verify/ (smoke thresholds). Peak figures are dense (no
+// sparsity); 0 means "not applicable / unknown" (null in gpus.yaml).
+struct GpuSpec {
+  std::string name;                  // "V100 SXM2 32GB"
+  std::vector<std::string> aliases;  // "V100", "Tesla V100-SXM2-32GB", …
+  std::string cc;                    // compute capability "7.0"
+  double memory_gb = 0, bw_GBps = 0, fp32_tflops = 0, fp16_tensor_tflops = 0, bf16_tensor_tflops = 0;
+  std::string source;
+  bool unconfirmed = false;
+};
+
+struct CudaRelease : Fact {
+  std::string cuda;                // "12.6" (major.minor)
+  std::string min_driver_full;     // driver of the toolkit release (GA), "560.28.03"
+  std::string min_driver_compat;   // minimum driver under minor-version compatibility, "525.60.13"
+};
+
+// Compute capabilities from `first_cuda` up to and including `last_cuda`
+// (empty last_cuda = still supported by every CUDA in the KB).
+struct ArchSupport : Fact {
+  std::string name;              // "Volta"
+  std::vector<std::string> cc;   // {"7.0"}
+  std::string first_cuda, last_cuda;
+};
+
+// An inclusive range of versions ("11.0".."11.8"); a one-version range has from == to.
+struct VersionRange {
+  std::string from, to;
+  bool contains(const Version& v) const;  // compares on the precision of from/to (11.8 ∋ 11.8.0)
+  std::string text() const;               // "11.0-11.8" or "12.6"
+};
+
+struct CudnnSupport : Fact {
+  VersionRange cudnn;                // "9.5.0".."9.5.1"
+  std::vector<VersionRange> cuda;    // CUDA versions this cuDNN release supports
+};
+
+struct PipSpec {
+  std::string requirement;  // "paddlepaddle-gpu==3.1.0" ({version} already substituted)
+  std::string index_url;    // "https://www.paddlepaddle.org.cn/packages/stable/cu126/" or empty (PyPI)
+};
+
+// One GPU build of a Paddle release. cudnn/trt are what Paddle built against;
+// trt is empty when the release's images ship no TensorRT.
+struct PaddleGpuBuild : Fact {
+  std::string cuda, cudnn, trt;
+  std::string requirement, index_url;  // templates with {version}
+};
+
+struct PaddleRelease : Fact {
+  std::string series;                  // "2.6"
+  std::vector<std::string> versions;   // "2.6.0", "2.6.1", "2.6.2"
+  VersionRange python;                 // supported CPython versions
+  std::vector<PaddleGpuBuild> gpu;
+  std::string cpu_requirement, cpu_index_url;  // templates with {version}
+  Fact cpu_fact;
+  std::vector<std::string> published;  // published docker tags (without repository), may use {version}
+  Fact published_fact;
+  const PaddleGpuBuild* build_for(std::string_view cuda) const;
+  bool has_version(std::string_view v) const;
+};
+
+struct PythonEol : Fact {
+  std::string python;  // "3.10"
+  std::string eol;     // "2026-10-31" (ISO date; approximate dates are marked in note)
+};
+
+// nvidia/cuda images of one CUDA major.minor.
+struct CudaImages : Fact {
+  std::string cuda;                 // "12.6"
+  std::string full;                 // "12.6.3": the tag's version
+  std::string cudnn_tag;            // "cudnn8" | "cudnn9" | "cudnn" (NVIDIA's naming changed over time)
+  std::string cudnn_shipped;        // cuDNN inside the cudnn image, "9.5.1.17" (may be empty)
+  std::vector<std::string> os;      // "ubuntu22.04", …
+};
+
+struct CpuBase : Fact {
+  std::string os;     // "ubuntu22.04"
+  std::string image;  // "ubuntu:22.04"
+};
+
+class KnowledgeBase {
+ public:
+  // Reads every file listed above from `dir`. Throws InputError
+  // "file:line:col: expected …, found …" on bad data (missing source, bad version…).
+  static KnowledgeBase load(const std::string& dir);
+  // imgtool::data_dir() + "/matrix/kb".
+  static KnowledgeBase load_default();
+
+  // Case-insensitive. Matches name or an alias exactly, else a device name
+  // that contains an alias ("NVIDIA H100 80GB HBM3" -> H100); the longest alias wins.
+  const GpuSpec* find_gpu(std::string_view name_or_alias) const;
+  // "<version field>+sha256:<first 12 hex of the files' bytes>".
+  std::string version() const { return version_; }
+  std::string dir() const { return dir_; }
+
+  const CudaRelease* cuda(std::string_view mm) const;          // by "12.6" (or "12.6.3")
+  const PaddleRelease* paddle_release(std::string_view version) const;  // by "2.6.2"
+  const PythonEol* python_eol(std::string_view py) const;
+  const CudaImages* cuda_images(std::string_view mm) const;
+  const CpuBase* cpu_base(std::string_view os) const;
+  const ArchSupport* arch_for_cc(std::string_view cc) const;
+  // cuDNN facts whose range overlaps `cudnn` on its precision ("8.9" overlaps 8.9.0-8.9.1 and 8.9.5-8.9.6).
+  std::vector<const CudnnSupport*> cudnn_facts(std::string_view cudnn) const;
+
+  const std::vector<CudaRelease>& cudas() const { return cudas_; }
+  const std::vector<ArchSupport>& archs() const { return archs_; }
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  const std::vector<CudnnSupport>& cudnns() const { return cudnns_; }
+  const std::vector<PaddleRelease>& paddles() const { return paddles_; }
+  const std::vector<PythonEol>& pythons() const { return pythons_; }
+  const std::vector<CudaImages>& images() const { return images_; }
+  const std::vector<CpuBase>& cpu_bases() const { return cpu_bases_; }
+
+ private:
+  friend struct KbLoader;
+  std::string dir_, version_;
+  std::vector<CudaRelease> cudas_;
+  std::vector<ArchSupport> archs_;
+  std::vector<GpuSpec> gpus_;
+  std::vector<CudnnSupport> cudnns_;
+  std::vector<PaddleRelease> paddles_;
+  std::vector<PythonEol> pythons_;
+  std::vector<CudaImages> images_;
+  std::vector<CpuBase> cpu_bases_;
+};
+
+}  // namespace imgtool::matrix
