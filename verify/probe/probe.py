@@ -1,0 +1,1120 @@
+#!/usr/bin/env python3
+"""imgtool smoke probe: runs inside an image, prints ONE JSON document on stdout.
+
+Contract (see verify/smoke_runner.h for the host side):
+  docker run --rm [--gpus SPEC] [--shm-size S] -v <dir>:/imgtool-probe:ro IMAGE \
+      python3 /imgtool-probe/probe.py [--expect-variant gpu|cpu] [--expect-cuda 12.6]
+      [--gpus-requested none|SPEC]
+
+Design constraints: the image is never modified and nothing is compiled for it.
+Standard library only (Python 3.8+); the CUDA driver API through ctypes with
+explicit versioned symbol names (cuMemAlloc_v2, ...); kernels are PTX text the
+driver JIT-compiles (`.target sm_<device CC>` with that target's minimum
+`.version`, which every driver that supports the device accepts); cuBLAS,
+cuDNN and cudart are the image's own, loaded by soname (also from
+site-packages/nvidia/*/lib). Paddle runs in a child process so its prints and
+crashes are captured, not mixed into our JSON.
+
+Every section carries {"status": ok|warn|fail|skipped, "reason": ...}; with no
+GPU the probe still reports everything it can and says exactly why the GPU
+part could not run. `verdict` is the overall judgement against the expected
+variant. The pure decision functions (ptx_*, diagnose_*, judge_*, verdict)
+take plain values so tests can call them without a GPU.
+"""
+import argparse
+import ctypes
+import glob
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+PROBE_VERSION = 1
+SHM_MIN_BYTES = 1 << 30  # 1 GiB: enough for a few DataLoader workers; Docker's default is 64 MB
+PADDLE_TIMEOUT_S = 600
+
+# --------------------------------------------------------------------------
+# Pure decision functions (unit-tested with injected values)
+# --------------------------------------------------------------------------
+
+# Minimum PTX ISA version per base target (PTX ISA 9.0 release notes).
+PTX_MIN_VERSION = {
+    (5, 0): (4, 0), (5, 2): (4, 1), (5, 3): (4, 2),
+    (6, 0): (5, 0), (6, 1): (5, 0), (6, 2): (5, 0),
+    (7, 0): (6, 0), (7, 2): (6, 1), (7, 5): (6, 3),
+    (8, 0): (7, 0), (8, 6): (7, 1), (8, 7): (7, 4), (8, 8): (9, 0), (8, 9): (7, 8),
+    (9, 0): (7, 8),
+    (10, 0): (8, 6), (10, 3): (8, 8), (11, 0): (9, 0),
+    (12, 0): (8, 7), (12, 1): (8, 8),
+}
+
+
+def ptx_target(cc):
+    """(target, version, note) for a device compute capability (major, minor).
+
+    A known CC gets its own base target and that target's minimum .version.
+    An unknown CC gets the newest known base target below it (base sm_XY PTX
+    runs on later architectures); the note says so.
+    """
+    cc = tuple(cc)
+    if cc in PTX_MIN_VERSION:
+        return "sm_%d%d" % cc, PTX_MIN_VERSION[cc], ""
+    lower = [k for k in PTX_MIN_VERSION if k < cc]
+    if not lower:
+        raise ValueError("compute capability %d.%d is older than any PTX target this probe knows" % cc)
+    best = max(lower)
+    note = "sm_%d%d unknown to this probe; using base target sm_%d%d" % (cc + best)
+    return "sm_%d%d" % best, PTX_MIN_VERSION[best], note
+
+
+_GRID_STRIDE = """
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+  setp.ge.u64 %p1, %rd4, %rd3;
+  @%p1 bra $L_{name}_done;
+$L_{name}_loop:
+{body}
+  add.u64 %rd4, %rd4, %rd6;
+  setp.lt.u64 %p1, %rd4, %rd3;
+  @%p1 bra $L_{name}_loop;
+$L_{name}_done:
+  ret;
+}}
+"""
+
+_REGS = """{
+  .reg .pred %p<2>;
+  .reg .b16 %h<2>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<10>;
+  .reg .b64 %rd<12>;
+"""
+
+# name -> (params, loads of params into %rd1/%rd2/%rd3(n)/%f9/%r6, loop body).
+# Index %rd4 runs over elements (or float4 groups for *_v4); %rd3 is the count.
+_KERNELS = [
+    ("saxpy", ".param .u64 p_y, .param .u64 p_x, .param .f32 p_a, .param .u64 p_n", """
+  ld.param.u64 %rd1, [p_y];
+  ld.param.u64 %rd2, [p_x];
+  ld.param.f32 %f9, [p_a];
+  ld.param.u64 %rd3, [p_n];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;""", """
+  shl.b64 %rd7, %rd4, 2;
+  add.u64 %rd8, %rd2, %rd7;
+  ld.global.f32 %f1, [%rd8];
+  add.u64 %rd9, %rd1, %rd7;
+  ld.global.f32 %f2, [%rd9];
+  fma.rn.f32 %f3, %f9, %f1, %f2;
+  st.global.f32 [%rd9], %f3;"""),
+    ("copy_v4", ".param .u64 p_dst, .param .u64 p_src, .param .u64 p_n", """
+  ld.param.u64 %rd1, [p_dst];
+  ld.param.u64 %rd2, [p_src];
+  ld.param.u64 %rd3, [p_n];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;""", """
+  shl.b64 %rd7, %rd4, 4;
+  add.u64 %rd8, %rd2, %rd7;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd8];
+  add.u64 %rd9, %rd1, %rd7;
+  st.global.v4.f32 [%rd9], {%f1, %f2, %f3, %f4};"""),
+    ("triad_v4", ".param .u64 p_a, .param .u64 p_b, .param .u64 p_c, .param .f32 p_s, .param .u64 p_n", """
+  ld.param.u64 %rd1, [p_a];
+  ld.param.u64 %rd2, [p_b];
+  ld.param.u64 %rd10, [p_c];
+  ld.param.f32 %f9, [p_s];
+  ld.param.u64 %rd3, [p_n];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  cvta.to.global.u64 %rd10, %rd10;""", """
+  shl.b64 %rd7, %rd4, 4;
+  add.u64 %rd8, %rd2, %rd7;
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd8];
+  add.u64 %rd8, %rd10, %rd7;
+  ld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd8];
+  fma.rn.f32 %f1, %f9, %f5, %f1;
+  fma.rn.f32 %f2, %f9, %f6, %f2;
+  fma.rn.f32 %f3, %f9, %f7, %f3;
+  fma.rn.f32 %f4, %f9, %f8, %f4;
+  add.u64 %rd9, %rd1, %rd7;
+  st.global.v4.f32 [%rd9], {%f1, %f2, %f3, %f4};"""),
+]
+
+# Deterministic pseudo-random fill in [-0.5, 0.5): value(i) = ((i*0x9E3779B1 ^ seed) >> 16 & 1023)/1024 - 0.5
+_FILL_VALUE = """
+  cvt.u32.u64 %r5, %rd4;
+  mul.lo.u32 %r5, %r5, 0x9E3779B1;
+  xor.b32 %r5, %r5, %r6;
+  shr.u32 %r5, %r5, 16;
+  and.b32 %r5, %r5, 1023;
+  cvt.rn.f32.u32 %f1, %r5;
+  fma.rn.f32 %f1, %f1, 0f3A800000, 0fBF000000;"""
+_FILL_PARAMS = ".param .u64 p_dst, .param .u64 p_n, .param .u32 p_seed"
+_FILL_LOADS = """
+  ld.param.u64 %rd1, [p_dst];
+  ld.param.u64 %rd3, [p_n];
+  ld.param.u32 %r6, [p_seed];
+  cvta.to.global.u64 %rd1, %rd1;"""
+_KERNELS += [
+    ("fill_f32", _FILL_PARAMS, _FILL_LOADS, _FILL_VALUE + """
+  shl.b64 %rd7, %rd4, 2;
+  add.u64 %rd9, %rd1, %rd7;
+  st.global.f32 [%rd9], %f1;"""),
+    ("fill_f16", _FILL_PARAMS, _FILL_LOADS, _FILL_VALUE + """
+  cvt.rn.f16.f32 %h1, %f1;
+  shl.b64 %rd7, %rd4, 1;
+  add.u64 %rd9, %rd1, %rd7;
+  st.global.b16 [%rd9], %h1;"""),
+]
+KERNEL_NAMES = [k[0] for k in _KERNELS]
+
+
+def fill_value(i, seed):
+    """Host mirror of the fill kernels' value for element i."""
+    h = ((i * 0x9E3779B1) & 0xFFFFFFFF) ^ seed
+    return ((h >> 16) & 1023) / 1024.0 - 0.5
+
+
+def ptx_module(cc):
+    """PTX text (NUL not included) for all probe kernels, targeting device cc."""
+    target, (vmaj, vmin), _ = ptx_target(cc)
+    out = [".version %d.%d" % (vmaj, vmin), ".target %s" % target, ".address_size 64", ""]
+    for name, params, loads, body in _KERNELS:
+        out.append(".visible .entry %s(%s)" % (name, params))
+        out.append(_REGS + loads + _GRID_STRIDE.format(name=name, body=body))
+    return "\n".join(out)
+
+
+def cuda_version_str(v):
+    """1000*M + 10*m (cuDriverGetVersion, cudaRuntimeGetVersion) -> 'M.m'."""
+    if not v:
+        return None
+    return "%d.%d" % (v // 1000, (v % 1000) // 10)
+
+
+def cudnn_version_str(v):
+    """cudnnGetVersion(): cuDNN 9 M*10000+m*100+p; cuDNN <=8 M*1000+m*100+p."""
+    if not v:
+        return None
+    if v >= 10000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+def parse_version(s):
+    """'12.6.3' -> (12, 6, 3); None for anything unparsable."""
+    if not s:
+        return None
+    m = re.match(r"^\s*(\d+(?:\.\d+)*)", str(s))
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def require_cuda(nvidia_require_cuda):
+    """'cuda>=12.6 brand=tesla,driver>=470' -> '12.6' (the image's own claim)."""
+    m = re.search(r"cuda>=(\d+\.\d+)", nvidia_require_cuda or "")
+    return m.group(1) if m else None
+
+
+# Minimum driver per CUDA major for minor-version compatibility (CUDA compatibility guide).
+MINOR_COMPAT_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+
+def judge_driver_vs_cuda(driver_cuda, image_cuda, driver_branch=None):
+    """Can a driver supporting CUDA `driver_cuda` ('12.2') run the image's CUDA `image_cuda`?"""
+    d, i = parse_version(driver_cuda), parse_version(image_cuda)
+    if not d or not i:
+        return {"status": "skipped", "reason": "image CUDA version unknown (no --expect-cuda, CUDA_VERSION or cudart)"
+                if d else "driver version unknown"}
+    drv = "host driver %s supports CUDA %s" % (driver_branch or "(branch unknown)", driver_cuda)
+    floor = MINOR_COMPAT_DRIVER.get(i[0], "?")
+    if d[:2] >= i[:2]:
+        return {"status": "ok", "reason": "%s >= image CUDA %s" % (drv, image_cuda)}
+    if d[0] == i[0]:
+        return {"status": "warn", "code": "minor_version_compat",
+                "reason": "%s < image CUDA %s: runs under minor-version compatibility (driver >= %s); "
+                          "PTX built by the newer toolkit fails to JIT (CUDA error 222)" % (drv, image_cuda, floor),
+                "fix": "upgrade the host driver to one that supports CUDA %s" % image_cuda}
+    return {"status": "fail", "code": "driver_too_old",
+            "reason": "driver older than the image's CUDA needs: %s, the image's CUDA %s needs a driver for "
+                      "CUDA >= %d.0 (>= %s); the CUDA runtime fails with error 35 cudaErrorInsufficientDriver "
+                      "\"CUDA driver version is insufficient for CUDA runtime version\"" % (drv, image_cuda, i[0], floor),
+            "fix": "upgrade the host driver to >= %s, or use an image built for CUDA <= %s" % (floor, driver_cuda)}
+
+
+# CUresult of cuInit / cudaError of cudaGetDeviceCount -> (code, explanation, fix).
+CUDA_INIT_ERRORS = {
+    34: ("stub_library", "libcuda.so.1 is the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY), not the driver",
+         "remove /usr/local/cuda/lib64/stubs from LD_LIBRARY_PATH / ld.so.conf in the image"),
+    35: ("driver_too_old", "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver)",
+         "upgrade the host driver or use an image built for an older CUDA"),
+    100: ("no_device", "no CUDA-capable device is detected",
+          "check that --gpus / NVIDIA_VISIBLE_DEVICES selects a device (not 'void' or 'none')"),
+    803: ("driver_mismatch", "system has unsupported display driver / cuda driver combination "
+          "(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH): the libcuda in the container does not match the host kernel module",
+          "do not ship or LD_LIBRARY_PATH a cuda-compat libcuda.so.1; let the NVIDIA runtime inject the host's"),
+    804: ("compat_not_supported", "forward compatibility was attempted on non supported HW "
+          "(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)",
+          "forward compatibility (cuda-compat) works on datacenter GPUs only; upgrade the host driver"),
+    999: ("unknown", "CUDA_ERROR_UNKNOWN during initialisation (often a driver/kernel-module problem on the host)",
+          "check nvidia-smi and dmesg on the host"),
+}
+
+
+def diagnose_init_error(code, name=None, text=None):
+    key, why, fix = CUDA_INIT_ERRORS.get(code, ("cuda_error", text or "CUDA error", "see the CUDA error text"))
+    return {"status": "fail", "code": key, "fix": fix,
+            "reason": "cuInit failed with CUDA error %d %s: %s" % (code, name or "", why)}
+
+
+def diagnose_no_libcuda(load_error, dev_nodes, env, gpus_requested):
+    """Why libcuda.so.1 could not be loaded. env: NVIDIA_* variables; gpus_requested: None|'none'|spec."""
+    caps = env.get("NVIDIA_DRIVER_CAPABILITIES")
+    cap_set = set((caps or "").replace(" ", "").split(",")) - {""}
+    base = "libcuda.so.1 could not be loaded (%s)" % load_error
+    if gpus_requested == "none" and not dev_nodes:
+        return {"status": "skipped", "code": "no_gpus_flag",
+                "reason": "no --gpus: the container was started without --gpus, so Docker injected no GPU device "
+                          "and no driver library; " + base,
+                "fix": "run with --gpus all (imgtool smoke IMAGE --gpus all)"}
+    if not dev_nodes and gpus_requested:
+        return {"status": "fail", "code": "nvidia_runtime_missing",
+                "reason": "NVIDIA runtime missing on the host: --gpus %s was requested but no /dev/nvidia* device "
+                          "appeared in the container, so the NVIDIA container runtime hook did not run; %s"
+                          % (gpus_requested, base),
+                "fix": "install nvidia-container-toolkit, run `nvidia-ctk runtime configure --runtime=docker`, "
+                       "restart docker"}
+    if not dev_nodes:
+        return {"status": "skipped", "code": "no_gpu_passed",
+                "reason": "no GPU in the container: no /dev/nvidia* device and " + base +
+                          "; it was started without --gpus (or the host lacks the NVIDIA container runtime)",
+                "fix": "run with --gpus all on a host with the NVIDIA Container Toolkit"}
+    if not cap_set & {"compute", "all"}:
+        return {"status": "fail", "code": "no_compute_capability",
+                "reason": "GPU devices are present but NVIDIA_DRIVER_CAPABILITIES=%s lacks 'compute', so the "
+                          "runtime mounted no libcuda.so.1; %s" % (caps if caps is not None else "(unset: utility only)", base),
+                "fix": "set ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image, or "
+                       "--gpus 'all,\"capabilities=compute,utility\"'"}
+    return {"status": "fail", "code": "libcuda_missing",
+            "reason": "GPU devices %s are present but %s: devices were passed without the NVIDIA runtime "
+                      "(e.g. --device) or the driver libraries are not mounted" % (",".join(dev_nodes), base),
+            "fix": "use --gpus all with the NVIDIA Container Toolkit instead of --device"}
+
+
+def judge_shm(total_bytes, min_bytes=SHM_MIN_BYTES):
+    """/dev/shm size vs the DataLoader minimum. Too small is a warning: it is a `docker run` setting, not the image's."""
+    if total_bytes is None:
+        return {"status": "warn", "reason": "/dev/shm is not mounted", "min_bytes": min_bytes,
+                "fix": "run with --shm-size 2g (or --ipc=host)"}
+    res = {"bytes": total_bytes, "min_bytes": min_bytes}
+    if total_bytes >= min_bytes:
+        res.update(status="ok", reason="/dev/shm is %s >= %s" % (human_bytes(total_bytes), human_bytes(min_bytes)))
+    else:
+        res.update(status="warn", fix="run with --shm-size 2g (or --ipc=host)",
+                   reason="/dev/shm is %s < %s recommended for DataLoader workers (Docker's default is 64 MB); "
+                          "workers die with \"Unexpected BUS error ... insufficient shared memory (shm)\""
+                          % (human_bytes(total_bytes), human_bytes(min_bytes)))
+    return res
+
+
+def human_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
+
+
+# Lines Paddle prints that point at an environment problem: (kind, regex).
+PADDLE_WARNINGS = [
+    ("cudnn_mismatch", r"compiled with CUDNN [\d.]+, but CUDNN version in your machine is [\d.]+"),
+    ("cuda_mismatch", r"compiled with CUDA [\d.]+, but CUDA runtime version in your machine is [\d.]+"),
+    ("insufficient_driver", r"(?i)driver version is insufficient|cudaErrorInsufficientDriver"),
+    ("no_gpu_detected", r"You are using GPU version PaddlePaddle, but there is no GPU detected"),
+    ("dynload_failed", r"The third-party dynamic library \(\S+\) that Paddle depends on is not configured correctly"),
+    ("cannot_open_library", r"lib\w+\.so[\w.]*: cannot open shared object file"),
+    ("driver_mismatch", r"unsupported display driver / cuda driver combination"),
+]
+
+
+def paddle_warnings(output):
+    found = []
+    for line in output.splitlines():
+        for kind, rx in PADDLE_WARNINGS:
+            if re.search(rx, line):
+                found.append({"kind": kind, "line": line.strip()[:400]})
+    return found
+
+
+def run_check_outcome(output):
+    """('gpu'|'cpu'|None, count) from paddle.utils.run_check() output."""
+    m = re.search(r"PaddlePaddle works well on (\d+) (GPU|CPU)s?\.", output)
+    return (m.group(2).lower(), int(m.group(1))) if m else (None, 0)
+
+
+def verdict(report, expect_variant):
+    """Overall judgement. A gpu image passes only with a working GPU and a GPU Paddle;
+    a cpu image passes when Paddle imports and run_check works on CPU. /dev/shm is a warning."""
+    reasons, warnings = [], []
+    sec = lambda k: report.get(k) or {}
+    for k, v in report.items():
+        if k == "libraries" and expect_variant == "cpu":
+            continue  # a cpu image has no CUDA libraries by design
+        if isinstance(v, dict) and v.get("status") == "warn":
+            warnings.append("%s: %s" % (k, v.get("reason")) + (" (fix: %s)" % v["fix"] if v.get("fix") else ""))
+    paddle = sec("paddle")
+    if paddle.get("status") == "fail":
+        reasons.append("paddle: %s" % paddle.get("reason"))
+    elif paddle.get("status") == "skipped":
+        reasons.append("paddle: %s" % paddle.get("reason"))
+    if expect_variant == "gpu":
+        drv = sec("driver")
+        gpu_keys = ("compat", "kernels", "blas") if drv.get("status") == "ok" else ("driver",)
+        for k in gpu_keys:  # when the driver is not usable, its reason is the one that matters
+            s = sec(k)
+            if s.get("status") in ("fail", "skipped") and (k == "driver" or s.get("status") == "fail"):
+                reasons.append("%s: %s" % (k, s.get("reason")) + (" (fix: %s)" % s["fix"] if s.get("fix") else ""))
+        rc = paddle.get("run_check") or {}
+        if paddle.get("status") == "ok" and rc.get("works_on") != "gpu":
+            reasons.append("paddle: run_check did not report \"works well on 1 GPU\" (found: %s)" % rc.get("works_on"))
+    elif expect_variant == "cpu":
+        rc = paddle.get("run_check") or {}
+        if paddle.get("status") == "ok" and rc.get("works_on") is None:
+            reasons.append("paddle: run_check did not report \"works well\" on any device")
+    else:
+        reasons.append("expected variant unknown (pass --expect-variant gpu|cpu or set IMGTOOL_EXPECT_VARIANT)")
+    seen, uniq = set(), []
+    for r in reasons:
+        if r not in seen:
+            seen.add(r)
+            uniq.append(r)
+    return {"status": "fail" if uniq else "pass", "expect_variant": expect_variant,
+            "reasons": uniq, "warnings": warnings}
+
+
+# --------------------------------------------------------------------------
+# Environment, shm, library discovery (no GPU needed)
+# --------------------------------------------------------------------------
+
+def os_release():
+    try:
+        with open("/etc/os-release") as f:
+            kv = dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
+        return "%s %s" % (kv.get("ID", "").strip('"'), kv.get("VERSION_ID", "").strip('"'))
+    except OSError:
+        return None
+
+
+def environment_section(args):
+    env_keys = ("CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+                "NVIDIA_DISABLE_REQUIRES", "LD_LIBRARY_PATH", "CUDNN_VERSION")
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        glibc = None
+    return {"status": "ok", "os": os_release(), "glibc": glibc, "python": platform.python_version(),
+            "python_executable": sys.executable, "machine": platform.machine(),
+            "env": {k: os.environ[k] for k in env_keys if k in os.environ},
+            "dev_nvidia": sorted(glob.glob("/dev/nvidia*")), "gpus_requested": args.gpus_requested}
+
+
+def shm_section():
+    try:
+        st = os.statvfs("/dev/shm")
+        return judge_shm(st.f_frsize * st.f_blocks)
+    except OSError:
+        return judge_shm(None)
+
+
+PADDLE_PYTHONS = ["/opt/venv/bin/python3", "/opt/conda/bin/python3", "/usr/local/bin/python3", "/usr/bin/python3"]
+_SITE_SCRIPT = ("import json,site,sys,importlib.util as u\n"
+                "p=[x for x in sys.path if x]\n"
+                "try: p+=site.getsitepackages()\nexcept Exception: pass\n"
+                "print(json.dumps({'has_paddle': u.find_spec('paddle') is not None, 'path': p}))")
+
+
+def python_info(exe):
+    try:
+        out = subprocess.run([exe, "-c", _SITE_SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             timeout=60, universal_newlines=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    except Exception:
+        return None
+
+
+def find_paddle_python():
+    """The image's python that can import paddle (ours first, then common venv/conda places)."""
+    first = None
+    for exe in [sys.executable] + PADDLE_PYTHONS:
+        if not exe or not os.path.exists(exe):
+            continue
+        info = python_info(exe)
+        if info is None:
+            continue
+        first = first or (exe, info)
+        if info.get("has_paddle"):
+            return exe, info
+    return first or (sys.executable, {"has_paddle": False, "path": sys.path})
+
+
+# Library families: (key, sonames newest first, site-packages nvidia subdirs).
+LIBRARIES = [
+    ("cudart", ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"], ["cuda_runtime", "cu13"]),
+    ("cublas", ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11"], ["cublas", "cu13"]),
+    ("cudnn", ["libcudnn.so.9", "libcudnn.so.8"], ["cudnn"]),
+]
+SYSTEM_LIB_DIRS = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"]
+
+
+def candidate_dirs(site_dirs, subdirs):
+    dirs = []
+    for sp in site_dirs:
+        for sub in subdirs:
+            dirs.append(os.path.join(sp, "nvidia", sub, "lib"))
+        dirs.append(os.path.join(sp, "paddle", "libs"))
+    return [d for d in dirs + SYSTEM_LIB_DIRS if os.path.isdir(d)]
+
+
+def load_lib(soname, dirs):
+    """(CDLL, path) loading by soname through the loader first, then from dirs."""
+    errors = []
+    for path in [soname] + [os.path.join(d, soname) for d in dirs]:
+        if path != soname and not os.path.exists(path):
+            continue
+        try:
+            if path != soname:  # preload siblings (cublasLt) so the loader finds them
+                for sib in glob.glob(os.path.join(os.path.dirname(path), "libcublasLt.so.*")):
+                    ctypes.CDLL(sib, mode=ctypes.RTLD_GLOBAL)
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            return lib, loaded_path(soname) or path
+        except OSError as e:
+            errors.append(str(e))
+    raise OSError("; ".join(errors[:3]))
+
+
+def loaded_path(soname):
+    """Real path of a loaded library, from /proc/self/maps."""
+    stem = soname.split(".so")[0] + ".so"
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1]
+                if os.path.basename(p).startswith(stem):
+                    return p
+    except OSError:
+        pass
+    return None
+
+
+def lib_version(key, lib):
+    v = ctypes.c_int(0)
+    if key == "cudart":
+        lib.cudaRuntimeGetVersion(ctypes.byref(v))
+        return cuda_version_str(v.value)
+    if key == "cublas":
+        parts = []
+        for t in range(3):
+            lib.cublasGetProperty(t, ctypes.byref(v))
+            parts.append(v.value)
+        return "%d.%d.%d" % tuple(parts)
+    lib.cudnnGetVersion.restype = ctypes.c_size_t
+    return cudnn_version_str(lib.cudnnGetVersion())
+
+
+def libraries_section(site_dirs):
+    sec, libs = {"status": "ok"}, {}
+    for key, sonames, subdirs in LIBRARIES:
+        dirs = candidate_dirs(site_dirs, subdirs)
+        entry = {"found": False}
+        for soname in sonames:
+            try:
+                lib, path = load_lib(soname, dirs)
+            except OSError as e:
+                entry.setdefault("errors", []).append(str(e)[:300])
+                continue
+            entry = {"found": True, "soname": soname, "path": path}
+            try:
+                entry["version"] = lib_version(key, lib)
+            except Exception as e:  # a symbol missing in an odd build
+                entry["version_error"] = str(e)
+            libs[key] = lib
+            break
+        sec[key] = entry
+    sec["libcudnn_so"] = unversioned_cudnn(site_dirs)
+    missing = [k for k, _, _ in LIBRARIES if not sec[k]["found"]]
+    sec["reason"] = "not found: " + ", ".join(missing) if missing else "cudart, cuBLAS and cuDNN found"
+    sec["status"] = "ok" if not missing else "warn"
+    return sec, libs
+
+
+def unversioned_cudnn(site_dirs):
+    """Whether the unversioned `libcudnn.so` loads (the name Paddle's dynload tries first; UNCONFIRMED per version)."""
+    try:
+        _, path = load_lib("libcudnn.so", candidate_dirs(site_dirs, ["cudnn"]))
+        return {"loads": True, "path": path}
+    except OSError as e:
+        return {"loads": False, "error": str(e)[:300]}
+
+
+# --------------------------------------------------------------------------
+# CUDA driver API through ctypes (explicit versioned names)
+# --------------------------------------------------------------------------
+
+class CudaError(Exception):
+    def __init__(self, code, name, text, what):
+        Exception.__init__(self, "%s failed: CUDA error %d %s: %s" % (what, code, name, text))
+        self.code, self.name, self.text = code, name, text
+
+
+P, I, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
+_DRIVER_SIGS = {
+    "cuInit": [U], "cuDriverGetVersion": [P], "cuDeviceGet": [P, I], "cuDeviceGetName": [P, I, I],
+    "cuDeviceGetAttribute": [P, I, I], "cuDeviceTotalMem_v2": [P, I],
+    "cuDevicePrimaryCtxRetain": [P, I], "cuDevicePrimaryCtxRelease_v2": [I], "cuCtxSetCurrent": [P],
+    "cuModuleLoadDataEx": [P, ctypes.c_char_p, U, P, P], "cuModuleGetFunction": [P, P, ctypes.c_char_p],
+    "cuModuleUnload": [P],
+    "cuMemAlloc_v2": [P, S], "cuMemFree_v2": [ctypes.c_uint64], "cuMemGetInfo_v2": [P, P],
+    "cuMemcpyHtoD_v2": [ctypes.c_uint64, P, S], "cuMemcpyDtoH_v2": [P, ctypes.c_uint64, S],
+    "cuLaunchKernel": [P, U, U, U, U, U, U, U, P, P, P],
+    "cuEventCreate": [P, U], "cuEventRecord": [P, P], "cuEventSynchronize": [P],
+    "cuEventElapsedTime": [P, P, P], "cuEventDestroy_v2": [P], "cuCtxSynchronize": [],
+    "cuGetErrorName": [I, P], "cuGetErrorString": [I, P],
+}
+ATTR_SM_COUNT, ATTR_MEM_CLOCK_KHZ, ATTR_BUS_WIDTH, ATTR_L2, ATTR_CC_MAJOR, ATTR_CC_MINOR = 16, 36, 37, 38, 75, 76
+
+
+class Driver(object):
+    def __init__(self, lib):
+        self.lib = lib
+        for name, argtypes in _DRIVER_SIGS.items():
+            fn = getattr(lib, name)
+            fn.argtypes, fn.restype = argtypes, ctypes.c_int
+
+    def _err_text(self, fn, code):
+        s = ctypes.c_char_p()
+        try:
+            fn(code, ctypes.byref(s))
+            return (s.value or b"").decode(errors="replace")
+        except Exception:
+            return ""
+
+    def check(self, rc, what):
+        if rc != 0:
+            raise CudaError(rc, self._err_text(self.lib.cuGetErrorName, rc),
+                            self._err_text(self.lib.cuGetErrorString, rc), what)
+
+    def __getattr__(self, name):  # d.cuX(...) -> checked call
+        fn = getattr(self.lib, name)
+        return lambda *a: self.check(fn(*a), name)
+
+    def attr(self, attr, dev):
+        v = ctypes.c_int()
+        self.cuDeviceGetAttribute(ctypes.byref(v), attr, dev)
+        return v.value
+
+
+def driver_branch():
+    """The kernel module / libcuda version ('550.54.15'), when visible."""
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+(?:\.\d+)?)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    p = loaded_path("libcuda.so.1") or ""
+    m = re.search(r"libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$", os.path.realpath(p)) if p else None
+    return m.group(1) if m else None
+
+
+def driver_section(args, env_sec):
+    """(section, Driver or None, device info)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        env = env_sec["env"]
+        return diagnose_no_libcuda(str(e), env_sec["dev_nvidia"], env, args.gpus_requested), None
+    d = Driver(lib)
+    v = ctypes.c_int()
+    rc = lib.cuDriverGetVersion(ctypes.byref(v))
+    sec = {"driver_cuda": cuda_version_str(v.value) if rc == 0 else None, "driver_branch": driver_branch(),
+           "libcuda": loaded_path("libcuda.so.1")}
+    rc = lib.cuInit(0)
+    if rc != 0:
+        sec.update(diagnose_init_error(rc, d._err_text(lib.cuGetErrorName, rc), d._err_text(lib.cuGetErrorString, rc)))
+        return sec, None
+    sec.update(device_info(d, 0))
+    sec.update(status="ok", reason="device 0: %s (sm_%d%d)" % (sec["name"], sec["cc"][0], sec["cc"][1]))
+    return sec, d
+
+
+def device_info(d, ordinal):
+    dev = ctypes.c_int()
+    d.cuDeviceGet(ctypes.byref(dev), ordinal)
+    name = ctypes.create_string_buffer(256)
+    d.cuDeviceGetName(name, 256, dev.value)
+    mem = ctypes.c_size_t()
+    d.cuDeviceTotalMem_v2(ctypes.byref(mem), dev.value)
+    a = lambda k: d.attr(k, dev.value)
+    khz, bits = a(ATTR_MEM_CLOCK_KHZ), a(ATTR_BUS_WIDTH)
+    return {"device": dev.value, "name": name.value.decode(errors="replace"), "cc": [a(ATTR_CC_MAJOR), a(ATTR_CC_MINOR)],
+            "memory_bytes": mem.value, "sm_count": a(ATTR_SM_COUNT), "l2_bytes": a(ATTR_L2),
+            "peak_bandwidth_GBps": round(2.0 * khz * (bits / 8) / 1e6, 1) if khz and bits else None}
+
+
+def runtime_check(libs):
+    """cudaGetDeviceCount through the image's cudart: surfaces error 35 (driver too old) / 803."""
+    rt = libs.get("cudart")
+    if rt is None:
+        return None
+    n = ctypes.c_int()
+    rc = rt.cudaGetDeviceCount(ctypes.byref(n))
+    if rc == 0:
+        return {"status": "ok", "device_count": n.value}
+    rt.cudaGetErrorString.restype = ctypes.c_char_p
+    text = (rt.cudaGetErrorString(rc) or b"").decode(errors="replace")
+    res = diagnose_init_error(rc, None, text)
+    res["reason"] = "cudaGetDeviceCount failed with error %d: %s" % (rc, text)
+    return res
+
+
+class Gpu(object):
+    """A primary context on one device, with the probe's PTX module loaded."""
+
+    def __init__(self, d, dev, cc):
+        self.d, self.dev = d, dev
+        self.ctx = ctypes.c_void_p()
+        d.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev)
+        d.cuCtxSetCurrent(self.ctx)
+        self.ptx = ptx_module(cc)
+        self.module, self.fn = self._load(self.ptx), {}
+        for name in KERNEL_NAMES:
+            f = ctypes.c_void_p()
+            d.cuModuleGetFunction(ctypes.byref(f), self.module, name.encode())
+            self.fn[name] = f
+
+    def _load(self, ptx):
+        log = ctypes.create_string_buffer(8192)
+        opts = (ctypes.c_int * 2)(5, 6)  # ERROR_LOG_BUFFER, ERROR_LOG_BUFFER_SIZE_BYTES
+        vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
+        mod = ctypes.c_void_p()
+        rc = self.d.lib.cuModuleLoadDataEx(ctypes.byref(mod), ptx.encode() + b"\0", 2, opts, vals)
+        if rc != 0:
+            err = CudaError(rc, self.d._err_text(self.d.lib.cuGetErrorName, rc),
+                            self.d._err_text(self.d.lib.cuGetErrorString, rc), "cuModuleLoadDataEx (PTX JIT)")
+            err.log = log.value.decode(errors="replace")
+            raise err
+        return mod
+
+    def alloc(self, nbytes):
+        p = ctypes.c_uint64()
+        self.d.cuMemAlloc_v2(ctypes.byref(p), nbytes)
+        return p.value
+
+    def free(self, *ptrs):
+        for p in ptrs:
+            self.d.cuMemFree_v2(p)
+
+    def launch(self, name, n_items, *args, block=256):
+        grid = max(1, min((n_items + block - 1) // block, self.sm_count() * 16))
+        keep = list(args)
+        params = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(a) for a in keep])
+        self.d.cuLaunchKernel(self.fn[name], grid, 1, 1, block, 1, 1, 0, None, params, None)
+
+    def sm_count(self):
+        return self.d.attr(ATTR_SM_COUNT, self.dev)
+
+    def fill(self, ptr, n, half, seed):
+        self.launch("fill_f16" if half else "fill_f32", n, ctypes.c_uint64(ptr), ctypes.c_uint64(n), ctypes.c_uint32(seed))
+
+    def time_ms(self, fn, reps):
+        """Per-repetition times (ms) with events; the first (warm-up) run is excluded."""
+        e0, e1 = ctypes.c_void_p(), ctypes.c_void_p()
+        self.d.cuEventCreate(ctypes.byref(e0), 0)
+        self.d.cuEventCreate(ctypes.byref(e1), 0)
+        times = []
+        for i in range(reps + 1):
+            self.d.cuEventRecord(e0, None)
+            fn()
+            self.d.cuEventRecord(e1, None)
+            self.d.cuEventSynchronize(e1)
+            ms = ctypes.c_float()
+            self.d.cuEventElapsedTime(ctypes.byref(ms), e0, e1)
+            if i:
+                times.append(ms.value)
+        self.d.cuEventDestroy_v2(e0)
+        self.d.cuEventDestroy_v2(e1)
+        return times
+
+    def close(self):
+        try:
+            self.d.cuModuleUnload(self.module)
+        finally:
+            self.d.cuDevicePrimaryCtxRelease_v2(self.dev)
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def saxpy_check(g, n=(1 << 18) + 3):
+    x = (ctypes.c_float * n)(*[fill_value(i, 1) for i in range(n)])
+    y = (ctypes.c_float * n)(*[fill_value(i, 2) for i in range(n)])
+    dx, dy = g.alloc(4 * n), g.alloc(4 * n)
+    try:
+        g.d.cuMemcpyHtoD_v2(dx, x, 4 * n)
+        g.d.cuMemcpyHtoD_v2(dy, y, 4 * n)
+        g.launch("saxpy", n, ctypes.c_uint64(dy), ctypes.c_uint64(dx), ctypes.c_float(2.5), ctypes.c_uint64(n))
+        out = (ctypes.c_float * n)()
+        g.d.cuMemcpyDtoH_v2(out, dy, 4 * n)
+    finally:
+        g.free(dx, dy)
+    err = max(abs(out[i] - (2.5 * x[i] + y[i])) for i in range(n))
+    return {"ok": err <= 1e-5, "n": n, "max_abs_err": err}
+
+
+def bandwidth(g, array_bytes, reps):
+    """Stream-style copy (2N bytes: read+write) and triad a=b+s*c (3N bytes), GB/s from the median time."""
+    n = array_bytes // 4
+    n4 = n // 4
+    a, b, c = g.alloc(array_bytes), g.alloc(array_bytes), g.alloc(array_bytes)
+    try:
+        for i, p in enumerate((a, b, c)):
+            g.fill(p, n, False, i)
+        copy = lambda: g.launch("copy_v4", n4, ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(n4))
+        triad = lambda: g.launch("triad_v4", n4, ctypes.c_uint64(a), ctypes.c_uint64(b), ctypes.c_uint64(c),
+                                 ctypes.c_float(0.4), ctypes.c_uint64(n4))
+        res = {}
+        for name, fn, nbytes in (("copy", copy, 2 * array_bytes), ("triad", triad, 3 * array_bytes)):
+            t = g.time_ms(fn, reps)
+            res[name + "_GBps"] = round(nbytes / (median(t) * 1e-3) / 1e9, 1)
+            res[name + "_best_GBps"] = round(nbytes / (min(t) * 1e-3) / 1e9, 1)
+    finally:
+        g.free(a, b, c)
+    res.update(array_bytes=array_bytes, reps=reps,
+               convention="bytes read + bytes written (copy 2N, triad 3N); median of reps, first excluded")
+    return res
+
+
+def kernels_section(d, drv, args):
+    cc = tuple(drv["cc"])
+    target, ver, note = ptx_target(cc)
+    sec = {"ptx": {"target": target, "version": "%d.%d" % ver, "note": note}}
+    g = Gpu(d, drv["device"], cc)
+    try:
+        sec["saxpy"] = saxpy_check(g)
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        d.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
+        array = args.bw_bytes or max(256 << 20, 8 * (drv.get("l2_bytes") or 0))
+        array = min(array, free.value // 4) // 64 * 64
+        sec["bandwidth"] = bandwidth(g, array, args.reps)
+    finally:
+        g.close()
+    ok = sec["saxpy"]["ok"]
+    sec.update(status="ok" if ok else "fail",
+               reason="saxpy correct; copy %.0f GB/s, triad %.0f GB/s" % (sec["bandwidth"]["copy_GBps"],
+                                                                        sec["bandwidth"]["triad_GBps"])
+               if ok else "saxpy result wrong (max abs error %g)" % sec["saxpy"]["max_abs_err"])
+    return sec
+
+
+# --------------------------------------------------------------------------
+# cuBLAS (the image's own): small SGEMM checked on host, GemmEx FP16 and SGEMM throughput
+# --------------------------------------------------------------------------
+
+R_32F, R_16F, COMPUTE_32F, GEMM_DEFAULT = 0, 2, 68, -1
+
+
+class Blas(object):
+    def __init__(self, lib):
+        self.lib, self.h = lib, ctypes.c_void_p()
+        self.check(lib.cublasCreate_v2(ctypes.byref(self.h)), "cublasCreate_v2")
+
+    @staticmethod
+    def check(rc, what):
+        if rc != 0:
+            raise RuntimeError("%s failed: cublasStatus %d" % (what, rc))
+
+    def gemm_ex(self, n, a, b, c):
+        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        u = ctypes.c_uint64
+        self.check(self.lib.cublasGemmEx(self.h, 0, 0, n, n, n, ctypes.byref(one), u(a), R_16F, n, u(b), R_16F, n,
+                                         ctypes.byref(zero), u(c), R_16F, n, COMPUTE_32F, GEMM_DEFAULT), "cublasGemmEx")
+
+    def sgemm(self, n, a, b, c):
+        one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        u = ctypes.c_uint64
+        self.check(self.lib.cublasSgemm_v2(self.h, 0, 0, n, n, n, ctypes.byref(one), u(a), n, u(b), n,
+                                           ctypes.byref(zero), u(c), n), "cublasSgemm_v2")
+
+    def close(self):
+        self.lib.cublasDestroy_v2(self.h)
+
+
+def sgemm_check(g, blas, n=64):
+    host = lambda seed: (ctypes.c_float * (n * n))(*[fill_value(i, seed) for i in range(n * n)])
+    A, B = host(3), host(4)
+    a, b, c = g.alloc(4 * n * n), g.alloc(4 * n * n), g.alloc(4 * n * n)
+    try:
+        g.d.cuMemcpyHtoD_v2(a, A, 4 * n * n)
+        g.d.cuMemcpyHtoD_v2(b, B, 4 * n * n)
+        blas.sgemm(n, a, b, c)
+        C = (ctypes.c_float * (n * n))()
+        g.d.cuMemcpyDtoH_v2(C, c, 4 * n * n)
+    finally:
+        g.free(a, b, c)
+    err = 0.0
+    for j in range(n):  # column-major: C[i + j*n] = sum_k A[i + k*n] * B[k + j*n]
+        for i in range(n):
+            ref = sum(A[i + k * n] * B[k + j * n] for k in range(n))
+            err = max(err, abs(C[i + j * n] - ref))
+    return {"ok": err <= 1e-3, "n": n, "max_abs_err": err}
+
+
+def gemm_tflops(g, run, n, elem, reps):
+    a, b, c = g.alloc(elem * n * n), g.alloc(elem * n * n), g.alloc(elem * n * n)
+    try:
+        g.fill(a, n * n, elem == 2, 5)
+        g.fill(b, n * n, elem == 2, 6)
+        t = g.time_ms(lambda: run(n, a, b, c), reps)
+    finally:
+        g.free(a, b, c)
+    return {"n": n, "reps": reps, "tflops": round(2.0 * n ** 3 / (median(t) * 1e-3) / 1e12, 2),
+            "best_tflops": round(2.0 * n ** 3 / (min(t) * 1e-3) / 1e12, 2)}
+
+
+def blas_section(d, drv, libs, args):
+    lib = libs.get("cublas")
+    if lib is None:
+        return {"status": "fail", "reason": "no cuBLAS library (libcublas.so.11/12/13) found in the image"}
+    g = Gpu(d, drv["device"], tuple(drv["cc"]))
+    blas = Blas(lib)
+    try:
+        n = args.gemm_n or (8192 if drv["memory_bytes"] >= (16 << 30) else 4096)
+        sec = {"sgemm_check": sgemm_check(g, blas),
+               "gemm_fp16": dict(gemm_tflops(g, blas.gemm_ex, n, 2, args.reps),
+                                 precision="FP16 in/out, FP32 compute (cublasGemmEx)"),
+               "sgemm": dict(gemm_tflops(g, blas.sgemm, n, 4, max(3, args.reps // 4)), precision="FP32 (cublasSgemm)")}
+    finally:
+        blas.close()
+        g.close()
+    ok = sec["sgemm_check"]["ok"]
+    sec.update(status="ok" if ok else "fail",
+               reason="GemmEx FP16 %.1f TFLOP/s, SGEMM %.1f TFLOP/s" % (sec["gemm_fp16"]["tflops"], sec["sgemm"]["tflops"])
+               if ok else "SGEMM result wrong (max abs error %g)" % sec["sgemm_check"]["max_abs_err"])
+    return sec
+
+
+# --------------------------------------------------------------------------
+# Paddle, in a child process with the image's python
+# --------------------------------------------------------------------------
+
+PADDLE_SCRIPT = r'''
+import json, sys, time
+def emit(**kv):
+    sys.stdout.write("@@IMGTOOL@@ " + json.dumps(kv) + "\n"); sys.stdout.flush()
+try:
+    import paddle
+except Exception as e:
+    emit(import_error="%s: %s" % (type(e).__name__, e)); sys.exit(0)
+emit(version=paddle.__version__, compiled_with_cuda=bool(paddle.is_compiled_with_cuda()),
+     cuda=str(paddle.version.cuda()), cudnn=str(paddle.version.cudnn()))
+try:
+    emit(gpu_count=int(paddle.device.cuda.device_count()) if paddle.is_compiled_with_cuda() else 0)
+except Exception as e:
+    emit(gpu_count=0, gpu_count_error=str(e))
+sys.stdout.write("@@RUN_CHECK_BEGIN@@\n"); sys.stdout.flush()
+try:
+    paddle.utils.run_check(); emit(run_check_raised=None)
+except Exception as e:
+    emit(run_check_raised="%s: %s" % (type(e).__name__, str(e)[:2000]))
+sys.stdout.write("@@RUN_CHECK_END@@\n"); sys.stdout.flush()
+def matmul(device, n, dtype, reps):
+    paddle.set_device(device)
+    a = paddle.randn([n, n], dtype="float32").astype(dtype); b = paddle.randn([n, n], dtype="float32").astype(dtype)
+    sync = paddle.device.cuda.synchronize if device.startswith("gpu") else (lambda: None)
+    c = paddle.matmul(a, b); sync()
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter(); c = paddle.matmul(a, b); sync(); t.append(time.perf_counter() - t0)
+    t.sort()
+    return {"device": device, "n": n, "dtype": dtype, "reps": reps, "tflops": round(2.0 * n ** 3 / t[len(t) // 2] / 1e12, 3)}
+try:
+    if paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0:
+        emit(matmul=matmul("gpu:0", int(sys.argv[1]), "float16", 20))
+    else:
+        emit(matmul=matmul("cpu", 512, "float32", 3))
+except Exception as e:
+    emit(matmul_error="%s: %s" % (type(e).__name__, str(e)[:2000]))
+'''
+
+
+def run_paddle(python, gemm_n):
+    try:
+        p = subprocess.run([python, "-c", PADDLE_SCRIPT, str(gemm_n)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=PADDLE_TIMEOUT_S, universal_newlines=True)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.output.decode(errors="replace") if isinstance(e.output, bytes) else (e.output or "")
+        return "timeout", out
+
+
+def parse_paddle_output(rc, output):
+    """Merge the child's @@IMGTOOL@@ records; the rest is Paddle's own output."""
+    info, other = {}, []
+    for line in output.splitlines():
+        if line.startswith("@@IMGTOOL@@ "):
+            info.update(json.loads(line[len("@@IMGTOOL@@ "):]))
+        else:
+            other.append(line)
+    rc_out = output.split("@@RUN_CHECK_BEGIN@@")[-1].split("@@RUN_CHECK_END@@")[0] if "@@RUN_CHECK_BEGIN@@" in output else ""
+    info["exit"] = rc
+    info["run_check_output"] = "\n".join(l for l in rc_out.splitlines() if not l.startswith("@@"))[-4000:]
+    info["output_tail"] = "\n".join(other)[-4000:]
+    return info
+
+
+def judge_paddle(info, expect_variant, expect_cuda):
+    """Paddle section from the child's records."""
+    sec = {k: info.get(k) for k in ("version", "compiled_with_cuda", "cuda", "cudnn", "gpu_count", "matmul")
+           if info.get(k) is not None}
+    works_on, count = run_check_outcome(info.get("run_check_output", ""))
+    sec["run_check"] = {"works_on": works_on, "devices": count, "raised": info.get("run_check_raised"),
+                        "output": info.get("run_check_output", "")}
+    sec["warnings"] = paddle_warnings(info.get("output_tail", "") + "\n" + info.get("run_check_output", ""))
+    if info.get("import_error") or "version" not in info:
+        why = info.get("import_error") or "the paddle child process exited %s before importing paddle" % info.get("exit")
+        sec.update(status="fail", reason="import paddle failed: %s" % why)
+    elif expect_variant == "gpu" and not info.get("compiled_with_cuda"):
+        sec.update(status="fail", code="cpu_only_paddle",
+                   reason="CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False "
+                          "(paddle %s); expected a CUDA %s build" % (info.get("version"), expect_cuda or "(any)"),
+                   fix="install paddlepaddle-gpu built for CUDA %s instead of paddlepaddle" % (expect_cuda or "<image CUDA>"))
+    elif works_on is None:
+        sec.update(status="fail", reason="paddle.utils.run_check() failed: %s" %
+                   (info.get("run_check_raised") or "no \"works well\" line in its output"))
+    else:
+        sec.update(status="ok", reason="paddle %s works well on %d %s" % (info["version"], count, works_on.upper()))
+    return sec
+
+
+# --------------------------------------------------------------------------
+# Main: sections in order, each guarded; one JSON document on stdout
+# --------------------------------------------------------------------------
+
+def guarded(fn, *a):
+    try:
+        return fn(*a)
+    except CudaError as e:
+        sec = {"status": "fail", "reason": str(e), "cuda_error": e.code}
+        if getattr(e, "log", None):
+            sec["jit_log"] = e.log
+        return sec
+    except Exception as e:
+        return {"status": "fail", "reason": "%s: %s" % (type(e).__name__, e)}
+
+
+def expectation(args, env_sec, libs_sec):
+    variant = args.expect_variant or os.environ.get("IMGTOOL_EXPECT_VARIANT") or None
+    cuda = args.expect_cuda or os.environ.get("IMGTOOL_EXPECT_CUDA")
+    source = "argument/IMGTOOL_EXPECT_CUDA"
+    for src, val in (("NVIDIA_REQUIRE_CUDA", require_cuda(env_sec["env"].get("NVIDIA_REQUIRE_CUDA"))),
+                     ("CUDA_VERSION", env_sec["env"].get("CUDA_VERSION")),
+                     ("cudart", (libs_sec.get("cudart") or {}).get("version"))):
+        if not cuda and val:
+            cuda, source = val, src
+    return {"variant": variant, "cuda": cuda, "cuda_source": source if cuda else None}
+
+
+def metrics(report):
+    """Flat list of throughput metrics for the records store."""
+    out = []
+    k, b, p = report.get("kernels") or {}, report.get("blas") or {}, report.get("paddle") or {}
+    bw = k.get("bandwidth") or {}
+    for name, val, unit in (("bandwidth_copy", bw.get("copy_GBps"), "GB/s"),
+                            ("bandwidth_triad", bw.get("triad_GBps"), "GB/s"),
+                            ("gemm_fp16", (b.get("gemm_fp16") or {}).get("tflops"), "TFLOP/s"),
+                            ("sgemm", (b.get("sgemm") or {}).get("tflops"), "TFLOP/s")):
+        if val is not None:
+            out.append({"metric": name, "value": val, "unit": unit})
+    mm = p.get("matmul") or {}
+    if mm.get("tflops") is not None and str(mm.get("device", "")).startswith("gpu"):
+        out.append({"metric": "paddle_matmul_fp16", "value": mm["tflops"], "unit": "TFLOP/s"})
+    return out
+
+
+def run_probe(args):
+    report = {"probe": {"version": PROBE_VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+    report["environment"] = environment_section(args)
+    report["shm"] = shm_section()
+    paddle_python, pinfo = find_paddle_python()
+    report["environment"]["paddle_python"] = paddle_python
+    report["libraries"], libs = libraries_section(pinfo.get("path") or sys.path)
+    exp = report["expect"] = expectation(args, report["environment"], report["libraries"])
+    try:
+        drv, d = driver_section(args, report["environment"])
+    except Exception as e:
+        drv, d = {"status": "fail", "reason": "%s: %s" % (type(e).__name__, e)}, None
+    report["driver"] = drv
+    rt = guarded(runtime_check, libs) if d is not None else None
+    if rt:
+        report["libraries"]["cudart_runtime"] = rt
+    why_not = "GPU part not run: " + (drv.get("reason") or "no driver")
+    if d is None:
+        for k in ("compat", "kernels", "blas"):
+            report[k] = {"status": "skipped", "reason": why_not}
+    else:
+        report["compat"] = judge_driver_vs_cuda(drv.get("driver_cuda"), exp["cuda"], drv.get("driver_branch"))
+        if rt and rt.get("status") == "fail" and report["compat"]["status"] != "fail":
+            report["compat"] = rt
+        report["kernels"] = guarded(kernels_section, d, drv, args)
+        report["blas"] = guarded(blas_section, d, drv, libs, args)
+    if args.skip_paddle:
+        report["paddle"] = {"status": "skipped", "reason": "--skip-paddle"}
+    else:
+        rc, out = run_paddle(paddle_python, args.gemm_n or 8192)
+        report["paddle"] = judge_paddle(parse_paddle_output(rc, out), exp["variant"], exp["cuda"])
+    report["metrics"] = metrics(report)
+    report["verdict"] = verdict(report, exp["variant"])
+    return report
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description="imgtool smoke probe (prints one JSON document)")
+    ap.add_argument("--expect-variant", choices=["gpu", "cpu"])
+    ap.add_argument("--expect-cuda", help="the image's claimed CUDA, e.g. 12.6")
+    ap.add_argument("--gpus-requested", help="what the host passed to docker run --gpus ('none' if nothing)")
+    ap.add_argument("--reps", type=int, default=20, help="timed repetitions (the warm-up run is extra)")
+    ap.add_argument("--gemm-n", type=int, default=0, help="GEMM size (default 8192, 4096 under 16 GiB)")
+    ap.add_argument("--bw-bytes", type=int, default=0, help="bytes per bandwidth array (default max(256 MiB, 8*L2))")
+    ap.add_argument("--skip-paddle", action="store_true")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv if argv is not None else sys.argv[1:])
+    # Libraries may print to fd 1; keep stdout for the JSON document only.
+    sys.stdout.flush()
+    json_fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        report = run_probe(args)
+    except Exception as e:  # last resort: still one JSON document
+        report = {"probe": {"version": PROBE_VERSION}, "error": "%s: %s" % (type(e).__name__, e),
+                  "verdict": {"status": "fail", "reasons": ["probe crashed: %s" % e], "warnings": []}}
+    sys.stdout.flush()
+    os.write(json_fd, (json.dumps(report, indent=2, sort_keys=True) + "\n").encode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
