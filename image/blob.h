@@ -1,0 +1,75 @@
+// Concrete BlobReaders shared by the transports.
+//
+//   StringReader     bytes already in memory.
+//   FileReader       a file on disk.
+//   VerifyingReader  wraps another reader; hashes while reading and, at the end,
+//                    throws imgtool::Error if digest or size differ from the
+//                    descriptor ("everything read by digest is re-hashed").
+//   PipeReader       a bounded in-memory channel: a producer thread push()es,
+//                    the consumer read()s. Used to turn libcurl's push-style
+//                    callbacks into a pull-style BlobReader.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "core/hash.h"
+#include "image/image.h"
+
+namespace imgtool::image {
+
+class StringReader : public BlobReader {
+ public:
+  explicit StringReader(std::string s) : s_(std::move(s)) {}
+  size_t read(char* buf, size_t len) override;
+ private:
+  std::string s_;
+  size_t pos_ = 0;
+};
+
+class FileReader : public BlobReader {
+ public:
+  explicit FileReader(const std::filesystem::path& p);  // throws Error if missing
+  size_t read(char* buf, size_t len) override;
+ private:
+  std::ifstream in_;
+  std::string path_;
+};
+
+class VerifyingReader : public BlobReader {
+ public:
+  // `where` names the source in the error ("docker://host/repo").
+  VerifyingReader(std::unique_ptr<BlobReader> inner, Descriptor d, std::string where);
+  size_t read(char* buf, size_t len) override;
+ private:
+  std::unique_ptr<BlobReader> inner_;
+  Descriptor d_;
+  std::string where_;
+  Sha256 sha_;
+  int64_t seen_ = 0;
+  bool done_ = false;
+};
+
+class PipeReader : public BlobReader {
+ public:
+  explicit PipeReader(size_t capacity = 8 << 20) : cap_(capacity) {}
+  // Producer side. push() blocks while full; returns false if the reader was closed.
+  bool push(const char* data, size_t len);
+  void finish(std::exception_ptr err = nullptr);  // end of stream (optionally with an error)
+  // Consumer side. close() tells the producer to stop (e.g. reader destroyed early).
+  size_t read(char* buf, size_t len) override;
+  void close();
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  size_t front_off_ = 0, size_ = 0, cap_;
+  bool finished_ = false, closed_ = false;
+  std::exception_ptr err_;
+};
+
+}  // namespace imgtool::image

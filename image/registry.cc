@@ -1,0 +1,439 @@
+#include "image/registry.h"
+
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/hash.h"
+#include "image/blob.h"
+#include "image/http.h"
+
+namespace imgtool::image {
+
+const char* const kManifestAccept =
+    "Accept: application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json, "
+    "application/vnd.docker.distribution.manifest.v2+json, "
+    "application/vnd.docker.distribution.manifest.list.v2+json";
+
+namespace {
+
+enum class Access { kPull, kPush };
+
+std::string registry_error_code(const std::string& body, std::string* message) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array() ||
+      j["errors"].empty())
+    return "";
+  auto& e = j["errors"][0];
+  if (message && e.contains("message") && e["message"].is_string()) *message = e["message"].get<std::string>();
+  return e.value("code", "");
+}
+
+bool retryable_status(long s) { return s == 429 || s == 408 || (s >= 500 && s <= 599); }
+
+std::string absolute(const std::string& base, const std::string& location) {
+  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
+  return base + (location.empty() || location[0] != '/' ? "/" : "") + location;
+}
+
+std::string with_query(const std::string& url, const std::string& kv) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
+}
+
+// Streams a GET body on a background thread into a PipeReader.
+class StreamingBlob : public BlobReader {
+ public:
+  explicit StreamingBlob(std::function<void(PipeReader&)> producer)
+      : worker_([this, producer = std::move(producer)] { run(producer); }) {}
+  ~StreamingBlob() override {
+    pipe_.close();
+    worker_.join();
+  }
+  size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
+ private:
+  void run(const std::function<void(PipeReader&)>& producer) {
+    try {
+      producer(pipe_);
+      pipe_.finish();
+    } catch (...) {
+      pipe_.finish(std::current_exception());
+    }
+  }
+  PipeReader pipe_{16 << 20};
+  std::thread worker_;
+};
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  std::string h = host;
+  if (h.rfind("[::1]", 0) == 0) return true;
+  if (auto c = h.rfind(':'); c != std::string::npos) h = h.substr(0, c);
+  return h == "localhost" || h.rfind("127.", 0) == 0;
+}
+
+struct Registry::Impl {
+  std::string host;
+  RegistryOptions opt;
+  HttpClient http;
+  std::mutex mu;
+  std::string base;                           // scheme://host once pinged
+  std::string basic;                          // "Basic ..." once a Basic challenge was seen
+  std::map<std::string, std::string> tokens;  // scope -> bearer token
+  std::optional<Credentials> creds;
+  std::string creds_source;
+  bool creds_looked_up = false;
+
+  Impl(std::string h, RegistryOptions o) : host(std::move(h)), opt(std::move(o)), http(HttpOptions{opt.ca_file}) {}
+
+  std::string scope(const std::string& repo, Access a) const {
+    return repo.empty() ? "" : "repository:" + repo + (a == Access::kPush ? ":pull,push" : ":pull");
+  }
+
+  const std::optional<Credentials>& credentials() {
+    std::lock_guard lk(mu);
+    if (!creds_looked_up) {
+      creds_looked_up = true;
+      if (opt.credentials) {
+        creds = opt.credentials;
+        creds_source = "the given credentials";
+      } else {
+        auto l = find_credentials(host);
+        creds = l.creds;
+        creds_source = l.source;
+      }
+    }
+    return creds;
+  }
+
+  std::string auth_header(const std::string& sc) {
+    std::lock_guard lk(mu);
+    if (auto it = tokens.find(sc); it != tokens.end()) return "Authorization: Bearer " + it->second;
+    return basic.empty() ? "" : "Authorization: " + basic;
+  }
+
+  std::string pick_base() {
+    {
+      std::lock_guard lk(mu);
+      if (!base.empty()) return base;
+    }
+    std::string b = probe_scheme();
+    std::lock_guard lk(mu);
+    base = b;
+    return base;
+  }
+
+  std::string probe_scheme() {
+    HttpRequest r{"GET", "https://" + host + "/v2/"};
+    try {
+      http.send(r);
+      return "https://" + host;
+    } catch (const HttpTransportError& e) {
+      bool may_http = is_loopback_host(host) || opt.insecure_http;
+      if (e.tls_verification())
+        throw Error("TLS verification failed for " + host + ": " + e.what() +
+                    " (pass --ca-file with the registry's CA certificate)");
+      if (!(may_http && e.not_tls())) throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
+      return "http://" + host;
+    }
+  }
+
+  HttpResponse send_once(HttpRequest r, const std::string& sc) {
+    if (auto a = auth_header(sc); !a.empty()) r.headers.push_back(a);
+    return http.send(r);
+  }
+
+  // Sends r (URL relative to the base unless absolute), answering one 401 challenge.
+  HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
+    std::string b = pick_base();
+    if (r.url.rfind("http", 0) != 0) r.url = b + r.url;
+    std::string sc = scope(repo, a);
+    HttpResponse resp = send_once(r, sc);
+    if (resp.status != 401 || r.upload) return resp;
+    authenticate(resp, sc);
+    resp = send_once(r, sc);
+    if (resp.status == 401) throw auth_failed(resp);
+    return resp;
+  }
+
+  // Like send(), retried with backoff on 429/5xx/resets (idempotent requests only).
+  HttpResponse send_retry(const HttpRequest& r, const std::string& repo, Access a) {
+    auto delay = opt.backoff;
+    for (int attempt = 1;; ++attempt) {
+      try {
+        HttpResponse resp = send(r, repo, a);
+        if (!retryable_status(resp.status) || attempt >= opt.attempts) return resp;
+      } catch (const Error& e) {
+        if (!e.retryable || attempt >= opt.attempts) throw;
+      }
+      std::this_thread::sleep_for(delay);
+      delay *= 2;
+    }
+  }
+
+  RegistryError auth_failed(const HttpResponse& resp) {
+    std::string msg;
+    std::string code = registry_error_code(resp.body, &msg);
+    credentials();
+    std::string how = creds ? "with credentials from " + creds_source + "; check the user name and password"
+                            : "anonymously; no credentials found (docker login " + host + ", or a Docker config entry)";
+    return RegistryError("authentication failed for " + host + " (" + (code.empty() ? "401" : code) +
+                             (msg.empty() ? "" : ": " + msg) + ") " + how,
+                         false, 401, code.empty() ? "UNAUTHORIZED" : code);
+  }
+
+  void authenticate(const HttpResponse& resp, const std::string& sc) {
+    auto challenges = parse_challenges(resp.header("www-authenticate"));
+    for (auto& c : challenges) {
+      if (c.scheme == "bearer") return fetch_token(c, sc);
+      if (c.scheme == "basic") return use_basic(resp);
+    }
+    throw auth_failed(resp);
+  }
+
+  void use_basic(const HttpResponse& resp) {
+    auto& c = credentials();
+    if (!c || c->username.empty()) throw auth_failed(resp);
+    std::lock_guard lk(mu);
+    basic = "Basic " + base64_encode(c->username + ":" + c->password);
+  }
+
+  void fetch_token(const Challenge& c, const std::string& sc) {
+    std::string realm = c.params.count("realm") ? c.params.at("realm") : "";
+    if (realm.empty()) throw Error("registry " + host + " sent a Bearer challenge without a realm");
+    if (pick_base().rfind("https", 0) == 0 && realm.rfind("https://", 0) != 0)
+      throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
+    std::string url = realm;
+    if (c.params.count("service")) url = with_query(url, "service=" + url_escape(c.params.at("service")));
+    std::string want = sc.empty() && c.params.count("scope") ? c.params.at("scope") : sc;
+    if (!want.empty()) url = with_query(url, "scope=" + url_escape(want));
+    HttpRequest tr{"GET", url};
+    auto& cr = credentials();
+    if (cr && !cr->username.empty())
+      tr.headers.push_back("Authorization: Basic " + base64_encode(cr->username + ":" + cr->password));
+    HttpResponse t = http.send(tr);
+    if (t.status == 401 || t.status == 403) throw auth_failed(t);
+    if (t.status != 200) throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status), retryable_status(t.status));
+    auto j = nlohmann::json::parse(t.body, nullptr, false);
+    std::string tok = j.is_object() ? j.value("token", j.value("access_token", "")) : "";
+    if (tok.empty()) throw Error("token response from " + realm + " carries no token");
+    std::lock_guard lk(mu);
+    tokens[sc] = tok;
+  }
+
+  RegistryError fail(const std::string& what, const HttpResponse& resp) {
+    std::string msg;
+    std::string code = registry_error_code(resp.body, &msg);
+    std::string detail = "HTTP " + std::to_string(resp.status) + (code.empty() ? "" : " " + code) +
+                         (msg.empty() ? "" : ": " + msg);
+    return RegistryError(what + " on " + host + ": " + detail, retryable_status(resp.status), resp.status, code);
+  }
+};
+
+Registry::Registry(std::string host, RegistryOptions opt) : impl_(std::make_unique<Impl>(std::move(host), std::move(opt))) {}
+Registry::~Registry() = default;
+
+const std::string& Registry::host() const { return impl_->host; }
+
+void Registry::ping() {
+  HttpResponse r = impl_->send_retry({"GET", "/v2/"}, "", Access::kPull);
+  if (r.status != 200) throw impl_->fail("GET /v2/ (is this an OCI registry?)", r);
+}
+
+std::string Registry::base_url() { return impl_->pick_base(); }
+
+std::optional<ManifestInfo> Registry::head_manifest(const std::string& repo, const std::string& ref) {
+  HttpRequest r{"HEAD", "/v2/" + repo + "/manifests/" + ref, {kManifestAccept}};
+  HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
+  if (resp.status == 404) return std::nullopt;
+  if (resp.status != 200) throw impl_->fail("HEAD manifest " + repo + ":" + ref, resp);
+  ManifestInfo mi{resp.header("docker-content-digest"), resp.header("content-type"), 0};
+  if (auto cl = resp.header("content-length"); !cl.empty()) mi.size = std::stoll(cl);
+  if (mi.digest.empty()) mi.digest = get_manifest(repo, ref).digest();  // header is optional
+  return mi;
+}
+
+Manifest Registry::get_manifest(const std::string& repo, const std::string& ref) {
+  HttpRequest r{"GET", "/v2/" + repo + "/manifests/" + ref, {kManifestAccept}};
+  HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
+  if (resp.status != 200) throw impl_->fail("GET manifest " + repo + ":" + ref, resp);
+  Manifest m{resp.body, resp.header("content-type")};
+  if (auto semi = m.media_type.find(';'); semi != std::string::npos) m.media_type.resize(semi);
+  if (m.media_type.empty() || m.media_type == "application/json") m.media_type = m.json().value("mediaType", "");
+  std::string want = is_sha256_digest(ref) ? ref : resp.header("docker-content-digest");
+  if (!want.empty() && m.digest() != want)
+    throw Error("registry " + host() + " served manifest " + repo + ":" + ref + " hashing to " + m.digest() +
+                ", expected " + want + " (corrupted or tampered answer)");
+  return m;
+}
+
+std::string Registry::resolve(const std::string& repo, const std::string& tag) {
+  auto mi = head_manifest(repo, tag);
+  if (!mi) throw RegistryError(repo + ":" + tag + " not found on " + host(), false, 404, "MANIFEST_UNKNOWN");
+  return mi->digest;
+}
+
+std::string Registry::put_manifest(const std::string& repo, const std::string& ref, const std::string& raw,
+                                   const std::string& media_type) {
+  HttpRequest r{"PUT", "/v2/" + repo + "/manifests/" + ref, {"Content-Type: " + media_type}, raw};
+  HttpResponse resp = impl_->send_retry(r, repo, Access::kPush);
+  if (resp.status != 201 && resp.status != 200) throw impl_->fail("PUT manifest " + repo + ":" + ref, resp);
+  std::string d = sha256_digest(raw);
+  if (auto got = resp.header("docker-content-digest"); !got.empty() && got != d)
+    throw Error("registry " + host() + " stored manifest " + repo + ":" + ref + " as " + got + ", expected " + d);
+  return d;
+}
+
+void Registry::delete_manifest(const std::string& repo, const std::string& digest) {
+  HttpResponse resp = impl_->send_retry({"DELETE", "/v2/" + repo + "/manifests/" + digest}, repo, Access::kPush);
+  if (resp.status != 202 && resp.status != 200 && resp.status != 404)
+    throw impl_->fail("DELETE manifest " + repo + "@" + digest, resp);
+}
+
+std::vector<std::string> Registry::list_tags(const std::string& repo) {
+  std::vector<std::string> tags;
+  std::string url = "/v2/" + repo + "/tags/list?n=1000";
+  while (!url.empty()) {
+    HttpResponse resp = impl_->send_retry({"GET", url}, repo, Access::kPull);
+    if (resp.status == 404) return tags;
+    if (resp.status != 200) throw impl_->fail("GET tags of " + repo, resp);
+    auto j = nlohmann::json::parse(resp.body, nullptr, false);
+    if (j.is_object() && j["tags"].is_array())
+      for (auto& t : j["tags"]) tags.push_back(t.get<std::string>());
+    std::string link = resp.header("link");  // <url>; rel="next"
+    url = link.empty() ? "" : link.substr(1, link.find('>') - 1);
+  }
+  return tags;
+}
+
+std::vector<Descriptor> Registry::referrers(const std::string& repo, const std::string& digest,
+                                            const std::string& artifact_type) {
+  std::string url = "/v2/" + repo + "/referrers/" + digest;
+  if (!artifact_type.empty()) url += "?artifactType=" + url_escape(artifact_type);
+  HttpResponse resp = impl_->send_retry({"GET", url, {"Accept: " + std::string(media::kOciIndex)}}, repo, Access::kPull);
+  std::string body;
+  if (resp.status == 200) {
+    body = resp.body;
+  } else if (resp.status == 404) {  // no referrers API: tag schema "sha256-<hex>"
+    std::string tag = "sha256-" + digest.substr(7);
+    if (!head_manifest(repo, tag)) return {};
+    body = get_manifest(repo, tag).raw;
+  } else {
+    throw impl_->fail("GET referrers of " + repo + "@" + digest, resp);
+  }
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  std::vector<Descriptor> out;
+  if (!j.is_object() || !j.contains("manifests")) return out;
+  for (auto& m : j["manifests"]) {
+    if (!artifact_type.empty() && m.value("artifactType", "") != artifact_type) continue;
+    out.push_back(m.get<Descriptor>());
+  }
+  return out;
+}
+
+std::optional<int64_t> Registry::head_blob(const std::string& repo, const std::string& digest) {
+  HttpResponse resp = impl_->send_retry({"HEAD", "/v2/" + repo + "/blobs/" + digest}, repo, Access::kPull);
+  if (resp.status == 404) return std::nullopt;
+  if (resp.status != 200) throw impl_->fail("HEAD blob " + repo + "@" + digest, resp);
+  auto cl = resp.header("content-length");
+  return cl.empty() ? 0 : std::stoll(cl);
+}
+
+bool Registry::mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo) {
+  std::string url = "/v2/" + repo + "/blobs/uploads/?mount=" + url_escape(digest) + "&from=" + url_escape(from_repo);
+  HttpResponse resp = impl_->send({"POST", url}, repo, Access::kPush);
+  if (resp.status == 201) return true;
+  if (resp.status == 202) {  // an upload session started instead; cancel it
+    if (auto loc = resp.header("location"); !loc.empty()) {
+      try { impl_->send({"DELETE", absolute(base_url(), loc)}, repo, Access::kPush); } catch (const Error&) {}
+    }
+    return false;
+  }
+  return false;
+}
+
+namespace {
+
+// Reads at most `limit` bytes of another reader (one PATCH chunk).
+class LimitReader : public BlobReader {
+ public:
+  LimitReader(BlobReader& in, int64_t limit) : in_(in), left_(limit) {}
+  size_t read(char* buf, size_t len) override {
+    size_t n = in_.read(buf, static_cast<size_t>(std::min<int64_t>(left_, static_cast<int64_t>(len))));
+    left_ -= static_cast<int64_t>(n);
+    return n;
+  }
+ private:
+  BlobReader& in_;
+  int64_t left_;
+};
+
+}  // namespace
+
+void Registry::put_blob(const std::string& repo, const Descriptor& d, BlobReader& content) {
+  std::string what = "upload of " + d.digest + " to " + repo;
+  HttpResponse start = impl_->send({"POST", "/v2/" + repo + "/blobs/uploads/"}, repo, Access::kPush);
+  if (start.status != 202) throw impl_->fail("start " + what, start);
+  std::string loc = absolute(base_url(), start.header("location"));
+  if (impl_->opt.chunked_upload) {
+    for (int64_t off = 0; off < d.size; off += impl_->opt.chunk_size) {
+      int64_t n = std::min(impl_->opt.chunk_size, d.size - off);
+      LimitReader part(content, n);
+      HttpRequest p{"PATCH", loc, {"Content-Type: application/octet-stream",
+                                   "Content-Range: " + std::to_string(off) + "-" + std::to_string(off + n - 1)}};
+      p.upload = &part;
+      p.upload_size = n;
+      HttpResponse pr = impl_->send(p, repo, Access::kPush);
+      if (pr.status != 202) throw impl_->fail("PATCH chunk of " + what, pr);
+      loc = absolute(base_url(), pr.header("location"));
+    }
+    HttpResponse fin = impl_->send({"PUT", with_query(loc, "digest=" + url_escape(d.digest))}, repo, Access::kPush);
+    if (fin.status != 201) throw impl_->fail("finish " + what, fin);
+    return;
+  }
+  HttpRequest put{"PUT", with_query(loc, "digest=" + url_escape(d.digest)), {"Content-Type: application/octet-stream"}};
+  put.upload = &content;
+  put.upload_size = d.size;
+  HttpResponse resp = impl_->send(put, repo, Access::kPush);
+  if (resp.status != 201) throw impl_->fail(what, resp);
+}
+
+Descriptor Registry::put_blob(const std::string& repo, const std::string& bytes, const std::string& media_type) {
+  Descriptor d{media_type, sha256_digest(bytes), static_cast<int64_t>(bytes.size())};
+  if (head_blob(repo, d.digest)) return d;
+  StringReader r(bytes);
+  put_blob(repo, d, r);
+  return d;
+}
+
+std::unique_ptr<BlobReader> Registry::get_blob(const std::string& repo, const Descriptor& d) {
+  auto producer = [this, repo, d](PipeReader& pipe) {
+    HttpRequest r{"GET", "/v2/" + repo + "/blobs/" + d.digest};
+    bool started = false;
+    r.on_data = [&](const char* p, size_t n) { started = true; return pipe.push(p, n); };
+    auto delay = impl_->opt.backoff;
+    for (int attempt = 1;; ++attempt) {
+      try {
+        HttpResponse resp = impl_->send(r, repo, Access::kPull);
+        if (resp.status == 200) return;
+        auto err = impl_->fail("GET blob " + repo + "@" + d.digest, resp);
+        if (!err.retryable || attempt >= impl_->opt.attempts) throw err;
+      } catch (const HttpTransportError& e) {
+        if (started || !e.retryable || attempt >= impl_->opt.attempts) throw;
+      }
+      std::this_thread::sleep_for(delay);
+      delay *= 2;
+    }
+  };
+  return std::make_unique<VerifyingReader>(std::make_unique<StreamingBlob>(producer), d,
+                                           "docker://" + host() + "/" + repo);
+}
+
+std::string Registry::get_blob_bytes(const std::string& repo, const Descriptor& d) {
+  auto r = get_blob(repo, d);
+  return read_all(*r);
+}
+
+}  // namespace imgtool::image
