@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/process.hpp>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,8 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path temp_name(const char* tag) {
-  static int counter = 0;
+  // Atomic: the builder calls run() from several threads at once (-j N).
+  static std::atomic<int> counter{0};
   return fs::temp_directory_path() /
          ("imgtool-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + tag);
 }

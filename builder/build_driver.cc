@@ -1,0 +1,270 @@
+#include "builder/build_driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "builder/failure_kind.h"
+#include "builder/stage_plan.h"
+#include "builder/task_pool.h"
+#include "core/fs.h"
+
+namespace imgtool::builder {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Values a cell can give to a Dockerfile ARG of the same name.
+std::map<std::string, std::string> cell_values(const matrix::Cell& c) {
+  std::string base = c.base_image;
+  if (!c.base_digest.empty() && base.find('@') == std::string::npos) base += "@" + c.base_digest;
+  return {{"BASE_IMAGE", base},        {"PYTHON_VERSION", c.python},     {"PADDLE_VERSION", c.paddle},
+          {"CUDA_VERSION", c.cuda},    {"CUDNN_VERSION", c.cudnn},       {"TRT_VERSION", c.trt},
+          {"VARIANT", c.variant},      {"FLAVOR", c.flavor},             {"PIP_REQUIREMENT", c.pip_requirement},
+          {"PIP_INDEX_URL", c.pip_index_url}, {"IMAGE_TAG", c.tag}};
+}
+
+// Everything one run shares between its worker threads.
+struct Run {
+  const std::vector<GeneratedCell>& cells;
+  const BuildOptions& opt;
+  DockerRunner& docker;
+  StateStore& store;
+  std::vector<CellBuild>& results;
+  std::atomic<int> docker_builds{0};
+  std::mutex event_mu;
+
+  void event(const std::string& line) {
+    if (!opt.on_event) return;
+    std::lock_guard lock(event_mu);
+    opt.on_event(line);
+  }
+};
+
+void append_log(const fs::path& log, const std::string& line) {
+  std::ofstream out(log, std::ios::app);
+  out << "[imgtool] " << line << '\n';
+}
+
+// One `docker build` with retries on transient failures. `attempts` counts invocations.
+BuildResult build_with_retry(Run& run, const BuildRequest& req, const std::string& what, int& attempts) {
+  auto backoff = run.opt.retry_backoff;
+  for (;;) {
+    ++attempts;
+    ++run.docker_builds;
+    append_log(req.log_path, "docker build " + what + " (attempt " + std::to_string(attempts) + ")");
+    BuildResult r = run.docker.build(req);
+    if (r.ok() || r.run.timed_out) return r;
+    FailureKind k = classify_failure(r.run.out + r.run.err);
+    if (!k.transient || attempts >= run.opt.max_attempts) return r;
+    std::string msg = what + ": transient failure (\"" + k.marker + "\"), retrying in " +
+                      std::to_string(backoff.count()) + " ms";
+    append_log(req.log_path, msg);
+    run.event(msg);
+    std::this_thread::sleep_for(backoff);
+    backoff *= 2;
+  }
+}
+
+// Last non-empty line of a failed build's output: usually the RUN step's error.
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos && line.rfind("DEPRECATED", 0) != 0 &&
+        line.find("BuildKit is currently disabled") == std::string::npos &&
+        line.find("environment-variable.") == std::string::npos)
+      last = line;
+  return last.size() > 240 ? last.substr(0, 240) + "…" : last;
+}
+
+std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int attempts) {
+  if (r.run.timed_out)
+    return "timed out after " + std::to_string(opt.timeout.count()) + " s; fix: raise --timeout or check the log";
+  FailureKind k = classify_failure(r.run.out + r.run.err);
+  std::string why = last_line(r.run.err.empty() ? r.run.out : r.run.err);
+  if (k.transient) return "transient failure persisted after " + std::to_string(attempts) + " attempts: " + why;
+  return "exit " + std::to_string(r.run.exit_code) + ": " + why;
+}
+
+BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
+  BuildRequest req;
+  req.context = g.dir;
+  req.dockerfile = g.dockerfile();
+  req.image = local_image(g.cell, opt.image_prefix);
+  req.build_args = build_args_for(g);
+  req.labels = {{kInputsHashLabel, g.inputs_hash}, {"io.imgtool.tag", g.cell.tag}};
+  if (!g.kb_version.empty()) req.labels["io.imgtool.kb-version"] = g.kb_version;
+  req.timeout = opt.timeout;
+  req.log_path = opt.log_dir / (g.cell.tag + ".log");
+  return req;
+}
+
+// Up to date = store and image label agree on the cell's inputs hash.
+bool check_up_to_date(Run& run, size_t i) {
+  const GeneratedCell& g = run.cells[i];
+  CellBuild& out = run.results[i];
+  auto rec = run.store.last_build(g.cell.tag);
+  if (run.opt.force || !rec || rec->inputs_hash != g.inputs_hash) return false;
+  auto img = run.docker.inspect(out.image);
+  if (!img) return false;
+  auto it = img->labels.find(kInputsHashLabel);
+  if (it == img->labels.end() || it->second != g.inputs_hash) return false;
+  out.status = CellStatus::up_to_date;
+  out.image_id = img->id;
+  return true;
+}
+
+void build_cell(Run& run, size_t i) {
+  const GeneratedCell& g = run.cells[i];
+  CellBuild& out = run.results[i];
+  auto t0 = Clock::now();
+  BuildRequest req = request_for(g, run.opt);
+  write_file_atomic(req.log_path, "");  // one log per cell: the latest build's
+  run.event("build " + g.cell.tag + " → " + req.image);
+  BuildResult r = build_with_retry(run, req, g.cell.tag, out.attempts);
+  out.seconds = since(t0);
+  if (!r.ok()) {
+    out.status = CellStatus::failed;
+    out.error = failure_reason(r, run.opt, out.attempts) + " (log: " + out.log + ")";
+    run.store.forget_build(g.cell.tag);
+    run.event("FAILED " + g.cell.tag + ": " + out.error);
+    return;
+  }
+  out.status = CellStatus::built;
+  out.image_id = r.image_id;
+  run.store.record_build({g.cell.tag, g.inputs_hash, req.image, r.image_id, out.seconds, 0});
+  run.event("built " + g.cell.tag + " in " + std::to_string(static_cast<int>(out.seconds)) + " s");
+}
+
+// Builds the group's shared first stage alone. A failure here is not final:
+// each cell then builds (and reports) on its own.
+void build_stage(Run& run, const StageGroup& grp) {
+  const GeneratedCell& leader = run.cells[grp.cells.front()];
+  BuildRequest req = request_for(leader, run.opt);
+  req.image = grp.stage_image();
+  req.target = grp.stage;
+  req.labels = {{"io.imgtool.stage-of", leader.cell.tag}};
+  req.log_path = run.opt.log_dir / ("stage-" + grp.key + ".log");
+  write_file_atomic(req.log_path, "");
+  run.event("stage " + req.image + " (shared by " + std::to_string(grp.cells.size()) + " cells)");
+  int attempts = 0;
+  BuildResult r = build_with_retry(run, req, "stage " + grp.key, attempts);
+  if (!r.ok()) run.event("stage " + grp.key + " failed; cells build on their own (log: " + req.log_path.string() + ")");
+}
+
+// Shared part first, then the rest of the group in parallel.
+void run_group(Run& run, TaskPool& pool, StageGroup grp) {
+  std::vector<size_t> todo;
+  for (size_t i : grp.cells)
+    if (!check_up_to_date(run, i)) todo.push_back(i);
+  for (size_t i : grp.cells)
+    if (run.results[i].status == CellStatus::up_to_date) run.event("up to date " + run.cells[i].cell.tag);
+  if (todo.empty()) return;
+  if (todo.size() > 1 && !grp.stage.empty()) {
+    build_stage(run, grp);
+  } else if (todo.size() > 1) {
+    build_cell(run, todo.front());
+    todo.erase(todo.begin());
+  }
+  for (size_t i : todo) pool.submit([&run, i] { build_cell(run, i); });
+}
+
+}  // namespace
+
+std::string to_string(CellStatus s) {
+  switch (s) {
+    case CellStatus::built: return "built";
+    case CellStatus::up_to_date: return "up-to-date";
+    case CellStatus::failed: return "FAILED";
+  }
+  return "?";
+}
+
+bool BuildReport::ok() const { return count(CellStatus::failed) == 0; }
+
+int BuildReport::count(CellStatus s) const {
+  return static_cast<int>(std::count_if(cells.begin(), cells.end(), [s](auto& c) { return c.status == s; }));
+}
+
+std::string local_image(const matrix::Cell& c, const std::string& prefix) {
+  return prefix + c.repository + ":" + c.tag;
+}
+
+std::map<std::string, std::string> build_args_for(const GeneratedCell& g) {
+  auto values = cell_values(g.cell);
+  for (auto& [k, v] : g.cell.overrides) values[k] = v;
+  std::map<std::string, std::string> args;
+  for (auto& name : declared_args(read_file(g.dockerfile()))) {
+    auto it = values.find(name);
+    if (it != values.end() && !it->second.empty()) args[name] = it->second;
+  }
+  return args;
+}
+
+BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, DockerRunner& docker,
+                        StateStore& store) {
+  auto t0 = Clock::now();
+  fs::create_directories(opt.log_dir);
+  BuildReport rep;
+  rep.builder = docker.builder_kind();
+  rep.cells.resize(cells.size());
+  auto groups = group_by_base(cells);
+  for (auto& grp : groups)
+    for (size_t i : grp.cells) {
+      auto& c = rep.cells[i];
+      c.tag = cells[i].cell.tag;
+      c.image = local_image(cells[i].cell, opt.image_prefix);
+      c.inputs_hash = cells[i].inputs_hash;
+      c.log = (opt.log_dir / (c.tag + ".log")).string();
+      c.stage_group = grp.key;
+    }
+  Run run{cells, opt, docker, store, rep.cells};
+  {
+    TaskPool pool(opt.jobs);
+    for (auto& grp : groups) pool.submit([&run, &pool, grp] { run_group(run, pool, grp); });
+    pool.wait();
+  }
+  rep.docker_builds = run.docker_builds;
+  rep.seconds = since(t0);
+  return rep;
+}
+
+std::string summary_table(const BuildReport& r) {
+  size_t w = 4;
+  for (auto& c : r.cells) w = std::max(w, c.tag.size());
+  std::ostringstream s;
+  s << std::left << std::setw(static_cast<int>(w)) << "CELL" << "  " << std::setw(10) << "STATUS"
+    << "  TRIES  SECONDS  DETAIL\n";
+  for (auto& c : r.cells) {
+    std::string detail = c.status == CellStatus::failed ? c.error : c.image_id.substr(0, 19);
+    s << std::setw(static_cast<int>(w)) << c.tag << "  " << std::setw(10) << to_string(c.status) << "  "
+      << std::setw(5) << c.attempts << "  " << std::setw(7) << std::fixed << std::setprecision(1) << c.seconds
+      << "  " << detail << '\n';
+  }
+  s << r.cells.size() << " cells: " << r.count(CellStatus::built) << " built, " << r.count(CellStatus::up_to_date)
+    << " up to date, " << r.count(CellStatus::failed) << " failed; " << r.docker_builds
+    << " docker build invocation(s) (" << r.builder << " builder)";
+  if (r.docker_builds == 0) s << " — nothing changed, nothing built";
+  s << '\n';
+  return s.str();
+}
+
+nlohmann::json to_json(const BuildReport& r) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (auto& c : r.cells)
+    cells.push_back({{"tag", c.tag},           {"image", c.image},       {"image_id", c.image_id},
+                     {"inputs_hash", c.inputs_hash}, {"status", to_string(c.status)}, {"attempts", c.attempts},
+                     {"seconds", c.seconds},   {"log", c.log},           {"error", c.error},
+                     {"stage_group", c.stage_group}});
+  return {{"ok", r.ok()},         {"cells", cells},     {"docker_builds", r.docker_builds},
+          {"builder", r.builder}, {"seconds", r.seconds}};
+}
+
+}  // namespace imgtool::builder

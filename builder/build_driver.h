@@ -1,0 +1,79 @@
+// The build driver: turns generated cell folders into local images.
+//
+// For each cell: up to date (the local image carries label
+// io.imgtool.inputs-hash equal to the cell's hash AND the state store
+// recorded a good build of that hash) → nothing runs; otherwise one
+// `docker build` of the cell folder, retried only on transient failures
+// (failure_kind.h), with a timeout and a log file <state>/logs/<tag>.log.
+// Builds run on a pool of `jobs` threads, shared base stages first
+// (stage_plan.h). A failed cell never stops the others; the report has one
+// row per cell.
+#pragma once
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/docker_runner.h"
+#include "builder/generated_cell.h"
+#include "builder/state_store.h"
+
+namespace imgtool::builder {
+
+inline constexpr const char* kInputsHashLabel = "io.imgtool.inputs-hash";
+
+struct BuildOptions {
+  int jobs = 1;                                      // parallel docker builds
+  fs::path log_dir;                                  // required: one <tag>.log per cell
+  std::string image_prefix;                          // local name = prefix + repository + ":" + tag
+  std::chrono::seconds timeout{3600};                // per docker build
+  int max_attempts = 3;                              // 1 = no retry; only transient failures retry
+  std::chrono::milliseconds retry_backoff{5000};     // before the 2nd attempt; doubled after each
+  bool force = false;                                // build even when up to date
+  std::function<void(const std::string&)> on_event;  // progress lines (the library never prints)
+};
+
+enum class CellStatus { built, up_to_date, failed };
+std::string to_string(CellStatus s);
+
+struct CellBuild {
+  std::string tag;
+  std::string image;        // local name:tag
+  std::string image_id;     // "sha256:…" (built or up to date)
+  std::string inputs_hash;
+  CellStatus status = CellStatus::failed;
+  int attempts = 0;         // docker build invocations for this cell (0 when up to date)
+  double seconds = 0;
+  std::string log;          // path of the cell's log
+  std::string error;        // why it failed: one line with the fix where known
+  std::string stage_group;  // base key (stage_plan.h)
+};
+
+struct BuildReport {
+  std::vector<CellBuild> cells;  // in input order
+  int docker_builds = 0;         // every `docker build` run, stage builds and retries included
+  std::string builder;           // "classic" | "buildkit"
+  double seconds = 0;
+  bool ok() const;
+  int count(CellStatus s) const;
+};
+
+BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, DockerRunner& docker,
+                        StateStore& store);
+
+// The local image name of a cell.
+std::string local_image(const matrix::Cell& c, const std::string& prefix);
+
+// Build arguments for a cell: the ARGs its Dockerfile declares that the cell
+// has a value for (BASE_IMAGE, PYTHON_VERSION, PADDLE_VERSION, …, and any
+// override whose name matches a declared ARG).
+std::map<std::string, std::string> build_args_for(const GeneratedCell& g);
+
+// The per-cell summary table (fixed-width text) and its JSON.
+std::string summary_table(const BuildReport& r);
+nlohmann::json to_json(const BuildReport& r);
+
+}  // namespace imgtool::builder

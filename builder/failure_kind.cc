@@ -1,0 +1,47 @@
+#include "builder/failure_kind.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace imgtool::builder {
+namespace {
+
+// Lower-case markers of failures outside the build's inputs. Kept as data:
+// add a line when a new transient message is seen in the wild.
+constexpr std::array kTransientMarkers = {
+    "tls handshake timeout",
+    "connection reset by peer",
+    "connection reset",
+    "i/o timeout",
+    "temporary failure in name resolution",
+    "no such host",
+    "connection refused",
+    "unexpected eof",
+    "net/http: request canceled",
+    "toomanyrequests",
+    "429 too many requests",
+    "500 internal server error",
+    "502 bad gateway",
+    "503 service unavailable",
+    "504 gateway timeout",
+    "received unexpected http status: 5",
+    "error pulling image configuration: download failed",
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+FailureKind classify_failure(std::string_view output) {
+  std::string text = lower(output);
+  for (const char* m : kTransientMarkers)
+    if (text.find(m) != std::string::npos) return {true, m};
+  return {};
+}
+
+}  // namespace imgtool::builder

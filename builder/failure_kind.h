@@ -1,0 +1,19 @@
+// Which build failures are worth retrying. A retry only helps when the cause
+// is outside the build's inputs: the network or a registry having a bad
+// moment. A failing RUN step, a missing file, a syntax error, a timeout: the
+// same inputs give the same failure, so they are never retried.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace imgtool::builder {
+
+struct FailureKind {
+  bool transient = false;
+  std::string marker;  // the text that decided it ("TLS handshake timeout"), empty if deterministic
+};
+
+// Looks for a known network/registry failure in a build's output (case-insensitive).
+FailureKind classify_failure(std::string_view output);
+
+}  // namespace imgtool::builder

@@ -1,0 +1,37 @@
+// A generated cell folder, the builder's input contract (ARCHITECTURE.md):
+//   D/<tag>/Dockerfile   D/<tag>/cell.json   D/<tag>/<context files>
+// cell.json = {"cell": <matrix::Cell>, "inputs_hash": "sha256:…", "kb_version": "…"}.
+// The folder is the docker build context; the inputs hash names everything
+// that went into it, so an unchanged hash means an unchanged image.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+
+namespace imgtool::builder {
+
+namespace fs = std::filesystem;
+
+struct GeneratedCell {
+  fs::path dir;             // build context; holds Dockerfile and cell.json
+  matrix::Cell cell;
+  std::string inputs_hash;  // "sha256:…"
+  std::string kb_version;
+  fs::path dockerfile() const { return dir / "Dockerfile"; }
+};
+
+// Reads dir/cell.json. Throws InputError naming the file and the field when the
+// folder does not follow the contract.
+GeneratedCell load_generated_cell(const fs::path& dir);
+
+// Every immediate subfolder of root holding a cell.json, sorted by tag.
+// Throws InputError when there is none or two cells share a tag.
+std::vector<GeneratedCell> load_generated_folder(const fs::path& root);
+
+// Keeps the cells whose tag is in `only` (all when empty); InputError names
+// any requested tag that is not in the set.
+std::vector<GeneratedCell> select_tags(std::vector<GeneratedCell> cells, const std::vector<std::string>& only);
+
+}  // namespace imgtool::builder

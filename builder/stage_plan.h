@@ -1,0 +1,42 @@
+// Building shared stages once. Cells that share an OS + CUDA + Python base
+// (same base image, digest, os, python, cuda, cudnn) form a group. In each
+// group the shared part is built first, alone, and the group's cells fan out
+// only afterwards, so the classic builder's layer cache (keyed by parent
+// layer + instruction + copied file checksums) is warm for all of them:
+//   - multi-stage Dockerfile whose first stage is named (`FROM … AS base`):
+//     that stage is built once with `--target base` and tagged
+//     `imgtool-stage/<group key>:<stage>` (kept, so later runs hit it too);
+//   - otherwise the group's first cell (the leader) is built first, and the
+//     others reuse its common prefix of layers.
+// Grouping only orders work; correctness never depends on it (the engine's
+// cache decides what is reused), so a wrong guess costs time, never a wrong image.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "builder/generated_cell.h"
+
+namespace imgtool::builder {
+
+struct StageGroup {
+  std::string key;            // 12 hex chars over the base fields
+  std::string stage;          // first named stage of the leader's Dockerfile, empty if none
+  std::vector<size_t> cells;  // indexes into the cell list; cells[0] is the leader
+  std::string stage_image() const { return "imgtool-stage/" + key + ":" + stage; }
+};
+
+// Groups in order of first appearance; cells keep their input order within a group.
+std::vector<StageGroup> group_by_base(const std::vector<GeneratedCell>& cells);
+
+// The base key of one cell (what makes two cells share their first stage).
+std::string base_key(const matrix::Cell& c);
+
+// "base" for a Dockerfile whose first FROM is `FROM x AS base` and that has a
+// later FROM; empty otherwise.
+std::string first_named_stage(std::string_view dockerfile);
+
+// Names declared by `ARG NAME[=default]` lines, in order.
+std::vector<std::string> declared_args(std::string_view dockerfile);
+
+}  // namespace imgtool::builder
