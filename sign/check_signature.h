@@ -1,0 +1,37 @@
+// Checking cosign signatures of one manifest digest, as `cosign verify --key`
+// does plus containers/image's identity rule:
+//   1. fetch `sha256-<hex>.sig` from the repository (none -> not signed);
+//   2. for each simplesigning layer: fetch the payload by digest (re-hashed),
+//      base64-decode the annotation, verify DER ECDSA P-256/SHA-256 with the
+//      key, parse the payload strictly, require docker-manifest-digest ==
+//      the digest and, if `identity` is given, docker-reference to match it;
+//   3. accepted if at least one layer passes.
+// Every rejected layer contributes one reason, so a failure can say why.
+#pragma once
+#include <openssl/types.h>
+
+#include <string>
+#include <vector>
+
+#include "sign/repository.h"
+
+namespace imgtool::sign {
+
+struct SignatureCheck {
+  bool ok = false;
+  std::string signature_tag;
+  size_t layers = 0;                 // signature layers examined
+  std::string accepted_identity;     // docker-reference of the accepted layer
+  std::vector<std::string> reasons;  // one per rejected layer, or why none was found
+  std::string summary() const;       // one line: what was found
+};
+
+// True if docker-reference `ref` satisfies `identity`: equal, or `identity`
+// names the repository only ("REGISTRY/REPO") and `ref` is that repository
+// with any tag (matchRepoDigestOrExact). An empty identity accepts any.
+bool identity_matches(const std::string& ref, const std::string& identity);
+
+SignatureCheck check_signature(Repository& repo, const std::string& manifest_digest,
+                               EVP_PKEY& public_key, const std::string& identity);
+
+}  // namespace imgtool::sign

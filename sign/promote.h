@@ -1,0 +1,66 @@
+// Atomic publication: a tag only ever points at a complete, signed image.
+//
+// Order (each step completes before the next starts):
+//   1. blobs, then the manifest, stored BY DIGEST (no tag);
+//   2. the digest is signed (`sha256-<hex>.sig`), and the signature re-checked
+//      with the key's public half (guards against a racing writer of .sig);
+//   3. only then the manifest is PUT under the tag.
+// A process killed anywhere before 3 leaves the tag where it was; killed
+// during 3, the registry applies the PUT whole or not at all. Re-running is
+// safe: blobs are skipped, an equal signature is not duplicated.
+//
+// promote() is the same step 3 for an image already in the repository: it
+// moves `tag` onto `digest` only if the digest carries a valid signature by
+// `public_key` for this repository (any tag of it: matchRepoDigestOrExact),
+// and only if the optional `gate` (e.g. verify's static checks) passes.
+#pragma once
+#include <openssl/types.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "image/image.h"
+#include "sign/check_signature.h"
+#include "sign/repository.h"
+
+namespace imgtool::sign {
+
+// Throws CheckFailed to stop the promotion (the tag is not moved).
+using PromoteGate = std::function<void(const image::Manifest&)>;
+
+struct PublishRequest {
+  std::string tag;                                 // required
+  std::string identity;                            // default: repo.name() + ":" + tag
+  std::map<std::string, std::string> annotations;  // signed payload "optional"
+  PromoteGate gate;                                // optional, runs before the tag moves
+};
+
+struct PublishResult {
+  std::string digest;         // manifest digest now under the tag
+  std::string signature_tag;  // sha256-<hex>.sig
+  bool already_signed = false;
+};
+
+// `push_by_digest` stores blobs + manifest in `repo` WITHOUT a tag (e.g. the
+// copy engine with an empty tag) and returns that manifest.
+PublishResult publish_signed(Repository& repo, const std::function<image::Manifest()>& push_by_digest,
+                             EVP_PKEY& private_key, const PublishRequest& req);
+
+struct PromoteRequest {
+  std::string digest;    // "sha256:<hex>" already in repo
+  std::string tag;       // the tag to move
+  std::string identity;  // required signed identity; default: repo.name() (any tag)
+  PromoteGate gate;
+  EVP_PKEY* resign_key = nullptr;  // if set, also sign identity repo:tag before moving
+};
+
+struct PromoteResult {
+  SignatureCheck signature;
+  std::string previous_digest;  // where the tag pointed before ("" if nowhere)
+};
+
+// CheckFailed (tag untouched) if the digest is unknown, unsigned, or the gate fails.
+PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req);
+
+}  // namespace imgtool::sign

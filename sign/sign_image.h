@@ -1,0 +1,34 @@
+// Signing one manifest digest in a repository, cosign-compatible: appends a
+// signature layer to the `sha256-<hex>.sig` manifest (earlier layers are
+// kept), uploads the payload and config blobs first, then the manifest.
+//
+// Idempotent: if the .sig manifest already holds a layer with the same
+// payload that verifies with this key, nothing is written.
+// Two signers appending at the same moment race (as with cosign): the later
+// manifest PUT wins. Callers that sign concurrently must serialise.
+#pragma once
+#include <openssl/types.h>
+
+#include <map>
+#include <string>
+
+#include "sign/repository.h"
+
+namespace imgtool::sign {
+
+struct SignRequest {
+  std::string manifest_digest;  // "sha256:<hex>" of the image manifest
+  std::string identity;         // docker-reference: "REGISTRY/REPO:TAG" (or "REGISTRY/REPO")
+  std::map<std::string, std::string> annotations;  // payload "optional"; empty -> null
+};
+
+struct SignResult {
+  std::string signature_tag;     // "sha256-<hex>.sig"
+  std::string signature_digest;  // digest of the .sig manifest now stored
+  bool already_signed = false;   // true: an equal signature was there, nothing written
+  size_t layers = 0;             // signature layers in the .sig manifest
+};
+
+SignResult sign_digest(Repository& repo, EVP_PKEY& private_key, const SignRequest& req);
+
+}  // namespace imgtool::sign

@@ -1,0 +1,232 @@
+// Unit tests of sign/: keys, payloads, signatures (cross-checked with the
+// openssl CLI), signature manifests, and promotion order on a memory repository.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/process.h"
+#include "sign/check_signature.h"
+#include "sign/ecdsa.h"
+#include "sign/keys.h"
+#include "sign/payload.h"
+#include "sign/promote.h"
+#include "sign/sig_manifest.h"
+#include "sign/sign_image.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+using namespace imgtool::sign;
+using imgtool::testing::ScratchDir;
+
+namespace {
+
+unsigned mode_of(const fs::path& p) {
+  struct stat st{};
+  ::stat(p.c_str(), &st);
+  return st.st_mode & 07777;
+}
+
+image::Manifest fake_image(MemoryRepository& repo, const std::string& seed) {
+  std::string layer = "layer-" + seed, config = "{\"seed\":\"" + seed + "\"}";
+  image::Descriptor l{image::media::kOciLayerGzip, sha256_digest(layer), (int64_t)layer.size(), {}};
+  image::Descriptor c{image::media::kOciConfig, sha256_digest(config), (int64_t)config.size(), {}};
+  repo.put_blob(l, layer);
+  repo.put_blob(c, config);
+  nlohmann::json m = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest},
+                      {"config", c}, {"layers", {l}}};
+  return {m.dump(), image::media::kOciManifest};
+}
+
+std::string identity(MemoryRepository& r, const std::string& tag) { return r.name() + ":" + tag; }
+
+}  // namespace
+
+TEST_CASE("keygen writes a 0600 PKCS#8 key and a PUBLIC KEY; a 0644 key is refused") {
+  ScratchDir d("keys");
+  ::umask(022);
+  KeyFiles f = write_key_pair(*generate_key(), d.path / "keys/release", "");
+  CHECK(mode_of(f.private_key) == 0600);
+  CHECK(read_file(f.private_key).rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+  CHECK(read_file(f.public_key).rfind("-----BEGIN PUBLIC KEY-----", 0) == 0);
+  CHECK(load_private_key(f.private_key, ""));
+  CHECK(load_public_key(f.public_key));
+  CHECK_THROWS_AS(write_key_pair(*generate_key(), d.path / "keys/release", ""), InputError);
+
+  ::chmod(f.private_key.c_str(), 0644);
+  try {
+    load_private_key(f.private_key, "");
+    FAIL("a 0644 key was accepted");
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    CHECK(m.find("too open") != std::string::npos);
+    CHECK(m.find("chmod 600") != std::string::npos);
+    CHECK(m.find("PRIVATE") == std::string::npos);  // no key material in the message
+  }
+}
+
+TEST_CASE("an encrypted key needs its passphrase") {
+  ScratchDir d("enckey");
+  KeyFiles f = write_key_pair(*generate_key(), d.path / "k", "s3cret-pass");
+  std::string pem = read_file(f.private_key);
+  CHECK(pem.find("ENCRYPTED PRIVATE KEY") != std::string::npos);
+  CHECK(pem.find("s3cret-pass") == std::string::npos);
+  CHECK(load_private_key(f.private_key, "s3cret-pass"));
+  CHECK_THROWS_AS(load_private_key(f.private_key, ""), InputError);
+  try {
+    load_private_key(f.private_key, "bogus-XYZ");
+    FAIL("wrong passphrase accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("bogus-XYZ") == std::string::npos);  // never echoes it back
+    CHECK(std::string(e.what()).find("passphrase") != std::string::npos);
+  }
+}
+
+TEST_CASE("a cosign-encrypted key gets a clear refusal") {
+  std::string pem = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\neyJrZGYiOnt9fQ==\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
+  CHECK_THROWS_WITH_AS(load_private_key_pem(pem, "", "k"), doctest::Contains("cosign import-key-pair"), InputError);
+}
+
+TEST_CASE("payload bytes are exactly cosign's and the parser is strict") {
+  Payload p{"reg:5000/ai/paddle:3.1.0", "sha256:" + std::string(64, 'a'), {}};
+  CHECK(p.serialize() ==
+        "{\"critical\":{\"identity\":{\"docker-reference\":\"reg:5000/ai/paddle:3.1.0\"},"
+        "\"image\":{\"docker-manifest-digest\":\"sha256:" + std::string(64, 'a') + "\"},"
+        "\"type\":\"cosign container image signature\"},\"optional\":null}");
+  Payload back = parse_payload(p.serialize());
+  CHECK(back.docker_reference == p.docker_reference);
+  CHECK(back.manifest_digest == p.manifest_digest);
+  auto bad = [&](std::string from, std::string to) {
+    std::string s = p.serialize();
+    s.replace(s.find(from), from.size(), to);
+    CHECK_THROWS_AS(parse_payload(s), CheckFailed);
+  };
+  bad("cosign container image signature", "Cosign container image signature");
+  bad("\"optional\":null", "\"optional\":null,\"extra\":1");
+  bad("\"type\"", "\"Type\"");
+  bad("\"optional\":null", "\"optional\":{\"a\":1}");
+  Payload withopt = p;
+  withopt.optional["creator"] = "imgtool";
+  CHECK(parse_payload(withopt.serialize()).optional.at("creator") == "imgtool");
+}
+
+TEST_CASE("signatures round-trip and the openssl CLI agrees") {
+  ScratchDir d("ossl");
+  Pkey key = generate_key();
+  KeyFiles f = write_key_pair(*key, d.path / "k", "");
+  Pkey pub = load_public_key(f.public_key);
+  std::string payload = Payload{"r/x:1", sha256_digest("img"), {}}.serialize();
+  std::string der = sign_der(*key, payload);
+  CHECK(verify_der(*pub, payload, der));
+  CHECK_FALSE(verify_der(*pub, payload + " ", der));
+  CHECK_FALSE(verify_der(*pub, payload, der.substr(0, der.size() - 3)));  // truncated
+  CHECK_FALSE(verify_der(*load_public_key_pem(public_key_pem(*generate_key()), "other"), payload, der));
+  CHECK(*base64_decode(base64_encode(der)) == der);
+  CHECK_FALSE(base64_decode(base64_encode(der).substr(0, 20) + "=").has_value());
+
+  write_file_atomic(d.path / "payload", payload);
+  write_file_atomic(d.path / "sig.der", der);
+  auto r = run({"openssl", "dgst", "-sha256", "-verify", f.public_key.string(), "-signature",
+                (d.path / "sig.der").string(), (d.path / "payload").string()});
+  CHECK_MESSAGE(r.ok(), (r.out + r.err));
+  CHECK(r.out.find("Verified OK") != std::string::npos);
+  // And the other way round: openssl signs, imgtool verifies.
+  auto s = run({"openssl", "dgst", "-sha256", "-sign", f.private_key.string(), "-out",
+                (d.path / "sig2.der").string(), (d.path / "payload").string()});
+  REQUIRE(s.ok());
+  CHECK(verify_der(*pub, payload, read_file(d.path / "sig2.der")));
+}
+
+TEST_CASE("signing appends to the .sig manifest and check_signature rejects faults") {
+  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key(), other = generate_key();
+  image::Manifest a = fake_image(repo, "a"), b = fake_image(repo, "b");
+  repo.put_manifest(a, "");
+  repo.put_manifest(b, "");
+  SignResult s1 = sign_digest(repo, *key, {a.digest(), identity(repo, "t"), {}});
+  CHECK(s1.signature_tag == "sha256-" + a.digest().substr(7) + ".sig");
+  CHECK(s1.layers == 1);
+  CHECK(sign_digest(repo, *key, {a.digest(), identity(repo, "t"), {}}).already_signed);
+  CHECK(sign_digest(repo, *other, {a.digest(), identity(repo, "t"), {}}).layers == 2);  // appended
+  auto sig = repo.manifest(s1.signature_tag);
+  REQUIRE(sig);
+  CHECK(sig->json()["mediaType"] == image::media::kOciManifest);
+  CHECK(sig->json()["layers"][0]["mediaType"] == kSimpleSigningMediaType);
+
+  CHECK(check_signature(repo, a.digest(), *key, identity(repo, "t")).ok);
+  CHECK(check_signature(repo, a.digest(), *key, repo.name()).ok);  // by repository
+  CHECK_FALSE(check_signature(repo, a.digest(), *key, identity(repo, "other")).ok);
+
+  SUBCASE("unsigned digest") {
+    auto c = check_signature(repo, b.digest(), *key, "");
+    CHECK_FALSE(c.ok);
+    CHECK(c.summary().find("no sha256-") != std::string::npos);
+  }
+  SUBCASE("wrong key") {
+    auto c = check_signature(repo, a.digest(), *generate_key(), "");
+    CHECK_FALSE(c.ok);
+    CHECK(c.summary().find("does not verify with the given key") != std::string::npos);
+  }
+  SUBCASE("signature for another digest") {
+    repo.tags[signature_tag(b.digest())] = repo.tags[s1.signature_tag];
+    auto c = check_signature(repo, b.digest(), *key, "");
+    CHECK_FALSE(c.ok);
+    CHECK(c.summary().find("is for digest " + a.digest()) != std::string::npos);
+  }
+  SUBCASE("truncated signature") {
+    auto layers = sig->layers();
+    for (auto& l : layers) {
+      std::string& s = l.annotations[kSignatureAnnotation];
+      s = s.substr(0, s.size() - 8);
+    }
+    repo.put_manifest(build_signature_manifest(layers).manifest, s1.signature_tag);
+    auto c = check_signature(repo, a.digest(), *key, "");
+    CHECK_FALSE(c.ok);
+    CHECK(c.summary().find("truncated") != std::string::npos);
+  }
+}
+
+TEST_CASE("promote moves a tag only onto a signed digest") {
+  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key();
+  image::Manifest a = fake_image(repo, "a");
+  repo.put_manifest(a, "");
+  CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}), CheckFailed);
+  CHECK(repo.tags.count("3.1.0") == 0);
+  sign_digest(repo, *key, {a.digest(), identity(repo, "nightly"), {}});
+  PromoteGate refuse = [](const image::Manifest&) { throw CheckFailed("claims differ"); };
+  CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", refuse, nullptr}), CheckFailed);
+  CHECK(repo.tags.count("3.1.0") == 0);
+  promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr});
+  CHECK(repo.tags.at("3.1.0") == a.digest());
+}
+
+TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
+  struct Spy : MemoryRepository {
+    using MemoryRepository::MemoryRepository;
+    std::vector<std::string> log;
+    void put_manifest(const image::Manifest& m, const std::string& tag) override {
+      log.push_back(tag.empty() ? "digest" : tag.find(".sig") != std::string::npos ? "sig" : "tag");
+      MemoryRepository::put_manifest(m, tag);
+    }
+  } repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key();
+  image::Manifest a;
+  auto push = [&] {
+    a = fake_image(repo, "a");
+    repo.put_manifest(a, "");
+    return a;
+  };
+  PublishResult r = publish_signed(repo, push, *key, {"3.1.0", "", {}, nullptr});
+  CHECK(repo.log == std::vector<std::string>{"digest", "sig", "tag"});
+  CHECK(repo.tags.at("3.1.0") == r.digest);
+  CHECK(check_signature(repo, r.digest, *key, repo.name() + ":3.1.0").ok);
+
+  // Killed (here: failing) during the push: the tag does not move.
+  auto dies = [&]() -> image::Manifest { throw Error("connection reset"); };
+  CHECK_THROWS_AS(publish_signed(repo, dies, *key, {"3.2.0", "", {}, nullptr}), Error);
+  CHECK(repo.tags.count("3.2.0") == 0);
+}
