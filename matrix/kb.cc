@@ -1,6 +1,7 @@
 #include "matrix/kb.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <functional>
 
@@ -47,6 +48,18 @@ const YAML::Node& seq(const YamlDoc& d, const std::string& key) {
   holder = d.root()[key];
   if (!holder.IsSequence()) d.fail(holder, "expected '" + key + "' to be a list, found " + describe(holder));
   return holder;
+}
+
+// `word` occurs in `s` with no letter or digit right before or after it
+// ("l4" is in "nvidia l4" but not in "nvidia l40s").
+bool contains_word(const std::string& s, const std::string& word) {
+  for (size_t p = s.find(word); p != std::string::npos; p = s.find(word, p + 1)) {
+    bool left = p == 0 || !std::isalnum(static_cast<unsigned char>(s[p - 1]));
+    size_t e = p + word.size();
+    bool right = e == s.size() || !std::isalnum(static_cast<unsigned char>(s[e]));
+    if (left && right) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -146,9 +159,10 @@ struct KbLoader {
     return b;
   }
   static void published(const YamlDoc& d, const YAML::Node& n, PaddleRelease& r) {
-    d.check_keys(n, {"tags", "source", "unconfirmed", "note"}, "published images");
+    d.check_keys(n, {"tags", "unconfirmed_tags", "source", "unconfirmed", "note"}, "published images");
     read_fact(d, n, r.published_fact);
     r.published = d.str_list(n, "tags");
+    r.published_unconfirmed = d.str_list(n, "unconfirmed_tags", false);
   }
   static void paddle(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "releases")) {
@@ -252,7 +266,7 @@ const GpuSpec* KnowledgeBase::find_gpu(std::string_view q) const {
   size_t best_len = 0;
   for (auto& g : gpus_)
     for (auto& a : g.aliases)
-      if (a.size() > best_len && lq.find(lower(a)) != std::string::npos) best = &g, best_len = a.size();
+      if (a.size() > best_len && contains_word(lq, lower(a))) best = &g, best_len = a.size();
   return best;
 }
 

@@ -88,6 +88,7 @@ struct PaddleRelease : Fact {
   std::string cpu_requirement, cpu_index_url;  // templates with {version}
   Fact cpu_fact;
   std::vector<std::string> published;  // published docker tags (without repository), may use {version}
+  std::vector<std::string> published_unconfirmed;  // seen, not confirmed from Paddle's docs
   Fact published_fact;
   const PaddleGpuBuild* build_for(std::string_view cuda) const;
   bool has_version(std::string_view v) const;

@@ -1,11 +1,177 @@
 #include "matrix/matrix.h"
 
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
 #include "core/error.h"
+#include "matrix/expand.h"
+#include "matrix/matrix_file.h"
+#include "matrix/rules.h"
+#include "matrix/tag_template.h"
 
 namespace imgtool::matrix {
 
+namespace {
+
+std::string today_iso() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+std::string mm(const std::string& v) { return v.empty() ? v : Version::parse(v)->truncated(2); }
+std::string subst_version(std::string t, const std::string& v) {
+  for (auto p = t.find("{version}"); p != std::string::npos; p = t.find("{version}", p + v.size())) t.replace(p, 9, v);
+  return t;
+}
+
+// Collects the facts a cell relies on: sources (deduplicated) and a warning per unconfirmed fact.
+struct FactLog {
+  Cell& cell;
+  void use(const Fact& f, const std::string& what) {
+    if (std::find(cell.sources.begin(), cell.sources.end(), f.source) == cell.sources.end()) cell.sources.push_back(f.source);
+    if (f.unconfirmed)
+      cell.warnings.push_back("relies on an UNCONFIRMED fact: " + what + (f.note.empty() ? "" : " (" + f.note + ")") + " (source: " + f.source + ")");
+  }
+};
+
+void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
+  const PaddleGpuBuild& b = *ctx.release.build_for(c.cuda);
+  log.use(b, "Paddle " + ctx.release.series + " GPU build for CUDA " + b.cuda);
+  std::string cudnn_axis = ctx.combo.axes.count("cudnn") ? ctx.combo.axes.at("cudnn") : "";
+  std::string trt_axis = ctx.combo.axes.count("trt") ? ctx.combo.axes.at("trt") : "";
+  c.cudnn = mm(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
+  c.trt = mm(trt_axis.empty() ? b.trt : trt_axis);
+  c.pip_requirement = subst_version(b.requirement, c.paddle);
+  c.pip_index_url = b.index_url;
+  const CudaRelease* cr = ctx.kb.cuda(c.cuda);
+  log.use(*cr, "CUDA " + c.cuda + " driver minimums");
+  c.min_driver_full = cr->min_driver_full;
+  c.min_driver = Version::parse(cr->min_driver_compat) < Version::parse(cr->min_driver_full).value() ? cr->min_driver_compat : cr->min_driver_full;
+  auto facts = ctx.kb.cudnn_facts(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
+  if (facts.empty())
+    c.warnings.push_back("the KB has no cuDNN " + (cudnn_axis.empty() ? b.cudnn : cudnn_axis) + " -> CUDA fact; CUDA " + c.cuda + " support not checked");
+  for (auto* f : facts) log.use(*f, "cuDNN " + f->cudnn.text() + " supports CUDA " + c.cuda);
+  if (!ctx.combo.settings.get("base_image").empty()) return;
+  const CudaImages& img = *ctx.kb.cuda_images(c.cuda);
+  log.use(img, "nvidia/cuda:" + img.full + " tags for " + c.os);
+  c.base_image = "nvidia/cuda:" + img.full + "-" + img.cudnn_tag + "-" + c.flavor + "-" + c.os;
+  if (!img.cudnn_shipped.empty() && Version::parse(img.cudnn_shipped) < Version::parse(b.cudnn).value() &&
+      !Version::parse(b.cudnn)->is_prefix_of(*Version::parse(img.cudnn_shipped)))
+    c.warnings.push_back("base " + c.base_image + " ships cuDNN " + img.cudnn_shipped + ", older than the cuDNN " + b.cudnn +
+                         " Paddle was built with (\"installed Paddle is compiled with CUDNN …, but CUDNN version in your machine is …\", "
+                         "PaddlePaddle/PaddleOCR#997); install the matching cuDNN in the image");
+}
+
+void resolve_cpu(Cell& c, const RuleContext& ctx, FactLog& log) {
+  log.use(ctx.release.cpu_fact, "Paddle " + ctx.release.series + " CPU wheel spec");
+  c.pip_requirement = subst_version(ctx.release.cpu_requirement, c.paddle);
+  c.pip_index_url = ctx.release.cpu_index_url;
+  if (!ctx.combo.settings.get("base_image").empty()) return;
+  const CpuBase& b = *ctx.kb.cpu_base(c.os);
+  log.use(b, "CPU base for " + c.os);
+  c.base_image = b.image;
+}
+
+// Matrix defaults and include settings win over the KB's defaults.
+void apply_settings(Cell& c, const Settings& s) {
+  const std::map<std::string, std::string*> fields = {
+      {"repository", &c.repository}, {"base_image", &c.base_image}, {"base_digest", &c.base_digest},
+      {"pip_requirement", &c.pip_requirement}, {"pip_index_url", &c.pip_index_url}, {"wheelhouse", &c.wheelhouse},
+      {"template", &c.template_name}};
+  for (auto& [k, v] : s.values) *fields.at(k) = v;
+  for (auto& [k, v] : s.build) c.overrides[k] = v;
+  if (!c.wheelhouse.empty() && !s.values.count("pip_index_url")) c.pip_index_url.clear();
+  if (auto at = c.base_image.find("@sha256:"); at != std::string::npos) {
+    c.base_digest = c.base_image.substr(at + 1);
+    c.base_image = c.base_image.substr(0, at);
+  }
+  if (c.base_digest.empty()) c.warnings.push_back("base image " + c.base_image + " is tag-only (no digest pin): builds are not reproducible");
+}
+
+void python_eol(Cell& c, const KnowledgeBase& kb, const std::string& today) {
+  const PythonEol* p = kb.python_eol(c.python);
+  if (p && p->eol <= today)
+    c.warnings.push_back("Python " + c.python + " reached end of life on " + p->eol + (p->note.empty() ? "" : " (" + p->note + ")") +
+                         " (source: " + p->source + ")");
+}
+
+std::map<std::string, std::string> tag_values(const Cell& c) {
+  std::string py = c.python;
+  py.erase(std::remove(py.begin(), py.end(), '.'), py.end());
+  return {{"paddle", c.paddle}, {"variant", c.variant}, {"cuda", c.cuda}, {"cudnn", c.cudnn}, {"trt", c.trt},
+          {"python", c.python}, {"py", "py" + py}, {"os", c.os}, {"flavor", c.flavor}, {"dev", c.flavor == "devel" ? "dev" : ""}};
+}
+
+Cell resolve(const RuleContext& ctx, const std::string& today) {
+  Cell c;
+  const Axes& a = ctx.combo.axes;
+  c.repository = ctx.spec.repository;
+  c.variant = a.at("variant");
+  c.flavor = a.at("flavor");
+  c.paddle = a.at("paddle");
+  c.python = a.at("python");
+  c.os = a.at("os");
+  FactLog log{c};
+  log.use(ctx.release, "Paddle " + ctx.release.series + " release facts");
+  if (c.variant == "gpu") {
+    c.cuda = a.at("cuda");
+    resolve_gpu(c, ctx, log);
+  } else {
+    resolve_cpu(c, ctx, log);
+  }
+  apply_settings(c, ctx.combo.settings);
+  python_eol(c, ctx.kb, today);
+  c.tag = render_tag(ctx.spec.tag_template.at(c.variant), tag_values(c));
+  return c;
+}
+
+void check_unique_tags(const std::vector<Cell>& kept, const std::vector<std::string>& where) {
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    auto [it, fresh] = seen.emplace(kept[i].tag, i);
+    if (fresh) continue;
+    const Cell& o = kept[it->second];
+    throw InputError(where[i] + ": expected unique tags, found '" + kept[i].tag + "' for both python " + o.python + "/" + o.os + "/" +
+                     o.flavor + " and python " + kept[i].python + "/" + kept[i].os + "/" + kept[i].flavor +
+                     " (add {python}/{os} to tag_template, or narrow the axes)");
+  }
+}
+
+}  // namespace
+
 Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt) {
-  throw Error("plan_matrix: not implemented yet");
+  MatrixSpec spec = read_matrix_file(matrix_path, kb);
+  std::string today = opt.today.empty() ? today_iso() : opt.today;
+  Plan plan;
+  plan.kb_version = kb.version();
+  std::vector<std::string> where;
+  for (const Combo& combo : expand(spec)) {
+    RuleContext ctx{combo, kb, spec, *kb.paddle_release(combo.axes.at("paddle"))};
+    auto v = first_failure(ctx);
+    Cell cell;
+    bool unconfirmed_tag = false;
+    if (!v) {
+      cell = resolve(ctx, today);
+      if (spec.only_published) v = published_rule(cell, ctx, unconfirmed_tag);
+    }
+    if (v) {
+      plan.skipped.push_back({combo.axes, v->rule, v->reason, v->source});
+      continue;
+    }
+    if (unconfirmed_tag)
+      cell.warnings.push_back("relies on an UNCONFIRMED fact: tag " + cell.tag + " as a published Paddle image (source: " +
+                              ctx.release.published_fact.source + ")");
+    plan.kept.push_back(cell);
+    where.push_back(combo.where);
+  }
+  check_unique_tags(plan.kept, where);
+  if (plan.kept.empty())
+    throw InputError(spec.axes_where + ": expected at least one kept cell, found none (" + std::to_string(plan.skipped.size()) +
+                     " skipped" + (plan.skipped.empty() ? "" : "; first: " + plan.skipped.front().reason) + ")");
+  return plan;
 }
 
 nlohmann::json to_json(const Skipped& s) {

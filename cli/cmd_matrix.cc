@@ -1,0 +1,115 @@
+// imgtool matrix FILE [--json] [--explain SEL] [--host-driver V --gpu NAME]
+// Thin front end: fills MatrixOptions, calls the matrix library, prints.
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "cli/subcommand.h"
+#include "core/error.h"
+#include "matrix/explain.h"
+#include "matrix/host.h"
+#include "matrix/matrix.h"
+
+namespace imgtool::cli {
+namespace {
+
+using namespace imgtool::matrix;
+
+struct MatrixOptions {
+  std::string file, explain, host_driver, gpu, kb_dir, today;
+  bool json = false;
+};
+
+std::string pad(std::string s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+void print_cells(const std::vector<Cell>& cells) {
+  std::cout << pad("TAG", 38) << pad("PADDLE", 7) << pad("PY", 5) << pad("OS", 12) << pad("CUDA", 5) << pad("CUDNN", 6)
+            << pad("TRT", 5) << pad("MIN-DRIVER", 11) << pad("BASE", 44) << "WARN\n";
+  for (auto& c : cells)
+    std::cout << pad(c.tag, 38) << pad(c.paddle, 7) << pad(c.python, 5) << pad(c.os, 12) << pad(or_dash(c.cuda), 5)
+              << pad(or_dash(c.cudnn), 6) << pad(or_dash(c.trt), 5) << pad(or_dash(c.min_driver), 11) << pad(c.base_image, 44)
+              << c.warnings.size() << "\n";
+}
+
+void print_plan(const Plan& p) {
+  std::cout << "kept " << p.kept.size() << " cells (kb " << p.kb_version << "):\n";
+  print_cells(p.kept);
+  std::cout << "\nskipped " << p.skipped.size() << ":\n";
+  for (auto& s : p.skipped) std::cout << "  [" << s.rule << "] " << s.reason << "\n      (source: " << s.source << ")\n";
+  std::set<std::string> warnings;
+  for (auto& c : p.kept)
+    for (auto& w : c.warnings) warnings.insert(w);
+  for (auto& w : p.warnings) warnings.insert(w);
+  if (warnings.empty()) return;
+  std::cout << "\nwarnings (" << warnings.size() << " distinct; per cell in --json):\n";
+  for (auto& w : warnings) std::cout << "  WARNING: " << w << "\n";
+}
+
+int print_explain(const Plan& p, const std::string& sel_text, bool json) {
+  auto items = explain(p, parse_selector(sel_text));
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (auto& i : items)
+      j.push_back({{"axes", i.axes}, {"kept", i.kept}, {"tag", i.tag}, {"rule", i.rule}, {"reason", i.reason},
+                   {"source", i.source}, {"sources", i.sources}, {"warnings", i.warnings}});
+    std::cout << j.dump(2) << "\n";
+    return items.empty() ? 2 : 0;
+  }
+  if (items.empty()) throw InputError("--explain: expected a selector matching a combination of the matrix, found none for '" + sel_text + "'");
+  for (auto& i : items) {
+    if (!i.kept) {
+      std::cout << "SKIPPED by rule " << i.rule << ": " << i.reason << "\n  source: " << i.source << "\n";
+      continue;
+    }
+    std::cout << "KEPT " << i.tag << "\n";
+    for (auto& s : i.sources) std::cout << "  relies on: " << s << "\n";
+    for (auto& w : i.warnings) std::cout << "  WARNING: " << w << "\n";
+  }
+  return 0;
+}
+
+int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
+  HostResult r = query_host(p, kb, {o.host_driver, o.gpu});
+  if (o.json) {
+    nlohmann::json fits = nlohmann::json::array(), rej = nlohmann::json::array();
+    for (auto& f : r.fits) fits.push_back({{"cell", f.cell}, {"full_compat", f.full_compat}, {"note", f.note}});
+    for (auto& x : r.rejected) rej.push_back({{"tag", x.cell.tag}, {"rule", x.rule}, {"reason", x.reason}, {"source", x.source}});
+    std::cout << nlohmann::json{{"gpu", r.gpu.name}, {"cc", r.gpu.cc}, {"driver", r.driver}, {"runs", fits}, {"rejected", rej}}.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "host: " << r.gpu.name << " (compute capability " << r.gpu.cc << "), driver " << r.driver << "\n";
+  std::cout << "runs here, best first (" << r.fits.size() << "):\n";
+  for (auto& f : r.fits) std::cout << "  " << pad(f.cell.tag, 38) << f.note << "\n";
+  std::cout << "cannot run here (" << r.rejected.size() << "):\n";
+  for (auto& x : r.rejected)
+    std::cout << "  " << pad(x.cell.tag, 38) << "[" << x.rule << "] " << x.reason << (x.source.empty() ? "" : "\n      (source: " + x.source + ")") << "\n";
+  return 0;
+}
+
+int run_matrix(const MatrixOptions& o) {
+  if (o.host_driver.empty() != o.gpu.empty()) throw InputError("--host-driver and --gpu: expected both, found only one");
+  KnowledgeBase kb = o.kb_dir.empty() ? KnowledgeBase::load_default() : KnowledgeBase::load(o.kb_dir);
+  Plan plan = plan_matrix(o.file, kb, {o.today});
+  if (!o.explain.empty()) return print_explain(plan, o.explain, o.json);
+  if (!o.host_driver.empty()) return print_host(plan, kb, o);
+  if (o.json) std::cout << to_json(plan).dump(2) << "\n";
+  else print_plan(plan);
+  return 0;
+}
+
+Registration reg{{"matrix", "Expand a matrix file against the compatibility knowledge base: kept cells, skipped cells with the rule and source",
+                  [](CLI::App& sub) -> Action {
+                    auto o = std::make_shared<MatrixOptions>();
+                    sub.add_option("file", o->file, "matrix file (YAML or JSON), e.g. matrix/paddle.yaml")->required();
+                    sub.add_flag("--json", o->json, "machine-readable output");
+                    sub.add_option("--explain", o->explain, "why cells matching 'axis=value,…' are (not) kept, e.g. 'paddle=2.6.2,cuda=12.6'");
+                    sub.add_option("--host-driver", o->host_driver, "only cells that run on a host with this NVIDIA driver (needs --gpu)");
+                    sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, alias or nvidia-smi device name), e.g. V100");
+                    sub.add_option("--kb", o->kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
+                    sub.add_option("--today", o->today, "date for the Python end-of-life check, YYYY-MM-DD (default: today)");
+                    return [o] { return run_matrix(*o); };
+                  }}};
+
+}  // namespace
+}  // namespace imgtool::cli

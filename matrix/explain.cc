@@ -1,0 +1,62 @@
+#include "matrix/explain.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+#include "matrix/matrix_file.h"
+
+namespace imgtool::matrix {
+
+std::map<std::string, std::string> parse_selector(const std::string& s) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(s);
+  std::string pair;
+  while (std::getline(ss, pair, ',')) {
+    auto eq = pair.find('=');
+    std::string k = pair.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == pair.size())
+      throw InputError("--explain: expected axis=value pairs like paddle=2.6.2,cuda=12.6, found '" + pair + "'");
+    if (std::find(axis_names().begin(), axis_names().end(), k) == axis_names().end())
+      throw InputError("--explain: expected an axis (paddle, cuda, cudnn, trt, python, os, variant, flavor), found '" + k + "'");
+    out[k] = pair.substr(eq + 1);
+  }
+  if (out.empty()) throw InputError("--explain: expected axis=value pairs like paddle=2.6.2,cuda=12.6, found nothing");
+  return out;
+}
+
+std::map<std::string, std::string> cell_axes(const Cell& c) {
+  std::map<std::string, std::string> a = {{"variant", c.variant}, {"paddle", c.paddle}, {"python", c.python},
+                                          {"os", c.os}, {"flavor", c.flavor}};
+  if (c.variant == "gpu") {
+    a["cuda"] = c.cuda;
+    a["cudnn"] = c.cudnn;
+    if (!c.trt.empty()) a["trt"] = c.trt;
+  }
+  return a;
+}
+
+namespace {
+// cudnn/trt compare on the selector's precision ("9.5" selects 9.5 and 9.5.1).
+bool selected(const std::map<std::string, std::string>& axes, const std::map<std::string, std::string>& sel) {
+  return std::all_of(sel.begin(), sel.end(), [&](auto& kv) {
+    auto it = axes.find(kv.first);
+    if (it == axes.end()) return false;
+    auto a = Version::parse(kv.second), b = Version::parse(it->second);
+    return it->second == kv.second || (a && b && *a == *b);
+  });
+}
+}  // namespace
+
+std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, std::string>& sel) {
+  std::vector<ExplainItem> out;
+  for (auto& c : plan.kept) {
+    auto axes = cell_axes(c);
+    if (selected(axes, sel)) out.push_back({axes, true, c.tag, "", "", "", c.sources, c.warnings});
+  }
+  for (auto& s : plan.skipped)
+    if (selected(s.axes, sel)) out.push_back({s.axes, false, "", s.rule, s.reason, s.source, {}, {}});
+  return out;
+}
+
+}  // namespace imgtool::matrix

@@ -1,0 +1,30 @@
+// Why a cell is (not) in the plan: `--explain 'paddle=2.6.2,cuda=12.6'`
+// selects every combination of the plan whose axes match all given pairs and
+// reports, for each, the rule that skipped it (with its fact and source) or,
+// for a kept cell, its tag, the facts it relies on and its warnings.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "matrix/matrix.h"
+
+namespace imgtool::matrix {
+
+struct ExplainItem {
+  std::map<std::string, std::string> axes;
+  bool kept = false;
+  std::string tag;                     // kept only
+  std::string rule, reason, source;    // skipped only
+  std::vector<std::string> sources;    // kept: facts relied on
+  std::vector<std::string> warnings;   // kept
+};
+
+// Parses "axis=value,axis=value"; throws InputError on an unknown axis or a bad pair.
+std::map<std::string, std::string> parse_selector(const std::string& s);
+
+std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, std::string>& selector);
+
+// The axes of a kept cell, as Skipped::axes would name them.
+std::map<std::string, std::string> cell_axes(const Cell& c);
+
+}  // namespace imgtool::matrix

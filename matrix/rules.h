@@ -1,0 +1,44 @@
+// The rules that decide whether a combination becomes a kept cell. Each rule
+// checks one fact of the KB and, when it fails, names itself, the fact, and
+// the fact's source:
+//   "paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0"
+// Rules are a table (combo_rules()); the first failing rule skips the combination.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+#include "matrix/expand.h"
+#include "matrix/kb.h"
+
+namespace imgtool::matrix {
+
+struct Verdict {
+  std::string rule;    // rule id, e.g. "paddle-cuda"
+  std::string reason;  // "<axes>: <fact>"
+  std::string source;  // source of the fact
+};
+
+struct RuleContext {
+  const Combo& combo;
+  const KnowledgeBase& kb;
+  const MatrixSpec& spec;
+  const PaddleRelease& release;  // release of combo.axes["paddle"] (validated at parse time)
+};
+
+struct Rule {
+  const char* id;
+  const char* what;  // one line for --help / docs
+  std::optional<Verdict> (*check)(const RuleContext&);
+};
+
+// Rules on the combination, in order of evaluation.
+const std::vector<Rule>& combo_rules();
+std::optional<Verdict> first_failure(const RuleContext& ctx);
+
+// With only_published: the resolved cell's tag must be one Paddle published.
+// `unconfirmed` is set when the tag is only in the KB's unconfirmed list.
+std::optional<Verdict> published_rule(const Cell& cell, const RuleContext& ctx, bool& unconfirmed);
+
+}  // namespace imgtool::matrix
