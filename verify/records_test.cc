@@ -1,0 +1,127 @@
+// Records: a real SQLite file; floors and history rules with injected values.
+#include "verify/records.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "verify/history_view.h"
+#include "verify/records_judge.h"
+
+using namespace imgtool::verify;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDb {
+  fs::path dir = fs::temp_directory_path() / ("imgtool-records-" + std::to_string(::getpid()));
+  std::string path = (dir / "sub" / "records.db").string();
+  TempDb() { fs::remove_all(dir); }
+  ~TempDb() { fs::remove_all(dir); }
+};
+
+const GpuPeaks kH100{"H100 SXM5 80GB", 3350, 67, 989};
+
+Record rec(int64_t t, double v, const std::string& metric = "bandwidth_copy", const std::string& driver = "550.54") {
+  return {t, "sha256:d" + std::to_string(t), "3.2.0-gpu", "NVIDIA H100 80GB HBM3", driver, metric, v, "GB/s"};
+}
+
+PeaksLookup fixed_peaks() {
+  return [](std::string_view gpu) -> std::optional<GpuPeaks> {
+    if (gpu.find("H100") != std::string_view::npos) return kH100;
+    return std::nullopt;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("store: creates folders and schema, queries series in time order, survives reopen") {
+  TempDb t;
+  {
+    RecordStore s(t.path);
+    s.add(rec(30, 3.0));
+    s.add(rec(10, 1.0));
+    s.add(rec(20, 2.0));
+    s.add(rec(15, 9.0, "gemm_fp16"));
+  }
+  RecordStore s(t.path);
+  auto all = s.query({"3.2.0-gpu", "", "", "bandwidth_copy"});
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].time == 10);
+  CHECK(all[2].value == 3.0);
+  auto last2 = s.query({"3.2.0-gpu", "", "", "bandwidth_copy", INT64_MAX, 2});
+  REQUIRE(last2.size() == 2);
+  CHECK(last2[0].time == 20);
+  CHECK(s.query({"other"}).empty());
+  CHECK(s.query({"", "", "", "", 15}).size() == 1);
+}
+
+TEST_CASE("floor: a fraction of the KB peak; unknown GPU skips with a note") {
+  auto ok = judge_record(rec(1, 2900), kH100, {});
+  CHECK(ok.status == "ok");
+  CHECK(*ok.floor == doctest::Approx(0.6 * 3350));
+  auto low = judge_record(rec(1, 1500), kH100, {});
+  CHECK(low.status == "fail");
+  CHECK(low.notes[0].find("below the floor 2010.0") != std::string::npos);
+  auto unknown = judge_record(rec(1, 10), std::nullopt, {});
+  CHECK(unknown.status == "ok");
+  CHECK_FALSE(unknown.floor);
+  CHECK(unknown.notes[0].find("not in the knowledge base") != std::string::npos);
+  auto gemm = judge_record(rec(1, 250, "gemm_fp16"), kH100, {});
+  CHECK(gemm.status == "fail");  // floor 0.3 * 989 = 296.7
+}
+
+TEST_CASE("history: more than 10% below the median of the last 7 fails") {
+  std::vector<double> earlier = {100, 3000, 3000, 3000, 3100, 2900, 3000, 3050};  // 100 falls out of the window
+  auto j = judge_record(rec(9, 2750), kH100, earlier);
+  CHECK(j.history_runs == 7);
+  CHECK(*j.median == doctest::Approx(3000));
+  CHECK(j.status == "ok");  // 2750 >= 2700
+  auto bad = judge_record(rec(9, 2650), kH100, earlier);
+  CHECK(bad.status == "fail");
+  CHECK(bad.notes.back().find("more than 10.0% below the median 3000.0 of the last 7 runs") != std::string::npos);
+  auto few = judge_record(rec(9, 2650), kH100, {3000, 3000});
+  CHECK(few.status == "ok");
+  CHECK_FALSE(few.median);
+}
+
+TEST_CASE("record_and_judge: history per GPU and driver, stored after judging") {
+  TempDb t;
+  RecordStore s(t.path);
+  for (int i = 0; i < 7; ++i) record_and_judge(s, {rec(i, 3000)}, fixed_peaks());
+  auto drop = record_and_judge(s, {rec(10, 2500)}, fixed_peaks());
+  CHECK(drop[0].status == "fail");
+  CHECK(drop[0].history_runs == 7);
+  auto new_driver = record_and_judge(s, {rec(11, 2500, "bandwidth_copy", "560.28")}, fixed_peaks());
+  CHECK(new_driver[0].status == "ok");
+  CHECK(new_driver[0].history_runs == 0);
+  CHECK(s.query({"3.2.0-gpu"}).size() == 9);
+}
+
+TEST_CASE("records from a probe document") {
+  auto probe = nlohmann::json::parse(R"({"driver": {"name": "NVIDIA H100 80GB HBM3", "driver_branch": null,
+    "driver_cuda": "12.4"}, "metrics": [{"metric": "bandwidth_copy", "value": 3000.5, "unit": "GB/s"},
+    {"metric": "sgemm", "value": 50, "unit": "TFLOP/s"}]})");
+  auto r = records_from_probe(probe, "sha256:x", "t", 42);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].driver == "cuda-12.4");
+  CHECK(r[1].value == 50);
+  CHECK(records_from_probe(nlohmann::json::parse(R"({"metrics": []})"), "", "", 0).empty());
+}
+
+TEST_CASE("history view: series per GPU/driver/metric, text and last N") {
+  TempDb t;
+  RecordStore s(t.path);
+  for (int i = 0; i < 5; ++i) s.add(rec(1700000000 + i * 86400, 3000 + i));
+  s.add(rec(1700000000, 700, "gemm_fp16"));
+  auto h = history_json(s, {"3.2.0-gpu", "", "", 3});
+  REQUIRE(h["series"].size() == 2);
+  CHECK(h["series"][0]["metric"] == "bandwidth_copy");
+  CHECK(h["series"][0]["points"].size() == 3);
+  CHECK(h["series"][0]["points"][0]["time_utc"] == "2023-11-16T22:13:20Z");
+  auto text = history_text(h);
+  CHECK(text.find("bandwidth_copy on NVIDIA H100 80GB HBM3, driver 550.54 (3 runs, median 3003.0 GB/s)") !=
+        std::string::npos);
+  CHECK(history_text(history_json(s, {"nope"})).find("no records") != std::string::npos);
+}

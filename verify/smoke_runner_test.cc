@@ -1,0 +1,111 @@
+// The runner with a fake CommandRunner: argv, label defaults, verdicts.
+#include "verify/smoke_runner.h"
+
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "verify/smoke_report.h"
+
+using namespace imgtool;
+using namespace imgtool::verify;
+
+namespace {
+
+const char* kInspect = R"([{"Id": "sha256:abc", "RepoDigests": ["reg/ai/paddle@sha256:def"],
+  "Config": {"Labels": {"io.imgtool.variant": "gpu", "io.imgtool.cuda": "12.6", "io.imgtool.tag": "3.2.0-gpu"}}}])";
+
+struct Fake {
+  RunResult run_result;
+  std::vector<std::vector<std::string>> calls;
+  RunResult operator()(const std::vector<std::string>& argv, const RunOptions&) {
+    calls.push_back(argv);
+    if (argv[1] == "image") return {0, false, kInspect, ""};
+    if (argv[1] == "rm") return {0, false, "", ""};
+    return run_result;
+  }
+};
+
+bool has_seq(const std::vector<std::string>& v, const std::string& a, const std::string& b) {
+  for (size_t i = 0; i + 1 < v.size(); ++i)
+    if (v[i] == a && v[i + 1] == b) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("argv: probe mounted read-only, labels become expectations, no --gpus for none") {
+  Fake fake{{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": ["shm: small"]}})", ""}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.probe_dir = "/p";
+  auto res = run_smoke(opt, std::ref(fake));
+  auto& argv = fake.calls[1];
+  CHECK(has_seq(argv, "-v", "/p:/imgtool-probe:ro"));
+  CHECK(has_seq(argv, "--expect-variant", "gpu"));
+  CHECK(has_seq(argv, "--expect-cuda", "12.6"));
+  CHECK(has_seq(argv, "--gpus-requested", "none"));
+  CHECK(std::find(argv.begin(), argv.end(), "--gpus") == argv.end());
+  CHECK(res.passed());
+  CHECK(res.warnings.size() == 1);
+  CHECK(res.image.tag == "3.2.0-gpu");
+  CHECK(res.image.digest == "reg/ai/paddle@sha256:def");
+}
+
+TEST_CASE("argv: --gpus and --shm-size pass through, explicit expectations win") {
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.gpus = "all";
+  opt.shm_size = "2g";
+  opt.expect_variant = "cpu";
+  opt.probe_dir = "/p";
+  auto argv = docker_run_argv(opt, "n");
+  CHECK(has_seq(argv, "--gpus", "all"));
+  CHECK(has_seq(argv, "--shm-size", "2g"));
+  CHECK(has_seq(argv, "--gpus-requested", "all"));
+  CHECK(has_seq(argv, "--expect-variant", "cpu"));
+}
+
+TEST_CASE("host failure becomes the diagnosis") {
+  Fake fake{{125, false, "",
+             "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n"}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.gpus = "all";
+  auto res = run_smoke(opt, std::ref(fake));
+  CHECK_FALSE(res.passed());
+  REQUIRE(res.host);
+  CHECK(res.host->code == "nvidia_runtime_missing");
+  REQUIRE(res.reasons.size() == 1);
+  CHECK(res.reasons[0].find("nvidia-container-toolkit") != std::string::npos);
+  auto text = smoke_text(res, {});
+  CHECK(text.find("FAIL") != std::string::npos);
+  CHECK(res.to_json()["host_diagnosis"]["code"] == "nvidia_runtime_missing");
+}
+
+TEST_CASE("timeout removes the container and fails") {
+  Fake fake{{-1, true, "", ""}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  auto res = run_smoke(opt, std::ref(fake));
+  CHECK(fake.calls.back()[1] == "rm");
+  CHECK(res.host->code == "timeout");
+}
+
+TEST_CASE("bad expected variant is an input error") {
+  Fake fake{{0, false, "{}", ""}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.expect_variant = "tpu";
+  CHECK_THROWS_AS(run_smoke(opt, std::ref(fake)), InputError);
+}
+
+TEST_CASE("probe verdict fail carries its reasons; garbage output is a host failure") {
+  SmokeResult r;
+  judge_smoke(r, {0, false, "noise {\"verdict\": {\"status\": \"fail\", \"reasons\": [\"paddle: CPU-only\"]}}", ""});
+  CHECK_FALSE(r.passed());
+  CHECK(r.reasons == std::vector<std::string>{"paddle: CPU-only"});
+  SmokeResult g;
+  judge_smoke(g, {1, false, "not json", "Traceback"});
+  CHECK_FALSE(g.passed());
+  CHECK(g.host->code == "docker_run_failed");
+}
