@@ -1,0 +1,47 @@
+// The `imgtool matrix` front end: output and exit codes through the real binary.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/fixtures.h"
+
+namespace {
+imgtool::RunResult cli(std::vector<std::string> args) { return imgtool::testing::imgtool(std::move(args)); }
+}  // namespace
+
+namespace {
+const std::string kPaddle = std::string(IMGTOOL_SOURCE_DIR) + "/matrix/paddle.yaml";
+}
+
+TEST_CASE("imgtool matrix: table, json, explain, host") {
+  auto r = cli({"matrix", kPaddle, "--today", "2026-11-22"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5") != std::string::npos);
+  CHECK(r.out.find("[paddle-cuda] paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0") != std::string::npos);
+  auto j = cli({"matrix", kPaddle, "--json"});
+  CHECK(j.exit_code == 0);
+  CHECK(nlohmann::json::parse(j.out)["kept"].size() == 15);
+  auto e = cli({"matrix", kPaddle, "--explain", "paddle=2.6.2,cuda=12.6"});
+  CHECK(e.exit_code == 0);
+  CHECK(e.out.find("SKIPPED by rule paddle-cuda") != std::string::npos);
+  auto h = cli({"matrix", kPaddle, "--host-driver", "470.82.01", "--gpu", "V100"});
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("runs here, best first (5)") != std::string::npos);
+  CHECK(cli({"matrix", "--help"}).exit_code == 0);
+}
+
+TEST_CASE("imgtool matrix: bad input exits 2 with file:line:col") {
+  imgtool::testing::ScratchDir d("cli-matrix");
+  std::string f = (d.path / "bad.yaml").string();
+  std::ofstream(f) << "axes:\n  cuda: [\"12.x\"]\n";
+  auto r = cli({"matrix", f});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(f + ":2:10: expected a version like 12.6, found '12.x'") != std::string::npos);
+  std::ofstream(f) << "axes: [\n";
+  CHECK(cli({"matrix", f}).exit_code == 2);
+  CHECK(cli({"matrix", kPaddle, "--host-driver", "470"}).exit_code == 2);
+  CHECK(cli({"matrix", kPaddle, "--host-driver", "470.82.01", "--gpu", "Voodoo"}).exit_code == 2);
+  CHECK(cli({"matrix", kPaddle, "--explain", "gcc=8"}).exit_code == 2);
+}

@@ -1,0 +1,203 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "matrix/explain.h"
+#include "matrix/host.h"
+#include "matrix/matrix.h"
+
+using namespace imgtool::matrix;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kSrc = IMGTOOL_SOURCE_DIR;
+const KnowledgeBase& kb() {
+  static KnowledgeBase k = KnowledgeBase::load(kSrc + "/matrix/kb");
+  return k;
+}
+Plan paddle_plan() { return plan_matrix(kSrc + "/matrix/paddle.yaml", kb(), {"2026-11-22"}); }
+std::vector<std::string> tags(const Plan& p) {
+  std::vector<std::string> t;
+  for (auto& c : p.kept) t.push_back(c.tag);
+  return t;
+}
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+const Skipped* skipped(const Plan& p, const std::string& paddle, const std::string& cuda) {
+  for (auto& s : p.skipped)
+    if (s.axes.at("paddle") == paddle && s.axes.count("cuda") && s.axes.at("cuda") == cuda) return &s;
+  return nullptr;
+}
+std::string write(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / ("imgtool-matrix-test-" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+std::string error_of(const std::string& name, const std::string& text) {
+  try {
+    plan_matrix(write(name, text), kb(), {"2026-11-22"});
+  } catch (const imgtool::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+const char* kHeader = "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.10\"]\n  os: [ubuntu22.04]\n";
+}  // namespace
+
+TEST_CASE("default matrix reproduces the official tag names") {
+  auto t = tags(paddle_plan());
+  for (auto want : {"2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0", "2.6.2-gpu-cuda11.7-cudnn8.4-trt8.4", "2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6",
+                    "3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6", "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", "3.1.0-gpu-cuda11.8-cudnn8.9",
+                    "3.1.0-gpu-cuda12.6-cudnn9.5", "3.1.0-gpu-cuda12.9-cudnn9.9", "3.2.0-gpu-cuda12.6-cudnn9.5", "3.1.0", "2.6.2"})
+    CHECK_MESSAGE(has(t, want), want);
+  CHECK(!has(t, "2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5"));  // not published
+  CHECK(t.size() == 15);
+}
+
+TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
+  auto p = paddle_plan();
+  auto it = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
+  REQUIRE(it != p.kept.end());
+  CHECK(it->base_image == "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04");
+  CHECK(it->pip_requirement == "paddlepaddle-gpu==3.1.0");
+  CHECK(it->pip_index_url == "https://www.paddlepaddle.org.cn/packages/stable/cu126/");
+  CHECK(it->min_driver == "525.60.13");
+  CHECK(it->min_driver_full == "560.28.03");
+  CHECK(!it->sources.empty());
+  auto c26 = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0"; });
+  CHECK(c26->pip_requirement == "paddlepaddle-gpu==2.6.2.post112");
+  CHECK(c26->base_image == "nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04");
+  // Tag-only base and Python 3.10 past EOL (today injected) are warnings.
+  auto joined = [](const Cell& c) { std::string s; for (auto& w : c.warnings) s += w + "\n"; return s; };
+  CHECK(joined(*it).find("tag-only") != std::string::npos);
+  CHECK(joined(*it).find("Python 3.10 reached end of life") != std::string::npos);
+  auto early = plan_matrix(kSrc + "/matrix/paddle.yaml", kb(), {"2026-01-01"});
+  CHECK(joined(early.kept[0]).find("end of life") == std::string::npos);
+  // An UNCONFIRMED fact relied on is a warning.
+  auto c129 = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.9-cudnn9.9"; });
+  CHECK(joined(*c129).find("UNCONFIRMED") != std::string::npos);
+}
+
+TEST_CASE("skip reasons name the rule, the fact and its source") {
+  auto p = paddle_plan();
+  auto s = skipped(p, "2.6.2", "12.6");
+  REQUIRE(s);
+  CHECK(s->rule == "paddle-cuda");
+  CHECK(s->reason == "paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0");
+  CHECK(s->source.find("PaddlePaddle/docs (git mirror) release/2.6") != std::string::npos);
+  auto pub = skipped(p, "2.6.2", "11.8");
+  REQUIRE(pub);
+  CHECK(pub->rule == "published");
+}
+
+TEST_CASE("rules: python range, cudnn mismatch, OS without nvidia/cuda tags") {
+  auto p = plan_matrix(write("rules.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"11.8\", \"12.6\"]\n"
+                                           "  cudnn: [\"9.5\"]\n  python: [\"3.8\", \"3.10\"]\n  os: [ubuntu22.04, ubuntu24.04]\n"
+                                           "tag_template: \"{paddle}-gpu-cuda{cuda}-cudnn{cudnn}-{os}\"\n"),
+                       kb(), {"2026-11-22"});
+  auto find_rule = [&](const std::string& r) {
+    return std::find_if(p.skipped.begin(), p.skipped.end(), [&](auto& s) { return s.rule == r; });
+  };
+  REQUIRE(find_rule("paddle-python") != p.skipped.end());
+  CHECK(find_rule("paddle-python")->reason.find("Paddle 3.1 supports Python 3.9-3.13") != std::string::npos);
+  REQUIRE(find_rule("paddle-cudnn") != p.skipped.end());
+  CHECK(find_rule("paddle-cudnn")->reason.find("built with cuDNN 8.9") != std::string::npos);
+  auto os = plan_matrix(write("rules-os.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"11.8\", \"12.6\"]\n"
+                                                "  python: [\"3.10\"]\n  os: [ubuntu24.04]\n"), kb(), {"2026-11-22"});
+  REQUIRE(os.skipped.size() == 1);
+  CHECK(os.skipped[0].rule == "nvidia-cuda-os");
+  CHECK(os.skipped[0].reason.find("cuda 11.8 × os ubuntu24.04: nvidia/cuda:11.8.0 images exist for ubuntu18.04, ubuntu20.04, ubuntu22.04") != std::string::npos);
+  CHECK(os.skipped[0].source.find("FMCL-Docker") != std::string::npos);
+  CHECK(tags(p) == std::vector<std::string>{"3.1.0-gpu-cuda12.6-cudnn9.5-ubuntu22.04", "3.1.0-gpu-cuda12.6-cudnn9.5-ubuntu24.04"});
+}
+
+TEST_CASE("include overrides a cell: local base and wheelhouse; ${VAR} expansion") {
+  setenv("IMGTOOL_TEST_WH", "/tmp/wh", 1);
+  auto p = plan_matrix(write("inc.yaml", std::string(kHeader) +
+                                             "include:\n  - {cuda: \"12.6\", base_image: \"imgtool-base/debian:bookworm-py3@sha256:" +
+                                             std::string(64, 'a') + "\", wheelhouse: \"${IMGTOOL_TEST_WH}\"}\n"),
+                       kb(), {"2026-11-22"});
+  REQUIRE(p.kept.size() == 1);
+  CHECK(p.kept[0].base_image == "imgtool-base/debian:bookworm-py3");
+  CHECK(p.kept[0].base_digest == "sha256:" + std::string(64, 'a'));
+  CHECK(p.kept[0].wheelhouse == "/tmp/wh");
+  CHECK(p.kept[0].pip_index_url.empty());
+  auto local = plan_matrix(kSrc + "/matrix/local.yaml", kb(), {"2026-11-22"});
+  REQUIRE(local.kept.size() == 1);
+  CHECK(local.kept[0].tag == "3.2.0");
+  CHECK(local.kept[0].os == "debian12");
+  CHECK(!local.kept[0].wheelhouse.empty());
+}
+
+TEST_CASE("JSON and YAML forms give the same plan") {
+  std::string yaml = std::string(kHeader) + "exclude:\n  - {python: \"3.9\"}\n";
+  std::string json = R"({"axes": {"variant": "gpu", "paddle": ["3.1.0"], "cuda": ["12.6"], "python": ["3.10"], "os": ["ubuntu22.04"]},
+                         "exclude": [{"python": "3.9"}]})";
+  auto a = to_json(plan_matrix(write("same.yaml", yaml), kb(), {"2026-11-22"}));
+  auto b = to_json(plan_matrix(write("same.json", json), kb(), {"2026-11-22"}));
+  CHECK(a == b);
+  CHECK(a["kept"].size() == 1);
+}
+
+TEST_CASE("bad input: one line with file:line:col") {
+  CHECK(error_of("syn.yaml", "axes: [\n").find("imgtool-matrix-test-syn.yaml:2:1: expected valid YAML") != std::string::npos);
+  CHECK(error_of("syn.json", "{\"axes\": }").find("syn.json:1:10: expected valid JSON") != std::string::npos);
+  CHECK(error_of("key.yaml", std::string(kHeader) + "colour: red\n").find("key.yaml:7:1: expected a key of a matrix file") != std::string::npos);
+  CHECK(error_of("axis.yaml", std::string(kHeader) + "  gcc: [\"8.2\"]\n").find("axis.yaml:7:3: expected a key of axes") != std::string::npos);
+  CHECK(error_of("ver.yaml", "axes:\n  paddle: [\"3.1.0\", \"9.9.9\"]\n").find("ver.yaml:2:21: expected a Paddle version listed in the knowledge base") != std::string::npos);
+  CHECK(error_of("mal.yaml", "axes:\n  cuda: [\"12.x\"]\n").find("mal.yaml:2:10: expected a version like 12.6, found '12.x'") != std::string::npos);
+  CHECK(error_of("tpl.yaml", std::string(kHeader) + "tag_template: \"{paddle}-{pyver}\"\n").find("tpl.yaml:7:15: expected a valid tag template, found unknown placeholder '{pyver}'") != std::string::npos);
+  std::string coll = error_of("coll.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.10\", \"3.11\"]\n  os: [ubuntu22.04]\n");
+  CHECK(coll.find("coll.yaml:2:3: expected unique tags, found '3.1.0-gpu-cuda12.6-cudnn9.5'") != std::string::npos);
+  std::string empty = error_of("empty.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"12.6\"]\n  python: [\"3.10\"]\n  os: [ubuntu22.04]\n");
+  CHECK(empty.find("empty.yaml:2:3: expected at least one kept cell, found none") != std::string::npos);
+  CHECK(error_of("env.yaml", std::string(kHeader) + "defaults: {wheelhouse: \"${IMGTOOL_SURELY_UNSET_VAR}\"}\n").find("env.yaml:7:24: expected environment variable ${IMGTOOL_SURELY_UNSET_VAR}") != std::string::npos);
+}
+
+TEST_CASE("explain: the rule and source of a skipped cell") {
+  auto items = explain(paddle_plan(), parse_selector("paddle=2.6.2,cuda=12.6"));
+  REQUIRE(items.size() == 1);
+  CHECK(!items[0].kept);
+  CHECK(items[0].rule == "paddle-cuda");
+  auto kept = explain(paddle_plan(), parse_selector("paddle=3.1.0,cuda=12.6"));
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0].tag == "3.1.0-gpu-cuda12.6-cudnn9.5");
+  CHECK_THROWS_AS(parse_selector("gcc=8"), imgtool::InputError);
+}
+
+TEST_CASE("host query: V100 with driver 470.82.01 runs only CUDA 11.x cells, best first") {
+  auto r = query_host(paddle_plan(), kb(), {"470.82.01", "V100"});
+  REQUIRE(r.fits.size() == 5);
+  for (auto& f : r.fits) CHECK(f.cell.cuda.rfind("11.", 0) == 0);
+  CHECK(r.fits[0].cell.tag == "3.2.0-gpu-cuda11.8-cudnn8.9");
+  CHECK(r.fits.back().cell.tag == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0");
+  CHECK(r.fits.back().full_compat);
+  CHECK(!r.fits[0].full_compat);
+  auto rej = std::find_if(r.rejected.begin(), r.rejected.end(), [](auto& x) { return x.cell.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
+  REQUIRE(rej != r.rejected.end());
+  CHECK(rej->rule == "host-driver");
+  CHECK(rej->reason.find("CUDA 12.6 needs driver >= 525.60.13") != std::string::npos);
+}
+
+TEST_CASE("host query: a CUDA 13 image cannot serve a V100") {
+  Plan p;
+  Cell c;
+  c.tag = "x-cuda13.0";
+  c.variant = "gpu";
+  c.paddle = "3.2.0";
+  c.cuda = "13.0";
+  c.min_driver = "580";
+  c.min_driver_full = "580.65.06";
+  p.kept.push_back(c);
+  auto r = query_host(p, kb(), {"590.10", "Tesla V100-SXM2-32GB"});
+  CHECK(r.fits.empty());
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0].rule == "host-arch");
+  CHECK(r.rejected[0].reason.find("Volta (compute capability 7.0) is supported by CUDA 9.0 to 12.9") != std::string::npos);
+  auto h = query_host(p, kb(), {"590.10", "NVIDIA H100 80GB HBM3"});
+  CHECK(h.fits.size() == 1);
+  CHECK_THROWS_AS(query_host(p, kb(), {"590.10", "Voodoo 5"}), imgtool::InputError);
+  CHECK_THROWS_AS(query_host(p, kb(), {"abc", "V100"}), imgtool::InputError);
+}
