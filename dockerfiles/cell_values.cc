@@ -1,0 +1,140 @@
+#include "dockerfiles/cell_values.h"
+
+#include <regex>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/version.h"
+
+namespace imgtool::dockerfiles {
+namespace {
+
+using matrix::Cell;
+
+const char* kHashLabelKey = "io.imgtool.inputs-hash";
+
+void check_safe(const Cell& cell, const std::string& field, const std::string& value) {
+  static const std::string bad = "\"'$\\`;&|<>";
+  for (unsigned char c : value)
+    if (c < 0x20 || c == 0x7f || bad.find(static_cast<char>(c)) != std::string::npos)
+      throw InputError("cell " + cell.tag + ": " + field + " '" + value +
+                       "' has a character that is unsafe in a Dockerfile (quotes, $, \\, `, ;, &, |, <, >, "
+                       "control characters)");
+}
+
+void check_tag(const Cell& c) {
+  static const std::regex ok(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+  if (!std::regex_match(c.tag, ok))
+    throw InputError("cell tag '" + c.tag + "': expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+}
+
+void check_variant(const Cell& c) {
+  if (c.variant != "gpu" && c.variant != "cpu")
+    throw InputError("cell " + c.tag + ": variant '" + c.variant + "': expected gpu or cpu");
+  if (c.variant == "gpu") Version::parse_or_throw(c.cuda, "cell " + c.tag + ": cuda");
+  Version::parse_or_throw(c.python, "cell " + c.tag + ": python");
+  if (c.base_image.empty()) throw InputError("cell " + c.tag + ": base_image is empty");
+  if (!c.base_digest.empty() && !is_sha256_digest(c.base_digest))
+    throw InputError("cell " + c.tag + ": base_digest '" + c.base_digest + "': expected sha256:<64 hex>");
+}
+
+// Good practice: every image pins the exact Paddle release it claims.
+void check_pip(const Cell& c) {
+  static const std::regex pinned(R"([A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[0-9][A-Za-z0-9.+!-]*)");
+  if (!std::regex_match(c.pip_requirement, pinned))
+    throw InputError("cell " + c.tag + ": pip_requirement '" + c.pip_requirement +
+                     "' is not pinned; expected name==version (e.g. paddlepaddle-gpu==3.1.0)");
+  if (c.wheelhouse.empty() && !c.pip_index_url.empty() && c.pip_index_url.rfind("https://", 0) != 0)
+    throw InputError("cell " + c.tag + ": pip_index_url '" + c.pip_index_url +
+                     "': expected an https:// URL (packages must be fetched over verified TLS)");
+}
+
+Values field_values(const Cell& c) {
+  return {{"repository", c.repository},   {"tag", c.tag},
+          {"variant", c.variant},         {"flavor", c.flavor},
+          {"paddle", c.paddle},           {"python", c.python},
+          {"os", c.os},                   {"cuda", c.cuda},
+          {"cudnn", c.cudnn},             {"trt", c.trt},
+          {"min_driver", c.min_driver},   {"min_driver_full", c.min_driver_full},
+          {"base_image", c.base_image},   {"base_digest", c.base_digest},
+          {"pip_requirement", c.pip_requirement},
+          {"pip_index_url", c.wheelhouse.empty() && c.pip_index_url.empty() ? kDefaultIndexUrl : c.pip_index_url},
+          {"template_name", c.template_name}};
+}
+
+Values derived_values(const Cell& c, const std::string& kb_version) {
+  bool gpu = c.variant == "gpu";
+  return {{"base_ref", c.base_digest.empty() ? c.base_image : c.base_image + "@" + c.base_digest},
+          {"gpu", gpu ? "1" : ""},
+          {"cpu", gpu ? "" : "1"},
+          {"cuda_mm", gpu ? Version::parse_or_throw(c.cuda, "cuda").truncated(2) : ""},
+          {"nvidia_require_cuda", gpu ? nvidia_require_cuda(c) : ""},
+          {"wheelhouse", c.wheelhouse.empty() ? "" : "wheels"},
+          {"kb_version", kb_version},
+          {"labels", ""},
+          {"inputs_hash_label", ""}};
+}
+
+std::string label_escape(const std::string& v) {
+  std::string out;
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\' || ch == '$') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string nvidia_require_cuda(const Cell& cell) {
+  std::string s = "cuda>=" + Version::parse_or_throw(cell.cuda, "cell " + cell.tag + ": cuda").truncated(2);
+  if (!cell.min_driver.empty()) s += " driver>=" + cell.min_driver;
+  return s;
+}
+
+Values cell_values(const Cell& cell, const std::string& kb_version) {
+  check_tag(cell);
+  check_variant(cell);
+  check_pip(cell);
+  Values v = {{"user", "paddle"}, {"uid", "1000"}, {"runtime_packages", "libgomp1"}};
+  for (auto& [k, val] : cell.overrides) v[k] = val;
+  for (auto& [k, val] : field_values(cell)) v[k] = val;
+  for (auto& [k, val] : v) check_safe(cell, k, val);  // inputs; derived values are ours
+  check_safe(cell, "kb_version", kb_version);
+  for (auto& [k, val] : derived_values(cell, kb_version)) v[k] = val;
+  return v;
+}
+
+std::string render_labels(const SourceFile& table, const Values& values) {
+  std::istringstream in(table.bytes);
+  std::string line, out;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    auto tab = line.find('\t');
+    std::string where = table.label + ":" + std::to_string(n);
+    if (tab == std::string::npos) throw InputError(where + ": expected KEY<TAB>VALUE");
+    std::string value = render_text(line.substr(tab + 1), values, where);
+    while (!value.empty() && value.back() == '\n') value.pop_back();
+    if (value.empty()) continue;
+    out += (out.empty() ? "LABEL " : " \\\n      ") + line.substr(0, tab) + "=\"" + label_escape(value) + "\"";
+  }
+  return out.empty() ? "" : out + "\n";
+}
+
+std::string inputs_hash_label(const std::string& inputs_hash) {
+  return std::string("LABEL ") + kHashLabelKey + "=\"" + inputs_hash + "\"";
+}
+
+std::string strip_inputs_hash_label(const std::string& dockerfile) {
+  std::string prefix = std::string("LABEL ") + kHashLabelKey + "=";
+  std::istringstream in(dockerfile);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) != 0) out += line + "\n";
+  return out;
+}
+
+}  // namespace imgtool::dockerfiles

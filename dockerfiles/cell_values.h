@@ -1,0 +1,55 @@
+// The values a template sees for one cell: every scalar field of the Cell,
+// the cell's overrides, and a few derived values. This is the whole
+// vocabulary of a template; dockerfiles/README.md lists it for editors.
+//
+//   fields      repository tag variant flavor paddle python os cuda cudnn trt
+//               min_driver min_driver_full base_image base_digest
+//               pip_requirement pip_index_url template_name
+//   derived     base_ref            base_image[@base_digest]
+//               gpu / cpu           "1" or "" (for {{#gpu}} sections)
+//               cuda_mm             CUDA major.minor ("12.6")
+//               nvidia_require_cuda NVIDIA_REQUIRE_CUDA value (see nvidia_require_cuda())
+//               wheelhouse          "wheels" (the context folder) when the cell builds
+//                                   offline, else ""; the host path never appears
+//               kb_version          knowledge-base version
+//               labels              the LABEL instruction from labels.tsv
+//               inputs_hash_label   set by the generator (generate.h)
+//   defaults    user=paddle uid=1000 runtime_packages=libgomp1 (overrides may change them)
+// Precedence: defaults < overrides < fields/derived. Overrides that name a
+// field are ignored here: the matrix has already applied them to the field.
+//
+// Every value is checked to be safe inside a Dockerfile line (no quotes,
+// '$', '\', backquote, ';', '&', '|', '<', '>', control characters); a
+// violation is an InputError naming the cell and the field.
+#pragma once
+#include <string>
+
+#include "dockerfiles/template.h"
+#include "matrix/cell.h"
+
+namespace imgtool::dockerfiles {
+
+// Validates the cell (variant, tag, digest, pinned pip requirement, https
+// index) and returns its values, without labels/inputs_hash_label.
+Values cell_values(const matrix::Cell& cell, const std::string& kb_version);
+
+// "cuda>=12.6 driver>=525.60.13": the toolkit's CUDA version, OR (space =
+// "or" for nvidia-container-toolkit) a driver at least the minor-version-
+// compatibility floor the image claims as io.imgtool.min-driver. Just
+// "cuda>=M.m" when the cell names no floor.
+std::string nvidia_require_cuda(const matrix::Cell& cell);
+
+// Renders labels.tsv (KEY<TAB>VALUE lines, placeholders allowed) into one
+// LABEL instruction; labels whose value renders empty are omitted.
+std::string render_labels(const SourceFile& table, const Values& values);
+
+// The separate instruction that carries the inputs hash. The hash is taken
+// over the Dockerfile WITHOUT this line (it cannot contain itself), so a
+// reader recomputes it by deleting the line (strip_inputs_hash_label).
+std::string inputs_hash_label(const std::string& inputs_hash);
+std::string strip_inputs_hash_label(const std::string& dockerfile);
+
+// The index used when a cell has neither a wheelhouse nor an index URL.
+inline constexpr const char* kDefaultIndexUrl = "https://pypi.org/simple";
+
+}  // namespace imgtool::dockerfiles

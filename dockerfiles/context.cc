@@ -1,0 +1,64 @@
+#include "dockerfiles/context.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+#include "core/hash.h"
+
+namespace imgtool::dockerfiles {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Wheel file names use the normalised project name: "paddlepaddle-gpu" ->
+// "paddlepaddle_gpu" (PEP 427/503), compared case-insensitively.
+std::string wheel_prefix(const std::string& requirement) {
+  auto eq = requirement.find("==");
+  std::string name = requirement.substr(0, std::min(eq, requirement.find('[')));
+  std::string out;
+  for (char c : name) out += (c == '-' || c == '.') ? '_' : static_cast<char>(std::tolower(c));
+  return out + "-" + requirement.substr(eq + 2) + "-";
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
+  fs::path dir = cell.wheelhouse;
+  if (!fs::is_directory(dir))
+    throw InputError("cell " + cell.tag + ": wheelhouse '" + cell.wheelhouse + "' is not a folder");
+  std::vector<ContextFile> files;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".whl")
+      files.push_back({e.path(), "wheels/" + e.path().filename().string(), ""});
+  std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.dest < b.dest; });
+  std::string want = "wheels/" + wheel_prefix(cell.pip_requirement);
+  if (std::none_of(files.begin(), files.end(), [&](auto& f) { return lower(f.dest).rfind(want, 0) == 0; }))
+    throw InputError("cell " + cell.tag + ": wheelhouse '" + cell.wheelhouse + "' has no wheel for " +
+                     cell.pip_requirement + " (expected a file " + want.substr(7) + "*.whl)");
+  for (auto& f : files) f.sha256 = "sha256:" + sha256_file_hex(f.source.string());
+  return files;
+}
+
+size_t place_context_files(const std::vector<ContextFile>& files, const fs::path& cell_dir) {
+  size_t linked = 0;
+  for (auto& f : files) {
+    fs::path dest = cell_dir / f.dest;
+    fs::create_directories(dest.parent_path());
+    std::error_code ec;
+    fs::create_hard_link(f.source, dest, ec);
+    if (!ec) {
+      ++linked;
+      continue;
+    }
+    fs::copy_file(f.source, dest, fs::copy_options::overwrite_existing);  // other filesystem
+  }
+  return linked;
+}
+
+}  // namespace imgtool::dockerfiles

@@ -1,0 +1,112 @@
+#include "dockerfiles/generate.h"
+
+#include <set>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "dockerfiles/cell_values.h"
+#include "dockerfiles/lint.h"
+
+namespace imgtool::dockerfiles {
+namespace {
+
+namespace fs = std::filesystem;
+const char* kMarker = ".imgtool-generated";
+const char* kLabelsFile = "labels.tsv";
+
+// Lints every template file used and the rendered result; throws on findings.
+void lint_or_throw(const std::vector<SourceFile>& sources, const std::string& dockerfile, const std::string& tag) {
+  std::vector<LintFinding> all;
+  std::set<std::string> seen;
+  for (auto& s : sources)
+    if (seen.insert(s.label).second)
+      for (auto& f : lint_text(s.bytes, s.label)) all.push_back(f);
+  if (all.empty())  // a value, not a template, made the download unsafe
+    all = lint_text(dockerfile, tag + "/Dockerfile");
+  if (!all.empty())
+    throw InputError("template lint failed (download without verification):\n" + format_findings(all));
+}
+
+std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sources, const std::string& unhashed,
+                     const std::vector<ContextFile>& context, const std::string& kb_version) {
+  std::set<std::string> src;
+  for (auto& s : sources) src.insert("source " + s.label + " " + sha256_digest(s.bytes) + "\n");
+  std::string m = "imgtool-inputs 1\nkb-version " + kb_version + "\n";
+  m += "base " + c.base_image + " " + (c.base_digest.empty() ? "tag-only" : c.base_digest) + "\n";
+  m += "pip " + c.pip_requirement + " " + (c.wheelhouse.empty() ? "index " + c.pip_index_url : "wheelhouse") + "\n";
+  for (auto& s : src) m += s;
+  m += "dockerfile " + sha256_digest(unhashed) + "\n";
+  for (auto& f : context) m += "context " + f.dest + " " + f.sha256 + "\n";
+  return m;
+}
+
+std::string cell_json(const matrix::Cell& c, const std::string& hash, const std::string& kb_version) {
+  nlohmann::json j = {{"cell", c}, {"inputs_hash", hash}, {"kb_version", kb_version}};
+  return j.dump(2) + "\n";
+}
+
+fs::path templates_dir(const GenerateOptions& opt) {
+  return opt.templates_dir.empty() ? fs::path(data_dir()) / "dockerfiles" : opt.templates_dir;
+}
+
+void check_out_dir(const fs::path& out) {
+  if (!fs::exists(out)) return;
+  if (!fs::is_directory(out)) throw InputError("--out " + out.string() + ": exists and is not a folder");
+  if (fs::is_empty(out) || fs::exists(out / kMarker)) return;
+  throw InputError("--out " + out.string() +
+                   ": folder exists, is not empty and was not made by imgtool generate; "
+                   "choose a new or empty folder (it is replaced as a whole)");
+}
+
+void check_cells(const std::vector<matrix::Cell>& cells) {
+  if (cells.empty()) throw InputError("no cells to generate (the matrix kept none)");
+  std::set<std::string> tags;
+  for (auto& c : cells)
+    if (!tags.insert(c.tag).second) throw InputError("two cells have the same tag '" + c.tag + "'");
+}
+
+GeneratedCell write_cell(const RenderedCell& r, const fs::path& stage, const fs::path& final_out) {
+  fs::path dir = stage / r.cell.tag;
+  fs::create_directories(dir);
+  write_file_atomic(dir / "Dockerfile", r.dockerfile);
+  write_file_atomic(dir / "cell.json", r.cell_json);
+  write_file_atomic(dir / "inputs.txt", r.inputs_manifest);
+  size_t linked = place_context_files(r.context, dir);
+  return {r.cell.tag, final_out / r.cell.tag, r.inputs_hash, r.context.size(), linked, r.cell.warnings};
+}
+
+}  // namespace
+
+RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version) {
+  Values v = cell_values(cell, kb_version);
+  std::vector<SourceFile> sources{templates.read(kLabelsFile)};
+  v["labels"] = render_labels(sources[0], v);
+  std::string unhashed = templates.render(cell.template_name, v, &sources);
+  lint_or_throw(sources, unhashed, cell.tag);
+  RenderedCell r{cell, "", "", "", {}, ""};
+  if (!cell.wheelhouse.empty()) r.context = wheelhouse_files(cell);
+  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version);
+  r.inputs_hash = sha256_digest(r.inputs_manifest);
+  v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash);
+  r.dockerfile = templates.render(cell.template_name, v);
+  r.cell_json = cell_json(cell, r.inputs_hash, kb_version);
+  return r;
+}
+
+std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt) {
+  check_cells(cells);
+  check_out_dir(opt.out_dir);
+  TemplateDir templates(templates_dir(opt));
+  std::vector<RenderedCell> rendered;  // render all first: a bad cell fails before any write
+  for (auto& c : cells) rendered.push_back(render_cell(c, templates, opt.kb_version));
+  StagingDir stage(opt.out_dir);
+  std::vector<GeneratedCell> out;
+  for (auto& r : rendered) out.push_back(write_cell(r, stage.path(), opt.out_dir));
+  write_file_atomic(stage.path() / kMarker, "made by imgtool generate; replaced as a whole on the next run\n");
+  stage.commit();
+  return out;
+}
+
+}  // namespace imgtool::dockerfiles

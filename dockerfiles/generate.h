@@ -1,0 +1,64 @@
+// The Dockerfile generator: one folder per kept matrix cell.
+//
+//   <out>/<tag>/Dockerfile    rendered from dockerfiles/<template_name>.Dockerfile.in
+//   <out>/<tag>/cell.json     {"cell": <Cell>, "inputs_hash": "sha256:…", "kb_version": "…"}
+//   <out>/<tag>/inputs.txt    the manifest the inputs hash is taken over (why a hash changed)
+//   <out>/<tag>/wheels/…      context files the Dockerfile copies (offline cells)
+//   <out>/.imgtool-generated  marks <out> as ours (we only ever replace such a folder)
+//
+// The inputs hash covers everything that determines the image: the bytes of
+// every template file used (template, partials, labels.tsv), the rendered
+// Dockerfile minus its inputs-hash line, the base reference and digest, the
+// pip pin and index, each context file's sha256, and the KB version.
+// Deterministic: identical inputs give byte-identical folders (no clocks, no
+// host paths in the Dockerfile; files and keys in sorted order).
+//
+// All or nothing: the whole <out> is built in a staging folder beside it and
+// renamed into place at the end; any error (bad cell, lint finding, unknown
+// placeholder) leaves <out> as it was.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dockerfiles/context.h"
+#include "dockerfiles/template.h"
+#include "matrix/cell.h"
+
+namespace imgtool::dockerfiles {
+
+struct GenerateOptions {
+  std::filesystem::path out_dir;        // replaced as a whole; must be new, empty, or ours
+  std::filesystem::path templates_dir;  // empty = <data_dir()>/dockerfiles
+  std::string kb_version;               // recorded in labels, cell.json and the hash
+};
+
+// One cell rendered in memory (nothing written yet).
+struct RenderedCell {
+  matrix::Cell cell;
+  std::string dockerfile;      // final text, with the inputs-hash label
+  std::string inputs_manifest; // what the hash is taken over (inputs.txt)
+  std::string inputs_hash;     // "sha256:<hex>" of inputs_manifest
+  std::vector<ContextFile> context;
+  std::string cell_json;       // cell.json text
+};
+
+// Renders and lints one cell. InputError on a bad cell, an unknown
+// placeholder (file:line), or lint findings (one "file:line: …" per line).
+RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version);
+
+struct GeneratedCell {
+  std::string tag;
+  std::filesystem::path dir;  // final folder
+  std::string inputs_hash;
+  size_t context_files = 0;
+  size_t hard_linked = 0;     // of context_files; the rest were copied
+  std::vector<std::string> warnings;  // the cell's warnings, passed on
+};
+
+// Generates every cell into opt.out_dir (see the header comment). InputError
+// on duplicate tags, on an empty cell list, or when out_dir exists, is not
+// empty and was not made by generate().
+std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt);
+
+}  // namespace imgtool::dockerfiles

