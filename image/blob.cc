@@ -91,4 +91,20 @@ void PipeReader::close() {
   cv_.notify_all();
 }
 
+ThreadedReader::ThreadedReader(std::function<void(PipeReader&)> producer, size_t capacity) : pipe_(capacity) {
+  worker_ = std::thread([this, producer = std::move(producer)] {
+    try {
+      producer(pipe_);
+      pipe_.finish();
+    } catch (...) {
+      pipe_.finish(std::current_exception());
+    }
+  });
+}
+
+ThreadedReader::~ThreadedReader() {
+  pipe_.close();
+  worker_.join();
+}
+
 }  // namespace imgtool::image

@@ -14,8 +14,10 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "core/hash.h"
 #include "image/image.h"
@@ -70,6 +72,19 @@ class PipeReader : public BlobReader {
   size_t front_off_ = 0, size_ = 0, cap_;
   bool finished_ = false, closed_ = false;
   std::exception_ptr err_;
+};
+
+// Runs `producer` on its own thread, feeding a PipeReader that read() drains;
+// an exception in the producer surfaces from read(). Destroying the reader
+// early closes the pipe (the producer's push() returns false) and joins.
+class ThreadedReader : public BlobReader {
+ public:
+  explicit ThreadedReader(std::function<void(PipeReader&)> producer, size_t capacity = 16 << 20);
+  ~ThreadedReader() override;
+  size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
+ private:
+  PipeReader pipe_;
+  std::thread worker_;
 };
 
 }  // namespace imgtool::image

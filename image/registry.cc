@@ -42,29 +42,6 @@ std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
-// Streams a GET body on a background thread into a PipeReader.
-class StreamingBlob : public BlobReader {
- public:
-  explicit StreamingBlob(std::function<void(PipeReader&)> producer)
-      : worker_([this, producer = std::move(producer)] { run(producer); }) {}
-  ~StreamingBlob() override {
-    pipe_.close();
-    worker_.join();
-  }
-  size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
- private:
-  void run(const std::function<void(PipeReader&)>& producer) {
-    try {
-      producer(pipe_);
-      pipe_.finish();
-    } catch (...) {
-      pipe_.finish(std::current_exception());
-    }
-  }
-  PipeReader pipe_{16 << 20};
-  std::thread worker_;
-};
-
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
@@ -427,7 +404,7 @@ std::unique_ptr<BlobReader> Registry::get_blob(const std::string& repo, const De
       delay *= 2;
     }
   };
-  return std::make_unique<VerifyingReader>(std::make_unique<StreamingBlob>(producer), d,
+  return std::make_unique<VerifyingReader>(std::make_unique<ThreadedReader>(producer), d,
                                            "docker://" + host() + "/" + repo);
 }
 

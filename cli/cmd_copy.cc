@@ -1,0 +1,67 @@
+// imgtool copy SRC DST: one image between docker-daemon:, oci: and docker://.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/subcommand.h"
+#include "core/error.h"
+#include "image/copy.h"
+#include "image/transport.h"
+
+namespace imgtool::cli {
+namespace {
+
+struct CopyFlags {
+  std::string src, dst, compression = "gzip", ca_file;
+  int jobs = 4;
+  bool insecure_http = false, json = false, verbose = false;
+};
+
+image::TransportOptions transport_options(const CopyFlags& f) {
+  image::TransportOptions o;
+  auto c = image::parse_compression(f.compression);
+  if (!c) throw InputError("--compression: expected gzip or zstd, found '" + f.compression + "'");
+  o.daemon.compression = *c;
+  o.registry.ca_file = f.ca_file;
+  o.registry.insecure_http = f.insecure_http;
+  return o;
+}
+
+int run_copy(const CopyFlags& f) {
+  image::Reference src = image::parse_reference(f.src), dst = image::parse_reference(f.dst);
+  if (f.jobs < 1) throw InputError("--jobs: expected a positive number, found " + std::to_string(f.jobs));
+  auto o = transport_options(f);
+  auto source = image::open_source(src, o);
+  auto dest = image::open_destination(dst, o);
+  image::CopyOptions co;
+  co.jobs = f.jobs;
+  if (f.verbose) co.log = [](const std::string& s) { std::cerr << "imgtool copy: " << s << "\n"; };
+  image::CopyResult r = image::copy_image(*source, *dest, dst.tag, co);
+  if (f.json) {
+    nlohmann::json j{{"source", f.src}, {"destination", f.dst}, {"digest", r.digest}, {"media_type", r.media_type},
+                     {"blobs", r.blobs}, {"blobs_skipped", r.blobs_skipped}, {"bytes_copied", r.bytes_copied},
+                     {"seconds", r.seconds}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "copied " << f.src << " -> " << f.dst << " " << r.digest << " (" << r.blobs - r.blobs_skipped << "/"
+              << r.blobs << " blobs, " << r.bytes_copied << " bytes, " << r.seconds << " s)\n";
+  }
+  return 0;
+}
+
+Registration reg{{"copy", "Copy an image between docker-daemon:NAME:TAG, oci:DIR[:TAG] and docker://HOST/REPO[:TAG|@DIGEST]",
+                  [](CLI::App& sub) -> Action {
+                    auto f = std::make_shared<CopyFlags>();
+                    sub.add_option("SRC", f->src, "source reference")->required();
+                    sub.add_option("DST", f->dst, "destination reference")->required();
+                    sub.add_option("--compression", f->compression, "layer compression for docker-daemon: sources: gzip (default) or zstd");
+                    sub.add_option("--jobs", f->jobs, "blobs transferred in parallel (default 4)");
+                    sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) to trust for the registry");
+                    sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+                    sub.add_flag("--json", f->json, "print the result as JSON");
+                    sub.add_flag("-v,--verbose", f->verbose, "log each blob");
+                    return [f] { return run_copy(*f); };
+                  }}};
+
+}  // namespace
+}  // namespace imgtool::cli

@@ -1,0 +1,218 @@
+#include "image/compress.h"
+
+#include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
+#include <zstd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "image/image.h"
+
+namespace imgtool::image {
+
+std::optional<Compression> parse_compression(const std::string& name) {
+  if (name == "gzip") return Compression::kGzip;
+  if (name == "zstd") return Compression::kZstd;
+  return std::nullopt;
+}
+
+std::string compression_name(Compression c) { return c == Compression::kGzip ? "gzip" : "zstd"; }
+
+const char* oci_layer_media_type(Compression c) {
+  return c == Compression::kGzip ? media::kOciLayerGzip : media::kOciLayerZstd;
+}
+
+namespace {
+
+constexpr size_t kBlock = 1 << 20;
+
+// Raw deflate of one block; `last` ends the stream (BFINAL), otherwise a full
+// flush leaves the output byte-aligned so blocks concatenate.
+std::string deflate_block(const std::string& in, bool last) {
+  thread_local std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
+  std::string out(in.size() + in.size() / 8 + 1024, '\0');
+  isal_zstream s;
+  isal_deflate_stateless_init(&s);
+  s.level = 1;
+  s.level_buf = level_buf.data();
+  s.level_buf_size = static_cast<uint32_t>(level_buf.size());
+  s.flush = FULL_FLUSH;
+  s.end_of_stream = last ? 1 : 0;
+  s.gzip_flag = IGZIP_DEFLATE;
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
+  s.avail_in = static_cast<uint32_t>(in.size());
+  s.next_out = reinterpret_cast<uint8_t*>(out.data());
+  s.avail_out = static_cast<uint32_t>(out.size());
+  int rc = isal_deflate_stateless(&s);
+  if (rc != COMP_OK) throw Error("igzip: deflate failed (" + std::to_string(rc) + ")");
+  out.resize(s.total_out);
+  return out;
+}
+
+// A fixed pool of threads running tasks in FIFO order.
+class Pool {
+ public:
+  explicit Pool(int n) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  std::future<std::string> submit(std::function<std::string()> f) {
+    auto task = std::make_shared<std::packaged_task<std::string()>>(std::move(f));
+    auto fut = task->get_future();
+    {
+      std::lock_guard lk(mu_);
+      q_.push_back([task] { (*task)(); });
+    }
+    cv_.notify_one();
+    return fut;
+  }
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+        if (q_.empty()) return;
+        f = std::move(q_.front());
+        q_.pop_front();
+      }
+      f();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+struct LayerCompressor::Impl {
+  Sink sink;
+  Sha256 in_sha, out_sha;
+  int64_t in_size = 0, out_size = 0;
+  virtual ~Impl() = default;
+  virtual void write(const char* p, size_t n) = 0;
+  virtual void finish() = 0;
+  void emit(const char* p, size_t n) {
+    out_sha.update(p, n);
+    out_size += static_cast<int64_t>(n);
+    sink(p, n);
+  }
+};
+
+namespace {
+
+struct GzipImpl : LayerCompressor::Impl {
+  Pool pool;
+  size_t max_inflight;
+  std::deque<std::future<std::string>> inflight;
+  std::string block;
+  uint32_t crc = 0;
+
+  explicit GzipImpl(int jobs) : pool(jobs), max_inflight(static_cast<size_t>(jobs) * 2 + 2) {}
+
+  void start() {
+    static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    emit(reinterpret_cast<const char*>(hdr), sizeof hdr);
+  }
+  void submit(bool last) {
+    auto data = std::make_shared<std::string>(std::move(block));
+    block.clear();
+    block.reserve(kBlock);
+    inflight.push_back(pool.submit([data, last] { return deflate_block(*data, last); }));
+    while (inflight.size() > (last ? 0 : max_inflight)) drain_one();
+  }
+  void drain_one() {
+    std::string out = inflight.front().get();
+    inflight.pop_front();
+    emit(out.data(), out.size());
+  }
+  void write(const char* p, size_t n) override {
+    crc = crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(p), n);
+    while (n > 0) {
+      size_t take = std::min(n, kBlock - block.size());
+      block.append(p, take);
+      p += take;
+      n -= take;
+      if (block.size() == kBlock) submit(false);
+    }
+  }
+  void finish() override {
+    submit(true);  // the remainder (possibly empty) with BFINAL
+    unsigned char trailer[8];
+    uint32_t isize = static_cast<uint32_t>(in_size);
+    for (int i = 0; i < 4; ++i) trailer[i] = static_cast<unsigned char>(crc >> (8 * i));
+    for (int i = 0; i < 4; ++i) trailer[4 + i] = static_cast<unsigned char>(isize >> (8 * i));
+    emit(reinterpret_cast<const char*>(trailer), sizeof trailer);
+  }
+};
+
+struct ZstdImpl : LayerCompressor::Impl {
+  ZSTD_CCtx* cctx;
+  std::vector<char> out;
+  explicit ZstdImpl(int jobs) : cctx(ZSTD_createCCtx()), out(ZSTD_CStreamOutSize()) {
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, jobs);
+  }
+  ~ZstdImpl() override { ZSTD_freeCCtx(cctx); }
+  void pump(const char* p, size_t n, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{p, n, 0};
+    for (;;) {
+      ZSTD_outBuffer o{out.data(), out.size(), 0};
+      size_t left = ZSTD_compressStream2(cctx, &o, &in, mode);
+      if (ZSTD_isError(left)) throw Error(std::string("zstd: ") + ZSTD_getErrorName(left));
+      emit(out.data(), o.pos);
+      bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
+      if (done) return;
+    }
+  }
+  void write(const char* p, size_t n) override { pump(p, n, ZSTD_e_continue); }
+  void finish() override { pump(nullptr, 0, ZSTD_e_end); }
+};
+
+}  // namespace
+
+LayerCompressor::LayerCompressor(Compression c, int jobs, Sink sink) {
+  if (jobs < 1) jobs = 1;
+  if (c == Compression::kGzip) {
+    auto g = std::make_unique<GzipImpl>(jobs);
+    g->sink = std::move(sink);
+    g->start();
+    impl_ = std::move(g);
+  } else {
+    impl_ = std::make_unique<ZstdImpl>(jobs);
+    impl_->sink = std::move(sink);
+  }
+}
+
+LayerCompressor::~LayerCompressor() = default;
+
+void LayerCompressor::write(const char* data, size_t len) {
+  impl_->in_sha.update(data, len);
+  impl_->in_size += static_cast<int64_t>(len);
+  impl_->write(data, len);
+}
+
+CompressedLayer LayerCompressor::finish() {
+  impl_->finish();
+  return {impl_->in_sha.digest(), impl_->out_sha.digest(), impl_->out_size, impl_->in_size};
+}
+
+}  // namespace imgtool::image

@@ -1,0 +1,34 @@
+// The copy engine: one image from any ImageSource to any ImageDestination.
+//
+// Order (the atomicity contract): every blob the manifest names (config and
+// layers) is stored first — in parallel, skipping blobs the destination
+// already has — and only then the manifest, whose PUT is what sets `tag`.
+// A copy killed at any point leaves the tag where it was; re-running it
+// completes (already stored blobs are skipped).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "image/image.h"
+
+namespace imgtool::image {
+
+struct CopyOptions {
+  int jobs = 4;      // blobs transferred at once
+  int attempts = 3;  // tries per blob on retryable errors (re-opening the source blob)
+  std::function<void(const std::string&)> log;  // progress lines; none by default
+};
+
+struct CopyResult {
+  std::string digest;      // manifest digest at the destination
+  std::string media_type;
+  int blobs = 0;           // blobs named by the manifest (config + layers)
+  int blobs_skipped = 0;   // already present
+  int64_t bytes_copied = 0;
+  double seconds = 0;
+};
+
+// tag: the destination tag; empty = store by digest only.
+CopyResult copy_image(ImageSource& src, ImageDestination& dst, const std::string& tag, const CopyOptions& o = {});
+
+}  // namespace imgtool::image

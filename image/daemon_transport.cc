@@ -1,0 +1,259 @@
+#include "image/daemon_transport.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "image/blob.h"
+
+namespace imgtool::image {
+namespace {
+
+constexpr const char* kApi = "http://docker/v1.41";
+
+std::string engine_socket(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* h = std::getenv("DOCKER_HOST");
+  if (h && std::string(h).rfind("unix://", 0) == 0) return std::string(h).substr(7);
+  return "/var/run/docker.sock";
+}
+
+std::string cache_root(const DaemonOptions& o) {
+  if (!o.cache_root.empty()) return o.cache_root;
+  return cache_dir() + "/layers/" + compression_name(o.compression);
+}
+
+int jobs_of(const DaemonOptions& o) {
+  return o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+HttpResponse engine_call(HttpClient& c, const std::string& method, const std::string& path) {
+  try {
+    return c.send({method, std::string(kApi) + path});
+  } catch (const HttpTransportError& e) {
+    throw Error(std::string("cannot talk to the Docker engine: ") + e.what(), e.retryable);
+  }
+}
+
+// libarchive pulls from a BlobReader through this callback.
+struct ArchiveFeed {
+  BlobReader* in;
+  std::vector<char> buf = std::vector<char>(1 << 20);
+  std::exception_ptr err;
+};
+
+la_ssize_t feed_read(struct archive*, void* ud, const void** out) {
+  auto* f = static_cast<ArchiveFeed*>(ud);
+  try {
+    *out = f->buf.data();
+    return static_cast<la_ssize_t>(f->in->read(f->buf.data(), f->buf.size()));
+  } catch (...) {
+    f->err = std::current_exception();
+    return -1;
+  }
+}
+
+}  // namespace
+
+DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
+    : name_(std::move(name_tag)), opt_(o), engine_(HttpOptions{"", engine_socket(o.socket)}),
+      cache_(cache_root(o), o.compression) {}
+
+Manifest DaemonSource::manifest() {
+  HttpResponse r = engine_call(engine_, "GET", "/images/" + name_ + "/json");
+  if (r.status == 404) throw InputError(describe() + ": no such image in the Docker engine");
+  if (r.status != 200) throw Error(describe() + ": inspect failed: HTTP " + std::to_string(r.status) + " " + r.body);
+  auto j = nlohmann::json::parse(r.body);
+  config_digest_ = j.at("Id").get<std::string>();
+  auto diff_ids = j.at("RootFS").value("Layers", std::vector<std::string>{});
+  bool complete = std::all_of(diff_ids.begin(), diff_ids.end(), [&](auto& d) { return cache_.find(d).has_value(); });
+  auto cfg = cache_.config(config_digest_);
+  if (!complete || !cfg) {
+    save_missing(diff_ids, config_digest_);
+    cfg = cache_.config(config_digest_);
+    if (!cfg) throw Error(describe() + ": docker save carried no config " + config_digest_);
+  }
+  config_ = *cfg;
+  nlohmann::json layers = nlohmann::json::array();
+  for (auto& d : diff_ids) {
+    auto c = cache_.find(d);
+    if (!c) throw Error(describe() + ": docker save carried no layer with diff_id " + d);
+    layers.push_back(*c);
+  }
+  Descriptor config{media::kOciConfig, config_digest_, static_cast<int64_t>(config_.size())};
+  nlohmann::json m{{"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", config}, {"layers", layers}};
+  return Manifest{m.dump(), media::kOciManifest};
+}
+
+void DaemonSource::save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest) {
+  ThreadedReader body([this](PipeReader& pipe) {
+    HttpRequest r{"GET", std::string(kApi) + "/images/" + name_ + "/get"};
+    r.on_data = [&](const char* p, size_t n) { return pipe.push(p, n); };
+    HttpResponse resp = engine_.send(r);
+    if (resp.status != 200) throw Error(describe() + ": docker save failed: HTTP " + std::to_string(resp.status) + " " + resp.body);
+  });
+  ArchiveFeed feed{&body};
+  struct archive* a = archive_read_new();
+  archive_read_support_format_tar(a);
+  if (archive_read_open(a, &feed, nullptr, feed_read, nullptr) != ARCHIVE_OK) {
+    std::string msg = archive_error_string(a) ? archive_error_string(a) : "?";
+    archive_read_free(a);
+    if (feed.err) std::rethrow_exception(feed.err);
+    throw Error(describe() + ": cannot read the docker save stream: " + msg);
+  }
+  struct archive_entry* e;
+  int rc;
+  try {
+    while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK)
+      read_save_entry(a, archive_entry_pathname(e), diff_ids, config_digest);
+  } catch (...) {
+    archive_read_free(a);
+    throw;
+  }
+  std::string msg = rc == ARCHIVE_EOF ? "" : (archive_error_string(a) ? archive_error_string(a) : "?");
+  archive_read_free(a);
+  if (feed.err) std::rethrow_exception(feed.err);
+  if (!msg.empty()) throw Error(describe() + ": broken docker save stream: " + msg);
+}
+
+namespace {
+
+std::string read_entry_string(struct archive* a) {
+  std::string s;
+  char buf[65536];
+  la_ssize_t n;
+  while ((n = archive_read_data(a, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  if (n < 0) throw Error(std::string("docker save stream: ") + archive_error_string(a));
+  return s;
+}
+
+CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const std::filesystem::path& tmp) {
+  std::ofstream out(tmp, std::ios::binary);
+  LayerCompressor comp(c, jobs, [&](const char* p, size_t n) { out.write(p, static_cast<std::streamsize>(n)); });
+  std::vector<char> buf(1 << 20);
+  la_ssize_t n;
+  while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) comp.write(buf.data(), static_cast<size_t>(n));
+  if (n < 0) throw Error(std::string("docker save stream: ") + archive_error_string(a));
+  CompressedLayer l = comp.finish();
+  out.close();
+  if (!out) throw Error("cannot write " + tmp.string());
+  return l;
+}
+
+}  // namespace
+
+void DaemonSource::read_save_entry(void* ap, const std::string& path, const std::vector<std::string>& diff_ids,
+                                   const std::string& config_digest) {
+  auto* a = static_cast<struct archive*>(ap);
+  bool legacy_layer = path.size() > 10 && path.compare(path.size() - 10, 10, "/layer.tar") == 0;
+  bool oci_blob = path.rfind("blobs/sha256/", 0) == 0;
+  bool legacy_config = path.find('/') == std::string::npos && path != "manifest.json" && path.size() > 5 &&
+                       path.compare(path.size() - 5, 5, ".json") == 0;
+  std::string named = oci_blob ? "sha256:" + path.substr(13) : legacy_config ? "sha256:" + path.substr(0, path.size() - 5) : "";
+  if (named == config_digest) {
+    cache_.put_config(read_entry_string(a));
+    return;
+  }
+  bool wanted_blob = oci_blob && std::find(diff_ids.begin(), diff_ids.end(), named) != diff_ids.end();
+  if (!legacy_layer && !wanted_blob) return;  // other entries: skipped by the next header read
+  std::string key = oci_blob ? named.substr(7) : path.substr(0, path.size() - 10);
+  if (auto known = oci_blob ? std::optional<std::string>(named) : cache_.saved_diff_id(key); known && cache_.find(*known))
+    return;
+  auto tmp = cache_.temp_path();
+  try {
+    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp);
+    cache_.commit(tmp, l);
+    if (!oci_blob) cache_.remember_saved(key, l.diff_id);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
+
+std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
+  if (d.digest == config_digest_) return std::make_unique<StringReader>(config_);
+  // Written and hashed by this process's cache in the same pass; destinations verify again.
+  return std::make_unique<FileReader>(cache_.blob_path(d.digest));
+}
+
+DaemonDestination::DaemonDestination(std::string name_tag, DaemonOptions o)
+    : name_(std::move(name_tag)), engine_(HttpOptions{"", engine_socket(o.socket)}) {
+  stage_ = std::filesystem::temp_directory_path() / ("imgtool-load-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(reinterpret_cast<uintptr_t>(this)));
+  std::filesystem::create_directories(stage_);
+}
+
+DaemonDestination::~DaemonDestination() {
+  std::error_code ec;
+  std::filesystem::remove_all(stage_, ec);
+}
+
+bool DaemonDestination::has_blob(const Descriptor& d) { return std::filesystem::exists(stage_ / d.digest.substr(7)); }
+
+void DaemonDestination::put_blob(const Descriptor& d, BlobReader& content) {
+  auto tmp = stage_ / (d.digest.substr(7) + ".part");
+  std::ofstream out(tmp, std::ios::binary);
+  Sha256 sha;
+  std::vector<char> buf(1 << 20);
+  while (size_t n = content.read(buf.data(), buf.size())) {
+    sha.update(buf.data(), n);
+    out.write(buf.data(), static_cast<std::streamsize>(n));
+  }
+  out.close();
+  if (sha.digest() != d.digest) throw Error(describe() + ": blob content does not hash to " + d.digest);
+  std::filesystem::rename(tmp, stage_ / d.digest.substr(7));
+}
+
+namespace {
+
+void add_file(struct archive* w, const std::string& name, const std::filesystem::path& src) {
+  struct archive_entry* e = archive_entry_new();
+  archive_entry_set_pathname(e, name.c_str());
+  archive_entry_set_size(e, static_cast<la_int64_t>(std::filesystem::file_size(src)));
+  archive_entry_set_filetype(e, AE_IFREG);
+  archive_entry_set_perm(e, 0644);
+  archive_write_header(w, e);
+  std::ifstream in(src, std::ios::binary);
+  std::vector<char> buf(1 << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0)
+    archive_write_data(w, buf.data(), static_cast<size_t>(in.gcount()));
+  archive_entry_free(e);
+}
+
+}  // namespace
+
+void DaemonDestination::put_manifest(const Manifest& m, const std::string& tag) {
+  std::string repo_tag = name_;
+  if (!tag.empty()) repo_tag = name_.substr(0, name_.rfind(':') == std::string::npos || name_.rfind(':') < name_.rfind('/')
+                                                   ? name_.size() : name_.rfind(':')) + ":" + tag;
+  nlohmann::json entry{{"Config", m.config().digest.substr(7) + ".json"}, {"RepoTags", {repo_tag}}, {"Layers", nlohmann::json::array()}};
+  for (auto& l : m.layers()) entry["Layers"].push_back(l.digest.substr(7) + "/layer.tar");
+  write_file_atomic(stage_ / "manifest.json", nlohmann::json::array({entry}).dump());
+  auto tar = stage_ / "load.tar";
+  struct archive* w = archive_write_new();
+  archive_write_set_format_pax_restricted(w);
+  archive_write_open_filename(w, tar.c_str());
+  add_file(w, "manifest.json", stage_ / "manifest.json");
+  add_file(w, m.config().digest.substr(7) + ".json", stage_ / m.config().digest.substr(7));
+  for (auto& l : m.layers()) add_file(w, l.digest.substr(7) + "/layer.tar", stage_ / l.digest.substr(7));
+  archive_write_close(w);
+  archive_write_free(w);
+  FileReader in(tar);
+  HttpRequest r{"POST", std::string(kApi) + "/images/load?quiet=1", {"Content-Type: application/x-tar"}};
+  r.upload = &in;
+  r.upload_size = static_cast<int64_t>(std::filesystem::file_size(tar));
+  HttpResponse resp = engine_.send(r);
+  if (resp.status != 200 || resp.body.find("\"error") != std::string::npos)
+    throw Error(describe() + ": docker load failed: HTTP " + std::to_string(resp.status) + " " + resp.body);
+}
+
+}  // namespace imgtool::image

@@ -1,0 +1,65 @@
+// The docker-daemon: transport, over the Docker Engine API on its Unix socket
+// ($DOCKER_HOST=unix://PATH, default /var/run/docker.sock).
+//
+//   DaemonSource       manifest(): inspects the image (config digest = image ID,
+//                      diff_ids); every layer missing from the LayerCache is read
+//                      from the `docker save` stream (GET /images/NAME/get) through
+//                      libarchive — never extracted to disk — and compressed once,
+//                      in parallel, diff_id and digest computed in the same pass.
+//                      An image whose layers are all cached is not saved at all.
+//                      The manifest is an OCI manifest (OCI config/layer types).
+//   DaemonDestination  stages blobs in a temporary folder, then put_manifest()
+//                      writes a `docker save`-format tar and POSTs /images/load
+//                      (compressed layers are accepted as they are).
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "image/compress.h"
+#include "image/http.h"
+#include "image/image.h"
+#include "image/layer_cache.h"
+
+namespace imgtool::image {
+
+struct DaemonOptions {
+  Compression compression = Compression::kGzip;
+  int jobs = 0;              // compression threads; 0 = all cores
+  std::string cache_root;    // default: cache_dir()/layers/<algo>
+  std::string socket;        // default: $DOCKER_HOST (unix://) or /var/run/docker.sock
+};
+
+class DaemonSource : public ImageSource {
+ public:
+  DaemonSource(std::string name_tag, DaemonOptions o = {});
+  Manifest manifest() override;
+  std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
+  std::string describe() const override { return "docker-daemon:" + name_; }
+ private:
+  void save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest);
+  void read_save_entry(void* archive, const std::string& path, const std::vector<std::string>& diff_ids,
+                       const std::string& config_digest);
+  std::string name_;
+  DaemonOptions opt_;
+  HttpClient engine_;
+  LayerCache cache_;
+  std::string config_digest_, config_;
+};
+
+class DaemonDestination : public ImageDestination {
+ public:
+  // name_tag: the tag the loaded image gets when put_manifest() has no tag.
+  DaemonDestination(std::string name_tag, DaemonOptions o = {});
+  ~DaemonDestination() override;
+  bool has_blob(const Descriptor& d) override;
+  void put_blob(const Descriptor& d, BlobReader& content) override;
+  void put_manifest(const Manifest& m, const std::string& tag) override;
+  std::string describe() const override { return "docker-daemon:" + name_; }
+ private:
+  std::string name_;
+  HttpClient engine_;
+  std::filesystem::path stage_;
+};
+
+}  // namespace imgtool::image

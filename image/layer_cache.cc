@@ -1,0 +1,71 @@
+#include "image/layer_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "core/fs.h"
+#include "core/hash.h"
+
+namespace imgtool::image {
+namespace {
+
+std::string hex_of(const std::string& digest) { return digest.substr(digest.find(':') + 1); }
+
+std::optional<std::string> read_opt(const std::filesystem::path& p) {
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) return std::nullopt;
+  return read_file(p);
+}
+
+}  // namespace
+
+LayerCache::LayerCache(std::filesystem::path root, Compression c) : root_(std::move(root)), c_(c) {
+  for (const char* sub : {"blobs", "map", "saved", "configs", "tmp"}) std::filesystem::create_directories(root_ / sub);
+}
+
+std::filesystem::path LayerCache::blob_path(const std::string& digest) const { return root_ / "blobs" / hex_of(digest); }
+
+std::optional<Descriptor> LayerCache::find(const std::string& diff_id) const {
+  auto entry = read_opt(root_ / "map" / hex_of(diff_id));
+  if (!entry) return std::nullopt;
+  auto j = nlohmann::json::parse(*entry, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  Descriptor d{oci_layer_media_type(c_), j.value("digest", ""), j.value("size", int64_t{0})};
+  std::error_code ec;
+  auto size = std::filesystem::file_size(blob_path(d.digest), ec);
+  if (ec || static_cast<int64_t>(size) != d.size) return std::nullopt;
+  return d;
+}
+
+std::filesystem::path LayerCache::temp_path() const {
+  static std::atomic<int> n{0};
+  return root_ / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(++n));
+}
+
+Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l) {
+  std::filesystem::rename(tmp, blob_path(l.digest));
+  nlohmann::json j{{"digest", l.digest}, {"size", l.size}};
+  write_file_atomic(root_ / "map" / hex_of(l.diff_id), j.dump());
+  return Descriptor{oci_layer_media_type(c_), l.digest, l.size};
+}
+
+std::optional<std::string> LayerCache::saved_diff_id(const std::string& v1_id) const {
+  return read_opt(root_ / "saved" / v1_id);
+}
+
+void LayerCache::remember_saved(const std::string& v1_id, const std::string& diff_id) {
+  write_file_atomic(root_ / "saved" / v1_id, diff_id);
+}
+
+std::optional<std::string> LayerCache::config(const std::string& digest) const {
+  auto bytes = read_opt(root_ / "configs" / hex_of(digest));
+  if (!bytes || sha256_digest(*bytes) != digest) return std::nullopt;
+  return bytes;
+}
+
+void LayerCache::put_config(const std::string& bytes) {
+  write_file_atomic(root_ / "configs" / sha256_hex(bytes), bytes);
+}
+
+}  // namespace imgtool::image

@@ -1,0 +1,43 @@
+// A local cache of compressed daemon layers, so an unchanged image is never
+// compressed twice. Layout under ROOT (default cache_dir()/layers/<algo>):
+//   blobs/<hex>       compressed layer, named by its digest
+//   map/<diffid-hex>  {"digest","size"}: diff_id -> compressed blob
+//   saved/<v1-id>     diff_id of a `docker save` layer folder (skip re-hashing)
+//   configs/<hex>     image config bytes, by digest (= the daemon's image ID)
+// Entries appear atomically (written beside, then renamed). Concurrent writers
+// of the same entry write identical bytes, so the last rename wins harmlessly.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "image/compress.h"
+#include "image/image.h"
+
+namespace imgtool::image {
+
+class LayerCache {
+ public:
+  LayerCache(std::filesystem::path root, Compression c);
+  const std::filesystem::path& root() const { return root_; }
+
+  // The compressed blob for diff_id, if present (size checked, not re-hashed).
+  std::optional<Descriptor> find(const std::string& diff_id) const;
+  std::filesystem::path blob_path(const std::string& digest) const;
+  // A fresh temporary file name inside the cache (same filesystem as blobs/).
+  std::filesystem::path temp_path() const;
+  // Moves a finished temporary file into place and records diff_id -> blob.
+  Descriptor commit(const std::filesystem::path& tmp, const CompressedLayer& layer);
+
+  std::optional<std::string> saved_diff_id(const std::string& v1_id) const;
+  void remember_saved(const std::string& v1_id, const std::string& diff_id);
+
+  std::optional<std::string> config(const std::string& digest) const;  // re-hashed
+  void put_config(const std::string& bytes);
+
+ private:
+  std::filesystem::path root_;
+  Compression c_;
+};
+
+}  // namespace imgtool::image

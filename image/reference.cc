@@ -1,0 +1,93 @@
+#include "image/reference.h"
+
+#include <functional>
+#include <regex>
+#include <vector>
+
+#include "core/error.h"
+#include "core/hash.h"
+
+namespace imgtool::image {
+namespace {
+
+[[noreturn]] void bad(const std::string& text, const std::string& why) {
+  throw InputError("bad image reference '" + text + "': " + why);
+}
+
+const std::regex kRepo("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*");
+const std::regex kTag("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+const std::regex kHost("(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:]+\\])(?::[0-9]{1,5})?");
+
+// Splits "NAME[:TAG][@DIGEST]" where NAME may contain '/' (and a host port before the first '/').
+void split_name_tag(const std::string& text, std::string rest, Reference& r) {
+  if (auto at = rest.find('@'); at != std::string::npos) {
+    r.digest = rest.substr(at + 1);
+    rest.resize(at);
+    if (!is_sha256_digest(r.digest)) bad(text, "expected @sha256:<64 hex digits>, found '@" + r.digest + "'");
+  }
+  auto slash = rest.rfind('/');
+  auto colon = rest.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    r.tag = rest.substr(colon + 1);
+    rest.resize(colon);
+    if (!std::regex_match(r.tag, kTag)) bad(text, "expected a tag of [A-Za-z0-9_.-] (max 128), found '" + r.tag + "'");
+  }
+  r.name = rest;
+  if (r.tag.empty() && r.digest.empty()) r.tag = "latest";
+}
+
+Reference parse_docker(const std::string& text, const std::string& rest) {
+  Reference r{"docker", text};
+  auto slash = rest.find('/');
+  if (slash == std::string::npos) bad(text, "expected docker://HOST[:PORT]/REPO[:TAG], found no '/' after the host");
+  r.host = rest.substr(0, slash);
+  if (!std::regex_match(r.host, kHost)) bad(text, "expected a registry host[:port], found '" + r.host + "'");
+  split_name_tag(text, rest.substr(slash + 1), r);
+  if (!std::regex_match(r.name, kRepo))
+    bad(text, "expected a lower-case repository path like ai/paddle, found '" + r.name + "'");
+  return r;
+}
+
+Reference parse_daemon(const std::string& text, const std::string& rest) {
+  Reference r{"docker-daemon", text};
+  if (rest.empty()) bad(text, "expected docker-daemon:NAME[:TAG], found an empty name");
+  split_name_tag(text, rest, r);
+  if (!r.digest.empty()) bad(text, "docker-daemon: takes NAME:TAG, not a digest");
+  return r;
+}
+
+Reference parse_oci(const std::string& text, const std::string& rest) {
+  Reference r{"oci", text};
+  auto colon = rest.rfind(':');
+  r.name = rest;
+  if (colon != std::string::npos && rest.find('/', colon) == std::string::npos) {
+    r.name = rest.substr(0, colon);
+    r.tag = rest.substr(colon + 1);
+    if (!std::regex_match(r.tag, kTag)) bad(text, "expected oci:DIR[:TAG], found tag '" + r.tag + "'");
+  }
+  if (r.name.empty()) bad(text, "expected oci:DIR[:TAG], found an empty folder");
+  return r;
+}
+
+struct Scheme {
+  const char* prefix;
+  std::function<Reference(const std::string&, const std::string&)> parse;
+};
+
+const std::vector<Scheme>& schemes() {
+  static const std::vector<Scheme> table = {
+      {"docker://", parse_docker}, {"docker-daemon:", parse_daemon}, {"oci:", parse_oci}};
+  return table;
+}
+
+}  // namespace
+
+Reference parse_reference(const std::string& text) {
+  for (const auto& s : schemes()) {
+    std::string p = s.prefix;
+    if (text.rfind(p, 0) == 0) return s.parse(text, text.substr(p.size()));
+  }
+  bad(text, "expected a transport prefix docker://, docker-daemon: or oci:");
+}
+
+}  // namespace imgtool::image
