@@ -1,0 +1,175 @@
+// Unit tests of image/: references, auth challenges, Docker config lookup,
+// layer compression. No docker engine or registry needed.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/process.h"
+#include "image/auth.h"
+#include "image/compress.h"
+#include "image/reference.h"
+#include "image/registry.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+using namespace imgtool::image;
+
+TEST_CASE("parse_reference: the three transports") {
+  auto d = parse_reference("docker://registry.corp:5000/ai/paddle:3.1.0-gpu");
+  CHECK(d.transport == "docker");
+  CHECK(d.host == "registry.corp:5000");
+  CHECK(d.name == "ai/paddle");
+  CHECK(d.tag == "3.1.0-gpu");
+  auto dig = parse_reference("docker://127.0.0.1:5000/x/y@sha256:" + std::string(64, 'a'));
+  CHECK(dig.digest == "sha256:" + std::string(64, 'a'));
+  CHECK(dig.tag.empty());
+  CHECK(parse_reference("docker://localhost/app").tag == "latest");
+  auto dm = parse_reference("docker-daemon:paddle:3.1.0-gpu-cuda12.6");
+  CHECK(dm.transport == "docker-daemon");
+  CHECK(dm.name == "paddle");
+  CHECK(dm.tag == "3.1.0-gpu-cuda12.6");
+  CHECK(parse_reference("docker-daemon:localhost:5000/a/b").tag == "latest");
+  CHECK(parse_reference("docker-daemon:localhost:5000/a/b").name == "localhost:5000/a/b");
+  auto o = parse_reference("oci:./out/layout:v1");
+  CHECK(o.name == "./out/layout");
+  CHECK(o.tag == "v1");
+  CHECK(parse_reference("oci:/tmp/x").tag.empty());
+}
+
+TEST_CASE("parse_reference: bad references are one-line InputErrors") {
+  for (std::string bad : {"paddle:1", "docker://noslash", "docker://h/Upper:tag", "docker://h/a:bad tag",
+                          "docker://h/a@sha256:123", "docker-daemon:", "oci:"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_reference(bad), InputError);
+  }
+  try {
+    parse_reference("ftp://x");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    CHECK(std::string(e.what()).find("docker://") != std::string::npos);
+  }
+}
+
+TEST_CASE("parse_challenges: Bearer and Basic") {
+  auto c = parse_challenges(
+      R"(Bearer realm="https://auth.example.com/token",service="registry.example.com",scope="repository:ai/paddle:pull,push")");
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].scheme == "bearer");
+  CHECK(c[0].params["realm"] == "https://auth.example.com/token");
+  CHECK(c[0].params["service"] == "registry.example.com");
+  CHECK(c[0].params["scope"] == "repository:ai/paddle:pull,push");
+  auto b = parse_challenges(R"(Basic realm="imgtool test")");
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].scheme == "basic");
+  CHECK(b[0].params["realm"] == "imgtool test");
+  auto two = parse_challenges(R"(Basic realm="a", Bearer realm="https://t",service="s")");
+  REQUIRE(two.size() == 2);
+  CHECK(two[1].params["service"] == "s");
+}
+
+TEST_CASE("is_loopback_host") {
+  CHECK(is_loopback_host("127.0.0.1:5000"));
+  CHECK(is_loopback_host("127.3.2.1"));
+  CHECK(is_loopback_host("localhost:5000"));
+  CHECK(is_loopback_host("[::1]:5000"));
+  CHECK_FALSE(is_loopback_host("registry.corp:5000"));
+  CHECK_FALSE(is_loopback_host("128.0.0.1"));
+}
+
+namespace {
+
+// A Docker config folder plus a real credential helper script on PATH.
+struct CredEnv {
+  imgtool::testing::ScratchDir dir{"creds"};
+  std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  CredEnv() {
+    std::filesystem::create_directories(dir.path / "bin");
+    helper("fake", "helper-user", "helper-secret");
+    helper("store", "store-user", "store-secret");
+    setenv("DOCKER_CONFIG", dir.path.c_str(), 1);
+    setenv("PATH", ((dir.path / "bin").string() + ":" + old_path).c_str(), 1);
+  }
+  ~CredEnv() {
+    unsetenv("DOCKER_CONFIG");
+    setenv("PATH", old_path.c_str(), 1);
+  }
+  void helper(const std::string& name, const std::string& user, const std::string& secret) {
+    auto p = dir.path / "bin" / ("docker-credential-" + name);
+    std::ofstream(p) << "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread host\n"
+                     << "case \"$host\" in known.example*) ;; *) echo 'credentials not found' >&2; exit 1;; esac\n"
+                     << "printf '{\"ServerURL\":\"%s\",\"Username\":\"" << user << "\",\"Secret\":\"" << secret << "\"}' \"$host\"\n";
+    std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+  }
+  void config(const std::string& json) { std::ofstream(dir.path / "config.json") << json; }
+};
+
+}  // namespace
+
+TEST_CASE("find_credentials: credHelpers, then credsStore, then auths") {
+  CredEnv env;
+  std::string auths = R"("auths":{"known.example":{"auth":")" + base64_encode("auth-user:auth-pass") +
+                      R"("},"other.example:5000":{"auth":")" + base64_encode("o:p") + R"("}})";
+  env.config("{\"credHelpers\":{\"known.example\":\"fake\"},\"credsStore\":\"store\"," + auths + "}");
+  auto l = find_credentials("known.example");
+  REQUIRE(l.creds);
+  CHECK(l.creds->username == "helper-user");
+  CHECK(l.creds->password == "helper-secret");
+  CHECK(l.source.find("credHelpers") != std::string::npos);
+
+  env.config("{\"credsStore\":\"store\"," + auths + "}");
+  l = find_credentials("known.example");
+  REQUIRE(l.creds);
+  CHECK(l.creds->username == "store-user");
+  // the store does not know this host: fall through to auths
+  l = find_credentials("other.example:5000");
+  REQUIRE(l.creds);
+  CHECK(l.creds->username == "o");
+  CHECK(l.creds->password == "p");
+
+  env.config("{" + auths + "}");
+  l = find_credentials("known.example");
+  REQUIRE(l.creds);
+  CHECK(l.creds->username == "auth-user");
+  CHECK_FALSE(find_credentials("nowhere.example").creds);
+
+  env.config("{not json");
+  CHECK_THROWS_AS(find_credentials("known.example"), InputError);
+}
+
+TEST_CASE("layer compression: standard gzip and zstd, digests in one pass") {
+  std::string input;
+  for (long long i = 0; i < 300000; ++i) input += std::to_string(i * 7919 % 100003) + (i % 13 ? " " : "\n");
+  input += std::string(3 << 20, 'z');  // > several 1 MiB blocks
+  imgtool::testing::ScratchDir dir("compress");
+  for (auto c : {Compression::kGzip, Compression::kZstd}) {
+    std::string out;
+    LayerCompressor lc(c, 3, [&](const char* p, size_t n) { out.append(p, n); });
+    for (size_t off = 0; off < input.size(); off += 100000) lc.write(input.data() + off, std::min<size_t>(100000, input.size() - off));
+    CompressedLayer r = lc.finish();
+    CHECK(r.diff_id == sha256_digest(input));
+    CHECK(r.digest == sha256_digest(out));
+    CHECK(r.size == static_cast<int64_t>(out.size()));
+    CHECK(out.size() < input.size() / 2);
+    auto f = dir.path / "blob";
+    std::ofstream(f, std::ios::binary) << out;
+    auto d = run({c == Compression::kGzip ? "gzip" : "zstd", "-dc", f.string()});
+    if (c == Compression::kZstd && !have_program("zstd")) continue;
+    CHECK(d.ok());
+    CHECK(d.out == input);
+  }
+}
+
+TEST_CASE("layer compression: an empty layer is a valid gzip") {
+  std::string out;
+  LayerCompressor lc(Compression::kGzip, 2, [&](const char* p, size_t n) { out.append(p, n); });
+  CompressedLayer r = lc.finish();
+  CHECK(r.diff_id == sha256_digest(""));
+  imgtool::testing::ScratchDir dir("compress-empty");
+  std::ofstream(dir.path / "e.gz", std::ios::binary) << out;
+  auto d = run({"gzip", "-dc", (dir.path / "e.gz").string()});
+  CHECK(d.ok());
+  CHECK(d.out.empty());
+}
