@@ -1,0 +1,220 @@
+#include "verify/claims_check.h"
+
+#include <regex>
+
+#include "core/version.h"
+
+namespace imgtool::verify {
+
+namespace {
+
+using Checks = std::vector<CheckResult>;
+
+CheckResult pass(std::string id, std::string title, std::string expected, std::string found) {
+  return {std::move(id), std::move(title), Status::kPass, std::move(expected), std::move(found), ""};
+}
+CheckResult fail(std::string id, std::string title, std::string expected, std::string found, std::string fix) {
+  return {std::move(id), std::move(title), Status::kFail, std::move(expected), std::move(found), std::move(fix)};
+}
+CheckResult skip(std::string id, std::string title, std::string why) {
+  return {std::move(id), std::move(title), Status::kSkip, "-", std::move(why), ""};
+}
+CheckResult judge(bool ok, std::string id, std::string title, std::string expected, std::string found, std::string fix) {
+  return ok ? pass(id, title, expected, found) : fail(id, title, expected, found, fix);
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s.empty() ? "none" : s;
+}
+
+std::string major_of(const std::string& v) { return v.substr(0, v.find('.')); }
+
+void check_labels(const Claims& c, Checks& out) {
+  std::vector<std::string> need = {"paddle", "python", "variant"};
+  if (c.gpu()) need.insert(need.end(), {"cuda", "cudnn", "min-driver"});
+  std::vector<std::string> missing;
+  for (const auto& f : need)
+    if (c.label(f).empty()) missing.push_back("io.imgtool." + f);
+  out.push_back(judge(missing.empty(), "claims.labels", "required io.imgtool.* labels present",
+                      "labels " + join(need), missing.empty() ? "all present" : "missing " + join(missing),
+                      "regenerate the Dockerfile with `imgtool generate` (it writes these labels) and rebuild"));
+  std::string v = c.label("variant");
+  if (!v.empty() && v != "gpu" && v != "cpu")
+    out.push_back(fail("claims.variant", "variant label is gpu or cpu", "gpu or cpu", "'" + v + "'",
+                       "fix io.imgtool.variant in the matrix/template"));
+}
+
+void check_tag(const Claims& c, Checks& out) {
+  if (c.from_tag.empty()) {
+    out.push_back(skip("claims.tag", "tag name agrees with labels", "tag '" + c.tag + "' encodes no claims"));
+    return;
+  }
+  std::vector<std::string> bad, ok;
+  for (const auto& [f, v] : c.from_tag) {
+    std::string l = c.label(f);
+    bool same = f == "variant" ? l == v : (!l.empty() && (version_matches(v, l) || version_matches(l, v)));
+    (same ? ok : bad).push_back(f + ": tag " + v + " vs label " + (l.empty() ? "(none)" : l));
+  }
+  out.push_back(judge(bad.empty(), "claims.tag", "tag name agrees with labels",
+                      "tag '" + c.tag + "' and labels to agree", bad.empty() ? join(ok, "; ") : join(bad, "; "),
+                      "the tag or the labels are stale: regenerate and rebuild, or push under the right tag"));
+}
+
+void check_python(const Claims& c, const ContentsFacts& f, Checks& out) {
+  std::string claim = c.label("python");
+  if (claim.empty()) claim = c.from_tag.count("python") ? c.from_tag.at("python") : "";
+  std::string found = "python " + join(f.pythons) + (f.venv_pythons.empty() ? "" : " (venv " + join(f.venv_pythons) + ")");
+  if (claim.empty()) return out.push_back(skip("claims.python", "Python version", "no python claim; " + found));
+  bool installed = false;
+  for (const auto& p : f.pythons) installed |= version_matches(claim, p);
+  for (const auto& p : f.venv_pythons) installed |= version_matches(claim, p);
+  std::string paddle_py = f.paddles.size() == 1 ? f.paddles[0].python : "";
+  bool paddle_ok = paddle_py.empty() || version_matches(claim, paddle_py);
+  out.push_back(judge(installed && paddle_ok, "claims.python", "Python version",
+                      "Python " + claim + " installed" + (paddle_py.empty() ? "" : " with Paddle in its site-packages"),
+                      found + (paddle_py.empty() ? "" : "; paddle installed for python " + paddle_py),
+                      "build from a base with Python " + claim + " (matrix python / base image), or fix io.imgtool.python"));
+}
+
+void check_paddle(const Claims& c, const ContentsFacts& f, Checks& out) {
+  std::vector<std::string> seen;
+  for (const auto& d : f.paddles) seen.push_back(d.name + " " + d.version + " at " + d.location);
+  if (f.paddles.size() != 1) {
+    out.push_back(fail("claims.paddle", "one paddlepaddle distribution",
+                       "exactly one paddlepaddle* distribution", join(seen, "; "),
+                       f.paddles.empty() ? "the pip install of paddlepaddle failed or went to another prefix; check the build log"
+                                         : "both CPU and GPU wheels got installed; install only one (pip uninstall the other)"));
+    return;
+  }
+  const PaddleDist& d = f.paddles[0];
+  std::string claim = c.label("paddle");
+  if (!claim.empty())
+    out.push_back(judge(version_matches(claim, d.version), "claims.paddle", "Paddle version",
+                        "paddlepaddle " + claim, d.name + " " + d.version,
+                        "pin paddlepaddle==" + claim + " in the build, or fix io.imgtool.paddle"));
+  std::string variant = c.label("variant");
+  if (variant.empty()) return;
+  std::string built = d.gpu ? "gpu" : "cpu";
+  out.push_back(judge(built == variant, "claims.build", "Paddle build matches variant",
+                      variant + " build of Paddle", built + " build (" + d.gpu_evidence + ")",
+                      variant == "gpu" ? "install the GPU wheel (paddlepaddle-gpu, from the CUDA-specific index) "
+                                       : "install the CPU wheel (paddlepaddle), or label the image gpu"));
+  if (variant == "gpu" && !d.compiled_cuda.empty() && !c.label("cuda").empty())
+    out.push_back(judge(version_matches(c.label("cuda"), d.compiled_cuda) || version_matches(d.compiled_cuda, c.label("cuda")),
+                        "claims.paddle-cuda", "Paddle compiled for the claimed CUDA",
+                        "Paddle built for CUDA " + c.label("cuda"), "built for CUDA " + d.compiled_cuda,
+                        "install the Paddle wheel built for CUDA " + c.label("cuda") + " (its cuXY index)"));
+}
+
+void check_lib(const Claims& c, const ContentsFacts& f, const std::string& lib, const std::string& claim,
+               const std::string& title, const std::string& fix, Checks& out) {
+  const LibFacts& l = f.lib(lib);
+  std::string found = l.present() ? lib + " " + l.version + " (" + l.paths.front() + ")" : "no " + lib + " library";
+  out.push_back(judge(l.present() && (claim.empty() || version_matches(claim, l.version) ||
+                                      (Version::parse(l.version) && Version::parse(l.version)->parts.size() == 1 &&
+                                       major_of(claim) == l.version)),
+                      "contents." + lib, title, lib + (claim.empty() ? "" : " " + claim) + " present", found, fix));
+}
+
+void check_gpu_libs(const Claims& c, const ContentsFacts& f, Checks& out) {
+  if (!c.gpu()) {
+    const LibFacts& rt = f.lib("cudart");
+    if (rt.present())
+      out.push_back({"contents.cuda", "no CUDA runtime in a cpu image", Status::kWarn, "no CUDA libraries",
+                     "cudart " + rt.version + " at " + rt.paths.front(), "build cpu images from a non-CUDA base"});
+    return;
+  }
+  std::string cuda = c.label("cuda"), cudnn = c.label("cudnn");
+  check_lib(c, f, "cudart", cuda, "CUDA runtime matches the cuda claim",
+            "build FROM the CUDA " + cuda + " base (runtime/cudnn flavor) or install nvidia-cuda-runtime for " + cuda, out);
+  check_lib(c, f, "cublas", cuda.empty() ? "" : major_of(cuda), "cuBLAS present for the CUDA major",
+            "use a CUDA runtime base (not base) or install nvidia-cublas for CUDA " + cuda, out);
+  check_lib(c, f, "cudnn", cudnn, "cuDNN matches the cudnn claim",
+            "use the cudnn flavor of the CUDA base or install nvidia-cudnn " + cudnn, out);
+}
+
+void check_cudnn_link(const Claims& c, const ContentsFacts& f, Checks& out) {
+  if (!c.gpu()) return;
+  std::vector<std::string> dangling, good;
+  for (const auto& l : f.cudnn_links) (l.resolved.empty() ? dangling : good).push_back(l.path + (l.resolved.empty() ? "" : " -> " + l.resolved));
+  bool pip_layout = false;
+  for (const auto& p : f.lib("cudnn").paths) pip_layout |= p.find("/nvidia/cudnn/") != std::string::npos;
+  bool ok = dangling.empty() && (!good.empty() || pip_layout);
+  std::string found = !dangling.empty() ? "dangling " + join(dangling)
+                      : !good.empty()   ? join(good)
+                      : pip_layout      ? "pip layout (site-packages/nvidia/cudnn/lib), no unversioned link needed"
+                                        : "no libcudnn.so";
+  out.push_back(judge(ok, "contents.cudnn-link", "libcudnn.so resolves",
+                      "libcudnn.so resolving to a file (Paddle dlopens it)", found,
+                      "add `ln -s libcudnn.so.<major> libcudnn.so` next to the library, or fix the broken link"));
+}
+
+void check_tensorrt(const Claims& c, const ContentsFacts& f, Checks& out) {
+  std::string trt = c.label("tensorrt");
+  if (trt.empty()) return;
+  check_lib(c, f, "tensorrt", trt, "TensorRT matches the tensorrt claim",
+            "install TensorRT " + trt + " (tensorrt wheel or libnvinfer), or drop the trt claim", out);
+}
+
+void check_env(const Claims& c, Checks& out) {
+  std::smatch m;
+  std::string found = c.require_cuda.empty() ? "unset" : "'" + c.require_cuda + "'";
+  if (!c.gpu()) {
+    out.push_back(judge(c.require_cuda.empty(), "claims.require-cuda", "NVIDIA_REQUIRE_CUDA unset for cpu",
+                        "NVIDIA_REQUIRE_CUDA unset", found, "build cpu images from a non-CUDA base (or clear the ENV)"));
+    return;
+  }
+  std::string cuda = c.label("cuda");
+  bool has = std::regex_search(c.require_cuda, m, std::regex(R"(cuda>=(\d+(?:\.\d+)*))"));
+  auto want = Version::parse(cuda);
+  auto got = has ? Version::parse(m[1].str()) : std::nullopt;
+  bool ok = want && got && got->truncated(2) == want->truncated(2);
+  out.push_back(judge(ok, "claims.require-cuda", "NVIDIA_REQUIRE_CUDA matches the cuda claim",
+                      "NVIDIA_REQUIRE_CUDA with cuda>=" + (cuda.empty() ? "<cuda>" : cuda), found,
+                      "set ENV NVIDIA_REQUIRE_CUDA=\"cuda>=" + cuda + "\" (the generator's template does)"));
+}
+
+// Minimum driver under CUDA minor-version compatibility, per CUDA major
+// (docs.nvidia.com/deploy/cuda-compatibility; matrix/kb/cuda.yaml has the full table).
+const std::map<int, std::string> kDriverFloor = {{11, "450.80.02"}, {12, "525.60.13"}, {13, "580.65.06"}};
+
+void check_driver(const Claims& c, Checks& out) {
+  if (!c.gpu()) return;
+  auto cuda = Version::parse(c.label("cuda"));
+  auto drv = Version::parse(c.label("min-driver"));
+  auto floor = cuda ? kDriverFloor.find(cuda->major()) : kDriverFloor.end();
+  if (!cuda || !drv || floor == kDriverFloor.end()) {
+    out.push_back(skip("claims.min-driver", "min-driver is plausible", "no usable cuda/min-driver labels"));
+    return;
+  }
+  out.push_back(judge(*drv >= *Version::parse(floor->second), "claims.min-driver", "min-driver is plausible",
+                      ">= " + floor->second + " (CUDA " + std::to_string(cuda->major()) + ".x floor)",
+                      c.label("min-driver"), "take min-driver from matrix/kb/cuda.yaml for CUDA " + c.label("cuda")));
+}
+
+}  // namespace
+
+bool version_matches(const std::string& claim, const std::string& found) {
+  if (claim.empty()) return true;
+  if (found.compare(0, claim.size(), claim) != 0) return false;
+  if (found.size() == claim.size()) return true;
+  return found[claim.size()] == '.' && found.find_first_not_of("0123456789.", claim.size()) == std::string::npos;
+}
+
+std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f) {
+  Checks out;
+  check_labels(c, out);
+  check_tag(c, out);
+  check_python(c, f, out);
+  check_paddle(c, f, out);
+  check_gpu_libs(c, f, out);
+  check_cudnn_link(c, f, out);
+  check_tensorrt(c, f, out);
+  check_env(c, out);
+  check_driver(c, out);
+  return out;
+}
+
+}  // namespace imgtool::verify

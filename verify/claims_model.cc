@@ -1,0 +1,71 @@
+#include "verify/claims_model.h"
+
+#include <regex>
+
+namespace imgtool::verify {
+
+namespace {
+
+constexpr const char* kLabelPrefix = "io.imgtool.";
+const char* const kFields[] = {"paddle", "python", "variant", "flavor", "cuda", "cudnn", "tensorrt", "min-driver"};
+
+// token regex -> field; group 1 = value. Order matters (cudnn before cuda).
+const std::vector<std::pair<std::regex, std::string>> kTagTokens = {
+    {std::regex(R"(^cudnn(\d+(?:\.\d+)*)$)"), "cudnn"},
+    {std::regex(R"(^cuda(\d+(?:\.\d+)*)$)"), "cuda"},
+    {std::regex(R"(^(?:trt|tensorrt)(\d+(?:\.\d+)*)$)"), "tensorrt"},
+    {std::regex(R"(^py(?:thon)?(\d+\.\d+)$)"), "python"},
+    {std::regex(R"(^(gpu|cpu)$)"), "variant"},
+};
+
+}  // namespace
+
+std::string Claims::label(const std::string& field) const {
+  auto it = labels.find(field);
+  return it == labels.end() ? "" : it->second;
+}
+
+std::map<std::string, std::string> parse_tag_claims(const std::string& tag) {
+  std::map<std::string, std::string> out;
+  static const std::regex paddle(R"(^\d+\.\d+(?:\.\d+)*(?:(?:rc|b|a|\.post)\d+)?$)");
+  static const std::regex py_compact(R"(^py(3)(\d{1,2})$)");
+  size_t start = 0;
+  for (int i = 0; start <= tag.size(); ++i) {
+    size_t end = tag.find('-', start);
+    std::string tok = tag.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? tag.size() + 1 : end + 1;
+    std::smatch m;
+    if (i == 0 && std::regex_match(tok, paddle)) out["paddle"] = tok;
+    if (std::regex_match(tok, m, py_compact)) out["python"] = std::string(m[1]) + "." + std::string(m[2]);
+    for (const auto& [re, field] : kTagTokens)
+      if (std::regex_match(tok, m, re)) {
+        out[field] = m[1];
+        break;
+      }
+  }
+  // Paddle's CPU tags carry no variant token: a bare "{paddle}" tag claims cpu.
+  if (!out.empty() && out.count("paddle") && !out.count("variant") && !out.count("cuda")) out["variant"] = "cpu";
+  return out;
+}
+
+Claims read_claims(const nlohmann::json& config, const std::string& tag) {
+  Claims c;
+  const auto& cfg = config.contains("config") ? config["config"] : nlohmann::json::object();
+  if (cfg.contains("Labels") && cfg["Labels"].is_object())
+    for (const char* f : kFields) {
+      std::string key = std::string(kLabelPrefix) + f;
+      if (cfg["Labels"].contains(key) && cfg["Labels"][key].is_string() && !cfg["Labels"][key].get<std::string>().empty())
+        c.labels[f] = cfg["Labels"][key];
+    }
+  c.tag = tag;
+  if (c.tag.empty() && cfg.contains("Labels") && cfg["Labels"].contains("io.imgtool.tag"))
+    c.tag = cfg["Labels"]["io.imgtool.tag"].get<std::string>();
+  c.from_tag = parse_tag_claims(c.tag);
+  if (cfg.contains("Env") && cfg["Env"].is_array())
+    for (const auto& e : cfg["Env"])
+      if (e.is_string() && e.get<std::string>().rfind("NVIDIA_REQUIRE_CUDA=", 0) == 0)
+        c.require_cuda = e.get<std::string>().substr(20);
+  return c;
+}
+
+}  // namespace imgtool::verify

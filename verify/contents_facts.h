@@ -1,0 +1,68 @@
+// What an image ACTUALLY contains, read from its merged filesystem
+// (contents_tree.h): the facts the claims (labels, tag) are checked against.
+//
+// Where each fact comes from
+//   python      lib/python3.X/os.py anywhere (/usr/lib, /usr/local/lib, conda),
+//               and `version` in any pyvenv.cfg (virtual environments).
+//   paddle      <site|dist>-packages/paddlepaddle*-V.dist-info; its METADATA;
+//               <same dir>/paddle/version/__init__.py (cuda_version/cudnn_version
+//               as compiled, 'False' for a CPU build).
+//   GPU build   (the rule, strongest evidence first)
+//               1. paddle/version/__init__.py: cuda_version other than
+//                  'False'/'None' -> GPU, else CPU (what the binary was built with);
+//               2. otherwise any of: distribution name paddlepaddle-gpu,
+//                  METADATA `Requires-Dist: nvidia-*`, paddle/libs/libphi_gpu.so.
+//               Note: with_pip_cuda_libraries='ON' appears in CPU wheels too;
+//               it is NOT evidence.
+//   CUDA libs   libcudart.so.V / libcublas.so.V / libcudnn.so.V / libnvinfer.so.V
+//               files or symlinks that resolve (incl. site-packages/nvidia/*/lib),
+//               and nvidia_*_cuNN-V.dist-info / tensorrt*-V.dist-info names; the
+//               most specific version wins ("12.6.77" over "12").
+//   cudnn.so    every unversioned libcudnn.so and whether its symlink chain resolves.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "verify/contents_tree.h"
+
+namespace imgtool::verify {
+
+struct PaddleDist {
+  std::string name;        // "paddlepaddle" or "paddlepaddle-gpu"
+  std::string version;     // dist-info version ("3.2.0", "3.0.0rc1")
+  std::string python;      // "3.11" from the site-packages path ("" if unknown)
+  std::string location;    // the dist-info folder
+  bool gpu = false;
+  std::string gpu_evidence;     // why gpu is true/false, for messages
+  std::string compiled_cuda;    // from paddle/version ("" if unknown or CPU)
+  std::string compiled_cudnn;
+};
+
+struct LibFacts {
+  std::string version;             // most specific version seen ("" if absent)
+  std::vector<std::string> paths;  // where it was seen (files and dist-infos)
+  bool present() const { return !paths.empty(); }
+};
+
+struct CudnnLink {
+  std::string path;      // an unversioned libcudnn.so
+  std::string resolved;  // "" if dangling
+};
+
+struct ContentsFacts {
+  std::vector<std::string> pythons;              // "3.11", sorted, unique
+  std::vector<std::string> venv_pythons;         // from pyvenv.cfg
+  std::vector<PaddleDist> paddles;
+  std::map<std::string, LibFacts> libs;          // "cudart", "cublas", "cudnn", "tensorrt"
+  std::vector<CudnnLink> cudnn_links;
+  const LibFacts& lib(const std::string& name) const;
+};
+
+// Which file bytes add_layer() must keep for gather_facts().
+bool keep_for_facts(const std::string& path, int64_t size);
+
+ContentsFacts gather_facts(const ContentsTree& tree);
+
+}  // namespace imgtool::verify

@@ -1,0 +1,76 @@
+#include "verify/static_checks.h"
+
+#include "core/error.h"
+#include "verify/claims_check.h"
+#include "verify/claims_model.h"
+#include "verify/contents_facts.h"
+#include "verify/contents_tree.h"
+#include "verify/signature_check.h"
+
+namespace imgtool::verify {
+
+namespace {
+
+CheckResult read_failure(const std::string& what, const std::string& why) {
+  return {"read", "image readable", Status::kFail, what, why,
+          "check the reference, network and credentials (docker login / ~/.docker/config.json)"};
+}
+
+void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::string& digest, Report& r) {
+  if (!opt.public_key) {
+    r.add({"signature", "signed by the given key", Status::kFail, "a public key (--key)", "no key given",
+           "pass --key keys/release.pub, or --no-signature to skip on purpose"});
+    return;
+  }
+  if (!in.signatures) {
+    r.add({"signature", "signed by the given key", Status::kFail, "signatures beside the image",
+           "a transport without signatures (" + in.ref + ")", "verify the image in its registry (docker://...)"});
+    return;
+  }
+  std::string identity = opt.identity.empty() ? in.signatures->name() : opt.identity;
+  r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
+}
+
+ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
+  ContentsTree tree(keep_for_facts);
+  for (const auto& l : m.layers()) {
+    auto reader = src.open_blob(l);
+    tree.add_layer(*reader, src.describe() + " layer " + l.digest);
+  }
+  return tree;
+}
+
+void add_claims(const StaticInputs& in, const image::Manifest& m, Report& r) {
+  auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
+  Claims claims = read_claims(config, in.tag);
+  ContentsFacts facts = gather_facts(read_contents(*in.source, m));
+  for (auto& c : check_claims(claims, facts)) r.add(std::move(c));
+}
+
+}  // namespace
+
+Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
+  if (!in.source) throw InputError("verify: expected an image source, found none");
+  Report r;
+  r.image = in.ref;
+  image::Manifest m;
+  try {
+    m = in.source->manifest();
+  } catch (const std::exception& e) {
+    r.add(read_failure("the manifest of " + in.ref, e.what()));
+    return r;
+  }
+  r.digest = m.digest();
+  if (opt.signature) add_signature(in, opt, in.signed_digest.empty() ? r.digest : in.signed_digest, r);
+  if (opt.claims) {
+    try {
+      add_claims(in, m, r);
+    } catch (const std::exception& e) {
+      r.add(read_failure("config and layers of " + in.ref, e.what()));
+    }
+  }
+  if (opt.smoke) opt.smoke(in.ref, m, r);
+  return r;
+}
+
+}  // namespace imgtool::verify

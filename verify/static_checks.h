@@ -1,0 +1,47 @@
+// `imgtool verify` without a GPU: signature + claims vs contents.
+//
+//   Report r = verify_static(inputs, options);
+//
+// Order: the manifest is read once; the signature is checked against its
+// digest; the config gives labels and env; the layers are streamed (never
+// written to disk) through ContentsTree; claims are checked against the
+// facts. A failure to read the image is a "read" row (fail), not an exception,
+// so the report still renders; bad options throw InputError.
+//
+// GPU smoke hook: the smoke area runs after the static checks and appends its
+// rows to the same Report. verify_static() calls options.smoke if set.
+#pragma once
+#include <openssl/types.h>
+
+#include <functional>
+#include <string>
+
+#include "image/image.h"
+#include "sign/repository.h"
+#include "verify/report_model.h"
+
+namespace imgtool::verify {
+
+// Called with the image reference as given, its manifest, and the report so far.
+using SmokeHook = std::function<void(const std::string& ref, const image::Manifest& m, Report& report)>;
+
+struct StaticInputs {
+  std::string ref;                          // as the user wrote it (for messages, smoke)
+  image::ImageSource* source = nullptr;     // required
+  sign::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
+  std::string signed_digest;                // digest the signature must cover ("" = manifest's)
+  std::string tag;                          // tag the image was referenced by ("" if by digest)
+};
+
+struct VerifyOptions {
+  EVP_PKEY* public_key = nullptr;  // nullptr: the signature row fails ("no key given")
+  std::string key_name;            // for messages (the file name)
+  std::string identity;            // required docker-reference; "" = REGISTRY/REPO (any tag)
+  bool signature = true;           // check the signature
+  bool claims = true;              // check claims vs contents (streams the layers)
+  SmokeHook smoke;                 // GPU part; empty: none (--no-smoke)
+};
+
+Report verify_static(const StaticInputs& in, const VerifyOptions& opt);
+
+}  // namespace imgtool::verify

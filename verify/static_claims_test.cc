@@ -1,0 +1,124 @@
+// Claims from labels/tag/env against facts: lies are caught with expected/found/fix.
+#include <doctest/doctest.h>
+
+#include "verify/claims_check.h"
+#include "verify/claims_model.h"
+#include "verify/contents_facts.h"
+#include "verify/static_test_util.h"
+
+using namespace imgtool;
+using namespace imgtool::verify;
+using namespace imgtool::verify::testing;
+
+namespace {
+
+ContentsFacts facts_of(const std::vector<TarItem>& items) {
+  ContentsTree t(keep_for_facts);
+  image::StringReader r(make_tar(items));
+  t.add_layer(r, "t");
+  return gather_facts(t);
+}
+
+const CheckResult* row(const std::vector<CheckResult>& rows, const std::string& id) {
+  for (const auto& r : rows)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+bool all_pass(const std::vector<CheckResult>& rows) {
+  for (const auto& r : rows)
+    if (r.status == Status::kFail) return false;
+  return true;
+}
+
+std::map<std::string, std::string> gpu_labels() {
+  return {{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "gpu"},
+          {"io.imgtool.cuda", "12.6"}, {"io.imgtool.cudnn", "9.5"}, {"io.imgtool.min-driver", "560.28.03"}};
+}
+
+std::vector<TarItem> honest_gpu_fs() {
+  auto items = python_paddle_layer("3.11", "paddlepaddle_gpu", "3.2.0", "12.6", "9.5.1");
+  items.insert(items.end(), {{"usr/local/cuda-12.6/lib64/libcudart.so.12.6.77", "x"},
+                             {"usr/local/cuda-12.6/lib64/libcublas.so.12.6.4.1", "x"},
+                             {"usr/lib/x86_64-linux-gnu/libcudnn.so.9.5.1", "x"},
+                             {"usr/lib/x86_64-linux-gnu/libcudnn.so.9", "libcudnn.so.9.5.1", 'l'},
+                             {"usr/lib/x86_64-linux-gnu/libcudnn.so", "libcudnn.so.9", 'l'}});
+  return items;
+}
+
+}  // namespace
+
+TEST_CASE("tag names encode claims") {
+  auto t = parse_tag_claims("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5");
+  CHECK(t["paddle"] == "3.0.0");
+  CHECK(t["variant"] == "gpu");
+  CHECK(t["cuda"] == "12.6");
+  CHECK(t["cudnn"] == "9.5");
+  CHECK(t["tensorrt"] == "10.5");
+  CHECK(parse_tag_claims("3.1.0")["variant"] == "cpu");
+  CHECK(parse_tag_claims("3.1.0-py311")["python"] == "3.11");
+  CHECK(parse_tag_claims("latest").empty());
+  CHECK(version_matches("12.6", "12.6.77"));
+  CHECK_FALSE(version_matches("12.6", "12.60"));
+  CHECK_FALSE(version_matches("3.2.0", "3.2.0rc1"));
+}
+
+TEST_CASE("an honest gpu image passes every claim") {
+  Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6 brand=tesla,driver>=470"}),
+                         "3.2.0-gpu-cuda12.6-cudnn9.5");
+  auto rows = check_claims(c, facts_of(honest_gpu_fs()));
+  for (const auto& r : rows) CHECK_MESSAGE(r.status != Status::kFail, (r.id + ": " + r.found));
+}
+
+TEST_CASE("variant=gpu with no CUDA libraries and a CPU Paddle is reported with expected/found/fix") {
+  Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")));
+  CHECK_FALSE(all_pass(rows));
+  const CheckResult* cudart = row(rows, "contents.cudart");
+  REQUIRE(cudart);
+  CHECK(cudart->status == Status::kFail);
+  CHECK(cudart->expected.find("12.6") != std::string::npos);
+  CHECK(cudart->found.find("no cudart") != std::string::npos);
+  CHECK_FALSE(cudart->fix.empty());
+  CHECK(row(rows, "claims.build")->status == Status::kFail);
+  CHECK(row(rows, "contents.cudnn-link")->status == Status::kFail);
+}
+
+TEST_CASE("python label 3.10 in a 3.11 image fails") {
+  Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.10"},
+                                      {"io.imgtool.variant", "cpu"}}), "3.2.0");
+  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")));
+  const CheckResult* py = row(rows, "claims.python");
+  REQUIRE(py);
+  CHECK(py->status == Status::kFail);
+  CHECK(py->expected.find("3.10") != std::string::npos);
+  CHECK(py->found.find("3.11") != std::string::npos);
+}
+
+TEST_CASE("an honest cpu image passes; a stale tag or wrong cuDNN fails") {
+  Claims cpu = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
+                                        {"io.imgtool.variant", "cpu"}}), "3.2.0");
+  CHECK(all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")))));
+
+  Claims stale = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
+  CHECK(row(check_claims(stale, facts_of(honest_gpu_fs())), "claims.tag")->status == Status::kFail);
+
+  auto labels = gpu_labels();
+  labels["io.imgtool.cudnn"] = "8.9";
+  Claims cudnn = read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  CHECK(row(check_claims(cudnn, facts_of(honest_gpu_fs())), "contents.cudnn")->status == Status::kFail);
+
+  Claims env = read_claims(config_with(gpu_labels(), {}), "");
+  CHECK(row(check_claims(env, facts_of(honest_gpu_fs())), "claims.require-cuda")->status == Status::kFail);
+}
+
+TEST_CASE("both CPU and GPU wheels installed is a failure") {
+  auto items = python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False");
+  items.push_back({"usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-3.2.0.dist-info/METADATA", "x"});
+  Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
+                                      {"io.imgtool.variant", "cpu"}}), "");
+  const CheckResult* p = row(check_claims(c, facts_of(items)), "claims.paddle");
+  REQUIRE(p);
+  CHECK(p->status == Status::kFail);
+  CHECK(p->fix.find("only one") != std::string::npos);
+}

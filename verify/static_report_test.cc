@@ -1,0 +1,74 @@
+// verify_static end to end on an in-memory image and repository; renderings.
+#include <doctest/doctest.h>
+
+#include "sign/keys.h"
+#include "sign/sign_image.h"
+#include "verify/report_render.h"
+#include "verify/static_checks.h"
+#include "verify/static_test_util.h"
+
+using namespace imgtool;
+using namespace imgtool::verify;
+using namespace imgtool::verify::testing;
+
+namespace {
+MemorySource cpu_image(const std::string& python_label) {
+  return MemorySource(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", python_label},
+                                   {"io.imgtool.variant", "cpu"}}),
+                      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
+}
+}  // namespace
+
+TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail") {
+  MemorySource src = cpu_image("3.11");
+  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  auto key = sign::generate_key();
+  sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":3.2.0", {}});
+  StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr};
+  Report r = verify_static(in, opt);
+  CHECK_MESSAGE(r.ok(), render_table(r));
+
+  auto other = sign::generate_key();
+  opt.public_key = other.get();
+  Report wrong = verify_static(in, opt);
+  CHECK_FALSE(wrong.ok());
+  CHECK(render_table(wrong).find("does not verify with the given key") != std::string::npos);
+
+  MemorySource liar = cpu_image("3.10");
+  in.source = &liar;
+  opt.public_key = key.get();
+  Report lie = verify_static(in, opt);
+  CHECK_FALSE(lie.ok());
+  std::string table = render_table(lie);
+  CHECK(table.find("FAIL signature") != std::string::npos);  // the liar was never signed
+  CHECK(table.find("FAIL claims.python") != std::string::npos);
+  CHECK(table.find("expected: Python 3.10") != std::string::npos);
+}
+
+TEST_CASE("the smoke hook runs after the static checks and can add rows") {
+  MemorySource src = cpu_image("3.11");
+  StaticInputs in{"memory:x", &src, nullptr, "", ""};
+  bool called = false;
+  VerifyOptions opt{nullptr, "", "", false, true, [&](const std::string&, const image::Manifest&, Report& r) {
+                      called = true;
+                      r.add({"smoke.gpu", "GPU smoke", Status::kFail, "a GPU", "none", "run on a GPU host"});
+                    }};
+  Report r = verify_static(in, opt);
+  CHECK(called);
+  CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("renderings: json and junit carry expected/found/fix") {
+  Report r;
+  r.image = "docker://h/r:t";
+  r.add({"claims.python", "Python version", Status::kFail, "Python 3.10", "python 3.11", "rebuild <with> 3.10"});
+  r.add({"signature", "signed", Status::kPass, "sig", "valid", ""});
+  auto j = report_json(r);
+  CHECK(j["ok"] == false);
+  CHECK(j["checks"][0]["fix"] == "rebuild <with> 3.10");
+  std::string x = render_junit(r);
+  CHECK(x.find("failures=\"1\"") != std::string::npos);
+  CHECK(x.find("rebuild &lt;with&gt; 3.10") != std::string::npos);
+  CHECK(x.find("<testcase classname=\"imgtool.verify\" name=\"signature\">") != std::string::npos);
+}

@@ -1,0 +1,24 @@
+#include "verify/static_source.h"
+
+#include "core/error.h"
+
+namespace imgtool::verify {
+
+std::string pick_platform(const image::Manifest& index, const std::string& where) {
+  auto j = index.json();
+  for (const auto& m : j.value("manifests", nlohmann::json::array())) {
+    auto p = m.value("platform", nlohmann::json::object());
+    if (p.value("os", "") == "linux" && p.value("architecture", "") == "amd64") return m.at("digest");
+  }
+  throw Error(where + ": expected a linux/amd64 image in the index, found none");
+}
+
+image::Manifest RegistryImageSource::manifest() {
+  image::Manifest m = reg_.get_manifest(repo_, ref_);
+  std::string mt = m.media_type.empty() ? m.json().value("mediaType", "") : m.media_type;
+  if (mt == image::media::kOciIndex || mt == image::media::kDockerList)
+    m = reg_.get_manifest(repo_, pick_platform(m, describe()));
+  return m;
+}
+
+}  // namespace imgtool::verify
