@@ -1,0 +1,269 @@
+// Integration: imgtool copy between docker-daemon:, oci: and docker:// with a
+// real Docker engine, real docker-registry (http, Basic auth, TLS), and skopeo
+// and umoci reading back what imgtool wrote. Fault cases: registry killed
+// mid-push, a proxy serving corrupted blobs, wrong password, untrusted TLS.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+#include "core/fs.h"
+#include "core/hash.h"
+#include "image/copy.h"
+#include "image/docker_transport.h"
+#include "image/transport.h"
+#include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
+
+using namespace imgtool;
+using namespace imgtool::image;
+using imgtool::testing::RegistryServer;
+using imgtool::testing::ScratchDir;
+
+namespace {
+
+// A small image: the local base plus one 4 MB layer of random bytes.
+std::string small_image() {
+  static std::string tag;
+  if (!tag.empty()) return tag;
+  ScratchDir ctx("small-image");
+  std::ofstream(ctx.path / "Dockerfile") << "FROM " << imgtool::testing::base_image()
+                                         << "\nRUN head -c 4000000 /dev/urandom > /random.bin && echo hi > /hello.txt\n";
+  auto r = run({"docker", "build", "-q", "-t", "imgtool-test/image-copy:1", ctx.path.string()});
+  if (!r.ok()) throw Error("docker build failed: " + r.err);
+  tag = "imgtool-test/image-copy:1";
+  return tag;
+}
+
+TransportOptions options_for(const RegistryServer& srv, const std::string& cache) {
+  TransportOptions o;
+  o.registry = srv.options();
+  o.daemon.cache_root = cache;
+  return o;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string skopeo_digest(const std::vector<std::string>& extra, const std::string& ref) {
+  std::vector<std::string> argv{"skopeo", "inspect", "--format", "{{.Digest}}"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(ref);
+  auto r = run(argv);
+  INFO(r.err);
+  REQUIRE(r.ok());
+  return trim(r.out);
+}
+
+CopyResult push(const std::string& src, const std::string& dst, const TransportOptions& o) {
+  Reference s = parse_reference(src), d = parse_reference(dst);
+  auto source = open_source(s, o);
+  auto dest = open_destination(d, o);
+  return copy_image(*source, *dest, d.tag);
+}
+
+}  // namespace
+
+TEST_CASE("copy docker-daemon: to each registry set-up; skopeo reads back the same digest") {
+  std::string img = small_image();
+  ScratchDir cache("copy-cache");
+  for (auto mode : {RegistryServer::Mode::kHttp, RegistryServer::Mode::kBasicAuth, RegistryServer::Mode::kTls}) {
+    RegistryServer srv(mode, "copy");
+    CAPTURE(srv.host());
+    auto o = options_for(srv, cache.path.string());
+    CopyResult r = push("docker-daemon:" + img, "docker://" + srv.host() + "/test/small:v1", o);
+    std::vector<std::string> extra{"--tls-verify=false"};
+    if (mode == RegistryServer::Mode::kBasicAuth) extra.push_back("--creds=" + srv.user() + ":" + srv.password());
+    CHECK(skopeo_digest(extra, "docker://" + srv.host() + "/test/small:v1") == r.digest);
+    // unchanged re-push: everything skipped, manifest PUT skipped too
+    CopyResult again = push("docker-daemon:" + img, "docker://" + srv.host() + "/test/small:v1", o);
+    CHECK(again.digest == r.digest);
+    CHECK(again.blobs_skipped == again.blobs);
+    CHECK(again.bytes_copied == 0);
+  }
+}
+
+TEST_CASE("oci: layouts: umoci and skopeo read what imgtool wrote; oci: <-> docker:// round trip") {
+  std::string img = small_image();
+  ScratchDir dir("oci");
+  RegistryServer srv(RegistryServer::Mode::kHttp, "oci");
+  auto layout = (dir.path / "layout").string();
+  auto r = imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "oci:" + layout + ":v1", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string digest = nlohmann::json::parse(r.out)["digest"];
+  CHECK(skopeo_digest({}, "oci:" + layout + ":v1") == digest);
+  auto ls = run({"umoci", "ls", "--layout", layout});
+  CHECK(ls.ok());
+  CHECK(ls.out.find("v1") != std::string::npos);
+  auto st = run({"umoci", "stat", "--image", layout + ":v1"});
+  INFO(st.err);
+  CHECK(st.ok());
+
+  std::string remote = "docker://" + srv.host() + "/test/from-oci:v2";
+  REQUIRE(imgtool::testing::imgtool({"copy", "oci:" + layout + ":v1", remote}).exit_code == 0);
+  CHECK(skopeo_digest({"--tls-verify=false"}, remote) == digest);
+
+  auto back = (dir.path / "back").string();
+  REQUIRE(imgtool::testing::imgtool({"copy", remote, "oci:" + back + ":v3"}).exit_code == 0);
+  CHECK(skopeo_digest({}, "oci:" + back + ":v3") == digest);
+  // and skopeo's own copy of the same remote image agrees
+  auto sk = (dir.path / "skopeo").string();
+  REQUIRE(run({"skopeo", "copy", "--src-tls-verify=false", remote, "oci:" + sk + ":v4"}).ok());
+  CHECK(skopeo_digest({}, "oci:" + sk + ":v4") == digest);
+  // docker:// -> docker:// in the same registry mounts instead of uploading
+  auto mounted = imgtool::testing::imgtool({"copy", remote, "docker://" + srv.host() + "/test/mounted:v5", "--json"});
+  REQUIRE(mounted.exit_code == 0);
+  CHECK(nlohmann::json::parse(mounted.out)["bytes_copied"] == 0);
+}
+
+TEST_CASE("imgtool copy: a bad reference exits 2 with one line") {
+  auto r = imgtool::testing::imgtool({"copy", "paddle:1", "oci:/tmp/x"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad image reference 'paddle:1'") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+namespace {
+
+// Kills the registry once `after` bytes of a large blob have been read.
+class KillingSource : public ImageSource {
+ public:
+  KillingSource(ImageSource& in, RegistryServer& srv) : in_(in), srv_(srv) {}
+  Manifest manifest() override { return in_.manifest(); }
+  std::string describe() const override { return in_.describe(); }
+  std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override {
+    auto r = in_.open_blob(d);
+    if (d.size < (2 << 20)) return r;
+    return std::make_unique<Killer>(std::move(r), *this);
+  }
+  std::atomic<bool> killed{false};
+ private:
+  struct Killer : BlobReader {
+    Killer(std::unique_ptr<BlobReader> in, KillingSource& s) : in(std::move(in)), s(s) {}
+    size_t read(char* buf, size_t len) override {
+      if (seen > (1 << 20) && !s.killed.exchange(true)) s.srv_.kill();
+      size_t n = in->read(buf, len);
+      seen += n;
+      return n;
+    }
+    std::unique_ptr<BlobReader> in;
+    KillingSource& s;
+    size_t seen = 0;
+  };
+  ImageSource& in_;
+  RegistryServer& srv_;
+};
+
+}  // namespace
+
+TEST_CASE("registry killed mid-push: the tag never moves early, a re-run completes") {
+  std::string img = small_image();
+  ScratchDir cache("kill-cache");
+  RegistryServer srv(RegistryServer::Mode::kHttp, "kill");
+  auto o = options_for(srv, cache.path.string());
+  std::string dst = "docker://" + srv.host() + "/test/kill:release";
+  // the tag first points at an older image (a tiny one pushed through the client)
+  Registry reg(srv.host());
+  Descriptor cfg = reg.put_blob("test/kill", R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})", media::kOciConfig);
+  nlohmann::json old{{"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", cfg}, {"layers", nlohmann::json::array()}};
+  std::string old_digest = reg.put_manifest("test/kill", "release", old.dump(), media::kOciManifest);
+
+  auto src = open_source(parse_reference("docker-daemon:" + img), o);
+  auto dest = open_destination(parse_reference(dst), o);
+  KillingSource killing(*src, srv);
+  CHECK_THROWS_AS(copy_image(killing, *dest, "release"), Error);
+  CHECK(killing.killed);
+  srv.start();
+  CHECK(reg.resolve("test/kill", "release") == old_digest);  // not moved by the failed push
+  CopyResult r = push("docker-daemon:" + img, dst, o);
+  CHECK(reg.resolve("test/kill", "release") == r.digest);
+  CHECK(skopeo_digest({"--tls-verify=false"}, dst) == r.digest);
+}
+
+namespace {
+
+// A tiny fault-injecting HTTP proxy (python3): forwards GET/HEAD to the
+// registry and flips one byte of every blob body. The only fake in these tests.
+const char* kProxy = R"PY(
+import http.server, sys, urllib.request, urllib.error
+UP = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def fwd(self, body):
+        req = urllib.request.Request(UP + self.path, method=self.command,
+              headers={k: v for k, v in self.headers.items() if k.lower() in ('accept', 'authorization')})
+        try:
+            r = urllib.request.urlopen(req)
+        except urllib.error.HTTPError as e:
+            r = e
+        data = r.read() if body else b''
+        if body and '/blobs/sha256:' in self.path and data:
+            data = bytes([data[0] ^ 1]) + data[1:]
+        self.send_response(r.code)
+        for k, v in r.headers.items():
+            if k.lower() not in ('transfer-encoding', 'connection', 'content-length'):
+                self.send_header(k, v)
+        self.send_header('Content-Length', str(len(data)) if body else r.headers.get('Content-Length', '0'))
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+    def do_GET(self): self.fwd(True)
+    def do_HEAD(self): self.fwd(False)
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
+)PY";
+
+}  // namespace
+
+TEST_CASE("a registry answer with a wrong digest is rejected") {
+  std::string img = small_image();
+  ScratchDir dir("proxy");
+  RegistryServer srv(RegistryServer::Mode::kHttp, "proxy");
+  TransportOptions o = options_for(srv, (dir.path / "cache").string());
+  push("docker-daemon:" + img, "docker://" + srv.host() + "/test/p:v1", o);
+  std::ofstream(dir.path / "proxy.py") << kProxy;
+  RegistryServer port_source(RegistryServer::Mode::kHttp, "proxy-port");  // just to borrow a free port
+  int port = port_source.port();
+  port_source.kill();
+  std::string pidfile = (dir.path / "pid").string();
+  std::string cmd = "python3 " + (dir.path / "proxy.py").string() + " " + std::to_string(port) + " http://" +
+                    srv.host() + " >/dev/null 2>&1 & echo $! > " + pidfile;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto r = imgtool::testing::imgtool({"copy", "docker://127.0.0.1:" + std::to_string(port) + "/test/p:v1",
+                                      "oci:" + (dir.path / "out").string() + ":v1"});
+  std::string pid = trim(imgtool::read_file(pidfile));
+  run({"kill", pid});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("digest mismatch") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "out" / "index.json"));
+}
+
+TEST_CASE("wrong password and untrusted TLS give clear errors") {
+  std::string img = small_image();
+  ScratchDir dir("auth");
+  {
+    RegistryServer srv(RegistryServer::Mode::kBasicAuth, "badpw");
+    std::ofstream(dir.path / "config.json")
+        << R"({"auths":{")" << srv.host() << R"(":{"auth":")" << base64_encode(srv.user() + ":nope") << R"("}}})";
+    RunOptions ro;
+    ro.env["DOCKER_CONFIG"] = dir.path.string();
+    auto r = imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + srv.host() + "/test/a:v1"}, ro);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("authentication failed") != std::string::npos);
+    CHECK(r.err.find("nope") == std::string::npos);
+    std::ofstream(dir.path / "config.json")
+        << R"({"auths":{")" << srv.host() << R"(":{"auth":")" << base64_encode(srv.user() + ":" + srv.password()) << R"("}}})";
+    CHECK(imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + srv.host() + "/test/a:v1"}, ro).exit_code == 0);
+  }
+  RegistryServer tls(RegistryServer::Mode::kTls, "tls");
+  auto r = imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("TLS verification failed") != std::string::npos);
+  CHECK(imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1", "--ca-file",
+                                   tls.ca_file()}).exit_code == 0);
+}
