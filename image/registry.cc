@@ -102,17 +102,29 @@ struct Registry::Impl {
     return base;
   }
 
+  // Loopback: plain http first (no TLS set-up cost); a TLS port answers a
+  // plain request with 400 "Client sent an HTTP request to an HTTPS server",
+  // and then https (verified) is used. Elsewhere: https, and http only with
+  // insecure_http when the port does not speak TLS.
   std::string probe_scheme() {
-    HttpRequest r{"GET", "https://" + host + "/v2/"};
+    if (is_loopback_host(host)) {
+      try {
+        HttpResponse r = http.send({"GET", "http://" + host + "/v2/"});
+        bool tls_port = r.status == 400 && r.body.find("HTTPS") != std::string::npos;
+        if (!tls_port) return "http://" + host;
+      } catch (const HttpTransportError& e) {
+        if (e.curl_code != 1 /* CURLE_UNSUPPORTED_PROTOCOL */ && e.curl_code != 8 /* WEIRD_SERVER_REPLY */)
+          throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
+      }
+    }
     try {
-      http.send(r);
+      http.send({"GET", "https://" + host + "/v2/"});
       return "https://" + host;
     } catch (const HttpTransportError& e) {
-      bool may_http = is_loopback_host(host) || opt.insecure_http;
       if (e.tls_verification())
         throw Error("TLS verification failed for " + host + ": " + e.what() +
                     " (pass --ca-file with the registry's CA certificate)");
-      if (!(may_http && e.not_tls())) throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
+      if (!(opt.insecure_http && e.not_tls())) throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
       return "http://" + host;
     }
   }
