@@ -36,16 +36,34 @@ std::string labelled(const std::string& tag, const std::string& from, const std:
   return ensure_image(tag, df, ctx.path.string());
 }
 
+// The build context: the wheelhouse's wheels (hard links) plus the host's libgomp.so.1,
+// which the paddlepaddle wheel needs and the debootstrap minbase lacks (host and base are
+// both Debian 12, so the copy matches; no network needed).
+std::string paddle_context() {
+  fs::path wh = wheelhouse();
+  fs::path ctx = fs::path(env_or("IMGTOOL_CACHE", env_or("HOME", "/tmp") + "/.cache/imgtool")) / "test-contexts" /
+                 "paddle-cpu" / wh.filename();
+  fs::create_directories(ctx);
+  for (auto& e : fs::directory_iterator(wh)) {
+    if (e.path().extension() != ".whl" || fs::exists(ctx / e.path().filename())) continue;
+    std::error_code ec;
+    fs::create_hard_link(e.path(), ctx / e.path().filename(), ec);
+    if (ec) fs::copy_file(e.path(), ctx / e.path().filename());
+  }
+  fs::copy_file("/usr/lib/x86_64-linux-gnu/libgomp.so.1", ctx / "libgomp.so.1", fs::copy_options::overwrite_existing);
+  return ctx.string();
+}
+
 std::string paddle_cpu_image() {
   static std::string tag = [] {
-    std::string wh = wheelhouse();
     return ensure_image("imgtool-test/paddle-cpu:3.2.0",
                         "FROM " + base_image() +
-                            "\nCOPY *.whl /wheels/\n"
+                            "\nCOPY libgomp.so.1 /usr/lib/x86_64-linux-gnu/libgomp.so.1\n"
+                            "COPY *.whl /wheels/\n"
                             "RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index "
                             "--find-links /wheels paddlepaddle && rm -rf /wheels\n"
                             "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
-                        wh);
+                        paddle_context());
   }();
   return tag;
 }

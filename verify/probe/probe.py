@@ -594,8 +594,9 @@ class Driver(object):
     def __init__(self, lib):
         self.lib = lib
         for name, argtypes in _DRIVER_SIGS.items():
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = argtypes, ctypes.c_int
+            fn = getattr(lib, name, None)  # a missing symbol fails when called, naming it
+            if fn is not None:
+                fn.argtypes, fn.restype = argtypes, ctypes.c_int
 
     def _err_text(self, fn, code):
         s = ctypes.c_char_p()
@@ -693,6 +694,7 @@ class Gpu(object):
         self.ctx = ctypes.c_void_p()
         d.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev)
         d.cuCtxSetCurrent(self.ctx)
+        self.sms = d.attr(ATTR_SM_COUNT, dev)
         self.ptx = ptx_module(cc)
         self.module, self.fn = self._load(self.ptx), {}
         for name in KERNEL_NAMES:
@@ -723,13 +725,10 @@ class Gpu(object):
             self.d.cuMemFree_v2(p)
 
     def launch(self, name, n_items, *args, block=256):
-        grid = max(1, min((n_items + block - 1) // block, self.sm_count() * 16))
+        grid = max(1, min((n_items + block - 1) // block, self.sms * 16))
         keep = list(args)
         params = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(a) for a in keep])
         self.d.cuLaunchKernel(self.fn[name], grid, 1, 1, block, 1, 1, 0, None, params, None)
-
-    def sm_count(self):
-        return self.d.attr(ATTR_SM_COUNT, self.dev)
 
     def fill(self, ptr, n, half, seed):
         self.launch("fill_f16" if half else "fill_f32", n, ctypes.c_uint64(ptr), ctypes.c_uint64(n), ctypes.c_uint32(seed))

@@ -261,5 +261,59 @@ class WholeProbeTest(unittest.TestCase):
         self.assertEqual(r["expect"], {"variant": "gpu", "cuda": "12.6", "cuda_source": "argument/IMGTOOL_EXPECT_CUDA"})
 
 
+class FakeDriverTest(unittest.TestCase):
+    """The driver section against testdata/fake_libcuda.c (compiled here; skipped without a C compiler)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import shutil
+        import tempfile
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            raise unittest.SkipTest("no C compiler for the fake libcuda")
+        cls.dir = tempfile.mkdtemp(prefix="fake-libcuda-")
+        subprocess.check_call([cc, "-shared", "-fPIC", "-o", os.path.join(cls.dir, "libcuda.so.1"),
+                               os.path.join(HERE, "testdata", "fake_libcuda.c")])
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def run_probe(self, **env):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("NVIDIA_")}
+        e.update(env, LD_LIBRARY_PATH=self.dir)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "probe.py"), "--skip-paddle", "--expect-variant", "gpu",
+                            "--expect-cuda", "12.6", "--gpus-requested", "all"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=e, universal_newlines=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_device_info_and_jit_failure(self):
+        r = self.run_probe()
+        d = r["driver"]
+        self.assertEqual(d["status"], "ok", d)
+        self.assertEqual((d["name"], d["cc"], d["sm_count"], d["driver_cuda"]), ("Fake GPU 80GB", [9, 0], 132, "12.4"))
+        self.assertAlmostEqual(d["peak_bandwidth_GBps"], 3352.3, places=1)
+        self.assertEqual(r["compat"]["code"], "minor_version_compat")
+        k = r["kernels"]
+        self.assertEqual((k["status"], k["cuda_error"]), ("fail", 221))
+        self.assertIn("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", k["reason"])
+        self.assertIn("ptxjitcompiler", k["jit_log"])
+        self.assertEqual(r["verdict"]["status"], "fail")
+
+    def test_driver_too_old(self):
+        r = self.run_probe(FAKE_CUDA_DRIVER="11040")
+        self.assertEqual(r["compat"]["code"], "driver_too_old")
+        self.assertIn("CUDA 11.4", r["compat"]["reason"])
+        self.assertTrue(any("driver older than the image's CUDA needs" in x for x in r["verdict"]["reasons"]))
+
+    def test_init_803(self):
+        r = self.run_probe(FAKE_CUDA_INIT="803")
+        self.assertEqual((r["driver"]["status"], r["driver"]["code"]), ("fail", "driver_mismatch"))
+        self.assertEqual(r["kernels"]["status"], "skipped")
+        self.assertTrue(any("unsupported display driver" in x for x in r["verdict"]["reasons"]))
+
+
 if __name__ == "__main__":
     unittest.main()
