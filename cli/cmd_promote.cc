@@ -1,0 +1,67 @@
+// imgtool promote docker://HOST/REPO@sha256:… --tag TAG --key PUB: moves TAG
+// onto the digest only if it is signed by the key (for this repository) and,
+// unless --no-verify-contents, its labels/tag claims match its contents.
+#include <iostream>
+
+#include "cli/sign_common.h"
+#include "cli/subcommand.h"
+#include "sign/keys.h"
+#include "sign/promote.h"
+#include "sign/registry_repository.h"
+#include "verify/report_render.h"
+#include "verify/static_checks.h"
+#include "verify/static_source.h"
+
+namespace imgtool::cli {
+namespace {
+
+struct PromoteFlags {
+  std::string ref, tag, key, identity, sign_key, passphrase_env;
+  bool no_verify_contents = false;
+  RegistryFlags registry;
+};
+
+// The static claims check as a promotion gate: claims read against the NEW tag.
+sign::PromoteGate contents_gate(image::Registry& reg, const image::Reference& r, const std::string& tag) {
+  return [&reg, r, tag](const image::Manifest& m) {
+    verify::RegistryImageSource src(reg, r.name, m.digest());
+    verify::VerifyOptions opt{nullptr, "", "", false, true, nullptr};
+    verify::Report rep = verify::verify_static({r.text, &src, nullptr, "", tag}, opt);
+    if (!rep.ok())
+      throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +
+                        verify::render_table(rep) + "pass --no-verify-contents to promote anyway");
+  };
+}
+
+int run_promote(const PromoteFlags& f) {
+  image::Reference r = docker_reference(f.ref, "promote");
+  if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
+  sign::Pkey pub = sign::load_public_key(f.key);
+  sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_private_key(f.sign_key, sign::passphrase_from_env(f.passphrase_env));
+  image::Registry reg(r.host, f.registry.options());
+  sign::RegistryRepository repo(reg, r.name);
+  sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
+  if (!f.no_verify_contents) req.gate = contents_gate(reg, r, f.tag);
+  sign::PromoteResult res = sign::promote(repo, *pub, req);
+  std::cout << "promoted " << repo.name() << ":" << f.tag << " -> " << r.digest
+            << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
+            << res.signature.summary() << "\n";
+  return 0;
+}
+
+Registration reg{{"promote", "Move a tag onto a digest only if that digest is signed by the key (and its contents match its claims)",
+                  [](CLI::App& sub) -> Action {
+                    auto f = std::make_shared<PromoteFlags>();
+                    sub.add_option("REF", f->ref, "docker://HOST/REPO@sha256:<hex>")->required();
+                    sub.add_option("--tag", f->tag, "the tag to move")->required();
+                    sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
+                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
+                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key before moving");
+                    sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
+                    sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
+                    f->registry.add(sub);
+                    return [f] { return run_promote(*f); };
+                  }}};
+
+}  // namespace
+}  // namespace imgtool::cli

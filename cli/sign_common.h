@@ -1,0 +1,48 @@
+// Flags and helpers shared by keygen / sign / verify / promote (header-only;
+// the cmd_*.cc files stay thin).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "core/error.h"
+#include "image/reference.h"
+#include "image/registry.h"
+#include "image/transport.h"
+
+namespace imgtool::cli {
+
+struct RegistryFlags {
+  std::string ca_file;
+  bool insecure_http = false;
+  void add(CLI::App& sub) {
+    sub.add_option("--ca-file", ca_file, "CA certificate (PEM) to trust for the registry");
+    sub.add_flag("--insecure-http", insecure_http, "allow plain http to a non-loopback registry");
+  }
+  image::RegistryOptions options() const {
+    image::RegistryOptions o;
+    o.ca_file = ca_file;
+    o.insecure_http = insecure_http;
+    return o;
+  }
+  image::TransportOptions transport() const {
+    image::TransportOptions t;
+    t.registry = options();
+    return t;
+  }
+};
+
+// Parses `text` and requires the docker:// transport (signatures live in registries).
+inline image::Reference docker_reference(const std::string& text, const std::string& what) {
+  image::Reference r = image::parse_reference(text);
+  if (r.transport != "docker")
+    throw InputError(what + ": expected docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>, found '" + text +
+                     "' (signatures are stored in the image's registry repository)");
+  return r;
+}
+
+// The digest the reference names: the given digest, or the tag resolved now.
+inline std::string reference_digest(image::Registry& reg, const image::Reference& r) {
+  return r.digest.empty() ? reg.resolve(r.name, r.tag) : r.digest;
+}
+
+}  // namespace imgtool::cli

@@ -1,0 +1,159 @@
+// keygen / sign / verify --no-smoke / promote through the imgtool binary,
+// against a REAL docker-registry on 127.0.0.1 and images built by the real
+// Docker engine from the local base image. Fault cases: wrong key, tampered
+// manifest, a signature for another digest, a truncated signature, lying labels.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "image/registry.h"
+#include "sign/ecdsa.h"
+#include "sign/sig_manifest.h"
+#include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
+
+using namespace imgtool;
+using namespace imgtool::testing;
+using nlohmann::json;
+
+namespace {
+
+// Builds NAME from the local base with LABELs and a fake Paddle install
+// (dist-info + paddle/version/__init__.py) in Python 3.11's dist-packages.
+void build_image(const std::string& name, const std::map<std::string, std::string>& labels, const std::string& extra = "") {
+  std::string df = "FROM " + base_image() + "\n";
+  for (const auto& [k, v] : labels) df += "LABEL " + k + "=\"" + v + "\"\n";
+  df += "RUN d=/usr/local/lib/python3.11/dist-packages && mkdir -p $d/paddlepaddle-3.2.0.dist-info $d/paddle/version && "
+        "printf 'Name: paddlepaddle\\nVersion: 3.2.0\\n' > $d/paddlepaddle-3.2.0.dist-info/METADATA && "
+        "printf \"full_version = '3.2.0'\\ncuda_version = 'False'\\ncudnn_version = 'False'\\n\" > $d/paddle/version/__init__.py\n" +
+        extra;
+  ScratchDir ctx("ctx-" + std::to_string(std::hash<std::string>{}(name)));
+  write_file_atomic(ctx.path / "Dockerfile", df);
+  auto r = run({"docker", "build", "-q", "-t", name, ctx.path.string()});
+  REQUIRE_MESSAGE(r.ok(), (r.out + r.err));
+}
+
+std::map<std::string, std::string> cpu_labels(const std::string& python) {
+  return {{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", python}, {"io.imgtool.variant", "cpu"}};
+}
+
+RunResult cli(const std::vector<std::string>& args) {
+  RunResult r = imgtool::testing::imgtool(args);
+  MESSAGE("imgtool " << args[0] << " -> " << r.exit_code << "\n" << r.out << r.err);
+  return r;
+}
+
+std::string copy_to(const std::string& local, const std::string& dst) {
+  auto r = cli({"copy", "docker-daemon:" + local, dst, "--json"});
+  REQUIRE(r.ok());
+  return json::parse(r.out)["digest"];
+}
+
+}  // namespace
+
+TEST_CASE("sign, verify, faults and promote against a real registry") {
+  RegistryServer server;
+  ScratchDir d("signverify");
+  image::Registry reg(server.host(), server.options());
+  std::string repo = "docker://" + server.host() + "/ai/paddle";
+  std::string k = (d.path / "release").string(), other = (d.path / "other").string();
+
+  REQUIRE(cli({"keygen", "--out", k}).ok());
+  REQUIRE(cli({"keygen", "--out", other}).ok());
+
+  build_image("imgtool-test/honest:cpu", cpu_labels("3.11"));
+  build_image("imgtool-test/liar:py310", cpu_labels("3.10"));
+  auto gpu = cpu_labels("3.11");
+  gpu["io.imgtool.variant"] = "gpu";
+  gpu["io.imgtool.cuda"] = "12.6";
+  gpu["io.imgtool.cudnn"] = "9.5";
+  gpu["io.imgtool.min-driver"] = "560.28.03";
+  build_image("imgtool-test/liar:gpu", gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6\"\n");
+
+  std::string honest = copy_to("imgtool-test/honest:cpu", repo + ":3.2.0");
+  REQUIRE(cli({"sign", repo + ":3.2.0", "--key", k + ".key"}).ok());
+
+  SUBCASE("a signed honest cpu image verifies; json and junit agree") {
+    auto r = cli({"verify", repo + ":3.2.0", "--key", k + ".pub", "--no-smoke", "--json", "--junit",
+                  (d.path / "out.xml").string()});
+    CHECK(r.exit_code == 0);
+    CHECK(json::parse(r.out)["ok"] == true);
+    CHECK(read_file(d.path / "out.xml").find("failures=\"0\"") != std::string::npos);
+    // An independent verifier: the openssl CLI checks the stored signature.
+    auto sig = reg.get_manifest("ai/paddle", sign::signature_tag(honest));
+    auto layer = sig.layers().at(0);
+    write_file_atomic(d.path / "payload", reg.get_blob_bytes("ai/paddle", layer));
+    write_file_atomic(d.path / "sig.der", *sign::base64_decode(layer.annotations.at(sign::kSignatureAnnotation)));
+    auto o = run({"openssl", "dgst", "-sha256", "-verify", k + ".pub", "-signature", (d.path / "sig.der").string(),
+                  (d.path / "payload").string()});
+    CHECK(o.out.find("Verified OK") != std::string::npos);
+    CHECK(read_file(d.path / "payload").find("\"docker-reference\":\"" + server.host() + "/ai/paddle:3.2.0\"") !=
+          std::string::npos);
+  }
+  SUBCASE("wrong key") {
+    auto r = cli({"verify", repo + ":3.2.0", "--key", other + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("does not verify with the given key") != std::string::npos);
+  }
+  SUBCASE("tampered manifest under the tag") {
+    auto m = reg.get_manifest("ai/paddle", honest);
+    json j = m.json();
+    j["annotations"] = {{"tampered", "yes"}};
+    reg.put_manifest("ai/paddle", "3.2.0", j.dump(), m.media_type);
+    auto r = cli({"verify", repo + ":3.2.0", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("FAIL signature") != std::string::npos);
+    CHECK(r.out.find("no sha256-") != std::string::npos);
+  }
+  SUBCASE("a signature for another digest") {
+    std::string liar = copy_to("imgtool-test/liar:py310", repo + ":liar");
+    auto sig = reg.get_manifest("ai/paddle", sign::signature_tag(honest));
+    reg.put_manifest("ai/paddle", sign::signature_tag(liar), sig.raw, sig.media_type);
+    auto r = cli({"verify", repo + ":liar", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("is for digest " + honest) != std::string::npos);
+  }
+  SUBCASE("a truncated signature") {
+    auto sig = reg.get_manifest("ai/paddle", sign::signature_tag(honest));
+    auto layers = sig.layers();
+    std::string& s = layers[0].annotations[sign::kSignatureAnnotation];
+    s = s.substr(0, s.size() / 2);
+    auto sm = sign::build_signature_manifest(layers);
+    reg.put_blob("ai/paddle", sm.config, sm.config_descriptor.media_type);
+    reg.put_manifest("ai/paddle", sign::signature_tag(honest), sm.manifest.raw, sm.manifest.media_type);
+    auto r = cli({"verify", repo + ":3.2.0", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("truncated") != std::string::npos);
+  }
+  SUBCASE("lying labels: gpu without CUDA, python 3.10 in a 3.11 image") {
+    copy_to("imgtool-test/liar:gpu", repo + ":3.2.0-gpu-cuda12.6-cudnn9.5");
+    auto r = cli({"verify", repo + ":3.2.0-gpu-cuda12.6-cudnn9.5", "--no-signature", "--no-smoke", "--json"});
+    CHECK(r.exit_code == 1);
+    bool cudart = false;
+    json report = json::parse(r.out);
+    for (const auto& c : report["checks"])
+      if (c["id"] == "contents.cudart" && c["status"] == "fail" && c["found"] == "no cudart library" && c["fix"] != "")
+        cudart = true;
+    CHECK(cudart);
+    copy_to("imgtool-test/liar:py310", repo + ":py");
+    auto p = cli({"verify", repo + ":py", "--no-signature", "--no-smoke"});
+    CHECK(p.exit_code == 1);
+    CHECK(p.out.find("expected: Python 3.10 installed") != std::string::npos);
+  }
+  SUBCASE("promote: unsigned refused, signed-but-lying refused, signed honest moves the tag") {
+    std::string liar = copy_to("imgtool-test/liar:py310", repo + ":staging-liar");
+    auto r = cli({"promote", repo + "@" + liar, "--tag", "stable", "--key", k + ".pub"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("expected a valid signature") != std::string::npos);
+    CHECK_FALSE(reg.head_manifest("ai/paddle", "stable").has_value());
+    REQUIRE(cli({"sign", repo + "@" + liar, "--key", k + ".key"}).ok());
+    r = cli({"promote", repo + "@" + liar, "--tag", "stable", "--key", k + ".pub"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("claims.python") != std::string::npos);
+    CHECK_FALSE(reg.head_manifest("ai/paddle", "stable").has_value());
+    r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub"});
+    CHECK(r.exit_code == 0);
+    CHECK(reg.resolve("ai/paddle", "stable") == honest);
+  }
+}
