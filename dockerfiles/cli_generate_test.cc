@@ -1,0 +1,91 @@
+// `imgtool generate` through the built binary, on the shipped matrix files:
+// every generated Dockerfile of the full default matrix passes BuildKit's
+// parser; bad input exits 2 with one line and writes nothing.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+namespace fx = imgtool::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string matrix_file(const std::string& name) { return imgtool::testing::source_dir() + "/matrix/" + name; }
+
+size_t count_dockerfiles(const fs::path& dir) {
+  size_t n = 0;
+  for (auto& e : fs::recursive_directory_iterator(dir)) n += e.path().filename() == "Dockerfile";
+  return n;
+}
+
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> m;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_file(e.path());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by BuildKit") {
+  imgtool::testing::ScratchDir d("cli-gen");
+  auto r = fx::imgtool({"generate", matrix_file("paddle.yaml"), "--out", (d.path / "out").string(), "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  size_t n = j.at("cells").size();
+  CHECK(n >= 8);  // the published 2.6 / 3.x GPU and CPU sets
+  CHECK(count_dockerfiles(d.path / "out") == n);
+  for (auto& c : j.at("cells")) {
+    auto cell_json = nlohmann::json::parse(read_file(fs::path(c.at("dir").get<std::string>()) / "cell.json"));
+    CHECK(cell_json.at("inputs_hash") == c.at("inputs_hash"));
+    CHECK(cell_json.at("kb_version") == j.at("kb_version"));
+  }
+  auto p = run({"python3", imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py", (d.path / "out").string()});
+  INFO(p.out, p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(p.out.find("ok " + std::to_string(n)) != std::string::npos);
+
+  auto again = fx::imgtool({"generate", matrix_file("paddle.yaml"), "--out", (d.path / "again").string()});
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.out.find("generated " + std::to_string(n) + " folders") == 0);
+  CHECK(snapshot(d.path / "out") == snapshot(d.path / "again"));
+}
+
+TEST_CASE("imgtool generate: the offline local matrix copies the wheelhouse into the context") {
+  imgtool::testing::ScratchDir d("cli-gen-local");
+  write_file_atomic(d.path / "wh/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  RunOptions o;
+  o.env = {{"IMGTOOL_WHEELHOUSE", (d.path / "wh").string()}};
+  auto r = fx::imgtool({"generate", matrix_file("local.yaml"), "--out", (d.path / "out").string()}, o);
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("1 context files (1 hard-linked)") != std::string::npos);
+  CHECK(count_dockerfiles(d.path / "out") == 1);
+}
+
+TEST_CASE("imgtool generate: bad input exits 2 with one line and writes nothing") {
+  imgtool::testing::ScratchDir d("cli-gen-bad");
+  write_file_atomic(d.path / "bad.yaml", "axes:\n  paddle: [\"3.1.0\"\n");
+  auto r = fx::imgtool({"generate", (d.path / "bad.yaml").string(), "--out", (d.path / "out").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("imgtool: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(d.path / "out"));
+
+  write_file_atomic(d.path / "mine/keep.txt", "x");
+  r = fx::imgtool({"generate", matrix_file("paddle.yaml"), "--out", (d.path / "mine").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("was not made by imgtool generate") != std::string::npos);
+  CHECK(snapshot(d.path / "mine").size() == 1);
+
+  r = fx::imgtool({"generate", matrix_file("paddle.yaml")});  // --out is required
+  CHECK(r.exit_code == 2);
+}
