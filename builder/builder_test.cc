@@ -140,7 +140,7 @@ TEST_CASE("nothing changed: no docker build at all; a changed hash rebuilds that
   std::vector<GeneratedCell> cells = {f.cell("a", "3.10"), f.cell("b", "3.11")};
   FakeDocker docker;
   StateStore store(f.root / "state");
-  REQUIRE(build_cells(cells, f.options(), docker, store).docker_builds == 2);
+  REQUIRE(build_cells(cells, f.options(), docker, store).docker_builds == 3);  // shared stage + 2 cells
   auto again = build_cells(cells, f.options(), docker, store);
   CHECK(again.docker_builds == 0);
   CHECK(again.count(CellStatus::up_to_date) == 2);
@@ -161,9 +161,10 @@ TEST_CASE("an image whose label disagrees with the store is rebuilt") {
   CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 1);
 }
 
-TEST_CASE("cells sharing a base: the named first stage is built once, first, as its own image") {
+TEST_CASE("cells sharing a first stage: it is built once, first, as its own image") {
   Fixture f;
-  std::vector<GeneratedCell> cells = {f.cell("a"), f.cell("b"), f.cell("c", "3.12")};
+  std::string other = "FROM base AS py\nRUN other\nFROM py\n";
+  std::vector<GeneratedCell> cells = {f.cell("a"), f.cell("b", "3.12"), f.cell("c", "3.12", other)};
   FakeDocker docker;
   StateStore store(f.root / "state");
   auto opt = f.options();
@@ -190,6 +191,7 @@ TEST_CASE("single-stage Dockerfiles: the group's leader is built before the othe
 }
 
 TEST_CASE("Dockerfile parsing: named first stage and declared ARGs") {
+  CHECK(first_stage_text("FROM x AS base\nRUN a\nFROM base\nRUN b\n") == "FROM x AS base\nRUN a\n");
   CHECK(first_named_stage("FROM x AS base\nRUN a\nFROM base\n") == "base");
   CHECK(first_named_stage("FROM x AS base\nRUN a\n") == "");
   CHECK(first_named_stage("FROM x\nFROM y\n") == "");

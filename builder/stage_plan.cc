@@ -20,7 +20,19 @@ std::vector<std::string> lines_of(std::string_view text) {
 
 }  // namespace
 
-std::string base_key(const matrix::Cell& c) {
+std::string first_stage_text(std::string_view dockerfile) {
+  static const std::regex from_re(R"(^\s*FROM\s.*$)", std::regex::icase);
+  std::string text;
+  int froms = 0;
+  for (auto& l : lines_of(dockerfile)) {
+    if (std::regex_match(l, from_re) && ++froms == 2) return text;
+    if (froms == 1) text += l + '\n';
+  }
+  return "";
+}
+
+std::string base_key(const matrix::Cell& c, std::string_view dockerfile) {
+  if (!first_named_stage(dockerfile).empty()) return sha256_hex(first_stage_text(dockerfile)).substr(0, 12);
   std::string joined = c.base_image + '\n' + c.base_digest + '\n' + c.os + '\n' + c.python + '\n' + c.cuda + '\n' +
                        c.cudnn;
   return sha256_hex(joined).substr(0, 12);
@@ -53,9 +65,10 @@ std::vector<StageGroup> group_by_base(const std::vector<GeneratedCell>& cells) {
   std::vector<StageGroup> groups;
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < cells.size(); ++i) {
-    std::string key = base_key(cells[i].cell);
+    std::string dockerfile = read_file(cells[i].dockerfile());
+    std::string key = base_key(cells[i].cell, dockerfile);
     auto [it, fresh] = index.emplace(key, groups.size());
-    if (fresh) groups.push_back({key, first_named_stage(read_file(cells[i].dockerfile())), {}});
+    if (fresh) groups.push_back({key, first_named_stage(dockerfile), {}});
     groups[it->second].cells.push_back(i);
   }
   return groups;

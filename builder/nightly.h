@@ -1,0 +1,61 @@
+// The nightly pipeline:
+//   plan → generate → build (build_driver.h) → per built cell, one at a time:
+//   smoke → (only if it passed) push by digest → sign → move tag.
+// A tag therefore never names an image that failed its smoke or is unsigned.
+// Smoke runs serially so throughput numbers are not measured under the load
+// of other cells; builds run in parallel before it.
+//
+// Incremental: a cell whose image is up to date and whose smoke passed for
+// that image ID (same --gpus) reuses the verdict ("cached"); a cell whose
+// tag in the registry already names the digest published for that image ID
+// is "unchanged" (one HEAD request). A nightly with nothing changed thus runs
+// no docker build, no smoke and no push. --fresh-smoke re-runs the smoke.
+//
+// Report model (nightly.json; report.h renders it):
+//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds,
+//    docker_builds, ok,
+//    cells:[{tag, image, image_id, inputs_hash, variant, cuda, python, paddle, ok,
+//            build:{status, attempts, seconds, log, error},
+//            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error},
+//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/build_driver.h"
+#include "builder/nightly_steps.h"
+
+namespace imgtool::builder {
+
+struct Shard {
+  int index = 1;  // 1-based
+  int count = 1;
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
+};
+
+// "i/n" with 1 <= i <= n; InputError otherwise.
+Shard parse_shard(const std::string& text);
+
+// The cells of one shard: cells sorted by tag, the k-th (0-based) goes to
+// shard k % n + 1. Deterministic and balanced; every cell in exactly one shard.
+std::vector<GeneratedCell> select_shard(std::vector<GeneratedCell> cells, const Shard& s);
+
+struct NightlyOptions {
+  BuildOptions build;            // jobs, log_dir, timeout, retries, on_event
+  PublishTarget target;
+  Shard shard;
+  std::string matrix;            // for the report's title
+  std::string gpus = "none";     // for the report and the smoke cache key
+  bool fresh_smoke = false;
+};
+
+// Runs the pipeline over `cells` (already sharded) and returns the report
+// model. Never throws for a failing cell; `steps` may be null, in which case
+// smoke and publish are reported as errors with `steps_missing` as the reason.
+nlohmann::json run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
+                           StateStore& store, NightlySteps* steps, const std::string& steps_missing = "");
+
+}  // namespace imgtool::builder

@@ -1,0 +1,57 @@
+// The nightly's steps after the build, behind one small interface so the
+// pipeline's order and gating can be tested without an engine or registry.
+//
+//   smoke(cell)    runs the smoke probe in the local image (verify/), stores
+//                  and judges its throughput records; never throws for a
+//                  failing image (the verdict says so).
+//   publish(cell)  push by digest → sign → move tag (sign::publish_signed):
+//                  the tag is only ever set on a signed digest. Throws
+//                  imgtool::Error when any of it fails (the tag stays put).
+//
+// The pipeline calls publish() ONLY for a cell whose smoke passed.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/build_driver.h"
+
+namespace imgtool::builder {
+
+struct SmokeOutcome {
+  bool passed = false;
+  std::vector<std::string> reasons;  // why it failed (the smoke's diagnosis)
+  std::vector<std::string> warnings;
+  nlohmann::json detail;             // the smoke result as JSON (probe document, verdict…)
+  nlohmann::json throughput;         // [{metric, value, unit, status, floor, median}…]
+};
+
+struct PublishOutcome {
+  std::string ref;            // HOST/NS/REPO:TAG
+  std::string digest;         // manifest digest the tag now names
+  std::string signature_tag;  // sha256-<hex>.sig
+  bool unchanged = false;     // the tag already named this signed digest (nothing pushed)
+};
+
+struct PublishTarget {
+  std::string host;       // "127.0.0.1:5000"
+  std::string ns;         // "ai" (may be empty or nested "team/ai")
+  std::string repo(const matrix::Cell& c) const { return ns.empty() ? c.repository : ns + "/" + c.repository; }
+  std::string ref(const matrix::Cell& c) const { return host + "/" + repo(c) + ":" + c.tag; }
+};
+
+// "HOST[:PORT][/NS…]" → target. InputError when there is no host.
+PublishTarget parse_registry(const std::string& text);
+
+class NightlySteps {
+ public:
+  virtual ~NightlySteps() = default;
+  virtual SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) = 0;
+  virtual PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) = 0;
+  // The digest the cell's tag names in the registry now ("" when none): one
+  // HEAD request, so an unchanged image is not pushed again.
+  virtual std::string registry_digest(const GeneratedCell& g) = 0;
+};
+
+}  // namespace imgtool::builder

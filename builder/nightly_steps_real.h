@@ -1,0 +1,26 @@
+// The real nightly steps: verify::run_smoke + throughput records, and the
+// copy engine (docker-daemon: → docker://, by digest) + sign::publish_signed.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "builder/nightly_steps.h"
+
+namespace imgtool::builder {
+
+struct RealStepsOptions {
+  PublishTarget target;
+  std::filesystem::path key;           // private signing key (0600)
+  std::string passphrase_env;          // env var holding the key's passphrase; empty = none
+  std::string gpus = "none";           // docker run --gpus for the smoke
+  std::string shm_size;                // docker run --shm-size for the smoke
+  std::string records;                 // throughput records file; empty = verify's default
+  std::string ca_file;                 // registry CA
+  bool insecure_http = false;
+};
+
+// Loads the key now, so a bad key fails the run before any build (InputError).
+std::unique_ptr<NightlySteps> make_real_steps(const RealStepsOptions& o);
+
+}  // namespace imgtool::builder

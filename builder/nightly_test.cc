@@ -1,0 +1,180 @@
+// Unit tests of the nightly pipeline's order and gating with injected steps,
+// sharding, and the report renderers/merge. The real steps are covered by
+// tests/builder_integration_test.cc (real engine + loopback registry).
+#include <doctest/doctest.h>
+
+#include "builder/nightly.h"
+#include "builder/report.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+
+using namespace imgtool;
+using namespace imgtool::builder;
+using json = nlohmann::json;
+
+namespace {
+
+class OkDocker : public DockerRunner {
+ public:
+  std::map<std::string, LocalImage> images;
+  int builds = 0;
+  BuildResult build(const BuildRequest& r) override {
+    ++builds;
+    if (r.image.find("broken") != std::string::npos) return {RunResult{1, false, "", "returned a non-zero code: 4"}, ""};
+    images[r.image] = {sha256_digest(r.image), r.labels};
+    return {RunResult{0, false, "", ""}, sha256_digest(r.image)};
+  }
+  std::optional<LocalImage> inspect(const std::string& ref) override {
+    auto it = images.find(ref);
+    return it == images.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::string builder_kind() const override { return "fake"; }
+};
+
+// Smoke fails gpu cells (CPU-only wheel); publish records what it was asked to do.
+class FakeSteps : public NightlySteps {
+ public:
+  std::vector<std::string> calls;
+  std::map<std::string, std::string> registry;  // tag -> digest
+  SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
+    calls.push_back("smoke " + g.cell.tag);
+    if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, json::array()};
+    return {true, {}, {}, {}, json::array({{{"record", {{"metric", "gemm"}, {"value", 2.0}, {"unit", "TFLOP/s"}}},
+                                             {"status", "ok"}, {"floor", 1.0}}})};
+  }
+  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
+    calls.push_back("publish " + g.cell.tag);
+    registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
+    return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false};
+  }
+  std::string registry_digest(const GeneratedCell& g) override {
+    calls.push_back("head " + g.cell.tag);
+    return registry.count(g.cell.tag) ? registry[g.cell.tag] : "";
+  }
+};
+
+struct Fixture {
+  fs::path root = fs::temp_directory_path() / ("imgtool-nightly-test-" + std::to_string(::getpid()));
+  Fixture() {
+    fs::remove_all(root);
+  }
+  ~Fixture() { fs::remove_all(root); }
+  GeneratedCell cell(const std::string& tag, const std::string& variant) {
+    matrix::Cell c;
+    c.tag = tag;
+    c.variant = variant;
+    c.base_image = "b";
+    json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag)}, {"kb_version", "t"}};
+    write_file_atomic(root / "gen" / tag / "cell.json", j.dump());
+    write_file_atomic(root / "gen" / tag / "Dockerfile", "FROM b\n");
+    return load_generated_cell(root / "gen" / tag);
+  }
+  NightlyOptions options() {
+    NightlyOptions o;
+    o.build.log_dir = root / "logs";
+    o.target = parse_registry("127.0.0.1:5000/ai");
+    o.matrix = "test";
+    return o;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("nightly: only cells whose smoke passed are published; failures are isolated") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("broken", "cpu"), f.cell("cpu", "cpu"), f.cell("gpu", "gpu")};
+  OkDocker docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  json r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK_FALSE(r["ok"].get<bool>());
+  CHECK(r["cells"][0]["build"]["status"] == "FAILED");
+  CHECK(r["cells"][0]["smoke"]["status"] == "skipped");
+  CHECK(r["cells"][1]["publish"]["status"] == "published");
+  CHECK(r["cells"][1]["ok"] == true);
+  CHECK(r["cells"][2]["smoke"]["status"] == "fail");
+  CHECK(r["cells"][2]["publish"]["status"] == "skipped");
+  CHECK(std::find(steps.calls.begin(), steps.calls.end(), "publish gpu") == steps.calls.end());
+  CHECK(steps.calls == std::vector<std::string>{"smoke cpu", "publish cpu", "smoke gpu"});
+}
+
+TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish unchanged after one HEAD") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
+  OkDocker docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  run_nightly(cells, f.options(), docker, store, &steps);
+  steps.calls.clear();
+  json r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(r["docker_builds"] == 0);
+  CHECK(r["cells"][0]["smoke"]["status"] == "cached");
+  CHECK(r["cells"][0]["publish"]["status"] == "unchanged");
+  CHECK(steps.calls == std::vector<std::string>{"head cpu"});
+  CHECK(r["ok"] == true);
+  // The registry lost the tag: it is published again.
+  steps.registry.clear();
+  r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(r["cells"][0]["publish"]["status"] == "published");
+}
+
+TEST_CASE("nightly: without the publish libraries every built cell fails with the reason") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
+  OkDocker docker;
+  StateStore store(f.root / "state");
+  json r = run_nightly(cells, f.options(), docker, store, nullptr, "publish: image/ library not available");
+  CHECK(r["ok"] == false);
+  CHECK(r["cells"][0]["smoke"]["error"] == "publish: image/ library not available");
+}
+
+TEST_CASE("shards: deterministic, balanced, disjoint, complete") {
+  Fixture f;
+  std::vector<GeneratedCell> cells;
+  for (auto t : {"e", "a", "d", "c", "b"}) cells.push_back(f.cell(t, "cpu"));
+  std::vector<std::string> seen;
+  for (int i = 1; i <= 2; ++i)
+    for (auto& c : select_shard(cells, {i, 2})) seen.push_back(c.cell.tag);
+  CHECK(seen == std::vector<std::string>{"a", "c", "e", "b", "d"});
+  CHECK(parse_shard("2/3").index == 2);
+  CHECK_THROWS_AS(parse_shard("3/2"), InputError);
+  CHECK_THROWS_AS(parse_shard("1-2"), InputError);
+  CHECK_THROWS_AS(parse_shard("0/2"), InputError);
+}
+
+TEST_CASE("registry target: HOST:PORT/NS") {
+  auto t = parse_registry("127.0.0.1:5000/ai");
+  CHECK(t.host == "127.0.0.1:5000");
+  CHECK(t.ns == "ai");
+  matrix::Cell c;
+  c.repository = "paddle";
+  c.tag = "3.2.0";
+  CHECK(t.ref(c) == "127.0.0.1:5000/ai/paddle:3.2.0");
+  CHECK_THROWS_AS(parse_registry("/ai"), InputError);
+}
+
+TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shards is refused") {
+  Fixture f;
+  OkDocker docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  auto opt = f.options();
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu"), f.cell("gpu", "gpu")};
+  opt.shard = {1, 2};
+  write_report(f.root / "r1", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
+  opt.shard = {2, 2};
+  write_report(f.root / "r2", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
+  json merged = merge_reports({f.root / "r1", f.root / "r2"});
+  CHECK(merged["cells"].size() == 2);
+  CHECK(merged["shards"] == json::array({"1/2", "2/2"}));
+  CHECK(merged["ok"] == false);
+  std::string html = render_html(merged), md = render_markdown(merged), junit = render_junit(merged);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("<polyline") != std::string::npos);  // the cpu cell's throughput
+  CHECK(md.find("| gpu | built | fail | skipped |") != std::string::npos);
+  CHECK(junit.find("tests=\"6\" failures=\"1\"") != std::string::npos);
+  CHECK(junit.find("CPU-only") != std::string::npos);
+  CHECK_THROWS_AS(merge_reports({f.root / "r1", f.root / "r1"}), InputError);
+  CHECK_THROWS_AS(merge_reports({f.root / "none"}), InputError);
+}

@@ -1,0 +1,64 @@
+// imgtool build INPUT: plan → generate (into the state folder) → docker build
+// every kept cell. INPUT is a matrix file or a folder of generated cells.
+#include <iostream>
+
+#include "builder/build_driver.h"
+#include "builder/cell_source.h"
+#include "cli/subcommand.h"
+
+namespace imgtool::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BuildFlags {
+  std::string input, state, image_prefix;
+  std::vector<std::string> only;
+  int jobs = 1, timeout = 3600, attempts = 3;
+  bool json = false, force = false;
+};
+
+int run_build(const BuildFlags& f) {
+  fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
+  auto src = builder::load_cells(f.input, state);
+  auto cells = builder::select_tags(src.cells, f.only);
+  builder::StateStore store(state);
+  builder::CliDockerRunner docker;
+  builder::BuildOptions opt;
+  opt.jobs = f.jobs;
+  opt.log_dir = state / "logs";
+  opt.image_prefix = f.image_prefix;
+  opt.timeout = std::chrono::seconds(f.timeout);
+  opt.max_attempts = f.attempts;
+  opt.force = f.force;
+  opt.on_event = [](const std::string& line) { std::cerr << "build: " << line << std::endl; };
+  std::cerr << "build: " << cells.size() << " cell(s) from " << src.generated_dir.string() << ", state "
+            << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
+  auto rep = builder::build_cells(cells, opt, docker, store);
+  if (f.json)
+    std::cout << builder::to_json(rep).dump(2) << "\n";
+  else
+    std::cout << builder::summary_table(rep);
+  return rep.ok() ? 0 : 1;
+}
+
+Registration reg({"build", "Build the images of a matrix (or a folder of generated cells) with docker",
+                  [](CLI::App& sub) -> Action {
+                    auto f = std::make_shared<BuildFlags>();
+                    sub.add_option("input", f->input, "matrix file (YAML/JSON) or folder of generated cells")
+                        ->required();
+                    sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
+                    sub.add_option("--only", f->only, "build only these tags")->delimiter(',');
+                    sub.add_option("--state", f->state, "state folder (state.db, logs/, generated/); "
+                                                        "default: the imgtool cache folder");
+                    sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
+                    sub.add_option("--attempts", f->attempts, "tries per build on transient failures (default 3)")
+                        ->check(CLI::Range(1, 10));
+                    sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
+                    sub.add_flag("--force", f->force, "build even cells that are up to date");
+                    sub.add_flag("--json", f->json, "print the summary as JSON");
+                    return [f] { return run_build(*f); };
+                  }});
+
+}  // namespace
+}  // namespace imgtool::cli

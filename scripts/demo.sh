@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The main job on the embedded default (`make demo`, after `make build fixtures`):
+#   1. a loopback docker-registry on a free port, storage in a temp folder;
+#   2. a signing key pair in a temp folder (private key 0600);
+#   3. imgtool nightly matrix/local.yaml → build, smoke, push by digest, sign, move tag;
+#   4. an OCI layout copy of the published image (out/layout);
+#   5. signature + claims check of the published tag (imgtool verify), if available;
+#   6. the same nightly again: nothing changed, so no build/smoke/push (timed);
+#   then a one-screen summary and where the report is. Exits non-zero if any step fails.
+#
+# Environment: BUILD (build folder, default build), OUT (default out), KEEP_REGISTRY=1 to
+# leave the registry running (its address is printed), IMGTOOL_STATE (state folder;
+# default the imgtool cache, so later runs are incremental).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+OUT=${OUT:-$ROOT/out}
+IMGTOOL=${IMGTOOL:-$BUILD/cli/imgtool}
+KEEP_REGISTRY=${KEEP_REGISTRY:-0}
+MATRIX=$ROOT/matrix/local.yaml
+STATE_ARGS=(); [ -n "${IMGTOOL_STATE:-}" ] && STATE_ARGS=(--state "$IMGTOOL_STATE")
+
+die() { echo "demo: $*" >&2; exit 1; }
+step() { echo; echo "== $*"; }
+[ -x "$IMGTOOL" ] || die "expected the imgtool binary at $IMGTOOL, found none; fix: make build"
+command -v docker-registry >/dev/null || die "docker-registry is not installed; fix: make deps"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-demo.XXXXXX")
+REG_PID=""
+cleanup() {
+  if [ -n "$REG_PID" ] && [ "$KEEP_REGISTRY" != 1 ]; then kill "$REG_PID" 2>/dev/null || true; wait "$REG_PID" 2>/dev/null || true; fi
+  if [ "$KEEP_REGISTRY" != 1 ]; then rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+step "loopback registry"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/registry"
+cat > "$TMP/registry/config.yml" <<YAML
+version: 0.1
+log: {level: warn}
+storage: {filesystem: {rootdirectory: $TMP/registry/data}, delete: {enabled: true}}
+http: {addr: 127.0.0.1:$PORT}
+YAML
+docker-registry serve "$TMP/registry/config.yml" >"$TMP/registry/registry.log" 2>&1 &
+REG_PID=$!
+for _ in $(seq 1 50); do curl -fsS "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -fsS "http://127.0.0.1:$PORT/v2/" >/dev/null || die "registry did not start; log: $TMP/registry/registry.log"
+REGISTRY=127.0.0.1:$PORT/ai
+echo "registry $REGISTRY (pid $REG_PID, storage $TMP/registry/data)"
+
+step "signing key"
+mkdir -m 700 "$TMP/keys"
+"$IMGTOOL" keygen --out "$TMP/keys/release" >/dev/null
+echo "key $TMP/keys/release.key ($(stat -c %a "$TMP/keys/release.key")), public $TMP/keys/release.pub"
+
+step "wheelhouse + base image"
+IMGTOOL_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.2.0 | tail -1)
+export IMGTOOL_WHEELHOUSE
+"$ROOT/scripts/make-base.sh" "${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}" >/dev/null
+echo "wheelhouse $IMGTOOL_WHEELHOUSE"
+
+step "nightly"
+REPORT=$OUT/demo
+t0=$(date +%s.%N)
+"$IMGTOOL" nightly "$MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$REPORT" -j 2 \
+  "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
+t1=$(date +%s.%N)
+
+# The published cells, as "repository tag digest" lines.
+mapfile -t PUBLISHED < <(python3 - "$REPORT/nightly.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cells"]:
+    if c["ok"]:
+        ref = c["publish"]["ref"]            # HOST/NS/REPO:TAG
+        print(ref.rsplit(":", 1)[0], c["tag"], c["publish"]["digest"])
+PY
+)
+[ ${#PUBLISHED[@]} -gt 0 ] || die "no cell was published; report: $REPORT/report.md"
+
+if "$IMGTOOL" copy --help >/dev/null 2>&1; then
+  step "OCI layout copy"
+  for line in "${PUBLISHED[@]}"; do
+    read -r repo tag digest <<<"$line"
+    "$IMGTOOL" copy "docker://$repo:$tag" "oci:$OUT/layout:$tag" >/dev/null || die "copy to oci:$OUT/layout:$tag failed"
+    echo "oci:$OUT/layout:$tag"
+  done
+fi
+
+if "$IMGTOOL" verify --help >/dev/null 2>&1; then
+  step "verify the published tags (signature + claims, no GPU smoke)"
+  for line in "${PUBLISHED[@]}"; do
+    read -r repo tag digest <<<"$line"
+    "$IMGTOOL" verify "docker://$repo:$tag" --key "$TMP/keys/release.pub" --no-smoke >"$TMP/verify-$tag.txt" \
+      || { cat "$TMP/verify-$tag.txt"; die "verify docker://$repo:$tag failed"; }
+    echo "docker://$repo:$tag verified"
+  done
+fi
+
+step "nightly again (nothing changed)"
+t2=$(date +%s.%N)
+"$IMGTOOL" nightly "$MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$OUT/demo-noop" -j 2 \
+  "${STATE_ARGS[@]}" >/dev/null || die "no-op nightly failed; report: $OUT/demo-noop/report.md"
+t3=$(date +%s.%N)
+NOOP_BUILDS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["docker_builds"])' "$OUT/demo-noop/nightly.json")
+
+step "summary"
+sed -n '1,/^## /p' "$REPORT/report.md" | sed '$d'
+python3 -c 'import sys; a=[float(x) for x in sys.argv[1:5]]
+print("nightly: %.1f s; no-op nightly: %.1f s with %s docker build(s)" % (a[1]-a[0], a[3]-a[2], sys.argv[5]))' \
+  "$t0" "$t1" "$t2" "$t3" "$NOOP_BUILDS"
+for line in "${PUBLISHED[@]}"; do read -r repo tag digest <<<"$line"; echo "published $repo:$tag @ $digest (signed)"; done
+echo "report: $REPORT/report.html  ($REPORT/report.md, nightly.json, junit.xml, logs/)"
+[ -d "$OUT/layout" ] && echo "OCI layout: $OUT/layout"
+if [ "$KEEP_REGISTRY" = 1 ]; then echo "registry left running: $REGISTRY (pid $REG_PID, folder $TMP)"; fi

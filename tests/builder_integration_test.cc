@@ -1,0 +1,128 @@
+// The builder against the real Docker engine: a small matrix from the local
+// base image and the local wheelhouse (real paddlepaddle CPU wheel), generated
+// by the real generator, built by `imgtool build`. The test cases run in file
+// order and share one state folder and its images (a paddle wheel install
+// costs about a minute per image, so each is built once).
+//
+// Cells (all Python 3.11 on imgtool-base/debian:bookworm-py3, one shared first stage):
+//   it-cpu          cpu variant, CPU wheel: builds
+//   it-gpu-cpuwheel gpu variant carrying the CPU wheel: builds (smoke must fail it later)
+//   it-broken       uid override 0: `useradd --uid 0` fails in a RUN step: fails alone
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <set>
+
+#include "builder/generated_cell.h"
+#include "core/fs.h"
+#include "dockerfiles/generate.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+using namespace imgtool::testing;
+namespace bt = imgtool::builder;
+
+namespace {
+
+matrix::Cell local_cell(const std::string& tag, const std::string& variant) {
+  matrix::Cell c;
+  c.repository = "imgtool-it/paddle";
+  c.tag = tag;
+  c.variant = variant;
+  c.paddle = "3.2.0";
+  c.python = "3.11";
+  c.os = "debian12";
+  c.base_image = base_image();
+  c.pip_requirement = "paddlepaddle==3.2.0";
+  c.wheelhouse = wheelhouse();
+  if (variant == "gpu") {
+    c.cuda = "12.6";
+    c.min_driver = "525.60.13";
+  }
+  return c;
+}
+
+// One state folder and one generated folder for the whole binary.
+struct Shared {
+  ScratchDir scratch{"builder-it"};
+  fs::path gen = scratch.path / "gen";
+  fs::path state = scratch.path / "state";
+  Shared() {
+    auto broken = local_cell("it-broken", "cpu");
+    broken.overrides["uid"] = "0";
+    dockerfiles::generate({local_cell("it-cpu", "cpu"), local_cell("it-gpu-cpuwheel", "gpu"), broken},
+                          {.out_dir = gen, .kb_version = "it"});
+  }
+};
+
+Shared& shared() {
+  static Shared s;
+  return s;
+}
+
+nlohmann::json build(const std::vector<std::string>& extra, int expect_rc) {
+  std::vector<std::string> args = {"build", shared().gen.string(), "-j", "2", "--state", shared().state.string(),
+                                   "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = imgtool(args);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == expect_rc);
+  return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json cell(const nlohmann::json& rep, const std::string& tag) {
+  for (auto& c : rep["cells"])
+    if (c["tag"] == tag) return c;
+  FAIL("no cell " << tag << " in the report");
+  return {};
+}
+
+// In a classic-builder log: the line after the step whose instruction matches `step`.
+std::string line_after_step(const std::string& log, const std::string& step) {
+  auto at = log.find(step);
+  if (at == std::string::npos) return "";
+  auto nl = log.find('\n', at);
+  auto end = log.find('\n', nl + 1);
+  return log.substr(nl + 1, end - nl - 1);
+}
+
+}  // namespace
+
+TEST_CASE("build: good cells build, the broken cell fails alone, exit 1 and the summary names it") {
+  auto rep = build({}, 1);
+  CHECK(cell(rep, "it-cpu")["status"] == "built");
+  CHECK(cell(rep, "it-gpu-cpuwheel")["status"] == "built");
+  auto broken = cell(rep, "it-broken");
+  CHECK(broken["status"] == "FAILED");
+  CHECK(broken["attempts"] == 1);  // deterministic: never retried
+  CHECK(broken["error"].get<std::string>().find("non-zero code") != std::string::npos);
+  // The label contract: the inputs hash is on the image.
+  auto id = run({"docker", "image", "inspect", "-f", "{{ index .Config.Labels \"io.imgtool.inputs-hash\" }}",
+                 "imgtool-it/paddle:it-cpu"});
+  CHECK(id.out.substr(0, 7) == "sha256:");
+  CHECK(id.out.find(cell(rep, "it-cpu")["inputs_hash"].get<std::string>()) == 0);
+}
+
+TEST_CASE("build: the shared first stage is built once and every cell reuses its layers from the cache") {
+  auto groups = std::set<std::string>();
+  auto rep = build({"--only", "it-cpu,it-gpu-cpuwheel", "--force"}, 0);
+  for (auto& c : rep["cells"]) groups.insert(c["stage_group"].get<std::string>());
+  CHECK(groups.size() == 1);
+  // The expensive step of the first stage (the wheel install) came from the cache in both cells.
+  for (const char* tag : {"it-cpu", "it-gpu-cpuwheel"}) {
+    std::string log = read_file(cell(rep, tag)["log"].get<std::string>());
+    INFO(tag << " log:\n" << log.substr(0, 4000));
+    CHECK(line_after_step(log, "pip install --no-cache-dir --no-index").find("Using cache") != std::string::npos);
+  }
+}
+
+TEST_CASE("build: a re-run with nothing changed runs no docker build and says so") {
+  std::vector<std::string> args = {"build", shared().gen.string(), "--only", "it-cpu,it-gpu-cpuwheel", "--state",
+                                   shared().state.string()};
+  auto r = imgtool(args);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("0 docker build invocation(s)") != std::string::npos);
+  CHECK(r.out.find("nothing changed, nothing built") != std::string::npos);
+  CHECK(r.out.find("2 up to date") != std::string::npos);
+}
