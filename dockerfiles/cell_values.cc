@@ -97,7 +97,8 @@ Values cell_values(const Cell& cell, const std::string& kb_version) {
   check_tag(cell);
   check_variant(cell);
   check_pip(cell);
-  Values v = {{"user", "paddle"}, {"uid", "1000"}, {"runtime_packages", "libgomp1"}};
+  Values v = {{"user", "paddle"}, {"uid", "1000"}, {"runtime_packages", "libgomp1"},
+              {"trt_pip_requirement", ""}, {"trt_pip_index_url", kDefaultIndexUrl}};
   for (auto& [k, val] : cell.overrides) v[k] = val;
   for (auto& [k, val] : field_values(cell)) v[k] = val;
   for (auto& [k, val] : v) check_safe(cell, k, val);  // inputs; derived values are ours

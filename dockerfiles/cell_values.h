@@ -14,7 +14,8 @@
 //               kb_version          knowledge-base version
 //               labels              the LABEL instruction from labels.tsv
 //               inputs_hash_label   set by the generator (generate.h)
-//   defaults    user=paddle uid=1000 runtime_packages=libgomp1 (overrides may change them)
+//   defaults    user=paddle uid=1000 runtime_packages=libgomp1 trt_pip_requirement=""
+//               trt_pip_index_url=https://pypi.org/simple (overrides may change them)
 // Precedence: defaults < overrides < fields/derived. Overrides that name a
 // field are ignored here: the matrix has already applied them to the field.
 //

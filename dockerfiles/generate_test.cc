@@ -120,6 +120,16 @@ TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   CHECK_FALSE(contains(cpu, "--index-url"));
 }
 
+TEST_CASE("TensorRT is installed only when a cell names a pinned pip requirement for it") {
+  TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
+  auto c = trt_cell();
+  CHECK_FALSE(contains(render_cell(c, t, kKb).dockerfile, "\"tensorrt"));
+  c.overrides["trt_pip_requirement"] = "tensorrt-cu12==10.5.0";
+  auto r = render_cell(c, t, kKb);
+  CHECK(contains(r.dockerfile, "--index-url \"https://pypi.org/simple\" \"tensorrt-cu12==10.5.0\"\n"));
+  CHECK(r.inputs_hash != render_cell(trt_cell(), t, kKb).inputs_hash);
+}
+
 TEST_CASE("the inputs hash is over the Dockerfile without its own label") {
   imgtool::testing::ScratchDir d("gen-strip");
   TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
