@@ -125,3 +125,12 @@ TEST_CASE("history view: series per GPU/driver/metric, text and last N") {
         std::string::npos);
   CHECK(history_text(history_json(s, {"nope"})).find("no records") != std::string::npos);
 }
+
+TEST_CASE("kb_peaks: device names resolve through the knowledge base (matrix/kb/gpus.yaml)") {
+  auto peaks = kb_peaks();
+  auto h100 = peaks("NVIDIA H100 80GB HBM3");
+  REQUIRE(h100);
+  CHECK(h100->bw_GBps > 1000);
+  CHECK(h100->fp16_tensor_tflops > h100->fp32_tflops);
+  CHECK_FALSE(peaks("Imaginary GPU 9000"));
+}

@@ -71,7 +71,7 @@ std::string paddle_cpu_image() {
 json smoke(std::vector<std::string> args, int expect_rc) {
   args.insert(args.begin(), "smoke");
   args.push_back("--json");
-  auto r = imgtool(args, {.timeout = std::chrono::seconds(900)});
+  auto r = imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(900)});
   INFO("stdout: " << r.out.substr(0, 6000) << "\nstderr: " << r.err);
   REQUIRE(r.exit_code == expect_rc);
   return json::parse(r.out);
@@ -103,7 +103,7 @@ TEST_CASE("gpu image with --gpus all on a host without the NVIDIA runtime: diagn
         std::string::npos);
   CHECK(j["host_diagnosis"]["fix"].get<std::string>().find("nvidia-ctk runtime configure") != std::string::npos);
   // and the text report says the same
-  auto r = imgtool({"smoke", img, "--gpus", "all"});
+  auto r = imgtool::testing::imgtool({"smoke", img, "--gpus", "all"});
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("NVIDIA Container Toolkit not installed") != std::string::npos);
 }

@@ -419,7 +419,8 @@ def environment_section(args):
         glibc = os.confstr("CS_GNU_LIBC_VERSION")
     except (ValueError, OSError):
         glibc = None
-    return {"status": "ok", "os": os_release(), "glibc": glibc, "python": platform.python_version(),
+    return {"status": "ok", "reason": "%s, %s, python %s" % (os_release(), glibc, platform.python_version()),
+            "os": os_release(), "glibc": glibc, "python": platform.python_version(),
             "python_executable": sys.executable, "machine": platform.machine(),
             "env": {k: os.environ[k] for k in env_keys if k in os.environ},
             "dev_nvidia": sorted(glob.glob("/dev/nvidia*")), "gpus_requested": args.gpus_requested}
@@ -925,8 +926,10 @@ try:
     import paddle
 except Exception as e:
     emit(import_error="%s: %s" % (type(e).__name__, e)); sys.exit(0)
+def ver(v):  # CPU builds answer False
+    return None if str(v) in ("False", "", "None") else str(v)
 emit(version=paddle.__version__, compiled_with_cuda=bool(paddle.is_compiled_with_cuda()),
-     cuda=str(paddle.version.cuda()), cudnn=str(paddle.version.cudnn()))
+     cuda=ver(paddle.version.cuda()), cudnn=ver(paddle.version.cudnn()))
 try:
     emit(gpu_count=int(paddle.device.cuda.device_count()) if paddle.is_compiled_with_cuda() else 0)
 except Exception as e:
@@ -1067,7 +1070,7 @@ def run_probe(args):
     rt = guarded(runtime_check, libs) if d is not None else None
     if rt:
         report["libraries"]["cudart_runtime"] = rt
-    why_not = "GPU part not run: " + (drv.get("reason") or "no driver")
+    why_not = "GPU part not run: see driver (%s)" % (drv.get("code") or drv.get("status"))
     if d is None:
         for k in ("compat", "kernels", "blas"):
             report[k] = {"status": "skipped", "reason": why_not}
