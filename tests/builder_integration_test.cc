@@ -64,7 +64,7 @@ nlohmann::json build(const std::vector<std::string>& extra, int expect_rc) {
   std::vector<std::string> args = {"build", shared().gen.string(), "-j", "2", "--state", shared().state.string(),
                                    "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  auto r = imgtool(args);
+  auto r = imgtool::testing::imgtool(args);
   INFO("stderr: " << r.err);
   REQUIRE(r.exit_code == expect_rc);
   return nlohmann::json::parse(r.out);
@@ -119,7 +119,7 @@ TEST_CASE("build: the shared first stage is built once and every cell reuses its
 TEST_CASE("build: a re-run with nothing changed runs no docker build and says so") {
   std::vector<std::string> args = {"build", shared().gen.string(), "--only", "it-cpu,it-gpu-cpuwheel", "--state",
                                    shared().state.string()};
-  auto r = imgtool(args);
+  auto r = imgtool::testing::imgtool(args);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("0 docker build invocation(s)") != std::string::npos);
