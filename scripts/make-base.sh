@@ -11,7 +11,8 @@ set -euo pipefail
 TAG=${1:-imgtool-base/debian:bookworm-py3}
 SUITE=${IMGTOOL_BASE_SUITE:-bookworm}
 MIRROR=${IMGTOOL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-PKGS=python3,python3-venv,python3-pip,ca-certificates
+# libgomp1: Paddle's CPU wheels load OpenMP; the base carries it so builds need no network.
+PKGS=python3,python3-venv,python3-pip,ca-certificates,libgomp1
 SCRIPT_VERSION=2
 KEY=$(printf '%s\n' "$SUITE" "$MIRROR" "$PKGS" "$SCRIPT_VERSION" | sha256sum | cut -c1-16)
 CACHE=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}/rootfs
