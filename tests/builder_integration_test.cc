@@ -8,6 +8,8 @@
 //   it-cpu          cpu variant, CPU wheel: builds
 //   it-gpu-cpuwheel gpu variant carrying the CPU wheel: builds (smoke must fail it later)
 //   it-broken       uid override 0: `useradd --uid 0` fails in a RUN step: fails alone
+// The nightly cases then publish to a real loopback docker-registry
+// (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -16,7 +18,10 @@
 #include "builder/generated_cell.h"
 #include "core/fs.h"
 #include "dockerfiles/generate.h"
+#include "image/registry.h"
+#include "sign/keys.h"
 #include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -125,4 +130,80 @@ TEST_CASE("build: a re-run with nothing changed runs no docker build and says so
   CHECK(r.out.find("0 docker build invocation(s)") != std::string::npos);
   CHECK(r.out.find("nothing changed, nothing built") != std::string::npos);
   CHECK(r.out.find("2 up to date") != std::string::npos);
+}
+
+namespace {
+
+// A loopback registry and a signing key for the nightly cases.
+struct Publish {
+  RegistryServer registry{RegistryServer::Mode::kHttp, "nightly"};
+  fs::path key_prefix = shared().scratch.path / "keys" / "release";
+  fs::path report = shared().scratch.path / "report";
+  Publish() { sign::write_key_pair(*sign::generate_key(), key_prefix, ""); }
+  RunResult nightly(const fs::path& report_dir, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"nightly", shared().gen.string(), "--registry", registry.host() + "/ai",
+                                     "--key", key_prefix.string() + ".key", "--report", report_dir.string(),
+                                     "--state", shared().state.string(), "-j", "2",
+                                     "--only", "it-cpu,it-gpu-cpuwheel",
+                                     "--records", (shared().scratch.path / "records.db").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return imgtool::testing::imgtool(args);
+  }
+};
+
+Publish& publish() {
+  static Publish p;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("nightly: the passing cpu cell is pushed and signed; the gpu cell with the CPU wheel fails smoke, not pushed") {
+  auto r = publish().nightly(publish().report);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 1);  // one cell failed its smoke
+  auto rep = nlohmann::json::parse(read_file(publish().report / "nightly.json"));
+  auto cpu = cell(rep, "it-cpu"), gpu = cell(rep, "it-gpu-cpuwheel");
+  CHECK(cpu["smoke"]["status"] == "pass");
+  CHECK(cpu["publish"]["status"] == "published");
+  CHECK(gpu["smoke"]["status"] == "fail");
+  CHECK(gpu["smoke"].dump().find("CPU-only Paddle build in a gpu image") != std::string::npos);
+  CHECK(gpu["publish"]["status"] == "skipped");
+  // The registry: the cpu tag names the published digest and carries its signature; no gpu tag.
+  image::Registry reg(publish().registry.host());
+  auto tags = reg.list_tags("ai/imgtool-it/paddle");
+  std::string digest = cpu["publish"]["digest"];
+  CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu") == digest);
+  CHECK(std::count(tags.begin(), tags.end(), "sha256-" + digest.substr(7) + ".sig") == 1);
+  CHECK(std::count(tags.begin(), tags.end(), "it-gpu-cpuwheel") == 0);
+  // The signature verifies with the public key (imgtool verify, static checks only).
+  auto v = imgtool::testing::imgtool({"verify", "docker://" + publish().registry.host() + "/ai/imgtool-it/paddle:it-cpu",
+                                      "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});
+  INFO("verify: " << v.out << v.err);
+  CHECK(v.exit_code == 0);
+  // The report folder.
+  for (const char* f : {"report.md", "report.html", "junit.xml", "logs/it-cpu.log"})
+    CHECK(fs::exists(publish().report / f));
+  CHECK(read_file(publish().report / "junit.xml").find("failures=\"1\"") != std::string::npos);
+}
+
+TEST_CASE("nightly: nothing changed → no docker build, cpu smoke reused, publish unchanged; shard reports merge") {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r1 = publish().nightly(shared().scratch.path / "s1", {"--shard", "1/2"});
+  auto r2 = publish().nightly(shared().scratch.path / "s2", {"--shard", "2/2"});
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("no-op nightly (2 shards, 2 cells, gpu cell's failing smoke re-run): " << secs << " s");
+  auto a = nlohmann::json::parse(read_file(shared().scratch.path / "s1" / "nightly.json"));
+  auto b = nlohmann::json::parse(read_file(shared().scratch.path / "s2" / "nightly.json"));
+  CHECK(a["docker_builds"].get<int>() + b["docker_builds"].get<int>() == 0);
+  CHECK(a["cells"].size() + b["cells"].size() == 2);
+  auto m = imgtool::testing::imgtool({"nightly", "merge", (shared().scratch.path / "s1").string(),
+                                      (shared().scratch.path / "s2").string(), "--report",
+                                      (shared().scratch.path / "merged").string()});
+  INFO("merge: " << m.out << m.err);
+  CHECK(m.exit_code == 1);  // the gpu cell still fails
+  auto merged = nlohmann::json::parse(read_file(shared().scratch.path / "merged" / "nightly.json"));
+  CHECK(cell(merged, "it-cpu")["smoke"]["status"] == "cached");
+  CHECK(cell(merged, "it-cpu")["publish"]["status"] == "unchanged");
+  CHECK(cell(merged, "it-gpu-cpuwheel")["publish"]["status"] == "skipped");
 }
