@@ -48,6 +48,27 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
     CHECK(cell_json.at("inputs_hash") == c.at("inputs_hash"));
     CHECK(cell_json.at("kb_version") == j.at("kb_version"));
   }
+  // A Dockerfile that claims TensorRT (label io.imgtool.tensorrt) pip-installs it (the nvidia/cuda
+  // bases ship none), pinned as the KB says; the 2.6 images on Ubuntu 20.04 use a Python focal packages.
+  size_t with_trt = 0;
+  for (auto& c : j.at("cells")) {
+    fs::path dir = c.at("dir").get<std::string>();
+    std::string df = read_file(dir / "Dockerfile");
+    INFO(dir.string());
+    bool claims = df.find("io.imgtool.tensorrt=") != std::string::npos;
+    bool installs = df.find("/opt/venv/bin/pip install --no-cache-dir --index-url") != std::string::npos &&
+                    (df.find("\"tensorrt") != std::string::npos || df.find("\"nvidia-tensorrt==") != std::string::npos);
+    CHECK(claims == installs);
+    with_trt += claims;
+    if (dir.filename() == "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5")
+      CHECK(df.find("--index-url \"https://pypi.org/simple\" \"tensorrt-cu12==10.5.0\"\n") != std::string::npos);
+    if (dir.filename() == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0") {
+      CHECK(df.find("--index-url \"https://pypi.ngc.nvidia.com\" \"nvidia-tensorrt==8.0.3.4\"\n") != std::string::npos);
+      CHECK(df.find("RUN python3.8 -m venv /opt/venv\n") != std::string::npos);
+    }
+  }
+  CHECK(with_trt == 5);  // 2.6.2 cuda11.2/11.7/12.0, 3.0.0 cuda11.8/12.6
+
   auto p = run({"python3", imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py", (d.path / "out").string()});
   INFO(p.out, p.err);
   CHECK(p.exit_code == 0);

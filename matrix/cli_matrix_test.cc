@@ -20,6 +20,7 @@ TEST_CASE("imgtool matrix: table, json, explain, host") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5") != std::string::npos);
   CHECK(r.out.find("[paddle-cuda] paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0") != std::string::npos);
+  CHECK(r.out.find("[paddle-trt-install] paddle 2.6.2 × cuda 11.6: Paddle 2.6 for CUDA 11.6 is built with TensorRT 8.4.0.6, but the KB has no pip install spec") != std::string::npos);
   auto j = cli({"matrix", kPaddle, "--json"});
   CHECK(j.exit_code == 0);
   CHECK(nlohmann::json::parse(j.out)["kept"].size() == 15);

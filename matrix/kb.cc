@@ -81,6 +81,13 @@ const PaddleGpuBuild* PaddleRelease::build_for(std::string_view cuda) const {
   return nullptr;
 }
 
+bool OsPython::provides(std::string_view py) const {
+  auto v = Version::parse(py);
+  if (!v) return false;
+  std::string k = v->truncated(2);
+  return std::find(python.begin(), python.end(), k) != python.end();
+}
+
 bool PaddleRelease::has_version(std::string_view v) const {
   return std::find(versions.begin(), versions.end(), v) != versions.end();
 }
@@ -146,7 +153,7 @@ struct KbLoader {
     }
   }
   static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
-    d.check_keys(n, {"cuda", "cudnn", "trt", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
+    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
     PaddleGpuBuild b;
     b.unconfirmed = d.boolean(n, "unconfirmed", false);
     b.note = d.str(n, "note", false);
@@ -156,6 +163,19 @@ struct KbLoader {
     b.trt = d.version(n, "trt", false);
     b.requirement = d.str(n, "requirement");
     b.index_url = d.str(n, "index_url", false);
+    if (n["trt_pip"]) {
+      const YAML::Node& t = n["trt_pip"];
+      d.expect_map(t, "trt_pip (TensorRT install spec)");
+      d.check_keys(t, {"requirement", "index_url", "source", "unconfirmed", "note"}, "a TensorRT install spec");
+      if (b.trt.empty()) d.fail(t, "expected 'trt' (the TensorRT version) beside 'trt_pip', found none");
+      read_fact(d, t, b.trt_pip);
+      b.trt_pip.requirement = d.str(t, "requirement");
+      if (b.trt_pip.requirement.find("==") == std::string::npos)
+        d.fail(t["requirement"], "expected a pinned requirement name==version, found '" + b.trt_pip.requirement + "'");
+      b.trt_pip.index_url = d.str(t, "index_url", false);
+      if (!b.trt_pip.index_url.empty() && b.trt_pip.index_url.rfind("https://", 0) != 0)
+        d.fail(t["index_url"], "expected an https:// index URL, found '" + b.trt_pip.index_url + "'");
+    }
     return b;
   }
   static void published(const YamlDoc& d, const YAML::Node& n, PaddleRelease& r) {
@@ -196,6 +216,20 @@ struct KbLoader {
       kb.pythons_.push_back(p);
     }
   }
+  static void os(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "os")) {
+      d.check_keys(n, {"os", "name", "python", "default_python", "source", "unconfirmed", "note"}, "an OS");
+      OsPython o;
+      read_fact(d, n, o);
+      o.os = d.str(n, "os");
+      o.name = d.str(n, "name", false);
+      if (o.name.empty()) o.name = o.os;
+      for (const auto& p : n["python"]) o.python.push_back(d.version_of(p));
+      if (o.python.empty()) d.fail(n, "expected 'python' to list the Python versions the OS packages, found none");
+      o.default_python = d.version(n, "default_python", false);
+      kb.os_pythons_.push_back(o);
+    }
+  }
   static void images(const YamlDoc& d, KnowledgeBase& kb) {
     d.check_keys(d.root(), {"nvidia_cuda", "cpu_bases"}, "images.yaml");
     for (const auto& n : d.root()["nvidia_cuda"]) {
@@ -228,7 +262,7 @@ const std::vector<std::pair<std::string, FileLoader>>& kb_files() {
   static const std::vector<std::pair<std::string, FileLoader>> files = {
       {"kb.yaml", KbLoader::version},   {"cuda.yaml", KbLoader::cuda},   {"arch.yaml", KbLoader::arch},
       {"gpus.yaml", KbLoader::gpus},    {"cudnn.yaml", KbLoader::cudnn}, {"paddle.yaml", KbLoader::paddle},
-      {"python.yaml", KbLoader::python}, {"images.yaml", KbLoader::images},
+      {"python.yaml", KbLoader::python}, {"images.yaml", KbLoader::images}, {"os.yaml", KbLoader::os},
   };
   return files;
 }
@@ -303,6 +337,10 @@ const CudaImages* KnowledgeBase::cuda_images(std::string_view mm) const {
 
 const CpuBase* KnowledgeBase::cpu_base(std::string_view os) const {
   return find_if_ptr(cpu_bases_, [&](auto& b) { return b.os == os; });
+}
+
+const OsPython* KnowledgeBase::os_python(std::string_view os) const {
+  return find_if_ptr(os_pythons_, [&](auto& o) { return o.os == os; });
 }
 
 const ArchSupport* KnowledgeBase::arch_for_cc(std::string_view cc) const {

@@ -14,6 +14,7 @@
 //   paddle.yaml  Paddle releases -> Python range, GPU builds, pip specs, published tags
 //   python.yaml  Python end of life
 //   images.yaml  nvidia/cuda tags per CUDA (full version, cuDNN tag, OS list); CPU base per OS
+//   os.yaml      OS -> the Python versions its package archive provides (apt)
 #pragma once
 #include <optional>
 #include <string>
@@ -73,11 +74,19 @@ struct PipSpec {
   std::string index_url;    // "https://www.paddlepaddle.org.cn/packages/stable/cu126/" or empty (PyPI)
 };
 
+// How an image gets TensorRT: the nvidia/cuda bases ship none, so a build that
+// claims TensorRT names the pip requirement of NVIDIA's TensorRT Python wheels.
+struct TrtInstall : Fact {
+  std::string requirement;  // pinned, "tensorrt-cu12==10.5.0"; empty = no install spec known
+  std::string index_url;    // empty = PyPI
+};
+
 // One GPU build of a Paddle release. cudnn/trt are what Paddle built against;
 // trt is empty when the release's images ship no TensorRT.
 struct PaddleGpuBuild : Fact {
   std::string cuda, cudnn, trt;
   std::string requirement, index_url;  // templates with {version}
+  TrtInstall trt_pip;                  // how TensorRT `trt` is installed (trt_pip: in kb/paddle.yaml)
 };
 
 struct PaddleRelease : Fact {
@@ -108,6 +117,15 @@ struct CudaImages : Fact {
   std::vector<std::string> os;      // "ubuntu22.04", …
 };
 
+// The Python versions an OS's package archive provides (apt-get install pythonX.Y pythonX.Y-venv).
+struct OsPython : Fact {
+  std::string os;                   // "ubuntu20.04" (the OS label of matrix files and nvidia/cuda tags)
+  std::string name;                 // "Ubuntu 20.04 (focal)"
+  std::vector<std::string> python;  // "3.8", "3.9"
+  std::string default_python;       // "3.8"
+  bool provides(std::string_view py) const;  // on major.minor
+};
+
 struct CpuBase : Fact {
   std::string os;     // "ubuntu22.04"
   std::string image;  // "ubuntu:22.04"
@@ -133,6 +151,7 @@ class KnowledgeBase {
   const PythonEol* python_eol(std::string_view py) const;
   const CudaImages* cuda_images(std::string_view mm) const;
   const CpuBase* cpu_base(std::string_view os) const;
+  const OsPython* os_python(std::string_view os) const;
   const ArchSupport* arch_for_cc(std::string_view cc) const;
   // cuDNN facts whose range overlaps `cudnn` on its precision ("8.9" overlaps 8.9.0-8.9.1 and 8.9.5-8.9.6).
   std::vector<const CudnnSupport*> cudnn_facts(std::string_view cudnn) const;
@@ -145,6 +164,7 @@ class KnowledgeBase {
   const std::vector<PythonEol>& pythons() const { return pythons_; }
   const std::vector<CudaImages>& images() const { return images_; }
   const std::vector<CpuBase>& cpu_bases() const { return cpu_bases_; }
+  const std::vector<OsPython>& os_pythons() const { return os_pythons_; }
 
  private:
   friend struct KbLoader;
@@ -157,6 +177,7 @@ class KnowledgeBase {
   std::vector<PythonEol> pythons_;
   std::vector<CudaImages> images_;
   std::vector<CpuBase> cpu_bases_;
+  std::vector<OsPython> os_pythons_;
 };
 
 }  // namespace imgtool::matrix

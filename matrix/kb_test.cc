@@ -21,8 +21,13 @@ TEST_CASE("the KB loads and every fact has a source") {
   for (auto& p : k.paddles()) {
     CHECK(!p.source.empty());
     CHECK(!p.cpu_fact.source.empty());
-    for (auto& b : p.gpu) CHECK(!b.source.empty());
+    for (auto& b : p.gpu) {
+      CHECK(!b.source.empty());
+      if (!b.trt_pip.requirement.empty()) CHECK(!b.trt_pip.source.empty());
+    }
   }
+  CHECK(k.os_pythons().size() >= 4);
+  for (auto& o : k.os_pythons()) CHECK(!o.source.empty());
   for (auto& p : k.pythons()) CHECK(!p.source.empty());
   for (auto& i : k.images()) CHECK(!i.source.empty());
 }
@@ -42,6 +47,22 @@ TEST_CASE("KB facts: drivers, unconfirmed marks, releases") {
   CHECK(k.cuda_images("12.6")->full == "12.6.3");
   CHECK(k.cuda_images("12.6")->cudnn_tag == "cudnn");
   CHECK(k.cudnn_facts("8.9").size() == 2);
+  // Python per OS (kb/os.yaml): focal has no 3.10, jammy has no 3.8, Debian 12 is 3.11 (confirmed).
+  CHECK(k.os_python("ubuntu20.04")->provides("3.8"));
+  CHECK(k.os_python("ubuntu20.04")->provides("3.9"));
+  CHECK_FALSE(k.os_python("ubuntu20.04")->provides("3.10"));
+  CHECK(k.os_python("ubuntu20.04")->unconfirmed);
+  CHECK_FALSE(k.os_python("ubuntu22.04")->provides("3.8"));
+  CHECK(k.os_python("ubuntu24.04")->default_python == "3.12");
+  CHECK(k.os_python("debian12")->provides("3.11.2"));
+  CHECK_FALSE(k.os_python("debian12")->unconfirmed);
+  CHECK(k.os_python("centos7") == nullptr);
+  // TensorRT install specs per Paddle GPU build.
+  CHECK(k.paddle_release("3.0.0")->build_for("12.6")->trt_pip.requirement == "tensorrt-cu12==10.5.0");
+  CHECK_FALSE(k.paddle_release("3.0.0")->build_for("12.6")->trt_pip.unconfirmed);
+  CHECK(k.paddle_release("2.6.2")->build_for("12.0")->trt_pip.unconfirmed);
+  CHECK(k.paddle_release("2.6.2")->build_for("11.6")->trt_pip.requirement.empty());
+  CHECK(k.paddle_release("3.1.0")->build_for("12.6")->trt.empty());
 }
 
 TEST_CASE("find_gpu: names, aliases, device names, case-insensitive") {
@@ -74,5 +95,12 @@ TEST_CASE("bad KB data: file:line:col") {
   }
   std::ofstream(dir / "python.yaml") << "python:\n  - {python: \"3.10\", eol: \"2020-01-01\"}\n";
   CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"), imgtool::InputError);
+  fs::copy_file(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb/python.yaml", dir / "python.yaml", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.x\"], source: s}\n";
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml:2:"), imgtool::InputError);
+  std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.8\"]}\n";
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"), imgtool::InputError);
+  fs::remove(dir / "os.yaml");
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml: expected a knowledge-base file"), imgtool::InputError);
   fs::remove_all(dir);
 }

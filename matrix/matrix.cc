@@ -44,6 +44,13 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   std::string trt_axis = ctx.combo.axes.count("trt") ? ctx.combo.axes.at("trt") : "";
   c.cudnn = mm(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
   c.trt = mm(trt_axis.empty() ? b.trt : trt_axis);
+  // TensorRT is installed by pip (dockerfiles: overrides.trt_pip_requirement); a matrix's
+  // build.trt_pip_requirement / trt_pip_index_url win (applied later).
+  if (!c.trt.empty() && !b.trt_pip.requirement.empty()) {
+    log.use(b.trt_pip, "TensorRT " + b.trt + " pip install spec (" + b.trt_pip.requirement + ")");
+    c.overrides["trt_pip_requirement"] = b.trt_pip.requirement;
+    if (!b.trt_pip.index_url.empty()) c.overrides["trt_pip_index_url"] = b.trt_pip.index_url;
+  }
   c.pip_requirement = subst_version(b.requirement, c.paddle);
   c.pip_index_url = b.index_url;
   const CudaRelease* cr = ctx.kb.cuda(c.cuda);
@@ -81,7 +88,8 @@ void apply_settings(Cell& c, const Settings& s) {
       {"repository", &c.repository}, {"base_image", &c.base_image}, {"base_digest", &c.base_digest},
       {"pip_requirement", &c.pip_requirement}, {"pip_index_url", &c.pip_index_url}, {"wheelhouse", &c.wheelhouse},
       {"template", &c.template_name}};
-  for (auto& [k, v] : s.values) *fields.at(k) = v;
+  for (auto& [k, v] : s.values)
+    if (auto f = fields.find(k); f != fields.end()) *f->second = v;  // python_from is read by the rules only
   for (auto& [k, v] : s.build) c.overrides[k] = v;
   if (!c.wheelhouse.empty() && !s.values.count("pip_index_url")) c.pip_index_url.clear();
   if (auto at = c.base_image.find("@sha256:"); at != std::string::npos) {
@@ -116,6 +124,8 @@ Cell resolve(const RuleContext& ctx, const std::string& today) {
   c.os = a.at("os");
   FactLog log{c};
   log.use(ctx.release, "Paddle " + ctx.release.series + " release facts");
+  if (ctx.combo.settings.get("python_from") != "base")
+    if (const OsPython* o = ctx.kb.os_python(c.os)) log.use(*o, o->name + " packages Python " + c.python);
   if (c.variant == "gpu") {
     c.cuda = a.at("cuda");
     resolve_gpu(c, ctx, log);

@@ -13,7 +13,7 @@ namespace imgtool::matrix {
 namespace {
 
 const std::set<std::string> kSettingKeys = {"repository",    "base_image", "base_digest", "pip_requirement",
-                                            "pip_index_url", "wheelhouse", "template",    "build"};
+                                            "pip_index_url", "wheelhouse", "template",    "build", "python_from"};
 
 using ValueCheck = std::function<void(const YamlDoc&, const YAML::Node&, const KnowledgeBase&)>;
 
@@ -71,6 +71,7 @@ Settings read_settings(const YamlDoc& d, const YAML::Node& map, bool allow_axes)
       for (auto b = it->second.begin(); b != it->second.end(); ++b) s.build[b->first.Scalar()] = expand_string(d, b->second);
       continue;
     }
+    if (k == "python_from") one_of(d, it->second, {"apt", "base"}, "where Python comes from");
     std::string v = expand_string(d, it->second);
     if (k == "wheelhouse" && !v.empty() && std::filesystem::path(v).is_relative())
       v = (std::filesystem::absolute(d.file()).parent_path() / v).lexically_normal().string();

@@ -52,8 +52,14 @@ TEST_CASE("default matrix reproduces the official tag names") {
                     "3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6", "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", "3.1.0-gpu-cuda11.8-cudnn8.9",
                     "3.1.0-gpu-cuda12.6-cudnn9.5", "3.1.0-gpu-cuda12.9-cudnn9.9", "3.2.0-gpu-cuda12.6-cudnn9.5", "3.1.0", "2.6.2"})
     CHECK_MESSAGE(has(t, want), want);
-  CHECK(!has(t, "2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5"));  // not published
+  CHECK(!has(t, "2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5"));  // not published (and no TensorRT 8.5 install spec)
   CHECK(t.size() == 15);
+  // Every cell's Python is one its OS packages: 2.6 on Ubuntu 20.04 with 3.8, 3.x on 22.04 with 3.10.
+  for (auto& c : paddle_plan().kept) {
+    INFO(c.tag);
+    CHECK(c.python == (c.os == "ubuntu20.04" ? "3.8" : "3.10"));
+    CHECK(kb().os_python(c.os)->provides(c.python));
+  }
 }
 
 TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
@@ -74,7 +80,11 @@ TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
   CHECK(joined(*it).find("tag-only") != std::string::npos);
   CHECK(joined(*it).find("Python 3.10 reached end of life") != std::string::npos);
   auto early = plan_matrix(kSrc + "/matrix/paddle.yaml", kb(), {"2026-01-01"});
-  CHECK(joined(early.kept[0]).find("end of life") == std::string::npos);
+  auto early31 = std::find_if(early.kept.begin(), early.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
+  REQUIRE(early31 != early.kept.end());
+  CHECK(joined(*early31).find("end of life") == std::string::npos);
+  auto early26 = std::find_if(early.kept.begin(), early.kept.end(), [](auto& c) { return c.paddle == "2.6.2"; });
+  CHECK(joined(*early26).find("Python 3.8 reached end of life on 2024-10-07") != std::string::npos);
   // An UNCONFIRMED fact relied on is a warning.
   auto c129 = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.9-cudnn9.9"; });
   CHECK(joined(*c129).find("UNCONFIRMED") != std::string::npos);
@@ -87,14 +97,97 @@ TEST_CASE("skip reasons name the rule, the fact and its source") {
   CHECK(s->rule == "paddle-cuda");
   CHECK(s->reason == "paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0");
   CHECK(s->source.find("PaddlePaddle/docs (git mirror) release/2.6") != std::string::npos);
-  auto pub = skipped(p, "2.6.2", "11.8");
-  REQUIRE(pub);
-  CHECK(pub->rule == "published");
+  auto trt = skipped(p, "2.6.2", "11.8");
+  REQUIRE(trt);
+  CHECK(trt->rule == "paddle-trt-install");
+  auto pub = plan_matrix(write("pub.yaml", "only_published: true\naxes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\", \"12.0\"]\n"
+                                           "  python: [\"3.8\"]\n  os: [ubuntu20.04]\n"
+                                           "include:\n  - {cuda: \"11.8\", build: {trt_pip_requirement: \"tensorrt==8.5.3.1\"}}\n"),
+                         kb(), {"2026-11-22"});
+  REQUIRE(pub.skipped.size() == 1);
+  CHECK(pub.skipped[0].rule == "published");
+  CHECK(pub.skipped[0].reason.find("tag 2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5 is not among Paddle 2.6's published images") != std::string::npos);
+}
+
+TEST_CASE("rule os-python: the OS must package the cell's Python, unless python_from: base") {
+  const std::string axes = "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"12.0\"]\n  python: [\"3.8\", \"3.9\", \"3.10\"]\n"
+                           "  os: [ubuntu20.04]\ntag_template: \"{paddle}-cuda{cuda}-{py}\"\n";
+  auto p = plan_matrix(write("ospy.yaml", axes), kb(), {"2026-11-22"});
+  CHECK(tags(p) == std::vector<std::string>{"2.6.2-cuda12.0-py38", "2.6.2-cuda12.0-py39"});
+  REQUIRE(p.skipped.size() == 1);
+  CHECK(p.skipped[0].rule == "os-python");
+  CHECK(p.skipped[0].reason.rfind("python 3.10 × os ubuntu20.04: Ubuntu 20.04 (focal) packages Python 3.8, 3.9, not 3.10", 0) == 0);
+  CHECK(p.skipped[0].reason.find("python_from: base") != std::string::npos);
+  CHECK(p.skipped[0].source.find("https://packages.ubuntu.com/focal/python3.9") != std::string::npos);
+  // The OS fact is recorded with the kept cells (and is UNCONFIRMED for Ubuntu).
+  CHECK(std::find(p.kept[0].sources.begin(), p.kept[0].sources.end(), kb().os_python("ubuntu20.04")->source) != p.kept[0].sources.end());
+  CHECK(std::any_of(p.kept[0].warnings.begin(), p.kept[0].warnings.end(),
+                    [](auto& w) { return w.find("UNCONFIRMED fact: Ubuntu 20.04 (focal) packages Python 3.8") != std::string::npos; }));
+  // A base that ships Python: the OS archive is not consulted.
+  auto base = plan_matrix(write("ospy-base.yaml", axes + "include:\n  - {python: \"3.10\", python_from: base}\n"), kb(), {"2026-11-22"});
+  CHECK(base.skipped.empty());
+  CHECK(tags(base).size() == 3);
+  // jammy packages 3.10 and 3.11, noble only 3.12; an OS the KB does not know is skipped unless python_from: base.
+  auto jammy = plan_matrix(write("ospy-jammy.yaml", "axes:\n  variant: cpu\n  paddle: [\"3.1.0\"]\n  python: [\"3.9\", \"3.10\", \"3.11\", \"3.12\"]\n"
+                                                    "  os: [ubuntu22.04, ubuntu24.04, alpine3.20]\ntag_template: \"{paddle}-{py}-{os}\"\n"),
+                           kb(), {"2026-11-22"});
+  CHECK(tags(jammy) == std::vector<std::string>{"3.1.0-py310-ubuntu22.04", "3.1.0-py311-ubuntu22.04", "3.1.0-py312-ubuntu24.04"});
+  auto unknown = std::find_if(jammy.skipped.begin(), jammy.skipped.end(), [](auto& s) { return s.axes.at("os") == "alpine3.20"; });
+  REQUIRE(unknown != jammy.skipped.end());
+  CHECK(unknown->rule == "os-python");
+  CHECK(unknown->reason.find("the KB lists no Python packages for OS alpine3.20") != std::string::npos);
+  // python_from takes apt or base.
+  CHECK(error_of("ospy-bad.yaml", std::string(kHeader) + "defaults: {python_from: conda}\n")
+            .find("ospy-bad.yaml:7:25: expected where Python comes from (apt, base), found 'conda'") != std::string::npos);
+}
+
+TEST_CASE("rule paddle-trt-install: a cell that claims TensorRT installs it from the KB's pip spec") {
+  auto p = paddle_plan();
+  auto cell = [&](const std::string& tag) {
+    auto it = std::find_if(p.kept.begin(), p.kept.end(), [&](auto& c) { return c.tag == tag; });
+    REQUIRE(it != p.kept.end());
+    return *it;
+  };
+  auto t105 = cell("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5");
+  CHECK(t105.overrides.at("trt_pip_requirement") == "tensorrt-cu12==10.5.0");
+  CHECK(!t105.overrides.count("trt_pip_index_url"));  // PyPI: the template's default
+  CHECK(std::any_of(t105.sources.begin(), t105.sources.end(), [](auto& s) { return s.find("pip index versions tensorrt-cu12") != std::string::npos; }));
+  auto t80 = cell("2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0");
+  CHECK(t80.overrides.at("trt_pip_requirement") == "nvidia-tensorrt==8.0.3.4");
+  CHECK(t80.overrides.at("trt_pip_index_url") == "https://pypi.ngc.nvidia.com");
+  CHECK(std::any_of(t80.warnings.begin(), t80.warnings.end(),
+                    [](auto& w) { return w.find("UNCONFIRMED fact: TensorRT 8.0.3.4 pip install spec") != std::string::npos; }));
+  CHECK(cell("2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6").overrides.at("trt_pip_requirement") == "tensorrt==8.6.1.post1");
+  CHECK(cell("3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6").overrides.at("trt_pip_requirement") == "tensorrt==8.6.1.post1");
+  // Every kept cell that claims TensorRT installs it; none that does not claims it.
+  for (auto& c : p.kept) {
+    INFO(c.tag);
+    CHECK(c.trt.empty() == !c.overrides.count("trt_pip_requirement"));
+    CHECK((c.tag.find("-trt") != std::string::npos) == !c.trt.empty());
+  }
+  // TensorRT 8.4.0.6 (Paddle 2.6, CUDA 11.6) has no install spec: skipped, naming rule, fact and source.
+  auto s = skipped(p, "2.6.2", "11.6");
+  REQUIRE(s);
+  CHECK(s->rule == "paddle-trt-install");
+  CHECK(s->reason.rfind("paddle 2.6.2 × cuda 11.6: Paddle 2.6 for CUDA 11.6 is built with TensorRT 8.4.0.6, but the KB has no pip install spec", 0) == 0);
+  CHECK(s->source.find("PaddlePaddle/docs (git mirror) release/2.6") != std::string::npos);
+  // The matrix may name its own TensorRT requirement (and index); it wins over the KB's.
+  auto own = plan_matrix(write("trt-own.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.6\", \"12.0\"]\n  python: [\"3.8\"]\n"
+                                               "  os: [ubuntu20.04]\ninclude:\n"
+                                               "  - {cuda: \"11.6\", build: {trt_pip_requirement: \"nvidia-tensorrt==8.4.0.6\", trt_pip_index_url: \"https://pypi.ngc.nvidia.com\"}}\n"
+                                               "  - {cuda: \"12.0\", build: {trt_pip_requirement: \"tensorrt==8.6.1\"}}\n"),
+                         kb(), {"2026-11-22"});
+  REQUIRE(own.kept.size() == 2);
+  CHECK(own.kept[0].tag == "2.6.2-gpu-cuda11.6-cudnn8.4-trt8.4");
+  CHECK(own.kept[0].overrides.at("trt_pip_requirement") == "nvidia-tensorrt==8.4.0.6");
+  CHECK(own.kept[1].overrides.at("trt_pip_requirement") == "tensorrt==8.6.1");
+  // Releases whose images ship no TensorRT install none.
+  CHECK(!cell("3.1.0-gpu-cuda12.6-cudnn9.5").overrides.count("trt_pip_requirement"));
 }
 
 TEST_CASE("rules: python range, cudnn mismatch, OS without nvidia/cuda tags") {
   auto p = plan_matrix(write("rules.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"11.8\", \"12.6\"]\n"
-                                           "  cudnn: [\"9.5\"]\n  python: [\"3.8\", \"3.10\"]\n  os: [ubuntu22.04, ubuntu24.04]\n"
+                                           "  cudnn: [\"9.5\"]\n  python: [\"3.8\", \"3.10\", \"3.12\"]\n  os: [ubuntu22.04, ubuntu24.04]\n"
                                            "tag_template: \"{paddle}-gpu-cuda{cuda}-cudnn{cudnn}-{os}\"\n"),
                        kb(), {"2026-11-22"});
   auto find_rule = [&](const std::string& r) {
@@ -105,7 +198,7 @@ TEST_CASE("rules: python range, cudnn mismatch, OS without nvidia/cuda tags") {
   REQUIRE(find_rule("paddle-cudnn") != p.skipped.end());
   CHECK(find_rule("paddle-cudnn")->reason.find("built with cuDNN 8.9") != std::string::npos);
   auto os = plan_matrix(write("rules-os.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"11.8\", \"12.6\"]\n"
-                                                "  python: [\"3.10\"]\n  os: [ubuntu24.04]\n"), kb(), {"2026-11-22"});
+                                                "  python: [\"3.12\"]\n  os: [ubuntu24.04]\n"), kb(), {"2026-11-22"});
   REQUIRE(os.skipped.size() == 1);
   CHECK(os.skipped[0].rule == "nvidia-cuda-os");
   CHECK(os.skipped[0].reason.find("cuda 11.8 × os ubuntu24.04: nvidia/cuda:11.8.0 images exist for ubuntu18.04, ubuntu20.04, ubuntu22.04") != std::string::npos);

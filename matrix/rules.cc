@@ -29,6 +29,23 @@ std::optional<Verdict> python_range(const RuleContext& c) {
               "Paddle " + c.release.series + " supports Python " + c.release.python.text(), c.release.source);
 }
 
+// The OS's package archive must provide the cell's Python (the template installs it with apt),
+// unless the matrix says the base image already ships it (python_from: base).
+std::optional<Verdict> os_python(const RuleContext& c) {
+  if (c.combo.settings.get("python_from") == "base") return std::nullopt;
+  std::string os = axis(c, "os"), py = axis(c, "python");
+  const OsPython* o = c.kb.os_python(os);
+  if (!o)
+    return fail(c, "os-python", {"python", "os"},
+                "the KB lists no Python packages for OS " + os + " (kb/os.yaml); set python_from: base when the base image ships Python " + py,
+                c.kb.dir() + "/os.yaml");
+  if (o->provides(py)) return std::nullopt;
+  return fail(c, "os-python", {"python", "os"},
+              o->name + " packages Python " + join(o->python) + ", not " + py +
+                  " (apt-get install python" + py + " fails); use one of those, or set python_from: base when the base image ships Python " + py,
+              o->source);
+}
+
 std::optional<Verdict> paddle_cuda(const RuleContext& c) {
   if (!is_gpu(c) || c.release.build_for(axis(c, "cuda"))) return std::nullopt;
   std::vector<std::string> cudas;
@@ -51,6 +68,21 @@ std::optional<Verdict> build_component(const RuleContext& c, const char* rule, c
 }
 std::optional<Verdict> paddle_cudnn(const RuleContext& c) { return build_component(c, "paddle-cudnn", "cudnn"); }
 std::optional<Verdict> paddle_trt(const RuleContext& c) { return build_component(c, "paddle-trt", "trt"); }
+
+// A cell that claims TensorRT must install it (the nvidia/cuda bases ship none): the KB's
+// trt_pip for this build, or the matrix's build.trt_pip_requirement.
+std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
+  if (!is_gpu(c)) return std::nullopt;
+  const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"));
+  auto own = c.combo.settings.build.find("trt_pip_requirement");
+  if (b->trt.empty() || !b->trt_pip.requirement.empty() || (own != c.combo.settings.build.end() && !own->second.empty()))
+    return std::nullopt;
+  return fail(c, "paddle-trt-install", {"paddle", "cuda", "trt"},
+              "Paddle " + c.release.series + " for CUDA " + b->cuda + " is built with TensorRT " + b->trt +
+                  ", but the KB has no pip install spec for it (trt_pip) and the nvidia/cuda bases ship no TensorRT; "
+                  "add trt_pip to kb/paddle.yaml, or set build.trt_pip_requirement",
+              b->source);
+}
 
 // cuDNN -> CUDA support. Only skips when the KB has facts for this cuDNN and
 // none lists the CUDA; no facts at all is a warning (added when resolving).
@@ -92,9 +124,11 @@ std::optional<Verdict> cpu_base_os(const RuleContext& c) {
 const std::vector<Rule>& combo_rules() {
   static const std::vector<Rule> rules = {
       {"paddle-python", "Python must be in the Paddle release's supported range", python_range},
+      {"os-python", "the OS's archive must package the Python (or python_from: base)", os_python},
       {"paddle-cuda", "Paddle must publish GPU wheels for the CUDA version", paddle_cuda},
       {"paddle-cudnn", "a cudnn axis must match the cuDNN Paddle built against", paddle_cudnn},
       {"paddle-trt", "a trt axis must match the TensorRT of Paddle's images", paddle_trt},
+      {"paddle-trt-install", "a cell that claims TensorRT must have a pip install spec for it", paddle_trt_install},
       {"cudnn-cuda", "the cuDNN release must support the CUDA version", cudnn_cuda},
       {"nvidia-cuda-os", "nvidia/cuda must publish an image for the CUDA version and OS", nvidia_cuda_os},
       {"cpu-base-os", "a CPU base image must be known for the OS", cpu_base_os},
