@@ -34,7 +34,7 @@ class RealSteps : public NightlySteps {
     auto judged = judge(res);
     verify::apply_throughput(res, judged);
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
-    for (auto& j : judged) out.throughput.push_back(j.to_json());
+    for (auto& j : judged) out.throughput.push_back(with_history(j));
     return out;
   }
 
@@ -58,10 +58,24 @@ class RealSteps : public NightlySteps {
   }
 
  private:
+  // The judgement plus the series' last 30 values (same tag, GPU, driver, metric) for the report's chart.
+  nlohmann::json with_history(const verify::Judgement& j) {
+    nlohmann::json out = j.to_json();
+    verify::RecordStore store(records_path());
+    const auto& r = j.record;
+    out["history"] = nlohmann::json::array();
+    for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))
+      out["history"].push_back({{"time", h.time}, {"value", h.value}});
+    return out;
+  }
+  std::string records_path() const {
+    return o_.records.empty() ? verify::RecordStore::default_path() : o_.records;
+  }
+
   std::vector<verify::Judgement> judge(const verify::SmokeResult& res) {
     auto recs = verify::records_from_probe(res.probe, res.image.digest, res.image.tag, verify::system_clock()());
     if (recs.empty()) return {};
-    verify::RecordStore store(o_.records.empty() ? verify::RecordStore::default_path() : o_.records);
+    verify::RecordStore store(records_path());
     return verify::record_and_judge(store, recs, verify::kb_peaks());
   }
 

@@ -40,8 +40,9 @@ class FakeSteps : public NightlySteps {
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("smoke " + g.cell.tag);
     if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, json::array()};
-    return {true, {}, {}, {}, json::array({{{"record", {{"metric", "gemm"}, {"value", 2.0}, {"unit", "TFLOP/s"}}},
-                                             {"status", "ok"}, {"floor", 1.0}}})};
+    return {true, {}, {}, {}, json::array({{{"metric", "gemm"}, {"value", 2.0}, {"unit", "TFLOP/s"},
+                                             {"status", "ok"}, {"floor", 1.0},
+                                             {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})};
   }
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     calls.push_back("publish " + g.cell.tag);
@@ -173,6 +174,7 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("<polyline") != std::string::npos);  // the cpu cell's throughput
   CHECK(md.find("| gpu | built | fail | skipped |") != std::string::npos);
+  CHECK(md.find("- throughput gemm: 2") != std::string::npos);
   CHECK(junit.find("tests=\"6\" failures=\"1\"") != std::string::npos);
   CHECK(junit.find("CPU-only") != std::string::npos);
   CHECK_THROWS_AS(merge_reports({f.root / "r1", f.root / "r1"}), InputError);

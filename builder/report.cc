@@ -61,6 +61,16 @@ std::string headline(const json& r) {
          std::to_string(r.value("docker_builds", 0)) + " docker build(s); " + fixed(r.value("seconds", 0.0)) + " s";
 }
 
+// A throughput entry (verify::Judgement::to_json: flat metric/value/unit) field.
+std::string metric_field(const json& t, const char* key) {
+  return t.contains("record") ? str(t["record"], key) : str(t, key);
+}
+
+double metric_value(const json& t) {
+  const json& r = t.contains("record") ? t["record"] : t;
+  return r.contains("value") && r["value"].is_number() ? r["value"].get<double>() : 0.0;
+}
+
 // Step statuses that count as success in JUnit.
 bool step_ok(const std::string& status) {
   static const std::set<std::string> good = {"built", "up-to-date", "pass", "cached", "published", "unchanged"};
@@ -71,7 +81,7 @@ bool step_ok(const std::string& status) {
 std::string metric_svg(const json& t, int y0, int width, int height) {
   std::vector<double> values;
   for (auto& h : t.value("history", json::array())) values.push_back(h.value("value", 0.0));
-  double value = t.contains("record") ? t["record"].value("value", 0.0) : t.value("value", 0.0);
+  double value = metric_value(t);
   if (values.empty() || values.back() != value) values.push_back(value);
   double floor = t.contains("floor") && t["floor"].is_number() ? t["floor"].get<double>() : 0;
   double hi = std::max(*std::max_element(values.begin(), values.end()), floor) * 1.1;
@@ -79,8 +89,7 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
   auto y = [&](double v) { return y0 + height - static_cast<int>(v / hi * height); };
   std::ostringstream s;
   int left = 170, span = width - left - 90;
-  std::string metric = t.contains("record") ? t["record"].value("metric", "") : t.value("metric", "");
-  std::string unit = t.contains("record") ? t["record"].value("unit", "") : t.value("unit", "");
+  std::string metric = metric_field(t, "metric"), unit = metric_field(t, "unit");
   s << "<text x=\"4\" y=\"" << y0 + height / 2 + 4 << "\">" << escape_xml(metric) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
   for (size_t i = 0; i < values.size(); ++i)
@@ -138,8 +147,8 @@ std::string render_markdown(const json& r) {
     s << "\n- publish: " << str(c["publish"], "status") << ' ' << str(c["publish"], "ref") << ' '
       << str(c["publish"], "digest") << ' ' << str(c["publish"], "error") << "\n";
     for (auto& t : c["smoke"].value("throughput", json::array()))
-      s << "- throughput " << str(t["record"], "metric") << ": " << str(t["record"], "value") << ' '
-        << str(t["record"], "unit") << " (" << str(t, "status") << ")\n";
+      s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' '
+        << metric_field(t, "unit") << " (" << str(t, "status") << ")\n";
   }
   return s.str();
 }
