@@ -85,6 +85,27 @@ size_t PipeReader::read(char* buf, size_t len) {
   return done;
 }
 
+size_t PipeReader::read_chunk(std::string& out) {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return finished_ || size_ > 0; });
+  if (size_ == 0) {
+    if (err_) std::rethrow_exception(err_);
+    out.clear();
+    return 0;
+  }
+  auto& f = chunks_.front();
+  if (front_off_ == 0) {
+    out.swap(f);
+  } else {
+    out.assign(f, front_off_, std::string::npos);
+    front_off_ = 0;
+  }
+  chunks_.pop_front();
+  size_ -= out.size();
+  cv_.notify_all();
+  return out.size();
+}
+
 void PipeReader::close() {
   std::lock_guard lk(mu_);
   closed_ = true;

@@ -64,6 +64,9 @@ class PipeReader : public BlobReader {
   void finish(std::exception_ptr err = nullptr);  // end of stream (optionally with an error)
   // Consumer side. close() tells the producer to stop (e.g. reader destroyed early).
   size_t read(char* buf, size_t len) override;
+  // Like read(), without a copy: replaces `out` with the next pushed chunk
+  // (or its unread rest); returns its size, 0 at the end.
+  size_t read_chunk(std::string& out);
   void close();
  private:
   std::mutex mu_;
@@ -82,6 +85,7 @@ class ThreadedReader : public BlobReader {
   explicit ThreadedReader(std::function<void(PipeReader&)> producer, size_t capacity = 16 << 20);
   ~ThreadedReader() override;
   size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
+  size_t read_chunk(std::string& out) { return pipe_.read_chunk(out); }
  private:
   PipeReader pipe_;
   std::thread worker_;

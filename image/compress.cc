@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <mutex>
@@ -33,11 +34,14 @@ namespace {
 
 constexpr size_t kBlock = 1 << 20;
 
-// Raw deflate of one block; `last` ends the stream (BFINAL), otherwise a full
-// flush leaves the output byte-aligned so blocks concatenate.
-std::string deflate_block(const std::string& in, bool last) {
+// Raw deflate of one block into `out` (resized; its capacity is reused, so a
+// recycled buffer costs no allocation or zero-fill); `last` ends the stream
+// (BFINAL), otherwise a full flush leaves the output byte-aligned so blocks
+// concatenate.
+size_t deflate_raw(const char* in, size_t len, std::string& out, bool last) {
   thread_local std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
-  std::string out(in.size() + in.size() / 8 + 1024, '\0');
+  size_t bound = len + len / 8 + 1024;
+  if (out.size() < bound) out.resize(bound);
   isal_zstream s;
   isal_deflate_stateless_init(&s);
   s.level = 1;
@@ -46,14 +50,50 @@ std::string deflate_block(const std::string& in, bool last) {
   s.flush = FULL_FLUSH;
   s.end_of_stream = last ? 1 : 0;
   s.gzip_flag = IGZIP_DEFLATE;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
-  s.avail_in = static_cast<uint32_t>(in.size());
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in));
+  s.avail_in = static_cast<uint32_t>(len);
   s.next_out = reinterpret_cast<uint8_t*>(out.data());
   s.avail_out = static_cast<uint32_t>(out.size());
   int rc = isal_deflate_stateless(&s);
   if (rc != COMP_OK) throw Error("igzip: deflate failed (" + std::to_string(rc) + ")");
-  out.resize(s.total_out);
-  return out;
+  return s.total_out;
+}
+
+// Deflate "stored" blocks (BTYPE 00), as zlib emits for data that does not
+// compress: the previous block ended byte-aligned, so each header is one byte
+// (BFINAL, BTYPE, padding) + LEN + NLEN, and the data follows verbatim.
+void store_blocks(const std::string& in, std::string& out, bool last) {
+  constexpr size_t kMax = 65535;
+  size_t nblocks = std::max<size_t>(1, (in.size() + kMax - 1) / kMax);
+  out.resize(in.size() + nblocks * 5);
+  char* o = out.data();
+  size_t pos = 0;
+  for (size_t b = 0; b < nblocks; ++b) {
+    size_t n = std::min(kMax, in.size() - pos);
+    *o++ = static_cast<char>(last && b + 1 == nblocks ? 1 : 0);
+    *o++ = static_cast<char>(n & 0xff);
+    *o++ = static_cast<char>(n >> 8);
+    *o++ = static_cast<char>(~n & 0xff);
+    *o++ = static_cast<char>((~n >> 8) & 0xff);
+    std::memcpy(o, in.data() + pos, n);
+    o += n;
+    pos += n;
+  }
+}
+
+void deflate_block(const std::string& in, std::string& out, bool last) {
+  // Incompressible data (random bytes, archives, media) gains nothing from
+  // the matcher: a 32 KiB sample decides, and then the block is stored.
+  constexpr size_t kSample = 32 << 10;
+  if (in.size() >= 4 * kSample) {
+    thread_local std::string scratch;
+    size_t got = deflate_raw(in.data() + in.size() / 2, kSample, scratch, false);
+    if (got >= kSample - kSample / 64) {
+      store_blocks(in, out, last);
+      return;
+    }
+  }
+  out.resize(deflate_raw(in.data(), in.size(), out, last));  // shrinking keeps the capacity
 }
 
 // A fixed pool of threads running tasks in FIFO order.
@@ -70,8 +110,8 @@ class Pool {
     cv_.notify_all();
     for (auto& t : threads_) t.join();
   }
-  std::future<std::string> submit(std::function<std::string()> f) {
-    auto task = std::make_shared<std::packaged_task<std::string()>>(std::move(f));
+  std::future<void> submit(std::function<void()> f) {
+    auto task = std::make_shared<std::packaged_task<void()>>(std::move(f));
     auto fut = task->get_future();
     {
       std::lock_guard lk(mu_);
@@ -120,38 +160,56 @@ struct LayerCompressor::Impl {
 namespace {
 
 struct GzipImpl : LayerCompressor::Impl {
+  // One block in flight: input and output buffers travel together and are
+  // recycled once emitted, so steady state allocates nothing.
+  struct Job {
+    std::string in, out;
+  };
   Pool pool;
   size_t max_inflight;
-  std::deque<std::future<std::string>> inflight;
-  std::string block;
+  std::deque<std::pair<std::shared_ptr<Job>, std::future<void>>> inflight;
+  std::vector<std::shared_ptr<Job>> spare;
+  std::shared_ptr<Job> cur;
   uint32_t crc = 0;
 
-  explicit GzipImpl(int jobs) : pool(jobs), max_inflight(static_cast<size_t>(jobs) * 2 + 2) {}
+  explicit GzipImpl(int jobs) : pool(jobs), max_inflight(static_cast<size_t>(jobs) * 2 + 2) { cur = fresh(); }
 
+  std::shared_ptr<Job> fresh() {
+    if (spare.empty()) {
+      auto j = std::make_shared<Job>();
+      j->in.reserve(kBlock);
+      return j;
+    }
+    auto j = std::move(spare.back());
+    spare.pop_back();
+    j->in.clear();
+    return j;
+  }
   void start() {
     static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
     emit(reinterpret_cast<const char*>(hdr), sizeof hdr);
   }
   void submit(bool last) {
-    auto data = std::make_shared<std::string>(std::move(block));
-    block.clear();
-    block.reserve(kBlock);
-    inflight.push_back(pool.submit([data, last] { return deflate_block(*data, last); }));
+    auto job = std::move(cur);
+    inflight.emplace_back(job, pool.submit([job, last] { deflate_block(job->in, job->out, last); }));
+    cur = last ? nullptr : fresh();
     while (inflight.size() > (last ? 0 : max_inflight)) drain_one();
   }
   void drain_one() {
-    std::string out = inflight.front().get();
+    auto [job, fut] = std::move(inflight.front());
     inflight.pop_front();
-    emit(out.data(), out.size());
+    fut.get();
+    emit(job->out.data(), job->out.size());
+    spare.push_back(std::move(job));
   }
   void write(const char* p, size_t n) override {
     crc = crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(p), n);
     while (n > 0) {
-      size_t take = std::min(n, kBlock - block.size());
-      block.append(p, take);
+      size_t take = std::min(n, kBlock - cur->in.size());
+      cur->in.append(p, take);
       p += take;
       n -= take;
-      if (block.size() == kBlock) submit(false);
+      if (cur->in.size() == kBlock) submit(false);
     }
   }
   void finish() override {

@@ -5,7 +5,10 @@
 //   gzip  ISA-L igzip (level 1), parallel: the input is cut into 1 MiB blocks
 //         deflated on `jobs` threads, each ending on a byte-aligned full flush,
 //         concatenated into ONE standard gzip member (header, one deflate
-//         stream, CRC-32 + size trailer), like pigz.
+//         stream, CRC-32 + size trailer), like pigz. A block whose 32 KiB
+//         sample does not compress is written as deflate stored blocks (as
+//         zlib does for such data), saving the matcher's CPU. Buffers are
+//         recycled between blocks.
 //   zstd  libzstd with its own worker threads (ZSTD_c_nbWorkers).
 #pragma once
 #include <functional>

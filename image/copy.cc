@@ -2,12 +2,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
 #include <exception>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
 #include "image/docker_transport.h"
+#include "image/trace.h"
 
 namespace imgtool::image {
 namespace {
@@ -26,6 +31,10 @@ class CountingReader : public BlobReader {
   std::atomic<int64_t>& n_;
 };
 
+// Copies blobs on `jobs` worker threads as they are queued: the source may
+// announce blobs (manifest_streaming) while it is still producing others, so
+// uploads overlap with, e.g., compressing the next layer. Each digest is
+// copied once however often it is queued.
 struct BlobCopier {
   ImageSource& src;
   ImageDestination& dst;
@@ -33,8 +42,19 @@ struct BlobCopier {
   std::atomic<int> skipped{0};
   std::atomic<int64_t> bytes{0};
 
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Descriptor> queue;
+  std::set<std::string> queued;
+  bool closed = false;
+  std::exception_ptr first_error;
+  std::vector<std::thread> threads;
+
   void copy_one(const Descriptor& d) {
+    std::string id = d.digest.substr(7, 12);
+    trace("blob " + id + ": check");
     if (dst.has_blob(d)) {
+      trace("blob " + id + ": present, skipped");
       ++skipped;
       return;
     }
@@ -43,7 +63,9 @@ struct BlobCopier {
       try {
         auto in = src.open_blob(d);
         CountingReader counted(*in, bytes);
+        trace("blob " + id + ": upload " + std::to_string(d.size >> 20) + " MiB");
         dst.put_blob(d, counted);
+        trace("blob " + id + ": uploaded");
         if (o.log) o.log("copied " + d.digest + " (" + std::to_string(d.size) + " bytes)");
         return;
       } catch (const Error& e) {
@@ -55,26 +77,62 @@ struct BlobCopier {
     }
   }
 
-  void run(const std::vector<Descriptor>& blobs) {
-    std::atomic<size_t> next{0};
-    std::exception_ptr first_error;
-    std::mutex mu;
-    auto worker = [&] {
-      for (size_t i; (i = next++) < blobs.size();) {
-        try {
-          copy_one(blobs[i]);
-        } catch (...) {
-          std::lock_guard lk(mu);
-          if (!first_error) first_error = std::current_exception();
-          next = blobs.size();  // stop handing out work
-        }
+  void worker() {
+    for (;;) {
+      Descriptor d;
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return closed || first_error || !queue.empty(); });
+        if (first_error || queue.empty()) return;
+        d = std::move(queue.front());
+        queue.pop_front();
       }
-    };
-    std::vector<std::thread> threads;
-    int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(blobs.size())));
-    for (int i = 0; i < n; ++i) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+      try {
+        copy_one(d);
+      } catch (...) {
+        std::lock_guard lk(mu);
+        if (!first_error) first_error = std::current_exception();
+        cv.notify_all();
+        return;
+      }
+    }
+  }
+
+  void start(int jobs) {
+    for (int i = 0; i < std::max(1, jobs); ++i) threads.emplace_back([this] { worker(); });
+  }
+
+  // Queues d unless already queued; throws the first worker error, if any, so
+  // that a source still producing blobs stops early.
+  void add(const Descriptor& d) {
+    std::lock_guard lk(mu);
     if (first_error) std::rethrow_exception(first_error);
+    if (!queued.insert(d.digest).second) return;
+    queue.push_back(d);
+    cv.notify_one();
+  }
+
+  // No more blobs: waits for the workers; rethrows the first error.
+  void finish() {
+    {
+      std::lock_guard lk(mu);
+      closed = true;
+    }
+    cv.notify_all();
+    for (auto& t : threads) t.join();
+    threads.clear();
+    if (first_error) std::rethrow_exception(first_error);
+  }
+
+  ~BlobCopier() {
+    if (threads.empty()) return;
+    {
+      std::lock_guard lk(mu);
+      closed = true;
+      queue.clear();
+    }
+    cv.notify_all();
+    for (auto& t : threads) t.join();
   }
 };
 
@@ -84,20 +142,37 @@ void link_mount_source(ImageSource& src, ImageDestination& dst) {
   if (s && d && s->registry().host() == d->registry().host()) d->set_mount_source(s->repo());
 }
 
+bool pipelining_disabled() {  // IMGTOOL_PIPELINE=0: manifest first, then blobs (for comparisons)
+  const char* v = std::getenv("IMGTOOL_PIPELINE");
+  return v && std::string(v) == "0";
+}
+
 }  // namespace
 
 CopyResult copy_image(ImageSource& src, ImageDestination& dst, const std::string& tag, const CopyOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
-  Manifest m = src.manifest();
+  trace("copy: " + src.describe() + " -> " + dst.describe());
+  link_mount_source(src, dst);
+  BlobCopier c{src, dst, o};
+  Manifest m;
+  if (pipelining_disabled()) {
+    m = src.manifest();
+    c.start(o.jobs);
+  } else {
+    c.start(o.jobs);
+    m = src.manifest_streaming([&](const Descriptor& d) { c.add(d); });  // on error ~BlobCopier stops the workers
+  }
+  trace("copy: manifest ready");
   auto j = m.json();
   if (j.contains("manifests"))
     throw Error(src.describe() + ": is an image index (multi-platform); copy one platform's manifest by digest");
   std::vector<Descriptor> blobs = m.layers();
   blobs.push_back(m.config());
-  link_mount_source(src, dst);
-  BlobCopier c{src, dst, o};
-  c.run(blobs);
+  for (auto& d : blobs) c.add(d);
+  c.finish();
+  trace("copy: blobs done");
   dst.put_manifest(m, tag);  // last: the tag moves only now
+  trace("copy: manifest stored");
   CopyResult r{m.digest(), m.media_type, static_cast<int>(blobs.size()), c.skipped.load(), c.bytes.load()};
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

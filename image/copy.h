@@ -5,6 +5,12 @@
 // already has — and only then the manifest, whose PUT is what sets `tag`.
 // A copy killed at any point leaves the tag where it was; re-running it
 // completes (already stored blobs are skipped).
+//
+// Pipelining: the source's manifest_streaming() announces blobs as they become
+// readable (docker-daemon: each layer once compressed into the layer cache), and
+// `jobs` worker threads upload them while the source produces the rest.
+// IMGTOOL_PIPELINE=0 turns this off (manifest first, then blobs) for comparisons;
+// IMGTOOL_TRACE=1 logs a timeline to stderr (trace.h).
 #pragma once
 #include <functional>
 #include <string>

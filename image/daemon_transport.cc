@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "image/blob.h"
+#include "image/trace.h"
 
 namespace imgtool::image {
 namespace {
@@ -43,18 +45,20 @@ HttpResponse engine_call(HttpClient& c, const std::string& method, const std::st
   }
 }
 
-// libarchive pulls from a BlobReader through this callback.
+// libarchive pulls the save stream through this callback, chunk by chunk as
+// curl delivered it (no copy: libarchive reads the chunk where it lies).
 struct ArchiveFeed {
-  BlobReader* in;
-  std::vector<char> buf = std::vector<char>(1 << 20);
+  ThreadedReader* in;
+  std::string chunk;
   std::exception_ptr err;
 };
 
 la_ssize_t feed_read(struct archive*, void* ud, const void** out) {
   auto* f = static_cast<ArchiveFeed*>(ud);
   try {
-    *out = f->buf.data();
-    return static_cast<la_ssize_t>(f->in->read(f->buf.data(), f->buf.size()));
+    size_t n = f->in->read_chunk(f->chunk);
+    *out = f->chunk.data();
+    return static_cast<la_ssize_t>(n);
   } catch (...) {
     f->err = std::current_exception();
     return -1;
@@ -67,21 +71,36 @@ DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
     : name_(std::move(name_tag)), opt_(o), engine_(HttpOptions{"", engine_socket(o.socket)}),
       cache_(cache_root(o), o.compression) {}
 
-Manifest DaemonSource::manifest() {
+Manifest DaemonSource::manifest() { return manifest_streaming(nullptr); }
+
+Manifest DaemonSource::manifest_streaming(const std::function<void(const Descriptor&)>& ready) {
+  trace("daemon: inspect " + name_);
   HttpResponse r = engine_call(engine_, "GET", "/images/" + name_ + "/json");
   if (r.status == 404) throw InputError(describe() + ": no such image in the Docker engine");
   if (r.status != 200) throw Error(describe() + ": inspect failed: HTTP " + std::to_string(r.status) + " " + r.body);
   auto j = nlohmann::json::parse(r.body);
   config_digest_ = j.at("Id").get<std::string>();
+  config_.clear();
   auto diff_ids = j.at("RootFS").value("Layers", std::vector<std::string>{});
-  bool complete = std::all_of(diff_ids.begin(), diff_ids.end(), [&](auto& d) { return cache_.find(d).has_value(); });
+  bool complete = true;
+  for (auto& d : diff_ids) {
+    auto c = cache_.find(d);
+    if (!c) complete = false;
+    else if (ready) ready(*c);  // cached: can move while the rest is saved
+  }
   auto cfg = cache_.config(config_digest_);
   if (!complete || !cfg) {
+    struct Reset {
+      std::function<void(const Descriptor&)>& f;
+      ~Reset() { f = nullptr; }
+    } reset{ready_};
+    ready_ = ready;
     save_missing(diff_ids, config_digest_);
     cfg = cache_.config(config_digest_);
     if (!cfg) throw Error(describe() + ": docker save carried no config " + config_digest_);
   }
-  config_ = *cfg;
+  if (config_.empty()) config_ = *cfg;
+  if (ready) ready(Descriptor{media::kOciConfig, config_digest_, static_cast<int64_t>(config_.size())});
   nlohmann::json layers = nlohmann::json::array();
   for (auto& d : diff_ids) {
     auto c = cache_.find(d);
@@ -94,10 +113,17 @@ Manifest DaemonSource::manifest() {
 }
 
 void DaemonSource::save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest) {
+  trace("save: GET /images/" + name_ + "/get");
   ThreadedReader body([this](PipeReader& pipe) {
     HttpRequest r{"GET", std::string(kApi) + "/images/" + name_ + "/get"};
-    r.on_data = [&](const char* p, size_t n) { return pipe.push(p, n); };
+    int64_t total = 0;
+    r.on_data = [&](const char* p, size_t n) {
+      if (total == 0) trace("save: first bytes");
+      total += static_cast<int64_t>(n);
+      return pipe.push(p, n);
+    };
     HttpResponse resp = engine_.send(r);
+    trace("save: stream ended, " + std::to_string(total >> 20) + " MiB");
     if (resp.status != 200) throw Error(describe() + ": docker save failed: HTTP " + std::to_string(resp.status) + " " + resp.body);
   });
   ArchiveFeed feed{&body};
@@ -112,8 +138,10 @@ void DaemonSource::save_missing(const std::vector<std::string>& diff_ids, const 
   struct archive_entry* e;
   int rc;
   try {
-    while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK)
+    while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+      if (trace_enabled()) trace(std::string("save: entry ") + archive_entry_pathname(e) + " " + std::to_string(archive_entry_size(e)));
       read_save_entry(a, archive_entry_pathname(e), diff_ids, config_digest);
+    }
   } catch (...) {
     archive_read_free(a);
     throw;
@@ -136,15 +164,45 @@ std::string read_entry_string(struct archive* a) {
 }
 
 CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const std::filesystem::path& tmp) {
+  using clk = std::chrono::steady_clock;
+  double t_read = 0, t_comp = 0, t_out = 0;
+  auto t0 = clk::now();
   std::ofstream out(tmp, std::ios::binary);
-  LayerCompressor comp(c, jobs, [&](const char* p, size_t n) { out.write(p, static_cast<std::streamsize>(n)); });
-  std::vector<char> buf(1 << 20);
-  la_ssize_t n;
-  while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) comp.write(buf.data(), static_cast<size_t>(n));
-  if (n < 0) throw Error(std::string("docker save stream: ") + archive_error_string(a));
+  LayerCompressor comp(c, jobs, [&](const char* p, size_t n) {
+    auto w0 = clk::now();
+    out.write(p, static_cast<std::streamsize>(n));
+    t_out += std::chrono::duration<double>(clk::now() - w0).count();
+  });
+  // archive_read_data_block: the entry's bytes where libarchive holds them
+  // (usually the feed chunk itself), no copy into a buffer of ours.
+  const void* p;
+  size_t n;
+  la_int64_t off, at = 0;
+  static const std::vector<char> zeros(1 << 16);
+  for (;;) {
+    auto r0 = clk::now();
+    int rc = archive_read_data_block(a, &p, &n, &off);
+    auto r1 = clk::now();
+    t_read += std::chrono::duration<double>(r1 - r0).count();
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) throw Error(std::string("docker save stream: ") + archive_error_string(a));
+    for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size()))  // a sparse hole (not in docker's tars)
+      comp.write(zeros.data(), static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size())));
+    comp.write(static_cast<const char*>(p), n);
+    at += static_cast<la_int64_t>(n);
+    t_comp += std::chrono::duration<double>(clk::now() - r1).count();
+  }
+  auto f0 = clk::now();
   CompressedLayer l = comp.finish();
   out.close();
+  double t_fin = std::chrono::duration<double>(clk::now() - f0).count();
   if (!out) throw Error("cannot write " + tmp.string());
+  if (trace_enabled())
+    trace("layer " + l.diff_id.substr(7, 12) + ": " + std::to_string(l.uncompressed_size >> 20) + " MiB -> " +
+          std::to_string(l.size >> 20) + " MiB in " +
+          std::to_string(std::chrono::duration<double>(clk::now() - t0).count()) + " s (read/wait " +
+          std::to_string(t_read) + ", compress+hash " + std::to_string(t_comp - t_out) + ", file write " +
+          std::to_string(t_out) + ", finish " + std::to_string(t_fin) + ")");
   return l;
 }
 
@@ -159,7 +217,12 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
                        path.compare(path.size() - 5, 5, ".json") == 0;
   std::string named = oci_blob ? "sha256:" + path.substr(13) : legacy_config ? "sha256:" + path.substr(0, path.size() - 5) : "";
   if (named == config_digest) {
-    cache_.put_config(read_entry_string(a));
+    std::string bytes = read_entry_string(a);
+    cache_.put_config(bytes);
+    if (ready_ && config_.empty() && sha256_digest(bytes) == config_digest) {
+      config_ = std::move(bytes);  // not changed again: open_blob() may now serve it from another thread
+      ready_(Descriptor{media::kOciConfig, config_digest, static_cast<int64_t>(config_.size())});
+    }
     return;
   }
   bool wanted_blob = oci_blob && std::find(diff_ids.begin(), diff_ids.end(), named) != diff_ids.end();
@@ -170,8 +233,9 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   auto tmp = cache_.temp_path();
   try {
     CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp);
-    cache_.commit(tmp, l);
+    Descriptor d = cache_.commit(tmp, l);
     if (!oci_blob) cache_.remember_saved(key, l.diff_id);
+    if (ready_ && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ready_(d);
   } catch (...) {
     std::error_code ec;
     std::filesystem::remove(tmp, ec);

@@ -7,12 +7,18 @@
 //                      libarchive — never extracted to disk — and compressed once,
 //                      in parallel, diff_id and digest computed in the same pass.
 //                      An image whose layers are all cached is not saved at all.
+//                      manifest_streaming() announces each layer as soon as it is
+//                      in the cache, so the copy uploads it while the next one is
+//                      read and compressed. The stream is parsed without copies
+//                      (curl's chunks go to libarchive as they are; entry data is
+//                      taken with archive_read_data_block).
 //                      The manifest is an OCI manifest (OCI config/layer types).
 //   DaemonDestination  stages blobs in a temporary folder, then put_manifest()
 //                      writes a `docker save`-format tar and POSTs /images/load
 //                      (compressed layers are accepted as they are).
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -34,6 +40,9 @@ class DaemonSource : public ImageSource {
  public:
   DaemonSource(std::string name_tag, DaemonOptions o = {});
   Manifest manifest() override;
+  // Announces cached layers at once, each saved layer as soon as it is
+  // compressed into the cache, and the config when known.
+  Manifest manifest_streaming(const std::function<void(const Descriptor&)>& ready) override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override { return "docker-daemon:" + name_; }
  private:
@@ -45,6 +54,7 @@ class DaemonSource : public ImageSource {
   HttpClient engine_;
   LayerCache cache_;
   std::string config_digest_, config_;
+  std::function<void(const Descriptor&)> ready_;  // during manifest_streaming()
 };
 
 class DaemonDestination : public ImageDestination {

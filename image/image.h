@@ -73,6 +73,13 @@ class ImageSource {
   virtual ~ImageSource() = default;
   // The manifest of the referenced image (resolving a tag if needed).
   virtual Manifest manifest() = 0;
+  // Like manifest(), for sources that produce blobs while working out the
+  // manifest (docker-daemon: compresses layers as the save stream arrives):
+  // ready(d) is called, on the calling thread, for each blob as soon as
+  // open_blob(d) can serve it, so a copy can move it before the manifest
+  // exists. A blob may be announced more than once; an exception thrown by
+  // ready() aborts and propagates. Default: manifest(), nothing announced early.
+  virtual Manifest manifest_streaming(const std::function<void(const Descriptor&)>& ready) { return manifest(); }
   // Any blob named by the manifest, as stored (compressed for layers).
   virtual std::unique_ptr<BlobReader> open_blob(const Descriptor& d) = 0;
   // A human name of the reference, for messages.
