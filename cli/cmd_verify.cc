@@ -1,6 +1,8 @@
 // imgtool verify REF --key PUB [--no-smoke] [--json] [--junit FILE]:
-// signature + claims vs contents (layers streamed, nothing run), then the GPU
-// smoke part when it is wired in (see smoke_hook() below).
+// signature + claims vs contents (layers streamed, nothing run), then the
+// GPU smoke part (verify/verify_smoke.h): the image is made local (reused by
+// ID or loaded by digest under a temporary name), the probe runs, throughput is
+// recorded and judged, and the rows join the same report.
 #include <fstream>
 #include <iostream>
 
@@ -11,6 +13,7 @@
 #include "sign/registry_repository.h"
 #include "verify/report_render.h"
 #include "verify/static_checks.h"
+#include "verify/verify_smoke.h"
 
 namespace imgtool::cli {
 namespace {
@@ -19,17 +22,21 @@ struct VerifyFlags {
   std::string ref, key, identity, junit;
   bool no_smoke = false, json = false, no_signature = false, no_claims = false;
   RegistryFlags registry;
+  verify::VerifySmokeOptions smoke;
+  int smoke_timeout_s = 900;
+  int reps = 0;
+  bool no_record = false;
 };
 
-// The GPU smoke part plugs in here (verify/smoke*): return a hook that
-// appends its rows to the report. Until it is wired, asking for it fails
-// honestly instead of passing silently.
-verify::SmokeHook smoke_hook(const VerifyFlags&) {
-  return [](const std::string& ref, const image::Manifest&, verify::Report& r) {
-    r.add({"smoke", "GPU smoke test", verify::Status::kFail, "the GPU smoke part to run",
-           "not wired into `imgtool verify` in this build",
-           "run `imgtool smoke " + ref + "` separately, or pass --no-smoke for the static checks only"});
-  };
+// The GPU smoke part (verify/verify_smoke.h); the flags only fill its options.
+verify::SmokeHook smoke_hook(const VerifyFlags& f) {
+  verify::VerifySmokeOptions o = f.smoke;
+  o.timeout = std::chrono::seconds(f.smoke_timeout_s);
+  if (f.reps > 0) o.probe_args = {"--reps", std::to_string(f.reps)};
+  o.record = !f.no_record;
+  o.transport = f.registry.transport();
+  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  return verify::make_smoke_hook(std::move(o));
 }
 
 void emit(const VerifyFlags& f, const verify::Report& r) {
@@ -70,6 +77,15 @@ Registration reg{{"verify", "Verify an image: signature, labels/tag vs actual co
                     sub.add_option("--identity", f->identity,
                                    "required signed docker-reference (default: REGISTRY/REPO, any tag)");
                     sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
+                    sub.add_option("--gpus", f->smoke.gpus,
+                                   "smoke: docker run --gpus value; auto = all for gpu-variant images, none for cpu")
+                        ->default_val("auto");
+                    sub.add_option("--shm-size", f->smoke.shm_size, "smoke: docker run --shm-size (e.g. 2g)");
+                    sub.add_option("--smoke-timeout", f->smoke_timeout_s, "smoke: seconds for the probe's docker run (900)");
+                    sub.add_option("--reps", f->reps, "smoke: timed repetitions per benchmark (default: the probe's)");
+                    sub.add_option("--records", f->smoke.records,
+                                   "smoke: throughput records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
+                    sub.add_flag("--no-record", f->no_record, "smoke: do not store or judge throughput");
                     sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
                     sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
                     sub.add_flag("--json", f->json, "print the report as JSON");

@@ -1,0 +1,75 @@
+// The GPU smoke part of `imgtool verify REF --key PUB`: runs after the static
+// checks (verify_static() calls the hook) and appends its rows to the same Report.
+//
+//   opt.smoke = make_smoke_hook(VerifySmokeOptions{...});
+//
+// Steps
+//   1. Trust: when the report already has a failed "signature" row, the image is
+//      NOT run (a "smoke" skip row says why; the signature row fails the run).
+//   2. Local image: the smoke runs in the local Docker engine.
+//        docker-daemon:NAME:TAG  smoked directly;
+//        docker:// and oci:      an image whose ID equals the manifest's config digest
+//                                (same config = same diff_ids = same contents) is reused;
+//                                otherwise the checked manifest (pinned: the blobs it
+//                                names, re-hashed by digest) is loaded with the copy
+//                                engine into docker-daemon: under a temporary name
+//                                imgtool-verify/<repo>:<12 hex of the manifest digest>-<pid>,
+//                                removed again afterwards (`docker image rm`).
+//      The loaded image's ID must equal the config digest (else a "smoke.load" fail).
+//   3. Run: run_smoke() (verify/smoke_runner.h) with --gpus from the options:
+//      "auto" = "all" for images labelled io.imgtool.variant=gpu, "none" otherwise.
+//   4. Throughput: the probe's metrics are recorded and judged (records_judge.h);
+//      a failed judgement fails the verdict.
+//   5. Rows: "smoke.load" (how the image got there), "smoke.host" (docker failed
+//      to start the probe: diagnosis + fix), "smoke.<section>" for each probe
+//      section (environment, shm, libraries, driver, compat, kernels, blas, paddle),
+//      "smoke.throughput.<metric>", and "smoke" (the verdict). A section fails
+//      exactly when the probe's verdict names it; otherwise ok -> pass, warn -> warn,
+//      skipped -> skip, and a probe "fail" the verdict does not count -> warn. So the
+//      report passes iff the static checks passed and the smoke verdict is "pass".
+#pragma once
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "image/reference.h"
+#include "image/transport.h"
+#include "verify/records_judge.h"
+#include "verify/smoke_runner.h"
+#include "verify/static_checks.h"
+
+namespace imgtool::verify {
+
+struct VerifySmokeOptions {
+  std::string gpus = "auto";            // auto | none | all | device=0 …
+  std::string shm_size;                 // docker run --shm-size; empty = Docker's default
+  std::chrono::seconds timeout{900};    // the probe's docker run
+  std::vector<std::string> probe_args;  // passed to probe.py (e.g. --reps 5)
+  std::string probe_dir;                // empty: the installed verify/probe
+  bool record = true;                   // store + judge throughput
+  std::string records;                  // empty: RecordStore::default_path()
+  bool require_signature = true;        // never run an image whose signature row failed
+  image::TransportOptions transport;    // to read docker:// / oci: images for loading
+  CommandRunner runner = run;           // docker CLI (tests inject fakes)
+  Clock clock = system_clock();
+  PeaksLookup peaks;                    // empty: kb_peaks()
+  std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)
+};
+
+// "auto" -> "all" for a gpu variant, "none" otherwise; anything else as given.
+std::string resolve_gpus(const std::string& gpus, const std::string& variant);
+
+// imgtool-verify/<repo>:<12 hex of digest>-<pid>, a valid docker name for any reference.
+std::string temporary_name(const image::Reference& r, const std::string& manifest_digest);
+
+// Report rows for a finished smoke run (exposed for tests).
+std::vector<CheckResult> smoke_rows(const SmokeResult& res, const std::vector<Judgement>& throughput);
+
+// The whole smoke part for one verified manifest; never throws for a failed
+// step (each becomes a row), only for bad options (InputError).
+void verify_smoke(const std::string& ref, const image::Manifest& m, Report& report, const VerifySmokeOptions& o);
+
+SmokeHook make_smoke_hook(VerifySmokeOptions o);
+
+}  // namespace imgtool::verify
