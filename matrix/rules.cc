@@ -20,7 +20,6 @@ Verdict fail(const RuleContext& c, const char* rule, std::vector<std::string> ax
              const std::string& source) {
   return {rule, describe_axes(c.combo.axes, axes) + ": " + fact, source};
 }
-std::string mm(const std::string& v) { return Version::parse(v)->truncated(2); }
 
 std::optional<Verdict> python_range(const RuleContext& c) {
   auto py = Version::parse(axis(c, "python"));
