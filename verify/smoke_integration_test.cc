@@ -10,63 +10,13 @@
 
 #include "core/hash.h"
 #include "tests/fixtures.h"
+#include "tests/test_images.h"
 
 using namespace imgtool;
 using namespace imgtool::testing;
 using nlohmann::json;
 
 namespace {
-
-// Builds `tag` from `dockerfile` with `context` unless an image with the same recipe exists.
-std::string ensure_image(const std::string& tag, const std::string& dockerfile, const std::string& context) {
-  std::string key = sha256_hex(dockerfile).substr(0, 16);
-  auto have = run({"docker", "image", "inspect", "-f", "{{ index .Config.Labels \"imgtool.test.key\" }}", tag});
-  if (have.ok() && have.out.substr(0, 16) == key) return tag;
-  auto r = run({"docker", "build", "-q", "-t", tag, "--label", "imgtool.test.key=" + key, "-f", "-", context},
-               {.stdin_data = dockerfile, .timeout = std::chrono::seconds(1200)});
-  if (!r.ok()) throw Error("docker build " + tag + " failed: " + r.err + r.out);
-  return tag;
-}
-
-std::string labelled(const std::string& tag, const std::string& from, const std::string& variant) {
-  ScratchDir ctx("smoke-ctx");
-  std::string df = "FROM " + from + "\nLABEL io.imgtool.variant=" + variant + " io.imgtool.tag=" + tag + "\n";
-  if (variant == "gpu")
-    df += "LABEL io.imgtool.cuda=12.6\nENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 brand=tesla,driver>=470,driver<471\"\n";
-  return ensure_image(tag, df, ctx.path.string());
-}
-
-// The build context: the wheelhouse's wheels (hard links) plus the host's libgomp.so.1,
-// which the paddlepaddle wheel needs and the debootstrap minbase lacks (host and base are
-// both Debian 12, so the copy matches; no network needed).
-std::string paddle_context() {
-  fs::path wh = wheelhouse();
-  fs::path ctx = fs::path(env_or("IMGTOOL_CACHE", env_or("HOME", "/tmp") + "/.cache/imgtool")) / "test-contexts" /
-                 "paddle-cpu" / wh.filename();
-  fs::create_directories(ctx);
-  for (auto& e : fs::directory_iterator(wh)) {
-    if (e.path().extension() != ".whl" || fs::exists(ctx / e.path().filename())) continue;
-    std::error_code ec;
-    fs::create_hard_link(e.path(), ctx / e.path().filename(), ec);
-    if (ec) fs::copy_file(e.path(), ctx / e.path().filename());
-  }
-  fs::copy_file("/usr/lib/x86_64-linux-gnu/libgomp.so.1", ctx / "libgomp.so.1", fs::copy_options::overwrite_existing);
-  return ctx.string();
-}
-
-std::string paddle_cpu_image() {
-  static std::string tag = [] {
-    return ensure_image("imgtool-test/paddle-cpu:3.2.0",
-                        "FROM " + base_image() +
-                            "\nCOPY libgomp.so.1 /usr/lib/x86_64-linux-gnu/libgomp.so.1\n"
-                            "COPY *.whl /wheels/\n"
-                            "RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index "
-                            "--find-links /wheels paddlepaddle && rm -rf /wheels\n"
-                            "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
-                        paddle_context());
-  }();
-  return tag;
-}
 
 json smoke(std::vector<std::string> args, int expect_rc) {
   args.insert(args.begin(), "smoke");

@@ -7,8 +7,8 @@
 //    in the smoke rows: --gpus auto = all -> NVIDIA runtime missing (with the fix),
 //    --gpus none -> CPU-only Paddle build in a gpu image + no --gpus;
 //  - --no-smoke has no smoke rows; a wrong key fails and the image is not run.
-// Images: imgtool-test/paddle-cpu:3.2.0 and imgtool-test/paddle-cpu-as-gpu:3.2.0 are the
-// smoke integration test's (same recipes, so built once for both); the cpu image
+// Images: imgtool-test/paddle-cpu:3.2.0 and imgtool-test/paddle-cpu-as-gpu:3.2.0 come from
+// tests/test_images.h (shared with the smoke test, built once); the cpu image
 // here only adds a LABEL layer on top.
 #include <doctest/doctest.h>
 
@@ -17,6 +17,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "tests/fixtures.h"
+#include "tests/test_images.h"
 #include "tests/registry_fixture.h"
 
 using namespace imgtool;
@@ -24,52 +25,6 @@ using namespace imgtool::testing;
 using nlohmann::json;
 
 namespace {
-
-// --- the smoke integration test's images (same recipes, so the same cached images) ---
-
-std::string ensure_image(const std::string& tag, const std::string& dockerfile, const std::string& context) {
-  std::string key = sha256_hex(dockerfile).substr(0, 16);
-  auto have = run({"docker", "image", "inspect", "-f", "{{ index .Config.Labels \"imgtool.test.key\" }}", tag});
-  if (have.ok() && have.out.substr(0, 16) == key) return tag;
-  auto r = run({"docker", "build", "-q", "-t", tag, "--label", "imgtool.test.key=" + key, "-f", "-", context},
-               {.stdin_data = dockerfile, .timeout = std::chrono::seconds(1200)});
-  if (!r.ok()) throw Error("docker build " + tag + " failed: " + r.err + r.out);
-  return tag;
-}
-
-std::string labelled(const std::string& tag, const std::string& from, const std::string& variant) {
-  ScratchDir ctx("smoke-ctx");
-  std::string df = "FROM " + from + "\nLABEL io.imgtool.variant=" + variant + " io.imgtool.tag=" + tag + "\n";
-  if (variant == "gpu")
-    df += "LABEL io.imgtool.cuda=12.6\nENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 brand=tesla,driver>=470,driver<471\"\n";
-  return ensure_image(tag, df, ctx.path.string());
-}
-
-std::string paddle_context() {
-  fs::path wh = wheelhouse();
-  fs::path ctx = fs::path(env_or("IMGTOOL_CACHE", env_or("HOME", "/tmp") + "/.cache/imgtool")) / "test-contexts" /
-                 "paddle-cpu" / wh.filename();
-  fs::create_directories(ctx);
-  for (auto& e : fs::directory_iterator(wh)) {
-    if (e.path().extension() != ".whl" || fs::exists(ctx / e.path().filename())) continue;
-    std::error_code ec;
-    fs::create_hard_link(e.path(), ctx / e.path().filename(), ec);
-    if (ec) fs::copy_file(e.path(), ctx / e.path().filename());
-  }
-  fs::copy_file("/usr/lib/x86_64-linux-gnu/libgomp.so.1", ctx / "libgomp.so.1", fs::copy_options::overwrite_existing);
-  return ctx.string();
-}
-
-std::string paddle_cpu_image() {
-  return ensure_image("imgtool-test/paddle-cpu:3.2.0",
-                      "FROM " + base_image() +
-                          "\nCOPY libgomp.so.1 /usr/lib/x86_64-linux-gnu/libgomp.so.1\n"
-                          "COPY *.whl /wheels/\n"
-                          "RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index "
-                          "--find-links /wheels paddlepaddle && rm -rf /wheels\n"
-                          "ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
-                      paddle_context());
-}
 
 // An honest cpu image: every claim the static checks need, true of its contents. A LABEL layer only.
 std::string honest_cpu_image(const std::string& base) {
