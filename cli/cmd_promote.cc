@@ -23,9 +23,9 @@ struct PromoteFlags {
 
 // The static claims check as a promotion gate: claims read against the NEW tag.
 sign::PromoteGate contents_gate(image::Registry& reg, const image::Reference& r, const std::string& tag) {
-  return [&reg, r, tag](const image::Manifest& m) {
+  return [&reg, r, tag, kb = matrix::KnowledgeBase::load_default()](const image::Manifest& m) {
     verify::RegistryImageSource src(reg, r.name, m.digest());
-    verify::VerifyOptions opt{nullptr, "", "", false, true, nullptr};
+    verify::VerifyOptions opt{nullptr, "", "", false, true, nullptr, &kb};
     verify::Report rep = verify::verify_static({r.text, &src, nullptr, "", tag}, opt);
     if (!rep.ok())
       throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +

@@ -5,6 +5,7 @@
 // recorded and judged, and the rows join the same report.
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
@@ -61,7 +62,9 @@ int run_verify(const VerifyFlags& f) {
     in.signatures = repo.get();
     if (!f.no_signature) in.signed_digest = reference_digest(*reg, r);
   }
-  verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr};
+  std::optional<matrix::KnowledgeBase> kb;
+  if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
+  verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
   if (!f.no_smoke) opt.smoke = smoke_hook(f);
   verify::Report report = verify::verify_static(in, opt);
   emit(f, report);

@@ -1,5 +1,6 @@
 #include "verify/claims_check.h"
 
+#include <optional>
 #include <regex>
 
 #include "core/version.h"
@@ -176,21 +177,30 @@ void check_env(const Claims& c, Checks& out) {
                       "set ENV NVIDIA_REQUIRE_CUDA=\"cuda>=" + cuda + "\" (the generator's template does)"));
 }
 
-// Minimum driver under CUDA minor-version compatibility, per CUDA major
-// (docs.nvidia.com/deploy/cuda-compatibility; matrix/kb/cuda.yaml has the full table).
-const std::map<int, std::string> kDriverFloor = {{11, "450.80.02"}, {12, "525.60.13"}, {13, "580.65.06"}};
+// Minimum driver under CUDA minor-version compatibility for a CUDA major: the
+// lowest min_driver_compat the knowledge base (matrix/kb/cuda.yaml) lists for
+// that major; nullopt when it lists none.
+std::optional<Version> driver_floor(const matrix::KnowledgeBase& kb, int major) {
+  std::optional<Version> floor;
+  for (const auto& r : kb.cudas()) {
+    auto v = Version::parse(r.cuda);
+    auto d = Version::parse(r.min_driver_compat);
+    if (v && d && v->major() == major && (!floor || *d < *floor)) floor = d;
+  }
+  return floor;
+}
 
-void check_driver(const Claims& c, Checks& out) {
+void check_driver(const Claims& c, const matrix::KnowledgeBase& kb, Checks& out) {
   if (!c.gpu()) return;
   auto cuda = Version::parse(c.label("cuda"));
   auto drv = Version::parse(c.label("min-driver"));
-  auto floor = cuda ? kDriverFloor.find(cuda->major()) : kDriverFloor.end();
-  if (!cuda || !drv || floor == kDriverFloor.end()) {
+  auto floor = cuda ? driver_floor(kb, cuda->major()) : std::nullopt;
+  if (!cuda || !drv || !floor) {
     out.push_back(skip("claims.min-driver", "min-driver is plausible", "no usable cuda/min-driver labels"));
     return;
   }
-  out.push_back(judge(*drv >= *Version::parse(floor->second), "claims.min-driver", "min-driver is plausible",
-                      ">= " + floor->second + " (CUDA " + std::to_string(cuda->major()) + ".x floor)",
+  out.push_back(judge(*drv >= *floor, "claims.min-driver", "min-driver is plausible",
+                      ">= " + floor->text + " (CUDA " + std::to_string(cuda->major()) + ".x floor)",
                       c.label("min-driver"), "take min-driver from matrix/kb/cuda.yaml for CUDA " + c.label("cuda")));
 }
 
@@ -203,7 +213,7 @@ bool version_matches(const std::string& claim, const std::string& found) {
   return found[claim.size()] == '.' && found.find_first_not_of("0123456789.", claim.size()) == std::string::npos;
 }
 
-std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f) {
+std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f, const matrix::KnowledgeBase& kb) {
   Checks out;
   check_labels(c, out);
   check_tag(c, out);
@@ -213,7 +223,7 @@ std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f) {
   check_cudnn_link(c, f, out);
   check_tensorrt(c, f, out);
   check_env(c, out);
-  check_driver(c, out);
+  check_driver(c, kb, out);
   return out;
 }
 

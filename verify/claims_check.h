@@ -15,16 +15,20 @@
 //   tensorrt   when claimed, libnvinfer / tensorrt dist-info matches
 //   env        gpu: NVIDIA_REQUIRE_CUDA has cuda>=X.Y of the claim; cpu: unset
 //   driver     min-driver >= the minor-version-compatibility floor of the CUDA major
+//              (the lowest min_driver_compat the knowledge base lists for it)
 #pragma once
 #include <vector>
 
+#include "matrix/kb.h"
 #include "verify/claims_model.h"
 #include "verify/contents_facts.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
 
-std::vector<CheckResult> check_claims(const Claims& claims, const ContentsFacts& facts);
+// `kb` gives the driver floors (matrix/kb/cuda.yaml).
+std::vector<CheckResult> check_claims(const Claims& claims, const ContentsFacts& facts,
+                                      const matrix::KnowledgeBase& kb);
 
 // "12.6" vs "12.6.77": equal on the claim's components (also "3.2.0" vs
 // "3.2.0rc1" is NOT equal, "3.2" vs "3.2.0" is).

@@ -40,17 +40,18 @@ ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
   return tree;
 }
 
-void add_claims(const StaticInputs& in, const image::Manifest& m, Report& r) {
+void add_claims(const StaticInputs& in, const matrix::KnowledgeBase& kb, const image::Manifest& m, Report& r) {
   auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
   Claims claims = read_claims(config, in.tag);
   ContentsFacts facts = gather_facts(read_contents(*in.source, m));
-  for (auto& c : check_claims(claims, facts)) r.add(std::move(c));
+  for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));
 }
 
 }  // namespace
 
 Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
   if (!in.source) throw InputError("verify: expected an image source, found none");
+  if (opt.claims && !opt.kb) throw InputError("verify: expected a knowledge base for the claims check, found none");
   Report r;
   r.image = in.ref;
   image::Manifest m;
@@ -64,7 +65,7 @@ Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
   if (opt.signature) add_signature(in, opt, in.signed_digest.empty() ? r.digest : in.signed_digest, r);
   if (opt.claims) {
     try {
-      add_claims(in, m, r);
+      add_claims(in, *opt.kb, m, r);
     } catch (const std::exception& e) {
       r.add(read_failure("config and layers of " + in.ref, e.what()));
     }

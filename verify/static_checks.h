@@ -17,6 +17,7 @@
 #include <string>
 
 #include "image/image.h"
+#include "matrix/kb.h"
 #include "sign/repository.h"
 #include "verify/report_model.h"
 
@@ -40,6 +41,7 @@ struct VerifyOptions {
   bool signature = true;           // check the signature
   bool claims = true;              // check claims vs contents (streams the layers)
   SmokeHook smoke;                 // GPU part; empty: none (--no-smoke)
+  const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when claims
 };
 
 Report verify_static(const StaticInputs& in, const VerifyOptions& opt);

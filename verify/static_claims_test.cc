@@ -66,13 +66,24 @@ TEST_CASE("tag names encode claims") {
 TEST_CASE("an honest gpu image passes every claim") {
   Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6 brand=tesla,driver>=470"}),
                          "3.2.0-gpu-cuda12.6-cudnn9.5");
-  auto rows = check_claims(c, facts_of(honest_gpu_fs()));
+  auto rows = check_claims(c, facts_of(honest_gpu_fs()), test_kb());
   for (const auto& r : rows) CHECK_MESSAGE(r.status != Status::kFail, (r.id + ": " + r.found));
+}
+
+TEST_CASE("min-driver below the knowledge base's floor for the CUDA major fails") {
+  auto labels = gpu_labels();
+  labels["io.imgtool.min-driver"] = "470.57.02";
+  Claims c = read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  auto rows = check_claims(c, facts_of(honest_gpu_fs()), test_kb());
+  const CheckResult* d = row(rows, "claims.min-driver");
+  REQUIRE(d);
+  CHECK(d->status == Status::kFail);
+  CHECK(d->expected == ">= 525.60.13 (CUDA 12.x floor)");
 }
 
 TEST_CASE("variant=gpu with no CUDA libraries and a CPU Paddle is reported with expected/found/fix") {
   Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
-  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")));
+  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb());
   CHECK_FALSE(all_pass(rows));
   const CheckResult* cudart = row(rows, "contents.cudart");
   REQUIRE(cudart);
@@ -87,7 +98,7 @@ TEST_CASE("variant=gpu with no CUDA libraries and a CPU Paddle is reported with 
 TEST_CASE("python label 3.10 in a 3.11 image fails") {
   Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.10"},
                                       {"io.imgtool.variant", "cpu"}}), "3.2.0");
-  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")));
+  auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb());
   const CheckResult* py = row(rows, "claims.python");
   REQUIRE(py);
   CHECK(py->status == Status::kFail);
@@ -98,18 +109,18 @@ TEST_CASE("python label 3.10 in a 3.11 image fails") {
 TEST_CASE("an honest cpu image passes; a stale tag or wrong cuDNN fails") {
   Claims cpu = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
                                         {"io.imgtool.variant", "cpu"}}), "3.2.0");
-  CHECK(all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")))));
+  CHECK(all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb())));
 
   Claims stale = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
-  CHECK(row(check_claims(stale, facts_of(honest_gpu_fs())), "claims.tag")->status == Status::kFail);
+  CHECK(row(check_claims(stale, facts_of(honest_gpu_fs()), test_kb()), "claims.tag")->status == Status::kFail);
 
   auto labels = gpu_labels();
   labels["io.imgtool.cudnn"] = "8.9";
   Claims cudnn = read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
-  CHECK(row(check_claims(cudnn, facts_of(honest_gpu_fs())), "contents.cudnn")->status == Status::kFail);
+  CHECK(row(check_claims(cudnn, facts_of(honest_gpu_fs()), test_kb()), "contents.cudnn")->status == Status::kFail);
 
   Claims env = read_claims(config_with(gpu_labels(), {}), "");
-  CHECK(row(check_claims(env, facts_of(honest_gpu_fs())), "claims.require-cuda")->status == Status::kFail);
+  CHECK(row(check_claims(env, facts_of(honest_gpu_fs()), test_kb()), "claims.require-cuda")->status == Status::kFail);
 }
 
 TEST_CASE("both CPU and GPU wheels installed is a failure") {
@@ -117,7 +128,7 @@ TEST_CASE("both CPU and GPU wheels installed is a failure") {
   items.push_back({"usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-3.2.0.dist-info/METADATA", "x"});
   Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
                                       {"io.imgtool.variant", "cpu"}}), "");
-  const CheckResult* p = row(check_claims(c, facts_of(items)), "claims.paddle");
+  const CheckResult* p = row(check_claims(c, facts_of(items), test_kb()), "claims.paddle");
   REQUIRE(p);
   CHECK(p->status == Status::kFail);
   CHECK(p->fix.find("only one") != std::string::npos);

@@ -25,7 +25,7 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   auto key = sign::generate_key();
   sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":3.2.0", {}});
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr};
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_MESSAGE(r.ok(), render_table(r));
 
@@ -53,7 +53,8 @@ TEST_CASE("the smoke hook runs after the static checks and can add rows") {
   VerifyOptions opt{nullptr, "", "", false, true, [&](const std::string&, const image::Manifest&, Report& r) {
                       called = true;
                       r.add({"smoke.gpu", "GPU smoke", Status::kFail, "a GPU", "none", "run on a GPU host"});
-                    }};
+                    },
+                    &test_kb()};
   Report r = verify_static(in, opt);
   CHECK(called);
   CHECK_FALSE(r.ok());

@@ -13,8 +13,15 @@
 #include "core/hash.h"
 #include "image/blob.h"
 #include "image/image.h"
+#include "matrix/kb.h"
 
 namespace imgtool::verify::testing {
+
+// The source tree's knowledge base (driver floors for the claims check).
+inline const matrix::KnowledgeBase& test_kb() {
+  static const matrix::KnowledgeBase kb = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
+  return kb;
+}
 
 struct TarItem {
   std::string path;
