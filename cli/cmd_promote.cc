@@ -5,6 +5,7 @@
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "image/transport.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
@@ -22,11 +23,12 @@ struct PromoteFlags {
 };
 
 // The static claims check as a promotion gate: claims read against the NEW tag.
-sign::PromoteGate contents_gate(image::Registry& reg, const image::Reference& r, const std::string& tag) {
-  return [&reg, r, tag, kb = matrix::KnowledgeBase::load_default()](const image::Manifest& m) {
-    verify::RegistryImageSource src(reg, r.name, m.digest());
+// An index is checked through its linux/amd64 image.
+sign::PromoteGate contents_gate(const image::Reference& r, const image::TransportOptions& t, const std::string& tag) {
+  return [r, t, tag, kb = matrix::KnowledgeBase::load_default()](const image::Manifest& m) {
+    auto src = image::open_source("docker://" + r.host + "/" + r.name + "@" + verify::image_digest(m, r.text), t);
     verify::VerifyOptions opt{nullptr, "", "", false, true, nullptr, &kb};
-    verify::Report rep = verify::verify_static({r.text, &src, nullptr, "", tag}, opt);
+    verify::Report rep = verify::verify_static({r.text, src.get(), nullptr, "", tag}, opt);
     if (!rep.ok())
       throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +
                         verify::render_table(rep) + "pass --no-verify-contents to promote anyway");
@@ -41,7 +43,7 @@ int run_promote(const PromoteFlags& f) {
   image::Registry reg(r.host, f.registry.options());
   sign::RegistryRepository repo(reg, r.name);
   sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
-  if (!f.no_verify_contents) req.gate = contents_gate(reg, r, f.tag);
+  if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
   sign::PromoteResult res = sign::promote(repo, *pub, req);
   std::cout << "promoted " << repo.name() << ":" << f.tag << " -> " << r.digest
             << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "

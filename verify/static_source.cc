@@ -13,12 +13,10 @@ std::string pick_platform(const image::Manifest& index, const std::string& where
   throw Error(where + ": expected a linux/amd64 image in the index, found none");
 }
 
-image::Manifest RegistryImageSource::manifest() {
-  image::Manifest m = reg_.get_manifest(repo_, ref_);
+std::string image_digest(const image::Manifest& m, const std::string& where) {
   std::string mt = m.media_type.empty() ? m.json().value("mediaType", "") : m.media_type;
-  if (mt == image::media::kOciIndex || mt == image::media::kDockerList)
-    m = reg_.get_manifest(repo_, pick_platform(m, describe()));
-  return m;
+  if (mt == image::media::kOciIndex || mt == image::media::kDockerList) return pick_platform(m, where);
+  return m.digest();
 }
 
 }  // namespace imgtool::verify
