@@ -128,7 +128,8 @@ TEST_CASE("both CPU and GPU wheels installed is a failure") {
   items.push_back({"usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-3.2.0.dist-info/METADATA", "x"});
   Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
                                       {"io.imgtool.variant", "cpu"}}), "");
-  const CheckResult* p = row(check_claims(c, facts_of(items), test_kb()), "claims.paddle");
+  auto rows = check_claims(c, facts_of(items), test_kb());  // kept alive: row() points into it
+  const CheckResult* p = row(rows, "claims.paddle");
   REQUIRE(p);
   CHECK(p->status == Status::kFail);
   CHECK(p->fix.find("only one") != std::string::npos);
