@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
+#include "dockerfiles/test_util.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
 namespace fx = imgtool::testing;
 namespace fs = std::filesystem;
+using imgtool::dockerfiles::testing::snapshot;
 
 namespace {
 
@@ -23,13 +25,6 @@ size_t count_dockerfiles(const fs::path& dir) {
   size_t n = 0;
   for (auto& e : fs::recursive_directory_iterator(dir)) n += e.path().filename() == "Dockerfile";
   return n;
-}
-
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> m;
-  for (auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_file(e.path());
-  return m;
 }
 
 }  // namespace

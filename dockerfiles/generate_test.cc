@@ -9,6 +9,7 @@
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/generate.h"
 #include "dockerfiles/test_cells.h"
+#include "dockerfiles/test_util.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
@@ -19,15 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kKb = "kb-test-1";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -52,14 +44,6 @@ fs::path copy_templates(const fs::path& to) {
 std::string hash_of(const matrix::Cell& c, const fs::path& templates = {}, const std::string& kb = kKb) {
   TemplateDir t(templates.empty() ? fs::path(imgtool::testing::source_dir()) / "dockerfiles" : templates);
   return render_cell(c, t, kb).inputs_hash;
-}
-
-// Every regular file under dir, relative path -> bytes.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> m;
-  for (auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) m[fs::relative(e.path(), dir).string()] = read_file(e.path());
-  return m;
 }
 
 }  // namespace

@@ -3,21 +3,12 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "dockerfiles/template.h"
+#include "dockerfiles/test_util.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
 using namespace imgtool::dockerfiles;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-}  // namespace
+using imgtool::dockerfiles::testing::error_of;
 
 TEST_CASE("placeholders are replaced by the cell's values") {
   Values v{{"paddle", "3.1.0"}, {"python", "3.10"}};
@@ -54,7 +45,7 @@ TEST_CASE("malformed templates fail with file:line") {
 }
 
 TEST_CASE("partials are rendered with the same values and named in errors") {
-  testing::ScratchDir d("tmpl");
+  imgtool::testing::ScratchDir d("tmpl");
   write_file_atomic(d.path / "x.Dockerfile.in", "FROM base\n{{> setup}}\nUSER {{user}}\n");
   write_file_atomic(d.path / "partials/setup.Dockerfile.in", "{{! comment }}\nRUN setup {{user}}\n");
   TemplateDir dir(d.path, "dockerfiles/");
