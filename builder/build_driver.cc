@@ -20,16 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Values a cell can give to a Dockerfile ARG of the same name.
-std::map<std::string, std::string> cell_values(const matrix::Cell& c) {
-  std::string base = c.base_image;
-  if (!c.base_digest.empty() && base.find('@') == std::string::npos) base += "@" + c.base_digest;
-  return {{"BASE_IMAGE", base},        {"PYTHON_VERSION", c.python},     {"PADDLE_VERSION", c.paddle},
-          {"CUDA_VERSION", c.cuda},    {"CUDNN_VERSION", c.cudnn},       {"TRT_VERSION", c.trt},
-          {"VARIANT", c.variant},      {"FLAVOR", c.flavor},             {"PIP_REQUIREMENT", c.pip_requirement},
-          {"PIP_INDEX_URL", c.pip_index_url}, {"IMAGE_TAG", c.tag}};
-}
-
 // Everything one run shares between its worker threads.
 struct Run {
   const std::vector<GeneratedCell>& cells;
@@ -98,9 +88,8 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   req.context = g.dir;
   req.dockerfile = g.dockerfile();
   req.image = local_image(g.cell, opt.image_prefix);
-  req.build_args = build_args_for(g);
-  req.labels = {{kInputsHashLabel, g.inputs_hash}, {"io.imgtool.tag", g.cell.tag}};
-  if (!g.kb_version.empty()) req.labels["io.imgtool.kb-version"] = g.kb_version;
+  req.labels = {{kInputsHashLabel, g.inputs_hash}, {labels::kTag, g.cell.tag}};
+  if (!g.kb_version.empty()) req.labels[labels::kKbVersion] = g.kb_version;
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
   return req;
@@ -121,7 +110,35 @@ bool check_up_to_date(Run& run, size_t i) {
   return true;
 }
 
-void build_cell(Run& run, size_t i) {
+// A cell that ends without a result (its task threw: engine gone, disk full, a
+// bug) is FAILED with the reason; the other cells go on.
+void fail_unexpectedly(Run& run, size_t i, const std::string& why) {
+  CellBuild& out = run.results[i];
+  out.status = CellStatus::failed;
+  out.error = "unexpected error: " + why + " (log: " + out.log + ")";
+  try {
+    run.store.forget_build(run.cells[i].cell.tag);
+  } catch (const std::exception&) {
+    // the store may be what failed; the cell is reported FAILED either way
+  }
+  run.event("FAILED " + run.cells[i].cell.tag + ": " + out.error);
+}
+
+// Runs one worker task; an exception fails `cells` (those without a result yet), never std::terminate.
+template <typename F>
+void guarded(Run& run, const std::vector<size_t>& cells, F&& task) {
+  try {
+    task();
+  } catch (const std::exception& e) {
+    for (size_t i : cells)
+      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty()) fail_unexpectedly(run, i, e.what());
+  } catch (...) {
+    for (size_t i : cells)
+      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty()) fail_unexpectedly(run, i, "unknown exception");
+  }
+}
+
+void build_cell_unguarded(Run& run, size_t i) {
   const GeneratedCell& g = run.cells[i];
   CellBuild& out = run.results[i];
   auto t0 = Clock::now();
@@ -143,6 +160,10 @@ void build_cell(Run& run, size_t i) {
   run.event("built " + g.cell.tag + " in " + std::to_string(static_cast<int>(out.seconds)) + " s");
 }
 
+void build_cell(Run& run, size_t i) {
+  guarded(run, {i}, [&] { build_cell_unguarded(run, i); });
+}
+
 // Builds the group's shared first stage alone. A failure here is not final:
 // each cell then builds (and reports) on its own.
 void build_stage(Run& run, const StageGroup& grp) {
@@ -150,17 +171,24 @@ void build_stage(Run& run, const StageGroup& grp) {
   BuildRequest req = request_for(leader, run.opt);
   req.image = grp.stage_image();
   req.target = grp.stage;
-  req.labels = {{"io.imgtool.stage-of", leader.cell.tag}};
+  req.labels = {{labels::kStageOf, leader.cell.tag}};
   req.log_path = run.opt.log_dir / ("stage-" + grp.key + ".log");
   write_file_atomic(req.log_path, "");
   run.event("stage " + req.image + " (shared by " + std::to_string(grp.cells.size()) + " cells)");
   int attempts = 0;
-  BuildResult r = build_with_retry(run, req, "stage " + grp.key, attempts);
-  if (!r.ok()) run.event("stage " + grp.key + " failed; cells build on their own (log: " + req.log_path.string() + ")");
+  std::string why;
+  try {
+    BuildResult r = build_with_retry(run, req, "stage " + grp.key, attempts);
+    if (!r.ok()) why = "failed";
+  } catch (const std::exception& e) {
+    why = std::string("failed: ") + e.what();
+  }
+  if (!why.empty())
+    run.event("stage " + grp.key + " " + why + "; cells build on their own (log: " + req.log_path.string() + ")");
 }
 
 // Shared part first, then the rest of the group in parallel.
-void run_group(Run& run, TaskPool& pool, StageGroup grp) {
+void run_group_unguarded(Run& run, TaskPool& pool, const StageGroup& grp) {
   std::vector<size_t> todo;
   for (size_t i : grp.cells)
     if (!check_up_to_date(run, i)) todo.push_back(i);
@@ -174,6 +202,10 @@ void run_group(Run& run, TaskPool& pool, StageGroup grp) {
     todo.erase(todo.begin());
   }
   for (size_t i : todo) pool.submit([&run, i] { build_cell(run, i); });
+}
+
+void run_group(Run& run, TaskPool& pool, const StageGroup& grp) {
+  guarded(run, grp.cells, [&] { run_group_unguarded(run, pool, grp); });
 }
 
 }  // namespace
@@ -197,17 +229,6 @@ std::string local_image(const matrix::Cell& c, const std::string& prefix) {
   return prefix + c.repository + ":" + c.tag;
 }
 
-std::map<std::string, std::string> build_args_for(const GeneratedCell& g) {
-  auto values = cell_values(g.cell);
-  for (auto& [k, v] : g.cell.overrides) values[k] = v;
-  std::map<std::string, std::string> args;
-  for (auto& name : declared_args(read_file(g.dockerfile()))) {
-    auto it = values.find(name);
-    if (it != values.end() && !it->second.empty()) args[name] = it->second;
-  }
-  return args;
-}
-
 BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, DockerRunner& docker,
                         StateStore& store) {
   auto t0 = Clock::now();
@@ -224,6 +245,12 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
       c.inputs_hash = cells[i].inputs_hash;
       c.log = (opt.log_dir / (c.tag + ".log")).string();
       c.stage_group = grp.key;
+    }
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (!cells[i].generate_error.empty()) {
+      rep.cells[i] = {.tag = cells[i].cell.tag, .image = local_image(cells[i].cell, opt.image_prefix),
+                      .status = CellStatus::failed, .error = cells[i].generate_error};
+      if (opt.on_event) opt.on_event("FAILED " + cells[i].cell.tag + ": " + cells[i].generate_error);
     }
   Run run{cells, opt, docker, store, rep.cells};
   {

@@ -20,10 +20,11 @@
 #include "builder/docker_runner.h"
 #include "builder/generated_cell.h"
 #include "builder/state_store.h"
+#include "matrix/labels.h"
 
 namespace imgtool::builder {
 
-inline constexpr const char* kInputsHashLabel = "io.imgtool.inputs-hash";
+inline constexpr const char* kInputsHashLabel = labels::kInputsHash;
 
 struct BuildOptions {
   int jobs = 1;                                      // parallel docker builds
@@ -66,11 +67,6 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
 
 // The local image name of a cell.
 std::string local_image(const matrix::Cell& c, const std::string& prefix);
-
-// Build arguments for a cell: the ARGs its Dockerfile declares that the cell
-// has a value for (BASE_IMAGE, PYTHON_VERSION, PADDLE_VERSION, …, and any
-// override whose name matches a declared ARG).
-std::map<std::string, std::string> build_args_for(const GeneratedCell& g);
 
 // The per-cell summary table (fixed-width text) and its JSON.
 std::string summary_table(const BuildReport& r);

@@ -1,14 +1,20 @@
 // Unit tests of the build driver with an injected DockerRunner (fault
-// injection only: the real engine is exercised by tests/builder_integration_test.cc).
+// injection only: the real engine is exercised by builder/builder_integration_test.cc).
 #include <doctest/doctest.h>
 
 #include <deque>
 #include <mutex>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "builder/build_driver.h"
+#include "builder/cell_source.h"
 #include "builder/failure_kind.h"
 #include "builder/stage_plan.h"
+#include "builder/state_lock.h"
 #include "core/error.h"
+#include "dockerfiles/stages.h"
 #include "core/fs.h"
 #include "core/hash.h"
 
@@ -49,6 +55,15 @@ class FakeDocker : public DockerRunner {
   std::string builder_kind() const override { return "fake"; }
 };
 
+// The engine goes away for one image: build() throws instead of returning.
+class ThrowingDocker : public FakeDocker {
+ public:
+  BuildResult build(const BuildRequest& r) override {
+    if (r.image.find("throws") != std::string::npos) throw Error("docker: engine connection refused");
+    return FakeDocker::build(r);
+  }
+};
+
 struct Fixture {
   fs::path root = fs::temp_directory_path() / ("imgtool-builder-test-" + std::to_string(::getpid()));
   Fixture() {
@@ -64,7 +79,9 @@ struct Fixture {
     c.python = python;
     c.paddle = "3.2.0";
     c.base_image = "imgtool-base/debian:bookworm-py3";
-    nlohmann::json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag + python + dockerfile)}, {"kb_version", "t"}};
+    auto shared = dockerfiles::shared_stage(dockerfile);  // as the generator writes it
+    nlohmann::json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag + python + dockerfile)}, {"kb_version", "t"},
+                        {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
     fs::path dir = root / "gen" / tag;
     write_file_atomic(dir / "cell.json", j.dump());
     write_file_atomic(dir / "Dockerfile", dockerfile);
@@ -190,21 +207,20 @@ TEST_CASE("single-stage Dockerfiles: the group's leader is built before the othe
   CHECK(docker.calls[0].target.empty());
 }
 
-TEST_CASE("Dockerfile parsing: named first stage and declared ARGs") {
-  CHECK(first_stage_text("FROM x AS base\nRUN a\nFROM base\nRUN b\n") == "FROM x AS base\nRUN a\n");
-  CHECK(first_named_stage("FROM x AS base\nRUN a\nFROM base\n") == "base");
-  CHECK(first_named_stage("FROM x AS base\nRUN a\n") == "");
-  CHECK(first_named_stage("FROM x\nFROM y\n") == "");
-  auto args = declared_args("ARG BASE_IMAGE=x\nFROM ${BASE_IMAGE}\nARG PYTHON_VERSION\narg PADDLE_VERSION\n");
-  CHECK(args == std::vector<std::string>{"BASE_IMAGE", "PYTHON_VERSION", "PADDLE_VERSION"});
-}
-
-TEST_CASE("build args: only the ARGs the Dockerfile declares, overrides included") {
+TEST_CASE("stage groups come from cell.json (the generator's stage and key), never from re-parsing the Dockerfile") {
   Fixture f;
-  auto g = f.cell("a", "3.11", "ARG PYTHON_VERSION\nARG EXTRA\nFROM x\n");
-  g.cell.overrides["EXTRA"] = "1";
-  auto args = build_args_for(g);
-  CHECK(args == std::map<std::string, std::string>{{"EXTRA", "1"}, {"PYTHON_VERSION", "3.11"}});
+  auto a = f.cell("a"), b = f.cell("b"), c = f.cell("c", "3.12", "FROM base\nRUN true\n");
+  b.stage_key = a.stage_key;  // what the generator wrote
+  auto groups = group_by_base({a, b, c});
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].key == a.stage_key);
+  CHECK(groups[0].stage == "py");
+  CHECK(groups[0].cells == std::vector<size_t>{0, 1});
+  CHECK(groups[1].stage.empty());  // single stage: grouped by the base fields
+  CHECK(dockerfiles::shared_stage("FROM x AS base\nRUN a\nFROM base\nRUN b\n").stage == "base");
+  CHECK(dockerfiles::shared_stage("FROM x AS base\nRUN a\n").stage.empty());
+  CHECK(dockerfiles::shared_stage("FROM x\nFROM y\n").stage.empty());
+  CHECK(dockerfiles::shared_stage("from --platform=linux/amd64 x as b\nRUN a\nFROM b\n").stage == "b");
 }
 
 TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
@@ -218,4 +234,85 @@ TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
   auto cells = load_generated_folder(f.root / "gen");
   CHECK(select_tags(cells, {"b"}).size() == 1);
   CHECK_THROWS_AS(select_tags(cells, {"zz"}), InputError);
+}
+
+TEST_CASE("a build task that throws becomes a FAILED cell with its reason; the other cells build") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("throws", "3.10"), f.cell("a", "3.11"), f.cell("b", "3.11")};
+  ThrowingDocker docker;
+  StateStore store(f.root / "state");
+  auto rep = build_cells(cells, f.options(), docker, store);
+  CHECK_FALSE(rep.ok());
+  CHECK(rep.cells[0].status == CellStatus::failed);
+  CHECK(rep.cells[0].error.find("engine connection refused") != std::string::npos);
+  CHECK(rep.cells[1].status == CellStatus::built);
+  CHECK(rep.cells[2].status == CellStatus::built);
+}
+
+TEST_CASE("one run per state folder: a second run on the same folder is refused with a clear message") {
+  Fixture f;
+  {
+    StateStore first(f.root / "state");
+    try {
+      StateStore second(f.root / "state");
+      FAIL("a second store on the same folder was opened");
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      CHECK(msg.find((f.root / "state").string()) != std::string::npos);
+      CHECK(msg.find("in use by another imgtool run (pid " + std::to_string(::getpid())) != std::string::npos);
+      CHECK(msg.find("--state") != std::string::npos);
+    }
+    // Another folder is independent.
+    CHECK_NOTHROW(StateStore(f.root / "other"));
+  }
+  // Released with the first run.
+  CHECK_NOTHROW(StateStore(f.root / "state"));
+}
+
+TEST_CASE("one run per state folder: a second process is refused while the first holds it") {
+  Fixture f;
+  StateLock held(f.root / "state");
+  pid_t child = ::fork();
+  if (child == 0) {
+    int rc = 0;
+    try {
+      StateLock again(f.root / "state");
+    } catch (const Error&) {
+      rc = 7;
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+}
+
+TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the others are generated and build") {
+  Fixture f;
+  fs::path wh = f.root / "wh";
+  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  fs::path matrix = f.root / "two.yaml";
+  write_file_atomic(matrix, "repository: paddle-local\n"
+                            "axes:\n  variant: cpu\n  paddle: [\"3.2.0\", \"3.1.0\"]\n  python: \"3.11\"\n"
+                            "  os: debian12\n  flavor: runtime\n"
+                            "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
+                            "  wheelhouse: \"" + wh.string() + "\"\n");
+  CellSource src = load_cells(matrix, f.root / "state");  // before: InputError for every cell (exit 2)
+  REQUIRE(src.cells.size() == 2);
+  const GeneratedCell* bad = nullptr;
+  for (auto& c : src.cells)
+    if (c.cell.paddle == "3.1.0") bad = &c;
+  REQUIRE(bad != nullptr);
+  CHECK(bad->generate_error.find("no wheel") != std::string::npos);
+  FakeDocker docker;
+  StateStore store(f.root / "state");
+  auto rep = build_cells(src.cells, f.options(), docker, store);
+  CHECK_FALSE(rep.ok());
+  for (auto& c : rep.cells) {
+    bool is_bad = c.tag == bad->cell.tag;
+    CHECK(c.status == (is_bad ? CellStatus::failed : CellStatus::built));
+    if (is_bad) CHECK(c.error.find("generate: ") == 0);
+  }
+  CHECK(docker.calls.size() == 1);  // nothing built for the bad cell
 }

@@ -21,7 +21,9 @@ struct CellSource {
 // `input` is a folder of generated cells, or a matrix file that is planned
 // (KnowledgeBase::load_default()) and generated into
 // <state_dir>/generated/<file stem>. Generation is deterministic, so an
-// unchanged matrix gives unchanged inputs hashes. InputError on bad input.
+// unchanged matrix gives unchanged inputs hashes. A cell that cannot be
+// generated (dockerfiles::generate_each) is still listed, with its
+// generate_error set, so it fails alone. InputError on bad input.
 CellSource load_cells(const fs::path& input, const fs::path& state_dir);
 
 }  // namespace imgtool::builder

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "core/engine.h"
 #include "core/error.h"
 #include "core/fs.h"
 
@@ -12,7 +13,7 @@ namespace imgtool::builder {
 
 bool docker_has_buildkit() {
   if (const char* v = std::getenv("IMGTOOL_BUILDKIT"); v && *v) return std::string(v) == "1";
-  return run({"docker", "buildx", "version"}).ok();
+  return run_docker({"docker", "buildx", "version"}).ok();
 }
 
 CliDockerRunner::CliDockerRunner() : buildkit_(docker_has_buildkit()) {}
@@ -42,7 +43,7 @@ BuildResult CliDockerRunner::build(const BuildRequest& r) {
   auto argv = docker_build_argv(r, iid);
   argv.insert(argv.begin(), {"timeout", "--kill-after=30", std::to_string(r.timeout.count())});
   RunOptions o{.log_path = r.log_path.string(), .env = {{"DOCKER_BUILDKIT", buildkit_ ? "1" : "0"}}};
-  BuildResult res{run(argv, o), ""};
+  BuildResult res{run_docker(argv, o), ""};
   if (res.run.exit_code == 124 || res.run.exit_code == 137) res.run.timed_out = true;
   if (res.run.ok() && fs::exists(iid)) res.image_id = read_file(iid);
   std::error_code ec;
@@ -52,7 +53,7 @@ BuildResult CliDockerRunner::build(const BuildRequest& r) {
 
 std::optional<LocalImage> CliDockerRunner::inspect(const std::string& ref) {
   // No RunOptions::timeout here either (see build()): inspect answers from local metadata.
-  auto r = run({"docker", "image", "inspect", "--format", "{{json .}}", ref});
+  auto r = run_docker({"docker", "image", "inspect", "--format", "{{json .}}", ref});
   if (!r.ok()) return std::nullopt;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   if (j.is_discarded()) throw Error("docker image inspect " + ref + ": expected JSON, found: " + r.out.substr(0, 200));

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "core/strings.h"
+
 namespace imgtool::builder {
 namespace {
 
@@ -29,16 +31,10 @@ constexpr std::array kTransientMarkers = {
     "error pulling image configuration: download failed",
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 }  // namespace
 
 FailureKind classify_failure(std::string_view output) {
-  std::string text = lower(output);
+  std::string text = strings::lower(output);
   for (const char* m : kTransientMarkers)
     if (text.find(m) != std::string::npos) return {true, m};
   return {};

@@ -25,6 +25,9 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
     g.cell = j.at("cell").get<matrix::Cell>();
     g.inputs_hash = j.at("inputs_hash").get<std::string>();
     g.kb_version = j.value("kb_version", "");
+    const auto build = j.value("build", nlohmann::json::object());
+    g.stage = build.value("stage", "");
+    g.stage_key = build.value("stage_key", "");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file.string() + ": expected {\"cell\", \"inputs_hash\", \"kb_version\"}, found: " + e.what());
   }

@@ -1,6 +1,7 @@
 // A generated cell folder, the builder's input contract (ARCHITECTURE.md):
 //   D/<tag>/Dockerfile   D/<tag>/cell.json   D/<tag>/<context files>
-// cell.json = {"cell": <matrix::Cell>, "inputs_hash": "sha256:…", "kb_version": "…"}.
+// cell.json = {"cell": <matrix::Cell>, "inputs_hash": "sha256:…", "kb_version": "…",
+//              "build": {"stage": "…", "stage_key": "…"}}  (dockerfiles/stages.h; optional).
 // The folder is the docker build context; the inputs hash names everything
 // that went into it, so an unchanged hash means an unchanged image.
 #pragma once
@@ -19,6 +20,11 @@ struct GeneratedCell {
   matrix::Cell cell;
   std::string inputs_hash;  // "sha256:…"
   std::string kb_version;
+  std::string stage;      // the generator's shared first stage ("" = none)
+  std::string stage_key;  // its key: cells with equal keys share it ("" = none)
+  // Set when the cell could not be generated (build/nightly: it fails alone
+  // with this reason; `dir` is empty and nothing is built for it).
+  std::string generate_error;
   fs::path dockerfile() const { return dir / "Dockerfile"; }
 };
 

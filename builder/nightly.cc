@@ -22,18 +22,19 @@ std::string utc_now() {
   return buf;
 }
 
-json build_json(const CellBuild& b) {
-  return {{"status", to_string(b.status)}, {"attempts", b.attempts}, {"seconds", b.seconds},
-          {"log", b.log},                  {"error", b.error}};
+NightlyCell cell_header(const GeneratedCell& g, const CellBuild& b) {
+  NightlyCell c;
+  c.tag = g.cell.tag;
+  c.image = b.image;
+  c.image_id = b.image_id;
+  c.inputs_hash = g.inputs_hash;
+  c.variant = g.cell.variant;
+  c.cuda = g.cell.cuda;
+  c.python = g.cell.python;
+  c.paddle = g.cell.paddle;
+  c.build = {b.status, b.attempts, b.seconds, b.log, b.error};
+  return c;
 }
-
-json cell_header(const GeneratedCell& g, const CellBuild& b) {
-  return {{"tag", g.cell.tag},         {"image", b.image},         {"image_id", b.image_id},
-          {"inputs_hash", g.inputs_hash}, {"variant", g.cell.variant}, {"cuda", g.cell.cuda},
-          {"python", g.cell.python},   {"paddle", g.cell.paddle},  {"build", build_json(b)}};
-}
-
-json skipped(const std::string& why) { return {{"status", "skipped"}, {"error", why}, {"seconds", 0.0}}; }
 
 // Everything one nightly run needs per cell.
 struct Pipeline {
@@ -47,30 +48,58 @@ struct Pipeline {
   }
   std::string smoke_key(const CellBuild& b) const { return b.image_id + "|gpus=" + opt.gpus; }
 
-  json smoke(const GeneratedCell& g, const CellBuild& b) {
-    if (!steps) return {{"status", "error"}, {"error", steps_missing}, {"seconds", 0.0}};
+  std::optional<SmokeStep> cached_smoke(const GeneratedCell& g, const CellBuild& b) {
+    if (opt.fresh_smoke) return std::nullopt;
     auto cached = store.step("smoke", g.cell.tag, smoke_key(b));
-    if (cached && cached->value == "pass" && !opt.fresh_smoke) {
-      json j = json::parse(cached->detail, nullptr, false);
-      if (!j.is_discarded()) return j.update({{"status", "cached"}, {"seconds", 0.0}}), j;
-    }
-    event("smoke " + g.cell.tag);
-    auto t0 = Clock::now();
-    json j;
+    if (!cached || cached->value != to_string(SmokeStatus::pass)) return std::nullopt;
+    json j = json::parse(cached->detail, nullptr, false);
     try {
-      SmokeOutcome s = steps->smoke(g, b);
-      j = {{"status", s.passed ? "pass" : "fail"}, {"reasons", s.reasons}, {"warnings", s.warnings},
-           {"throughput", s.throughput}, {"seconds", since(t0)}};
-    } catch (const std::exception& e) {
-      j = {{"status", "error"}, {"error", e.what()}, {"seconds", since(t0)}};
+      SmokeStep s = j.get<SmokeStep>();
+      s.status = SmokeStatus::cached;
+      s.seconds = 0;
+      return s;
+    } catch (const std::exception&) {
+      return std::nullopt;  // an unreadable record: run the smoke again
     }
-    store.record_step({"smoke", g.cell.tag, smoke_key(b), j["status"], j.dump(), 0});
-    event("smoke " + g.cell.tag + ": " + j["status"].get<std::string>());
-    return j;
   }
 
-  json publish(const GeneratedCell& g, const CellBuild& b) {
-    if (!steps) return {{"status", "failed"}, {"error", steps_missing}, {"seconds", 0.0}};
+  SmokeStep smoke(const GeneratedCell& g, const CellBuild& b) {
+    if (!steps) return {.status = SmokeStatus::error, .error = steps_missing};
+    if (auto c = cached_smoke(g, b)) return *c;
+    event("smoke " + g.cell.tag);
+    auto t0 = Clock::now();
+    SmokeStep s;
+    try {
+      SmokeOutcome o = steps->smoke(g, b);
+      s = {.status = o.passed ? SmokeStatus::pass : SmokeStatus::fail, .reasons = o.reasons,
+           .warnings = o.warnings, .throughput = o.throughput};
+    } catch (const std::exception& e) {
+      s = {.status = SmokeStatus::error, .error = e.what()};
+    }
+    s.seconds = since(t0);
+    store.record_step({"smoke", g.cell.tag, smoke_key(b), to_string(s.status), json(s).dump(), 0});
+    event("smoke " + g.cell.tag + ": " + to_string(s.status));
+    return s;
+  }
+
+  // The release gate on the built image, before anything is pushed.
+  GateStep gate(const GeneratedCell& g, const CellBuild& b) {
+    if (!steps) return {.status = GateStatus::error, .error = steps_missing};
+    event("gate " + g.cell.tag + " (claims vs contents)");
+    auto t0 = Clock::now();
+    GateStep s;
+    try {
+      GateOutcome o = steps->gate(g, b);
+      s = {.status = o.passed ? GateStatus::pass : GateStatus::fail, .failed = o.failed};
+    } catch (const std::exception& e) {
+      s = {.status = GateStatus::error, .error = e.what()};
+    }
+    s.seconds = since(t0);
+    return s;
+  }
+
+  PublishStep publish(const GeneratedCell& g, const CellBuild& b) {
+    if (!steps) return {.status = PublishStatus::failed, .error = steps_missing};
     std::string ref = opt.target.ref(g.cell);
     if (auto done = unchanged(g, b, ref)) return *done;
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
@@ -78,15 +107,15 @@ struct Pipeline {
     try {
       PublishOutcome p = steps->publish(g, b);
       store.record_step({"publish", g.cell.tag, ref, p.digest, b.image_id, 0});
-      return {{"status", p.unchanged ? "unchanged" : "published"}, {"ref", p.ref}, {"digest", p.digest},
-              {"signature_tag", p.signature_tag}, {"seconds", since(t0)}};
+      return {p.unchanged ? PublishStatus::unchanged : PublishStatus::published, since(t0), p.ref, p.digest,
+              p.signature_tag, ""};
     } catch (const std::exception& e) {
-      return {{"status", "failed"}, {"ref", ref}, {"error", e.what()}, {"seconds", since(t0)}};
+      return {PublishStatus::failed, since(t0), ref, "", "", e.what()};
     }
   }
 
   // Published before for this very image, and the tag still names that digest.
-  std::optional<json> unchanged(const GeneratedCell& g, const CellBuild& b, const std::string& ref) {
+  std::optional<PublishStep> unchanged(const GeneratedCell& g, const CellBuild& b, const std::string& ref) {
     auto rec = store.step("publish", g.cell.tag, ref);
     if (!rec || rec->detail != b.image_id) return std::nullopt;
     try {
@@ -94,21 +123,27 @@ struct Pipeline {
     } catch (const std::exception&) {
       return std::nullopt;  // the publish attempt reports the registry's error
     }
-    return json{{"status", "unchanged"}, {"ref", ref}, {"digest", rec->value}, {"seconds", 0.0}};
+    return PublishStep{.status = PublishStatus::unchanged, .ref = ref, .digest = rec->value};
   }
 
-  json cell(const GeneratedCell& g, const CellBuild& b) {
-    json c = cell_header(g, b);
-    if (b.status == CellStatus::failed) {
-      c["smoke"] = skipped("build failed");
-      c["publish"] = skipped("build failed");
-    } else {
-      c["smoke"] = smoke(g, b);
-      bool passed = c["smoke"]["status"] == "pass" || c["smoke"]["status"] == "cached";
-      c["publish"] = passed ? publish(g, b) : skipped("smoke did not pass: the tag is not moved");
+  NightlyCell cell(const GeneratedCell& g, const CellBuild& b) {
+    NightlyCell c = cell_header(g, b);
+    if (!c.build.ok()) {
+      c.smoke.error = c.gate.error = c.publish.error = "build failed";
+      return c;
     }
-    std::string p = c["publish"]["status"];
-    c["ok"] = p == "published" || p == "unchanged";
+    c.smoke = smoke(g, b);
+    if (!c.smoke.ok()) {
+      c.gate.error = "smoke did not pass";
+      c.publish.error = "smoke did not pass: the tag is not moved";
+      return c;
+    }
+    c.gate = gate(g, b);
+    if (!c.gate.ok()) {
+      c.publish.error = "release gate did not pass (claims contradict contents): the tag is not moved";
+      return c;
+    }
+    c.publish = publish(g, b);
     return c;
   }
 };
@@ -141,28 +176,21 @@ std::vector<GeneratedCell> select_shard(std::vector<GeneratedCell> cells, const 
   return mine;
 }
 
-json run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
-                 StateStore& store, NightlySteps* steps, const std::string& steps_missing) {
+NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
+                          StateStore& store, NightlySteps* steps, const std::string& steps_missing) {
   auto t0 = Clock::now();
-  json report = {{"kind", "imgtool-nightly-report"},
-                 {"matrix", opt.matrix},
-                 {"registry", opt.target.host + "/" + opt.target.ns},
-                 {"gpus", opt.gpus},
-                 {"shards", json::array({opt.shard.text()})},
-                 {"started", utc_now()}};
+  NightlyReport report;
+  report.matrix = opt.matrix;
+  report.registry = opt.target.host + "/" + opt.target.ns;
+  report.gpus = opt.gpus;
+  report.shards = {opt.shard.text()};
+  report.started = utc_now();
   BuildReport built = build_cells(cells, opt.build, docker, store);
   Pipeline p{opt, store, steps, steps_missing};
-  json out = json::array();
-  bool ok = true;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    out.push_back(p.cell(cells[i], built.cells[i]));
-    ok = ok && out.back()["ok"].get<bool>();
-  }
-  report["cells"] = out;
-  report["builder"] = built.builder;
-  report["docker_builds"] = built.docker_builds;
-  report["seconds"] = since(t0);
-  report["ok"] = ok;
+  for (size_t i = 0; i < cells.size(); ++i) report.cells.push_back(p.cell(cells[i], built.cells[i]));
+  report.builder = built.builder;
+  report.docker_builds = built.docker_builds;
+  report.seconds = since(t0);
   return report;
 }
 

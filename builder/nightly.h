@@ -1,7 +1,9 @@
 // The nightly pipeline:
 //   plan → generate → build (build_driver.h) → per built cell, one at a time:
-//   smoke → (only if it passed) push by digest → sign → move tag.
-// A tag therefore never names an image that failed its smoke or is unsigned.
+//   smoke → release gate (claims vs contents, as `promote`) → (only if both
+//   passed) push by digest → sign → move tag.
+// A tag therefore never names an image that failed its smoke or its gate, or
+// is unsigned.
 // Smoke runs serially so throughput numbers are not measured under the load
 // of other cells; builds run in parallel before it.
 //
@@ -11,21 +13,14 @@
 // is "unchanged" (one HEAD request). A nightly with nothing changed thus runs
 // no docker build, no smoke and no push. --fresh-smoke re-runs the smoke.
 //
-// Report model (nightly.json; report.h renders it):
-//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds,
-//    docker_builds, ok,
-//    cells:[{tag, image, image_id, inputs_hash, variant, cuda, python, paddle, ok,
-//            build:{status, attempts, seconds, log, error},
-//            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error},
-//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
+// Report model: nightly_model.h (NightlyReport ↔ nightly.json); report.h renders it.
 #pragma once
 #include <functional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "builder/build_driver.h"
+#include "builder/nightly_model.h"
 #include "builder/nightly_steps.h"
 
 namespace imgtool::builder {
@@ -55,7 +50,7 @@ struct NightlyOptions {
 // Runs the pipeline over `cells` (already sharded) and returns the report
 // model. Never throws for a failing cell; `steps` may be null, in which case
 // smoke and publish are reported as errors with `steps_missing` as the reason.
-nlohmann::json run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
-                           StateStore& store, NightlySteps* steps, const std::string& steps_missing = "");
+NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
+                          StateStore& store, NightlySteps* steps, const std::string& steps_missing = "");
 
 }  // namespace imgtool::builder

@@ -4,11 +4,15 @@
 //   smoke(cell)    runs the smoke probe in the local image (verify/), stores
 //                  and judges its throughput records; never throws for a
 //                  failing image (the verdict says so).
+//   gate(cell)     the release gate (verify/release_gate.h, the same call as
+//                  `promote`): the built image's claims against its contents,
+//                  read from the local engine by image ID; never throws for a
+//                  contradicting image (the outcome lists the failed rows).
 //   publish(cell)  push by digest → sign → move tag (sign::publish_signed):
 //                  the tag is only ever set on a signed digest. Throws
 //                  imgtool::Error when any of it fails (the tag stays put).
 //
-// The pipeline calls publish() ONLY for a cell whose smoke passed.
+// The pipeline calls publish() ONLY for a cell whose smoke AND gate passed.
 #pragma once
 #include <string>
 #include <vector>
@@ -25,6 +29,11 @@ struct SmokeOutcome {
   std::vector<std::string> warnings;
   nlohmann::json detail;             // the smoke result as JSON (probe document, verdict…)
   nlohmann::json throughput;         // [{metric, value, unit, status, floor, median}…]
+};
+
+struct GateOutcome {
+  bool passed = false;
+  std::vector<std::string> failed;  // one line per failed row ("claims.paddle: expected …, found …")
 };
 
 struct PublishOutcome {
@@ -48,6 +57,7 @@ class NightlySteps {
  public:
   virtual ~NightlySteps() = default;
   virtual SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) = 0;
+  virtual GateOutcome gate(const GeneratedCell& g, const CellBuild& b) = 0;
   virtual PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) = 0;
   // The digest the cell's tag names in the registry now ("" when none): one
   // HEAD request, so an unchanged image is not pushed again.

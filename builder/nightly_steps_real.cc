@@ -9,8 +9,8 @@
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
 #include "verify/records_judge.h"
-#include "verify/smoke_report.h"
-#include "verify/smoke_runner.h"
+#include "verify/release_gate.h"
+#include "verify/smoke_judge.h"
 
 namespace imgtool::builder {
 namespace {
@@ -18,35 +18,48 @@ namespace {
 class RealSteps : public NightlySteps {
  public:
   explicit RealSteps(const RealStepsOptions& o)
-      : o_(o), key_(sign::load_private_key(o.key, sign::passphrase_from_env(o.passphrase_env))) {
-    image::RegistryOptions ro;
-    ro.ca_file = o.ca_file;
-    ro.insecure_http = o.insecure_http;
-    reg_ = std::make_shared<image::Registry>(o.target.host, ro);
+      : o_(o),
+        key_(sign::load_private_key(o.key, sign::passphrase_from_env(o.passphrase_env))),
+        kb_(matrix::KnowledgeBase::load_default()) {
+    reg_ = std::make_shared<image::Registry>(o.target.host,
+                                             image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
   }
 
+  // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) override {
     verify::SmokeOptions so;
-    so.image = b.image;
+    so.image = image_of(b);
     so.gpus = o_.gpus;
     so.shm_size = o_.shm_size;
-    verify::SmokeResult res = verify::run_smoke(so);
-    auto judged = judge(res);
-    verify::apply_throughput(res, judged);
+    so.no_gpu_host = o_.no_gpu_host;
+    auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records});
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
     for (auto& j : judged) out.throughput.push_back(with_history(j));
     return out;
   }
 
+  // The release gate on the very image that was smoked (by image ID).
+  GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
+    image::DaemonSource src(image_of(b));
+    auto res = verify::release_gate({.ref = "docker-daemon:" + image_of(b), .source = &src, .tag = g.cell.tag, .kb = &kb_});
+    return {res.passed(), res.failed_lines()};
+  }
+
   // Push by digest → sign → move tag, all inside publish_signed (sign/promote.h).
+  // The image is read by ID, so a re-tag of b.image after the smoke changes
+  // nothing; and nothing is signed unless the pushed config IS the smoked image.
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     std::string repo = o_.target.repo(g.cell);
     sign::RegistryRepository srepo(*reg_, repo);
     auto push_by_digest = [&] {
-      image::DaemonSource src(b.image);
+      image::DaemonSource src(image_of(b));
       image::DockerDestination dst(reg_, repo);
       auto copied = image::copy_image(src, dst, "");
-      return reg_->get_manifest(repo, copied.digest);
+      image::Manifest m = reg_->get_manifest(repo, copied.digest);
+      if (m.config().digest != b.image_id)
+        throw CheckFailed("publish " + g.cell.tag + ": refusing to sign: the pushed config digest " + m.config().digest +
+                          " is not the smoked image ID " + b.image_id);
+      return m;
     };
     auto res = sign::publish_signed(srepo, push_by_digest, *key_, {.tag = g.cell.tag});
     return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed};
@@ -61,26 +74,19 @@ class RealSteps : public NightlySteps {
   // The judgement plus the series' last 30 values (same tag, GPU, driver, metric) for the report's chart.
   nlohmann::json with_history(const verify::Judgement& j) {
     nlohmann::json out = j.to_json();
-    verify::RecordStore store(records_path());
+    verify::RecordStore store(verify::records_path({.records = o_.records}));
     const auto& r = j.record;
     out["history"] = nlohmann::json::array();
     for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))
       out["history"].push_back({{"time", h.time}, {"value", h.value}});
     return out;
   }
-  std::string records_path() const {
-    return o_.records.empty() ? verify::RecordStore::default_path() : o_.records;
-  }
-
-  std::vector<verify::Judgement> judge(const verify::SmokeResult& res) {
-    auto recs = verify::records_from_probe(res.probe, res.image.digest, res.image.tag, verify::system_clock()());
-    if (recs.empty()) return {};
-    verify::RecordStore store(records_path());
-    return verify::record_and_judge(store, recs, verify::kb_peaks());
-  }
+  // The image ID from the build (what was smoked); the name only when no ID is known.
+  static std::string image_of(const CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 
   RealStepsOptions o_;
   sign::Pkey key_;
+  matrix::KnowledgeBase kb_;
   std::shared_ptr<image::Registry> reg_;
 };
 

@@ -13,7 +13,8 @@ struct RealStepsOptions {
   PublishTarget target;
   std::filesystem::path key;           // private signing key (0600)
   std::string passphrase_env;          // env var holding the key's passphrase; empty = none
-  std::string gpus = "none";           // docker run --gpus for the smoke
+  std::string gpus = "auto";           // docker run --gpus for the smoke (auto: all for gpu images)
+  bool no_gpu_host = false;            // smoke gpu images up to the driver (verify::SmokeOptions)
   std::string shm_size;                // docker run --shm-size for the smoke
   std::string records;                 // throughput records file; empty = verify's default
   std::string ca_file;                 // registry CA

@@ -1,6 +1,6 @@
 // Unit tests of the nightly pipeline's order and gating with injected steps,
 // sharding, and the report renderers/merge. The real steps are covered by
-// tests/builder_integration_test.cc (real engine + loopback registry).
+// builder/builder_integration_test.cc (real engine + loopback registry).
 #include <doctest/doctest.h>
 
 #include "builder/nightly.h"
@@ -43,6 +43,12 @@ class FakeSteps : public NightlySteps {
     return {true, {}, {}, {}, json::array({{{"metric", "gemm"}, {"value", 2.0}, {"unit", "TFLOP/s"},
                                              {"status", "ok"}, {"floor", 1.0},
                                              {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})};
+  }
+  // A cell named "lying…" carries labels its contents contradict.
+  GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
+    calls.push_back("gate " + g.cell.tag);
+    if (g.cell.tag.rfind("lying", 0) == 0) return {false, {"claims.paddle: expected 3.1.0, found 3.2.0"}};
+    return {true, {}};
   }
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     calls.push_back("publish " + g.cell.tag);
@@ -88,16 +94,36 @@ TEST_CASE("nightly: only cells whose smoke passed are published; failures are is
   OkDocker docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
-  json r = run_nightly(cells, f.options(), docker, store, &steps);
-  CHECK_FALSE(r["ok"].get<bool>());
-  CHECK(r["cells"][0]["build"]["status"] == "FAILED");
-  CHECK(r["cells"][0]["smoke"]["status"] == "skipped");
-  CHECK(r["cells"][1]["publish"]["status"] == "published");
-  CHECK(r["cells"][1]["ok"] == true);
-  CHECK(r["cells"][2]["smoke"]["status"] == "fail");
-  CHECK(r["cells"][2]["publish"]["status"] == "skipped");
+  NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK_FALSE(r.ok());
+  CHECK(r.cells[0].build.status == CellStatus::failed);
+  CHECK(r.cells[0].smoke.status == SmokeStatus::skipped);
+  CHECK(r.cells[1].publish.status == PublishStatus::published);
+  CHECK(r.cells[1].ok());
+  CHECK(r.cells[2].smoke.status == SmokeStatus::fail);
+  CHECK(r.cells[2].publish.status == PublishStatus::skipped);
   CHECK(std::find(steps.calls.begin(), steps.calls.end(), "publish gpu") == steps.calls.end());
-  CHECK(steps.calls == std::vector<std::string>{"smoke cpu", "publish cpu", "smoke gpu"});
+  CHECK(r.cells[2].gate.status == GateStatus::skipped);
+  CHECK(steps.calls == std::vector<std::string>{"smoke cpu", "gate cpu", "publish cpu", "smoke gpu"});
+}
+
+TEST_CASE("nightly: a cell whose contents contradict its claims is FAILED with the failed rows, never published") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu"), f.cell("lying", "cpu")};
+  OkDocker docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK_FALSE(r.ok());
+  CHECK(r.cells[0].ok());
+  const NightlyCell& lying = r.cells[1];
+  CHECK(lying.smoke.status == SmokeStatus::pass);
+  CHECK(lying.gate.status == GateStatus::fail);
+  CHECK(lying.gate.failed == std::vector<std::string>{"claims.paddle: expected 3.1.0, found 3.2.0"});
+  CHECK(lying.publish.status == PublishStatus::skipped);
+  CHECK_FALSE(lying.ok());
+  CHECK(std::find(steps.calls.begin(), steps.calls.end(), "publish lying") == steps.calls.end());
+  CHECK(render_markdown(r).find("claims.paddle: expected 3.1.0, found 3.2.0") != std::string::npos);
 }
 
 TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish unchanged after one HEAD") {
@@ -108,16 +134,16 @@ TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish 
   StateStore store(f.root / "state");
   run_nightly(cells, f.options(), docker, store, &steps);
   steps.calls.clear();
-  json r = run_nightly(cells, f.options(), docker, store, &steps);
-  CHECK(r["docker_builds"] == 0);
-  CHECK(r["cells"][0]["smoke"]["status"] == "cached");
-  CHECK(r["cells"][0]["publish"]["status"] == "unchanged");
-  CHECK(steps.calls == std::vector<std::string>{"head cpu"});
-  CHECK(r["ok"] == true);
+  NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(r.docker_builds == 0);
+  CHECK(r.cells[0].smoke.status == SmokeStatus::cached);
+  CHECK(r.cells[0].publish.status == PublishStatus::unchanged);
+  CHECK(steps.calls == std::vector<std::string>{"gate cpu", "head cpu"});
+  CHECK(r.ok());
   // The registry lost the tag: it is published again.
   steps.registry.clear();
   r = run_nightly(cells, f.options(), docker, store, &steps);
-  CHECK(r["cells"][0]["publish"]["status"] == "published");
+  CHECK(r.cells[0].publish.status == PublishStatus::published);
 }
 
 TEST_CASE("nightly: without the publish libraries every built cell fails with the reason") {
@@ -125,9 +151,9 @@ TEST_CASE("nightly: without the publish libraries every built cell fails with th
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
   OkDocker docker;
   StateStore store(f.root / "state");
-  json r = run_nightly(cells, f.options(), docker, store, nullptr, "publish: image/ library not available");
-  CHECK(r["ok"] == false);
-  CHECK(r["cells"][0]["smoke"]["error"] == "publish: image/ library not available");
+  NightlyReport r = run_nightly(cells, f.options(), docker, store, nullptr, "publish: image/ library not available");
+  CHECK_FALSE(r.ok());
+  CHECK(r.cells[0].smoke.error == "publish: image/ library not available");
 }
 
 TEST_CASE("shards: deterministic, balanced, disjoint, complete") {
@@ -166,17 +192,44 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   write_report(f.root / "r1", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
   opt.shard = {2, 2};
   write_report(f.root / "r2", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
-  json merged = merge_reports({f.root / "r1", f.root / "r2"});
-  CHECK(merged["cells"].size() == 2);
-  CHECK(merged["shards"] == json::array({"1/2", "2/2"}));
-  CHECK(merged["ok"] == false);
+  NightlyReport merged = merge_reports({f.root / "r1", f.root / "r2"}, f.root / "merged");
+  CHECK(merged.cells.size() == 2);
+  CHECK(merged.shards == std::vector<std::string>{"1/2", "2/2"});
+  CHECK_FALSE(merged.ok());
+  CHECK(read_report(f.root / "merged").cells.size() == 2);  // the merged folder is written whole
+  CHECK(fs::exists(f.root / "merged" / "report.html"));
   std::string html = render_html(merged), md = render_markdown(merged), junit = render_junit(merged);
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("<polyline") != std::string::npos);  // the cpu cell's throughput
-  CHECK(md.find("| gpu | built | fail | skipped |") != std::string::npos);
+  CHECK(md.find("| gpu | built | fail | skipped | skipped |") != std::string::npos);
   CHECK(md.find("- throughput gemm: 2") != std::string::npos);
-  CHECK(junit.find("tests=\"6\" failures=\"1\"") != std::string::npos);
+  CHECK(junit.find("tests=\"8\" failures=\"1\"") != std::string::npos);
   CHECK(junit.find("CPU-only") != std::string::npos);
-  CHECK_THROWS_AS(merge_reports({f.root / "r1", f.root / "r1"}), InputError);
-  CHECK_THROWS_AS(merge_reports({f.root / "none"}), InputError);
+  CHECK_THROWS_AS(merge_reports({f.root / "r1", f.root / "r1"}, f.root / "m2"), InputError);
+  CHECK_THROWS_AS(merge_reports({f.root / "none"}, f.root / "m3"), InputError);
+  // A truncated nightly.json: the error names the file.
+  write_file_atomic(f.root / "bad" / "nightly.json", "{\"kind\": \"imgtool-nightly-report\", \"cells\": [");
+  try {
+    read_report(f.root / "bad");
+    FAIL("a truncated report was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find((f.root / "bad" / "nightly.json").string()) != std::string::npos);
+  }
+}
+
+TEST_CASE("nightly model: one to/from JSON round trip keeps every step and status") {
+  Fixture f;
+  OkDocker docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  NightlyReport r = run_nightly({f.cell("cpu", "cpu"), f.cell("gpu", "gpu"), f.cell("lying", "cpu")}, f.options(),
+                                docker, store, &steps);
+  json j = r;
+  NightlyReport back = j.get<NightlyReport>();
+  CHECK(json(back) == j);
+  CHECK(j["cells"][2]["gate"]["status"] == "fail");
+  CHECK(back.cells[1].smoke.status == SmokeStatus::fail);
+  json bad = j;
+  bad["cells"][0]["publish"]["status"] = "maybe";
+  CHECK_THROWS_AS(bad.get<NightlyReport>(), InputError);
 }

@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json_file.h"
+#include "core/junit.h"
+#include "core/strings.h"
 
 namespace imgtool::builder {
 namespace {
@@ -18,19 +21,7 @@ std::string str(const json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-std::string escape_xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+using strings::xml_escape;
 
 std::string escape_md(std::string s) {
   for (size_t p = 0; (p = s.find('|', p)) != std::string::npos; p += 2) s.replace(p, 1, "\\|");
@@ -44,21 +35,11 @@ std::string fixed(double v, int prec = 1) {
   return s.str();
 }
 
-std::string cell_problem(const json& c) {
-  for (const char* step : {"build", "smoke", "publish"}) {
-    const json& s = c[step];
-    std::string e = str(s, "error");
-    if (!e.empty()) return std::string(step) + ": " + e;
-    if (s.contains("reasons") && !s["reasons"].empty()) return std::string(step) + ": " + s["reasons"][0].get<std::string>();
-  }
-  return "";
-}
-
-std::string headline(const json& r) {
-  int ok = 0, total = 0;
-  for (auto& c : r["cells"]) ++total, ok += c.value("ok", false) ? 1 : 0;
-  return std::to_string(ok) + "/" + std::to_string(total) + " cells passed and published; " +
-         std::to_string(r.value("docker_builds", 0)) + " docker build(s); " + fixed(r.value("seconds", 0.0)) + " s";
+std::string headline(const NightlyReport& r) {
+  int ok = 0;
+  for (auto& c : r.cells) ok += c.ok() ? 1 : 0;
+  return std::to_string(ok) + "/" + std::to_string(r.cells.size()) + " cells passed and published; " +
+         std::to_string(r.docker_builds) + " docker build(s); " + fixed(r.seconds) + " s";
 }
 
 // A throughput entry (verify::Judgement::to_json: flat metric/value/unit) field.
@@ -69,12 +50,6 @@ std::string metric_field(const json& t, const char* key) {
 double metric_value(const json& t) {
   const json& r = t.contains("record") ? t["record"] : t;
   return r.contains("value") && r["value"].is_number() ? r["value"].get<double>() : 0.0;
-}
-
-// Step statuses that count as success in JUnit.
-bool step_ok(const std::string& status) {
-  static const std::set<std::string> good = {"built", "up-to-date", "pass", "cached", "published", "unchanged"};
-  return good.count(status) > 0;
 }
 
 // One sparkline per metric: this run's value last, earlier runs before it, the floor dashed.
@@ -90,7 +65,7 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
   std::ostringstream s;
   int left = 170, span = width - left - 90;
   std::string metric = metric_field(t, "metric"), unit = metric_field(t, "unit");
-  s << "<text x=\"4\" y=\"" << y0 + height / 2 + 4 << "\">" << escape_xml(metric) << "</text>";
+  s << "<text x=\"4\" y=\"" << y0 + height / 2 + 4 << "\">" << xml_escape(metric) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
   for (size_t i = 0; i < values.size(); ++i)
     s << left + (values.size() == 1 ? span : static_cast<int>(i * span / (values.size() - 1))) << ','
@@ -102,25 +77,52 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
     s << "<line x1=\"" << left << "\" x2=\"" << left + span << "\" y1=\"" << y(floor) << "\" y2=\"" << y(floor)
       << "\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>";
   s << "<text x=\"" << left + span + 6 << "\" y=\"" << y(value) + 4 << "\">" << fixed(value) << ' '
-    << escape_xml(unit) << "</text>";
+    << xml_escape(unit) << "</text>";
   return s.str();
 }
 
-std::string md_row(const json& c) {
-  return "| " + escape_md(str(c, "tag")) + " | " + str(c["build"], "status") + " | " + str(c["smoke"], "status") +
-         " | " + str(c["publish"], "status") + " | " + escape_md(str(c["publish"], "digest").substr(0, 19)) + " | " +
-         escape_md(cell_problem(c)) + " |\n";
+// One step of a cell as the renderers see it.
+struct StepView {
+  const char* name;
+  std::string status;
+  bool ok, skipped;
+  double seconds;
+  std::string error;
+  json detail;
+};
+
+std::vector<StepView> steps_of(const NightlyCell& c) {
+  return {{"build", to_string(c.build.status), c.build.ok(), false, c.build.seconds, c.build.error,
+           {{"attempts", c.build.attempts}, {"log", c.build.log}, {"error", c.build.error}}},
+          {"smoke", to_string(c.smoke.status), c.smoke.ok(), c.smoke.status == SmokeStatus::skipped, c.smoke.seconds,
+           c.smoke.error, c.smoke},
+          {"gate", to_string(c.gate.status), c.gate.ok(), c.gate.status == GateStatus::skipped, c.gate.seconds,
+           c.gate.error, {{"failed", c.gate.failed}, {"error", c.gate.error}}},
+          {"publish", to_string(c.publish.status), c.publish.ok(), c.publish.status == PublishStatus::skipped,
+           c.publish.seconds, c.publish.error,
+           {{"ref", c.publish.ref}, {"digest", c.publish.digest}, {"error", c.publish.error}}}};
+}
+
+std::string md_row(const NightlyCell& c) {
+  std::string row = "| " + escape_md(c.tag) + " |";
+  for (auto& s : steps_of(c)) row += " " + s.status + " |";
+  return row + " " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) + " |\n";
+}
+
+void copy_file_if_there(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!from.empty() && fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
 }
 
 }  // namespace
 
-std::string render_svg_chart(const json& cell) {
-  const json& tp = cell["smoke"].value("throughput", json::array());
+std::string render_svg_chart(const NightlyCell& cell) {
+  const json& tp = cell.smoke.throughput;
   if (tp.empty()) {
-    std::string why = cell["smoke"].value("status", "") == "skipped" ? "smoke did not run"
-                                                                      : "no throughput measured (GPU part did not run)";
+    std::string why = cell.smoke.status == SmokeStatus::skipped ? "smoke did not run"
+                                                                : "no throughput measured (GPU part did not run)";
     return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"28\"><text x=\"4\" y=\"18\" "
-           "fill=\"#666\">" + escape_xml(why) + "</text></svg>";
+           "fill=\"#666\">" + xml_escape(why) + "</text></svg>";
   }
   int row = 40, width = 640;
   std::ostringstream s;
@@ -131,106 +133,113 @@ std::string render_svg_chart(const json& cell) {
   return s.str();
 }
 
-std::string render_markdown(const json& r) {
+std::string render_markdown(const NightlyReport& r) {
   std::ostringstream s;
-  s << "# imgtool nightly — " << str(r, "matrix") << "\n\n" << headline(r) << "  \n"
-    << "registry `" << str(r, "registry") << "`, shard(s) " << str(r, "shards") << ", builder " << str(r, "builder")
-    << ", gpus `" << str(r, "gpus") << "`\n\n";
-  s << "| cell | build | smoke | publish | digest | problem |\n|---|---|---|---|---|---|\n";
-  for (auto& c : r["cells"]) s << md_row(c);
-  for (auto& c : r["cells"]) {
-    s << "\n## " << str(c, "tag") << "\n\n- image: `" << str(c, "image") << "` (" << str(c, "image_id").substr(0, 19)
-      << ")\n- inputs hash: `" << str(c, "inputs_hash") << "`\n- build: " << str(c["build"], "status") << " in "
-      << fixed(c["build"].value("seconds", 0.0)) << " s, log `" << str(c["build"], "log") << "`\n";
-    s << "- smoke: " << str(c["smoke"], "status");
-    for (auto& why : c["smoke"].value("reasons", json::array())) s << "\n  - " << why.get<std::string>();
-    s << "\n- publish: " << str(c["publish"], "status") << ' ' << str(c["publish"], "ref") << ' '
-      << str(c["publish"], "digest") << ' ' << str(c["publish"], "error") << "\n";
-    for (auto& t : c["smoke"].value("throughput", json::array()))
+  std::string shards;
+  for (auto& sh : r.shards) shards += (shards.empty() ? "" : ", ") + sh;
+  s << "# imgtool nightly — " << r.matrix << "\n\n" << headline(r) << "  \n"
+    << "registry `" << r.registry << "`, shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
+    << "`\n\n";
+  s << "| cell | build | smoke | gate | publish | digest | problem |\n|---|---|---|---|---|---|---|\n";
+  for (auto& c : r.cells) s << md_row(c);
+  for (auto& c : r.cells) {
+    s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19) << ")\n- inputs hash: `"
+      << c.inputs_hash << "`\n- build: " << to_string(c.build.status) << " in " << fixed(c.build.seconds) << " s, log `"
+      << c.build.log << "`\n";
+    s << "- smoke: " << to_string(c.smoke.status);
+    for (auto& why : c.smoke.reasons) s << "\n  - " << why;
+    s << "\n- gate: " << to_string(c.gate.status);
+    for (auto& why : c.gate.failed) s << "\n  - " << why;
+    s << "\n- publish: " << to_string(c.publish.status) << ' ' << c.publish.ref << ' ' << c.publish.digest << ' '
+      << c.publish.error << "\n";
+    for (auto& t : c.smoke.throughput)
       s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' '
         << metric_field(t, "unit") << " (" << str(t, "status") << ")\n";
   }
   return s.str();
 }
 
-std::string render_html(const json& r) {
+std::string render_html(const NightlyReport& r) {
   std::ostringstream s;
   s << "<!doctype html><html><head><meta charset=\"utf-8\"><title>imgtool nightly</title><style>"
        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
        "padding:4px 8px}.ok{color:#2ca02c}.bad{color:#d62728}</style></head><body>";
-  s << "<h1>imgtool nightly — " << escape_xml(str(r, "matrix")) << "</h1><p>" << escape_xml(headline(r)) << "<br>registry "
-    << escape_xml(str(r, "registry")) << ", builder " << escape_xml(str(r, "builder")) << "</p>";
-  s << "<table><tr><th>cell</th><th>build</th><th>smoke</th><th>publish</th><th>digest</th><th>problem</th></tr>";
-  for (auto& c : r["cells"]) {
-    s << "<tr class=\"" << (c.value("ok", false) ? "ok" : "bad") << "\"><td>" << escape_xml(str(c, "tag")) << "</td>";
-    for (const char* step : {"build", "smoke", "publish"}) s << "<td>" << escape_xml(str(c[step], "status")) << "</td>";
-    s << "<td><code>" << escape_xml(str(c["publish"], "digest").substr(0, 19)) << "</code></td><td>"
-      << escape_xml(cell_problem(c)) << "</td></tr>";
+  s << "<h1>imgtool nightly — " << xml_escape(r.matrix) << "</h1><p>" << xml_escape(headline(r)) << "<br>registry "
+    << xml_escape(r.registry) << ", builder " << xml_escape(r.builder) << "</p>";
+  s << "<table><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>digest</th>"
+       "<th>problem</th></tr>";
+  for (auto& c : r.cells) {
+    s << "<tr class=\"" << (c.ok() ? "ok" : "bad") << "\"><td>" << xml_escape(c.tag) << "</td>";
+    for (auto& step : steps_of(c)) s << "<td>" << xml_escape(step.status) << "</td>";
+    s << "<td><code>" << xml_escape(c.publish.digest.substr(0, 19)) << "</code></td><td>" << xml_escape(c.problem())
+      << "</td></tr>";
   }
   s << "</table>";
-  for (auto& c : r["cells"])
-    s << "<h2>" << escape_xml(str(c, "tag")) << "</h2><p>throughput (this run last; dashed: floor)</p>"
-      << render_svg_chart(c);
+  for (auto& c : r.cells)
+    s << "<h2>" << xml_escape(c.tag) << "</h2><p>throughput (this run last; dashed: floor)</p>" << render_svg_chart(c);
   s << "</body></html>\n";
   return s.str();
 }
 
-std::string render_junit(const json& r) {
-  std::ostringstream cases;
-  int tests = 0, failures = 0;
-  for (auto& c : r["cells"])
-    for (const char* step : {"build", "smoke", "publish"}) {
-      ++tests;
-      std::string status = str(c[step], "status");
-      cases << "  <testcase classname=\"nightly." << escape_xml(str(c, "tag")) << "\" name=\"" << step << "\" time=\""
-            << fixed(c[step].value("seconds", 0.0), 3) << "\">";
-      if (status == "skipped") {
-        cases << "<skipped message=\"" << escape_xml(str(c[step], "error")) << "\"/>";
-      } else if (!step_ok(status)) {
-        ++failures;
-        std::string why = cell_problem(c);
-        cases << "<failure message=\"" << escape_xml(why) << "\">" << escape_xml(c[step].dump(2)) << "</failure>";
-      }
-      cases << "</testcase>\n";
+std::string render_junit(const NightlyReport& r) {
+  junit::Suite suite{"imgtool-nightly", r.seconds, {}};
+  for (auto& c : r.cells)
+    for (auto& step : steps_of(c)) {
+      junit::Outcome o = step.skipped ? junit::Outcome::kSkipped : step.ok ? junit::Outcome::kPassed : junit::Outcome::kFailed;
+      std::string message = o == junit::Outcome::kSkipped ? step.error : o == junit::Outcome::kFailed ? c.problem() : "";
+      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2) : "";
+      suite.cases.push_back({"nightly." + c.tag, step.name, step.seconds, o, message, body});
     }
-  std::ostringstream s;
-  s << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"imgtool-nightly\" tests=\"" << tests
-    << "\" failures=\"" << failures << "\" time=\"" << fixed(r.value("seconds", 0.0), 3) << "\">\n"
-    << cases.str() << "</testsuite>\n";
-  return s.str();
+  return junit::render(suite);
 }
 
-void write_report(const fs::path& dir, const json& r) {
-  fs::create_directories(dir);
-  write_file_atomic(dir / "nightly.json", r.dump(2) + "\n");
+void write_report(const fs::path& dir, const NightlyReport& r) {
+  fs::create_directories(dir / "logs");
+  for (auto& c : r.cells) copy_file_if_there(c.build.log, dir / "logs" / fs::path(c.build.log).filename());
+  write_file_atomic(dir / "nightly.json", json(r).dump(2) + "\n");
   write_file_atomic(dir / "report.md", render_markdown(r));
   write_file_atomic(dir / "report.html", render_html(r));
   write_file_atomic(dir / "junit.xml", render_junit(r));
 }
 
-json merge_reports(const std::vector<fs::path>& dirs) {
-  json out = {{"kind", "imgtool-nightly-report"}, {"cells", json::array()}, {"shards", json::array()},
-              {"docker_builds", 0}, {"seconds", 0.0}, {"ok", true}};
+NightlyReport read_report(const fs::path& dir) {
+  fs::path file = dir / "nightly.json";
+  if (!fs::exists(file)) throw InputError(dir.string() + ": expected a nightly report folder (nightly.json), found none");
+  json j = read_json_file(file, "a nightly report");  // names file:line:col of a syntax error
+  try {
+    return j.get<NightlyReport>();
+  } catch (const InputError& e) {
+    throw InputError(file.string() + ": " + e.what());
+  } catch (const json::exception& e) {
+    throw InputError(file.string() + ": expected a nightly report, found " + e.what());
+  }
+}
+
+NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& out) {
+  NightlyReport merged;
   std::set<std::string> tags;
   for (auto& d : dirs) {
-    fs::path file = d / "nightly.json";
-    if (!fs::exists(file)) throw InputError(d.string() + ": expected a nightly report folder (nightly.json), found none");
-    json r = json::parse(read_file(file));
-    for (const char* k : {"matrix", "registry", "builder", "gpus"}) out[k] = r.value(k, "");
-    for (auto& sh : r.value("shards", json::array())) out["shards"].push_back(sh);
-    out["docker_builds"] = out["docker_builds"].get<int>() + r.value("docker_builds", 0);
-    out["seconds"] = std::max(out["seconds"].get<double>(), r.value("seconds", 0.0));
-    out["ok"] = out["ok"].get<bool>() && r.value("ok", false);
-    for (auto& c : r["cells"]) {
-      if (!tags.insert(c.value("tag", "")).second)
-        throw InputError(file.string() + ": cell '" + c.value("tag", "") + "' is also in another shard's report; "
+    NightlyReport r = read_report(d);
+    merged.matrix = r.matrix, merged.registry = r.registry, merged.builder = r.builder, merged.gpus = r.gpus;
+    merged.shards.insert(merged.shards.end(), r.shards.begin(), r.shards.end());
+    merged.docker_builds += r.docker_builds;
+    merged.seconds = std::max(merged.seconds, r.seconds);
+    for (auto& c : r.cells) {
+      if (!tags.insert(c.tag).second)
+        throw InputError((d / "nightly.json").string() + ": cell '" + c.tag + "' is also in another shard's report; "
                          "expected disjoint shards (same --shard n, different i)");
-      out["cells"].push_back(c);
+      merged.cells.push_back(c);
     }
   }
-  std::sort(out["cells"].begin(), out["cells"].end(),
-            [](const json& a, const json& b) { return a.value("tag", "") < b.value("tag", ""); });
-  return out;
+  std::sort(merged.cells.begin(), merged.cells.end(), [](auto& a, auto& b) { return a.tag < b.tag; });
+  fs::create_directories(out / "logs");
+  for (auto& d : dirs) {
+    std::error_code ec;
+    if (fs::exists(d / "logs", ec))
+      fs::copy(d / "logs", out / "logs", fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+  }
+  write_report(out, merged);
+  return merged;
 }
 
 }  // namespace imgtool::builder

@@ -1,35 +1,39 @@
-// The nightly report: one JSON document (the model) rendered to Markdown,
-// HTML (with an inline-SVG throughput chart per cell) and JUnit XML. Shard
-// reports are merged at the JSON level, then rendered again.
+// The nightly report: the model (nightly_model.h) rendered to Markdown, HTML
+// (with an inline-SVG throughput chart per cell) and JUnit XML. write_report
+// and merge_reports own the whole report folder:
 //
-// Report folder:
-//   nightly.json  the model (see nightly.h for its fields)
-//   report.md     summary table + per-cell detail
-//   report.html   the same, with throughput charts
-//   junit.xml     one testcase per cell and step (build, smoke, publish)
-//   logs/<tag>.log  the cells' build logs
+//   nightly.json    the model
+//   report.md       summary table + per-cell detail
+//   report.html     the same, with throughput charts
+//   junit.xml       one testcase per cell and step (build, smoke, gate, publish)
+//   logs/<tag>.log  the cells' build logs (copied from the state folder; a merge
+//                   copies every shard's logs/)
 #pragma once
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "builder/nightly_model.h"
 
 namespace imgtool::builder {
 
 namespace fs = std::filesystem;
 
-std::string render_markdown(const nlohmann::json& report);
-std::string render_html(const nlohmann::json& report);
-std::string render_junit(const nlohmann::json& report);
+std::string render_markdown(const NightlyReport& report);
+std::string render_html(const NightlyReport& report);
+std::string render_junit(const NightlyReport& report);
 // The chart of one cell's throughput (its metrics and their history).
-std::string render_svg_chart(const nlohmann::json& cell);
+std::string render_svg_chart(const NightlyCell& cell);
 
-// Writes all four files (each atomically) into `dir`, creating it.
-void write_report(const fs::path& dir, const nlohmann::json& report);
+// Writes the report folder `dir` (see above), creating it; each file atomically.
+void write_report(const fs::path& dir, const NightlyReport& report);
 
-// Joins shard reports (each a folder with nightly.json). InputError when a
-// folder has no report or two shards report the same tag.
-nlohmann::json merge_reports(const std::vector<fs::path>& dirs);
+// Reads `dir`/nightly.json; InputError naming the file when it is missing or not a report.
+NightlyReport read_report(const fs::path& dir);
+
+// Joins shard report folders and writes the merged folder `out` (logs
+// included). InputError when a folder has no report or two shards report the
+// same tag.
+NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& out);
 
 }  // namespace imgtool::builder

@@ -1,7 +1,9 @@
 // Building shared stages once. Cells that share their base stage form a
 // group: for a multi-stage Dockerfile whose first stage is named (the
 // generated template's `FROM <base> AS build`: OS + CUDA base, Python, the
-// pinned Paddle wheel), cells whose first-stage text is identical; otherwise
+// pinned Paddle wheel), cells whose first-stage text is identical — the
+// generator says so in cell.json (stage, stage_key; dockerfiles/stages.h), the
+// builder never re-parses the Dockerfile; otherwise
 // cells with the same base image, digest, os, python, cuda, cudnn. In each
 // group the shared part is built first, alone, and the group's cells fan out
 // only afterwards, so the classic builder's layer cache (keyed by parent
@@ -15,7 +17,6 @@
 // cache decides what is reused), so a wrong guess costs time, never a wrong image.
 #pragma once
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "builder/generated_cell.h"
@@ -29,21 +30,12 @@ struct StageGroup {
   std::string stage_image() const { return "imgtool-stage/" + key + ":" + stage; }
 };
 
-// Groups in order of first appearance; cells keep their input order within a group.
+// Groups in order of first appearance; cells keep their input order within a
+// group. A cell that could not be generated (generate_error) is in no group.
 std::vector<StageGroup> group_by_base(const std::vector<GeneratedCell>& cells);
 
-// The group key of one cell: its named first stage's text, hashed; the base
-// fields when the Dockerfile has no named first stage.
-std::string base_key(const matrix::Cell& c, std::string_view dockerfile);
-
-// The text of the first stage (up to the second FROM), or "" for a single stage.
-std::string first_stage_text(std::string_view dockerfile);
-
-// "base" for a Dockerfile whose first FROM is `FROM x AS base` and that has a
-// later FROM; empty otherwise.
-std::string first_named_stage(std::string_view dockerfile);
-
-// Names declared by `ARG NAME[=default]` lines, in order.
-std::vector<std::string> declared_args(std::string_view dockerfile);
+// The group key of one cell: the generator's stage_key (cell.json); the base
+// fields, hashed, when the Dockerfile has no shared first stage.
+std::string base_key(const GeneratedCell& g);
 
 }  // namespace imgtool::builder

@@ -4,15 +4,16 @@
 // nightly (smoke, publish), so a run with nothing changed does nothing.
 //
 // Contract: one StateStore may be used from several threads (calls are
-// serialised); several processes may share the file (SQLite locking, a busy
-// timeout of 30 s).
+// serialised); one run per state folder: the store holds the folder's
+// StateLock (state_lock.h), so a second run on the same folder is refused.
 #pragma once
 #include <filesystem>
 #include <mutex>
 #include <optional>
 #include <string>
 
-struct sqlite3;
+#include "builder/state_lock.h"
+#include "core/sqlite.h"
 
 namespace imgtool::builder {
 
@@ -37,9 +38,9 @@ struct StepRecord {
 
 class StateStore {
  public:
-  // Opens (creating) `dir`/state.db. Throws imgtool::Error when it cannot.
+  // Locks `dir` (StateLock), then opens (creating) `dir`/state.db. Throws
+  // imgtool::Error when another run holds the folder or the file cannot be opened.
   explicit StateStore(const fs::path& dir);
-  ~StateStore();
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
 
@@ -53,9 +54,9 @@ class StateStore {
   const fs::path& path() const { return path_; }
 
  private:
-  void exec(const std::string& sql);
+  StateLock lock_;
   fs::path path_;
-  sqlite3* db_ = nullptr;
+  sqlite::Database db_;
   std::mutex mu_;
 };
 

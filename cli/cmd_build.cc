@@ -20,18 +20,17 @@ struct BuildFlags {
 
 int run_build(const BuildFlags& f) {
   fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
+  builder::StateStore store(state);  // one run per state folder: taken before generating into it
   auto src = builder::load_cells(f.input, state);
   auto cells = builder::select_tags(src.cells, f.only);
-  builder::StateStore store(state);
   builder::CliDockerRunner docker;
-  builder::BuildOptions opt;
-  opt.jobs = f.jobs;
-  opt.log_dir = state / "logs";
-  opt.image_prefix = f.image_prefix;
-  opt.timeout = std::chrono::seconds(f.timeout);
-  opt.max_attempts = f.attempts;
-  opt.force = f.force;
-  opt.on_event = [](const std::string& line) { std::cerr << "build: " << line << std::endl; };
+  builder::BuildOptions opt{.jobs = f.jobs,
+                            .log_dir = state / "logs",
+                            .image_prefix = f.image_prefix,
+                            .timeout = std::chrono::seconds(f.timeout),
+                            .max_attempts = f.attempts,
+                            .force = f.force,
+                            .on_event = [](const std::string& line) { std::cerr << "build: " << line << std::endl; }};
   std::cerr << "build: " << cells.size() << " cell(s) from " << src.generated_dir.string() << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
   auto rep = builder::build_cells(cells, opt, docker, store);

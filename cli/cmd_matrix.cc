@@ -46,8 +46,9 @@ void print_plan(const Plan& p) {
   for (auto& w : warnings) std::cout << "  WARNING: " << w << "\n";
 }
 
-int print_explain(const Plan& p, const std::string& sel_text, bool json) {
-  auto items = explain(p, parse_selector(sel_text));
+int print_explain(const MatrixOptions& o, const KnowledgeBase& kb, const std::string& sel_text, bool json) {
+  bool off_axis = false;
+  auto items = explain_any(o.file, kb, parse_selector(sel_text), {o.today}, off_axis);
   if (json) {
     nlohmann::json j = nlohmann::json::array();
     for (auto& i : items)
@@ -57,6 +58,7 @@ int print_explain(const Plan& p, const std::string& sel_text, bool json) {
     return items.empty() ? 2 : 0;
   }
   if (items.empty()) throw InputError("--explain: expected a selector matching a combination of the matrix, found none for '" + sel_text + "'");
+  if (off_axis) std::cout << "not on the axes of " << o.file << "; judged against the knowledge base with the matrix's other axes:\n";
   for (auto& i : items) {
     if (!i.kept) {
       std::cout << "SKIPPED by rule " << i.rule << ": " << i.reason << "\n  source: " << i.source << "\n";
@@ -79,6 +81,7 @@ int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
     return 0;
   }
   std::cout << "host: " << r.gpu.name << " (compute capability " << r.gpu.cc << "), driver " << r.driver << "\n";
+  if (!r.gpu_note.empty()) std::cout << "note: " << r.gpu_note << "\n";
   std::cout << "runs here, best first (" << r.fits.size() << "):\n";
   for (auto& f : r.fits) std::cout << "  " << pad(f.cell.tag, 38) << f.note << "\n";
   std::cout << "cannot run here (" << r.rejected.size() << "):\n";
@@ -90,8 +93,8 @@ int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
 int run_matrix(const MatrixOptions& o) {
   if (o.host_driver.empty() != o.gpu.empty()) throw InputError("--host-driver and --gpu: expected both, found only one");
   KnowledgeBase kb = o.kb_dir.empty() ? KnowledgeBase::load_default() : KnowledgeBase::load(o.kb_dir);
+  if (!o.explain.empty()) return print_explain(o, kb, o.explain, o.json);
   Plan plan = plan_matrix(o.file, kb, {o.today});
-  if (!o.explain.empty()) return print_explain(plan, o.explain, o.json);
   if (!o.host_driver.empty()) return print_host(plan, kb, o);
   if (o.json) std::cout << to_json(plan).dump(2) << "\n";
   else print_plan(plan);

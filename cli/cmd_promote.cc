@@ -5,13 +5,13 @@
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "image/platform.h"
 #include "image/transport.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
 #include "verify/report_render.h"
-#include "verify/static_checks.h"
-#include "verify/static_source.h"
+#include "verify/release_gate.h"
 
 namespace imgtool::cli {
 namespace {
@@ -22,16 +22,16 @@ struct PromoteFlags {
   RegistryFlags registry;
 };
 
-// The static claims check as a promotion gate: claims read against the NEW tag.
-// An index is checked through its linux/amd64 image.
+// The release gate (verify/release_gate.h, the nightly runs the same) as a
+// promotion gate: claims read against the NEW tag. An index is checked through
+// its linux/amd64 image.
 sign::PromoteGate contents_gate(const image::Reference& r, const image::TransportOptions& t, const std::string& tag) {
   return [r, t, tag, kb = matrix::KnowledgeBase::load_default()](const image::Manifest& m) {
-    auto src = image::open_source("docker://" + r.host + "/" + r.name + "@" + verify::image_digest(m, r.text), t);
-    verify::VerifyOptions opt{nullptr, "", "", false, true, nullptr, &kb};
-    verify::Report rep = verify::verify_static({r.text, src.get(), nullptr, "", tag}, opt);
-    if (!rep.ok())
+    auto src = image::open_source("docker://" + r.host + "/" + r.name + "@" + image::platform_digest(m, r.text), t);
+    verify::GateResult g = verify::release_gate({.ref = r.text, .source = src.get(), .tag = tag, .kb = &kb});
+    if (!g.passed())
       throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +
-                        verify::render_table(rep) + "pass --no-verify-contents to promote anyway");
+                        verify::render_table(g.report) + "pass --no-verify-contents to promote anyway");
   };
 }
 

@@ -32,7 +32,8 @@ int run_sign(const SignFlags& f) {
   sign::Pkey key = sign::load_private_key(f.key, sign::passphrase_from_env(f.passphrase_env));
   image::Registry reg(r.host, f.registry.options());
   sign::RegistryRepository repo(reg, r.name);
-  std::string digest = reference_digest(reg, r);
+  // One GET: the digest signed is the digest of the bytes read, never a separate HEAD's answer.
+  std::string digest = sign::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest).digest();
   // Identity: REGISTRY/REPO:TAG (cosign and containers/image both accept it);
   // for a digest reference without --identity, REGISTRY/REPO.
   std::string identity = !f.identity.empty() ? f.identity : repo.name() + (r.tag.empty() ? "" : ":" + r.tag);

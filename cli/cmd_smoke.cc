@@ -3,7 +3,8 @@
 #include <memory>
 
 #include "cli/subcommand.h"
-#include "verify/records_judge.h"
+#include "run/render.h"
+#include "verify/smoke_judge.h"
 #include "verify/smoke_report.h"
 #include "verify/smoke_runner.h"
 
@@ -17,22 +18,25 @@ struct SmokeFlags {
   int timeout_s = 900;
   int reps = 0;
   std::string records;
+  std::vector<std::string> profiles, sets;  // run profile layers (imgtool run-config): what is smoked is what is run
 };
 
-// Stores the probe's throughput metrics and judges them (floors, history).
-std::vector<verify::Judgement> judge_throughput(const SmokeFlags& f, const verify::SmokeResult& res) {
-  auto recs = verify::records_from_probe(res.probe, res.image.digest, res.image.tag, verify::system_clock()());
-  if (recs.empty() || f.no_record) return {};
-  verify::RecordStore store(f.records.empty() ? verify::RecordStore::default_path() : f.records);
-  return verify::record_and_judge(store, recs, verify::kb_peaks());
+// A run profile sets GPUs and /dev/shm (unless given as flags), the other run
+// settings, and the probe's expectations for them.
+void apply_profile(SmokeFlags& f, bool gpus_given, bool shm_given) {
+  if (f.profiles.empty() && f.sets.empty()) return;
+  auto s = runconf::smoke_settings(runconf::load_profile({f.profiles.empty() ? std::vector<std::string>{"base"} : f.profiles, f.sets, {}}));
+  if (!gpus_given && !s.gpus.empty()) f.opt.gpus = s.gpus;
+  if (!shm_given && !s.shm_size.empty()) f.opt.shm_size = s.shm_size;
+  f.opt.run_flags = s.flags;
+  f.opt.probe_args.insert(f.opt.probe_args.end(), s.probe_args.begin(), s.probe_args.end());
 }
 
 int run_smoke_cmd(SmokeFlags& f) {
   f.opt.timeout = std::chrono::seconds(f.timeout_s);
   if (f.reps > 0) f.opt.probe_args = {"--reps", std::to_string(f.reps)};
-  verify::SmokeResult res = verify::run_smoke(f.opt);
-  auto throughput = judge_throughput(f, res);
-  verify::apply_throughput(res, throughput);
+  apply_profile(f, f.opt.gpus != "none", !f.opt.shm_size.empty());
+  auto [res, throughput] = verify::smoke_and_judge(f.opt, {.record = !f.no_record, .records = f.records});
   if (f.json) {
     auto j = res.to_json();
     j["throughput"] = nlohmann::json::array();
@@ -48,8 +52,13 @@ Registration reg({"smoke", "Run the GPU smoke probe inside an image (docker run,
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<SmokeFlags>();
                     sub.add_option("image", f->opt.image, "image reference (local)")->required();
-                    sub.add_option("--gpus", f->opt.gpus, "docker run --gpus value: all, device=0, …; none = no --gpus")
-                        ->default_val("none");
+                    sub.add_option("--gpus", f->opt.gpus,
+                                   "docker run --gpus value: auto (default: all for gpu images, none for cpu), all, "
+                                   "device=0, …; none = no --gpus")
+                        ->default_val("auto");
+                    sub.add_flag("--no-gpu-host", f->opt.no_gpu_host,
+                                 "this host has no GPU: judge a gpu image up to the driver (GPU Paddle imports, CUDA "
+                                 "libraries load) and report the GPU part as not run");
                     sub.add_option("--shm-size", f->opt.shm_size, "docker run --shm-size (e.g. 2g); default Docker's 64 MB");
                     sub.add_option("--expect-variant", f->opt.expect_variant,
                                    "gpu|cpu; default: the io.imgtool.variant label")
@@ -62,6 +71,8 @@ Registration reg({"smoke", "Run the GPU smoke probe inside an image (docker run,
                                    "throughput records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
                     sub.add_flag("--no-record", f->no_record, "do not store or judge throughput");
                     sub.add_flag("--json", f->json, "print the full result as JSON");
+                    sub.add_option("--profile", f->profiles, "run profile layer(s) as for run-config: GPUs, shm, ulimits, user, env, limits");
+                    sub.add_option("--set", f->sets, "run profile key=value, applied last");
                     return [f] { return run_smoke_cmd(*f); };
                   }});
 

@@ -10,10 +10,12 @@
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
+#include "image/platform.h"
 #include "sign/keys.h"
 #include "sign/registry_repository.h"
 #include "verify/report_render.h"
 #include "verify/static_checks.h"
+#include "run/render.h"
 #include "verify/verify_smoke.h"
 
 namespace imgtool::cli {
@@ -24,6 +26,7 @@ struct VerifyFlags {
   bool no_smoke = false, json = false, no_signature = false, no_claims = false;
   RegistryFlags registry;
   verify::VerifySmokeOptions smoke;
+  std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
   int smoke_timeout_s = 900;
   int reps = 0;
   bool no_record = false;
@@ -33,7 +36,14 @@ struct VerifyFlags {
 verify::SmokeHook smoke_hook(const VerifyFlags& f) {
   verify::VerifySmokeOptions o = f.smoke;
   o.timeout = std::chrono::seconds(f.smoke_timeout_s);
-  if (f.reps > 0) o.probe_args = {"--reps", std::to_string(f.reps)};
+  if (!f.profiles.empty() || !f.sets.empty()) {  // what was smoked is what is run
+    auto s = runconf::smoke_settings(runconf::load_profile({f.profiles.empty() ? std::vector<std::string>{"base"} : f.profiles, f.sets, {}}));
+    if (o.gpus == "auto" && !s.gpus.empty()) o.gpus = s.gpus;
+    if (o.shm_size.empty()) o.shm_size = s.shm_size;
+    o.run_flags = s.flags;
+    o.probe_args.insert(o.probe_args.end(), s.probe_args.begin(), s.probe_args.end());
+  }
+  if (f.reps > 0) o.probe_args.insert(o.probe_args.end(), {"--reps", std::to_string(f.reps)});
   o.record = !f.no_record;
   o.transport = f.registry.transport();
   o.log = [](const std::string& line) { std::cerr << line << "\n"; };
@@ -52,15 +62,14 @@ int run_verify(const VerifyFlags& f) {
   image::Reference r = image::parse_reference(f.ref);
   sign::Pkey pub = f.key.empty() ? nullptr : sign::load_public_key(f.key);
   if (!f.no_signature && !pub) throw InputError("verify: expected --key PUBLIC_KEY (or --no-signature), found none");
-  auto source = image::open_source(r, f.registry.transport());
+  auto source = image::open_platform_source(r, f.registry.transport());  // an index: its linux/amd64 image, as promote
   std::unique_ptr<image::Registry> reg;
   std::unique_ptr<sign::RegistryRepository> repo;
   verify::StaticInputs in{f.ref, source.get(), nullptr, "", r.tag};
   if (r.transport == "docker") {
     reg = std::make_unique<image::Registry>(r.host, f.registry.options());
     repo = std::make_unique<sign::RegistryRepository>(*reg, r.name);
-    in.signatures = repo.get();
-    if (!f.no_signature) in.signed_digest = reference_digest(*reg, r);
+    in.signatures = repo.get();  // the signature is checked on the digest of the manifest verify reads
   }
   std::optional<matrix::KnowledgeBase> kb;
   if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
@@ -84,6 +93,8 @@ Registration reg{{"verify", "Verify an image: signature, labels/tag vs actual co
                                    "smoke: docker run --gpus value; auto = all for gpu-variant images, none for cpu")
                         ->default_val("auto");
                     sub.add_option("--shm-size", f->smoke.shm_size, "smoke: docker run --shm-size (e.g. 2g)");
+                    sub.add_option("--profile", f->profiles, "smoke: run profile layer(s) as for run-config (shm, ulimits, user, env, limits)");
+                    sub.add_option("--set", f->sets, "smoke: run profile key=value, applied last");
                     sub.add_option("--smoke-timeout", f->smoke_timeout_s, "smoke: seconds for the probe's docker run (900)");
                     sub.add_option("--reps", f->reps, "smoke: timed repetitions per benchmark (default: the probe's)");
                     sub.add_option("--records", f->smoke.records,

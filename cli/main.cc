@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cli/subcommand.h"
 #include "core/error.h"
@@ -12,6 +13,21 @@ std::vector<Subcommand>& registry() {
   static std::vector<Subcommand> r;
   return r;
 }
+
+namespace {
+// CLI11 answers an unknown first word with "The following argument was not expected";
+// say instead which word was not a subcommand and what the subcommands are.
+std::optional<std::string> unknown_subcommand(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  std::string word = argv[1], names;
+  for (auto& s : registry()) {
+    if (s.name == word) return std::nullopt;
+    names += (names.empty() ? "" : ", ") + s.name;
+  }
+  return "unknown subcommand '" + word + "': expected one of " + names + " (see imgtool --help)";
+}
+}  // namespace
+
 }  // namespace imgtool::cli
 
 int main(int argc, char** argv) {
@@ -22,6 +38,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("imgtool 0.1.0"));
   auto& reg = cli::registry();
   std::sort(reg.begin(), reg.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  if (auto why = cli::unknown_subcommand(argc, argv)) {
+    std::cerr << "imgtool: " << *why << "\n";
+    return 2;
+  }
   std::map<CLI::App*, cli::Action> actions;
   for (auto& s : reg) {
     CLI::App* sub = app.add_subcommand(s.name, s.help);

@@ -40,9 +40,4 @@ inline image::Reference docker_reference(const std::string& text, const std::str
   return r;
 }
 
-// The digest the reference names: the given digest, or the tag resolved now.
-inline std::string reference_digest(image::Registry& reg, const image::Reference& r) {
-  return r.digest.empty() ? reg.resolve(r.name, r.tag) : r.digest;
-}
-
 }  // namespace imgtool::cli

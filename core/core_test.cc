@@ -1,11 +1,20 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/paths.h"
+#include "core/junit.h"
 #include "core/process.h"
+#include "core/sqlite.h"
+#include "core/strings.h"
 #include "core/version.h"
 
 using namespace imgtool;
@@ -69,4 +78,125 @@ TEST_CASE("run captures output, exit code, stdin and timeouts") {
   CHECK(t.timed_out);
   CHECK_FALSE(t.ok());
   CHECK_THROWS_AS(run({"no-such-program-imgtool"}), Error);
+}
+
+TEST_CASE("atomic writes never follow a planted temp-file symlink and leave no temp files") {
+  fs::path base = fs::temp_directory_path() / ("imgtool-core-excl-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base);
+  write_file_atomic(base / "victim", "untouched");
+  // The old scheme wrote through `<path>.tmp-<pid>`: a link planted there redirected the write.
+  fs::create_symlink(base / "victim", base / ("out.tmp-" + std::to_string(::getpid())));
+  write_file_atomic(base / "out", "new");
+  CHECK(read_file(base / "victim") == "untouched");
+  CHECK(read_file(base / "out") == "new");
+  CHECK(fs::is_regular_file(fs::symlink_status(base / "out")));
+  int files = 0;
+  for (auto& e : fs::directory_iterator(base)) files += e.path().filename().string().find(".tmp-X") == std::string::npos;
+  CHECK(files == 3);  // victim, out, the planted link; no leftovers
+  fs::remove_all(base);
+}
+
+TEST_CASE("run keeps child output in a private folder, not at predictable /tmp names") {
+  fs::path victim = fs::temp_directory_path() / ("imgtool-core-victim-" + std::to_string(::getpid()));
+  write_file_atomic(victim, "untouched");
+  std::vector<fs::path> planted;
+  for (int n = 1; n <= 200; ++n)
+    for (const char* ext : {".out", ".err"}) {
+      fs::path p = fs::temp_directory_path() / ("imgtool-" + std::to_string(::getpid()) + "-" + std::to_string(n) + ext);
+      std::error_code ec;
+      fs::create_symlink(victim, p, ec);
+      if (!ec) planted.push_back(p);
+    }
+  auto r = run({"sh", "-c", "echo secret-token; echo err >&2"});
+  for (auto& p : planted) fs::remove(p);
+  CHECK(r.out == "secret-token\n");
+  CHECK(r.err == "err\n");
+  CHECK(read_file(victim) == "untouched");
+  fs::remove(victim);
+}
+
+TEST_CASE("cache folder: XDG_CACHE_HOME or the account's home when HOME is unset; private, or refused") {
+  struct EnvGuard {
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+    void set(const char* k, const char* v) {
+      const char* old = std::getenv(k);
+      saved.push_back({k, old ? std::optional<std::string>(old) : std::nullopt});
+      v ? ::setenv(k, v, 1) : ::unsetenv(k);
+    }
+    ~EnvGuard() {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+        it->second ? ::setenv(it->first.c_str(), it->second->c_str(), 1) : ::unsetenv(it->first.c_str());
+    }
+  } env;
+  fs::path base = fs::temp_directory_path() / ("imgtool-core-cache-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  env.set("IMGTOOL_CACHE", nullptr);
+  env.set("HOME", nullptr);
+  env.set("XDG_CACHE_HOME", (base / "xdg").c_str());
+  CHECK(cache_dir() == (base / "xdg" / "imgtool").string());
+  struct stat st {};
+  ::stat(cache_dir().c_str(), &st);
+  CHECK((st.st_mode & 0777) == 0700);
+  env.set("XDG_CACHE_HOME", nullptr);
+  CHECK(cache_dir().rfind("/tmp", 0) != 0);  // getpwuid's home, never a shared /tmp
+  env.set("IMGTOOL_CACHE", (base / "open").c_str());
+  fs::create_directories(base / "open");
+  fs::permissions(base / "open", fs::perms::all);  // 0777: anyone could plant blobs or a records.db
+  try {
+    cache_dir();
+    FAIL("expected a world-writable cache folder to be refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("chmod 700") != std::string::npos);
+  }
+  fs::remove_all(base);
+}
+
+TEST_CASE("strings: lower, upper, join, trim, xml_escape") {
+  CHECK(strings::lower("PaddlePaddle-GPU") == "paddlepaddle-gpu");
+  CHECK(strings::upper("fail") == "FAIL");
+  CHECK(strings::join({"a", "b", "c"}, ", ") == "a, b, c");
+  CHECK(strings::join({}, ",").empty());
+  CHECK(strings::trim(" \tx y\r\n") == "x y");
+  CHECK(strings::trim("   ").empty());
+  CHECK(strings::xml_escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&apos;");
+}
+
+TEST_CASE("junit: counts, outcomes and escaping") {
+  junit::Suite s{"suite <1>", 2.5, {}};
+  s.cases.push_back({"c", "ok", 1.0, junit::Outcome::kPassed, "", "out"});
+  s.cases.push_back({"c", "bad", std::nullopt, junit::Outcome::kFailed, "why & how", "body"});
+  s.cases.push_back({"c", "skip", std::nullopt, junit::Outcome::kSkipped, "not run", ""});
+  std::string x = junit::render(s);
+  CHECK(x.find("<testsuite name=\"suite &lt;1&gt;\" tests=\"3\" failures=\"1\" skipped=\"1\" time=\"2.500\">") !=
+        std::string::npos);
+  CHECK(x.find("<testcase classname=\"c\" name=\"ok\" time=\"1.000\"><system-out>out</system-out>") != std::string::npos);
+  CHECK(x.find("<failure message=\"why &amp; how\">body</failure>") != std::string::npos);
+  CHECK(x.find("<skipped message=\"not run\"/>") != std::string::npos);
+}
+
+TEST_CASE("sqlite: schema, bind, step, columns; errors name the store") {
+  auto dir = std::filesystem::temp_directory_path() / ("imgtool-sqlite-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    sqlite::Database db((dir / "sub" / "t.db").string(), "CREATE TABLE IF NOT EXISTS t(k TEXT, v REAL, n INTEGER);",
+                        1000, "test store");
+    sqlite::Statement ins(db, "INSERT INTO t VALUES(?,?,?)");
+    ins.bind(1, std::string("a")).bind(2, 1.5).bind(3, int64_t{7});
+    CHECK_FALSE(ins.step());
+    sqlite::Statement sel(db, "SELECT k, v, n FROM t");
+    REQUIRE(sel.step());
+    CHECK(sel.text(0) == "a");
+    CHECK(sel.real(1) == 1.5);
+    CHECK(sel.integer(2) == 7);
+    CHECK_FALSE(sel.step());
+    try {
+      sqlite::Statement bad(db, "SELECT nope FROM t");
+      FAIL("a bad statement was prepared");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).rfind("test store: ", 0) == 0);
+    }
+  }
+  CHECK_THROWS_AS(sqlite::Database("/proc/imgtool-no/t.db", "", 10, "x"), Error);
+  std::filesystem::remove_all(dir);
 }

@@ -1,8 +1,11 @@
 #include "core/fs.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -10,19 +13,50 @@
 
 namespace imgtool {
 
+namespace {
+
+void write_all(int fd, std::string_view content, const fs::path& tmp) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    content.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void fsync_dir(const fs::path& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
 void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  fs::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + tmp.string());
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw Error("cannot write " + tmp.string());
+  // mkstemp: a fresh name, created O_EXCL (never an existing file or a planted
+  // symlink), mode 0600 until the final mode is set on the descriptor.
+  std::string tmp = path.string() + ".tmp-XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) throw Error("cannot create a temporary file beside " + path.string() + ": " + std::strerror(errno));
+  try {
+    write_all(fd, content, tmp);
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
+      throw Error("cannot write " + tmp + ": " + std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
-  ::chmod(tmp.c_str(), mode);
-  fs::rename(tmp, path);
+  ::close(fd);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    ::unlink(tmp.c_str());
+    throw Error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  }
+  fsync_dir(path.parent_path());  // the rename itself survives a crash
 }
 
 std::string read_file(const fs::path& path) {
@@ -33,7 +67,19 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-StagingDir::StagingDir(fs::path final_dir) : final_(std::move(final_dir)) {
+namespace {
+// "out/", "out/." and "./out" all name the folder "out": without this, "out/" had an empty
+// file name, so the staging folder went inside it and the final rename failed, leaving it.
+fs::path folder_name(const fs::path& p) {
+  fs::path n = p.lexically_normal();
+  if (!n.has_filename() && n.has_relative_path()) n = n.parent_path();
+  if (n.empty() || n.filename() == "." || n.filename() == ".." || !n.has_relative_path())
+    throw InputError("'" + p.string() + "': expected a folder path with a name (like out or out/), found none");
+  return n;
+}
+}  // namespace
+
+StagingDir::StagingDir(fs::path final_dir) : final_(folder_name(final_dir)) {
   fs::path parent = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
   fs::create_directories(parent);
   tmp_ = parent / ("." + final_.filename().string() + ".tmp-" + std::to_string(::getpid()));

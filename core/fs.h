@@ -9,8 +9,9 @@ namespace imgtool {
 
 namespace fs = std::filesystem;
 
-// Writes `content` to `<path>.tmp-<pid>` then renames it onto `path`.
-// `mode` is applied before the rename (e.g. 0600 for private keys).
+// Writes `content` to a fresh `<path>.tmp-XXXXXX` (mkstemp: created O_EXCL,
+// never through an existing file or symlink), sets `mode` on it (e.g. 0600 for
+// private keys), fsyncs it, renames it onto `path` and fsyncs the folder.
 void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode = 0644);
 
 std::string read_file(const fs::path& path);

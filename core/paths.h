@@ -13,12 +13,15 @@ inline std::string data_dir() {
   return IMGTOOL_DATA_DIR_DEFAULT;
 }
 
-// Cache root for downloads and state (~/.cache/imgtool, or $IMGTOOL_CACHE).
-inline std::string cache_dir() {
-  const char* v = std::getenv("IMGTOOL_CACHE");
-  if (v && *v) return v;
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/imgtool";
-}
+// Cache root for downloads and state: $IMGTOOL_CACHE, else
+// $XDG_CACHE_HOME/imgtool, else $HOME/.cache/imgtool, else the account's home
+// from getpwuid() (never a shared /tmp). Made private on first use
+// (ensure_private_dir): InputError if it is not.
+std::string cache_dir();
+
+// Creates `dir` (and its parents) with mode 0700 if missing; then requires a
+// folder owned by the effective user and not writable by group or others.
+// InputError (exit 2) naming the folder, its owner/mode and the fix otherwise.
+void ensure_private_dir(const std::string& dir);
 
 }  // namespace imgtool

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <atomic>
+#include <cstdlib>
 #include <boost/process.hpp>
 #include <filesystem>
 #include <fstream>
@@ -23,12 +23,27 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-fs::path temp_name(const char* tag) {
-  // Atomic: the builder calls run() from several threads at once (-j N).
-  static std::atomic<int> counter{0};
-  return fs::temp_directory_path() /
-         ("imgtool-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + tag);
-}
+// A private folder (mkdtemp: unpredictable name, mode 0700) for one child's
+// stdout/stderr: no other user can pre-create, link or read the files in it
+// (a credential helper's answer passes through here). Removed on destruction.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    std::string tmpl = (fs::temp_directory_path() / "imgtool-run-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error("cannot create a private temporary folder in " + fs::temp_directory_path().string());
+    path_ = tmpl;
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  fs::path operator/(const char* name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
 
 }  // namespace
 
@@ -40,7 +55,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   if (argv[0].find('/') != std::string::npos) exe = argv[0];
   if (exe.empty()) throw Error("program not found in PATH: " + argv[0]);
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  fs::path out_p = temp_name(".out"), err_p = temp_name(".err");
+  PrivateDir tmp;
+  fs::path out_p = tmp / "out", err_p = tmp / "err";
   auto env = boost::this_process::environment();
   bp::environment child_env = env;
   for (auto& [k, v] : opt.env) child_env[k] = v;
@@ -63,9 +79,6 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   r.exit_code = r.timed_out ? -1 : c.exit_code();
   r.out = slurp(out_p);
   r.err = slurp(err_p);
-  std::error_code ec;
-  fs::remove(out_p, ec);
-  fs::remove(err_p, ec);
   if (!opt.log_path.empty()) {
     std::ofstream log(opt.log_path, std::ios::app | std::ios::binary);
     log << "$";

@@ -6,13 +6,14 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/version.h"
+#include "matrix/labels.h"
 
 namespace imgtool::dockerfiles {
 namespace {
 
 using matrix::Cell;
 
-const char* kHashLabelKey = "io.imgtool.inputs-hash";
+const char* kHashLabelKey = labels::kInputsHash;
 
 void check_safe(const Cell& cell, const std::string& field, const std::string& value) {
   static const std::string bad = "\"'$\\`;&|<>";
@@ -39,12 +40,31 @@ void check_variant(const Cell& c) {
     throw InputError("cell " + c.tag + ": base_digest '" + c.base_digest + "': expected sha256:<64 hex>");
 }
 
+// "scheme://user[:pass]@host/..." : user-info before the host.
+bool has_userinfo(const std::string& url) {
+  size_t start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  size_t end = url.find_first_of("/?#", start);
+  return url.substr(start, end == std::string::npos ? std::string::npos : end - start).find('@') != std::string::npos;
+}
+
+std::vector<std::pair<std::string, std::string>> index_urls(const Cell& c) {
+  std::vector<std::pair<std::string, std::string>> urls{{"pip_index_url", c.pip_index_url}};
+  if (auto t = c.overrides.find("trt_pip_index_url"); t != c.overrides.end()) urls.push_back({"trt_pip_index_url", t->second});
+  return urls;
+}
+
 // Good practice: every image pins the exact Paddle release it claims.
 void check_pip(const Cell& c) {
   static const std::regex pinned(R"([A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[0-9][A-Za-z0-9.+!-]*)");
   if (!std::regex_match(c.pip_requirement, pinned))
     throw InputError("cell " + c.tag + ": pip_requirement '" + c.pip_requirement +
                      "' is not pinned; expected name==version (e.g. paddlepaddle-gpu==3.1.0)");
+  for (const auto& [field, url] : index_urls(c))
+    if (has_userinfo(url))  // the URL itself is not echoed: it holds a password
+      throw InputError("cell " + c.tag + ": " + field + ": expected an index URL without user:password@, found "
+                       "credentials in it (a build argument stays in the image history); serve them with a BuildKit "
+                       "secret (RUN --mount=type=secret,id=netrc,target=/root/.netrc) or a netrc file instead");
   if (c.wheelhouse.empty() && !c.pip_index_url.empty() && c.pip_index_url.rfind("https://", 0) != 0)
     throw InputError("cell " + c.tag + ": pip_index_url '" + c.pip_index_url +
                      "': expected an https:// URL (packages must be fetched over verified TLS)");
@@ -97,7 +117,9 @@ Values cell_values(const Cell& cell, const std::string& kb_version) {
   check_tag(cell);
   check_variant(cell);
   check_pip(cell);
+  // pip_pin: installed before the first `pip install` (same pin as scripts/wheelhouse.sh's PIP_PIN).
   Values v = {{"user", "paddle"}, {"uid", "1000"}, {"runtime_packages", "libgomp1"},
+              {"pip_pin", "pip==24.3.1"}, {"pip_pin_index_url", kDefaultIndexUrl},
               {"trt_pip_requirement", ""}, {"trt_pip_index_url", kDefaultIndexUrl}};
   for (auto& [k, val] : cell.overrides) v[k] = val;
   for (auto& [k, val] : field_values(cell)) v[k] = val;

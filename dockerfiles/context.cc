@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/strings.h"
 
 namespace imgtool::dockerfiles {
 namespace {
@@ -21,11 +22,6 @@ std::string wheel_prefix(const std::string& requirement) {
   return out + "-" + requirement.substr(eq + 2) + "-";
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
@@ -38,7 +34,7 @@ std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
       files.push_back({e.path(), "wheels/" + e.path().filename().string(), ""});
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.dest < b.dest; });
   std::string want = "wheels/" + wheel_prefix(cell.pip_requirement);
-  if (std::none_of(files.begin(), files.end(), [&](auto& f) { return lower(f.dest).rfind(want, 0) == 0; }))
+  if (std::none_of(files.begin(), files.end(), [&](auto& f) { return strings::lower(f.dest).rfind(want, 0) == 0; }))
     throw InputError("cell " + cell.tag + ": wheelhouse '" + cell.wheelhouse + "' has no wheel for " +
                      cell.pip_requirement + " (expected a file " + want.substr(7) + "*.whl)");
   for (auto& f : files) f.sha256 = "sha256:" + sha256_file_hex(f.source.string());

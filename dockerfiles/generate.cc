@@ -8,6 +8,7 @@
 #include "core/paths.h"
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/lint.h"
+#include "dockerfiles/stages.h"
 
 namespace imgtool::dockerfiles {
 namespace {
@@ -42,8 +43,14 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   return m;
 }
 
-std::string cell_json(const matrix::Cell& c, const std::string& hash, const std::string& kb_version) {
-  nlohmann::json j = {{"cell", c}, {"inputs_hash", hash}, {"kb_version", kb_version}};
+// cell.json: the cell, its inputs hash, and what the builder needs to know of
+// the Dockerfile (its shared first stage), so it never re-parses it.
+std::string cell_json(const matrix::Cell& c, const std::string& hash, const std::string& kb_version,
+                      const SharedStage& shared) {
+  nlohmann::json j = {{"cell", c},
+                      {"inputs_hash", hash},
+                      {"kb_version", kb_version},
+                      {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
   return j.dump(2) + "\n";
 }
 
@@ -91,9 +98,23 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   r.inputs_hash = sha256_digest(r.inputs_manifest);
   v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash);
   r.dockerfile = templates.render(cell.template_name, v);
-  r.cell_json = cell_json(cell, r.inputs_hash, kb_version);
+  r.cell_json = cell_json(cell, r.inputs_hash, kb_version, shared_stage(r.dockerfile));
   return r;
 }
+
+namespace {
+
+// Writes the rendered cells into out_dir through a staging folder (all or nothing).
+std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, const GenerateOptions& opt) {
+  StagingDir stage(opt.out_dir);
+  std::vector<GeneratedCell> out;
+  for (auto& r : rendered) out.push_back(write_cell(r, stage.path(), opt.out_dir));
+  write_file_atomic(stage.path() / kMarker, "made by imgtool generate; replaced as a whole on the next run\n");
+  stage.commit();
+  return out;
+}
+
+}  // namespace
 
 std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt) {
   check_cells(cells);
@@ -101,11 +122,23 @@ std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, cons
   TemplateDir templates(templates_dir(opt));
   std::vector<RenderedCell> rendered;  // render all first: a bad cell fails before any write
   for (auto& c : cells) rendered.push_back(render_cell(c, templates, opt.kb_version));
-  StagingDir stage(opt.out_dir);
-  std::vector<GeneratedCell> out;
-  for (auto& r : rendered) out.push_back(write_cell(r, stage.path(), opt.out_dir));
-  write_file_atomic(stage.path() / kMarker, "made by imgtool generate; replaced as a whole on the next run\n");
-  stage.commit();
+  return write_all(rendered, opt);
+}
+
+GenerateOutcome generate_each(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt) {
+  check_cells(cells);
+  check_out_dir(opt.out_dir);
+  TemplateDir templates(templates_dir(opt));
+  GenerateOutcome out;
+  std::vector<RenderedCell> rendered;
+  for (auto& c : cells) {
+    try {
+      rendered.push_back(render_cell(c, templates, opt.kb_version));
+    } catch (const InputError& e) {
+      out.failed.push_back({c, e.what()});
+    }
+  }
+  if (!rendered.empty()) out.generated = write_all(rendered, opt);
   return out;
 }
 

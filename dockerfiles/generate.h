@@ -1,7 +1,8 @@
 // The Dockerfile generator: one folder per kept matrix cell.
 //
 //   <out>/<tag>/Dockerfile    rendered from dockerfiles/<template_name>.Dockerfile.in
-//   <out>/<tag>/cell.json     {"cell": <Cell>, "inputs_hash": "sha256:…", "kb_version": "…"}
+//   <out>/<tag>/cell.json     {"cell": <Cell>, "inputs_hash": "sha256:…", "kb_version": "…",
+//                              "build": {"stage": "build", "stage_key": "<12 hex>"}}  (stages.h)
 //   <out>/<tag>/inputs.txt    the manifest the inputs hash is taken over (why a hash changed)
 //   <out>/<tag>/wheels/…      context files the Dockerfile copies (offline cells)
 //   <out>/.imgtool-generated  marks <out> as ours (we only ever replace such a folder)
@@ -60,5 +61,22 @@ struct GeneratedCell {
 // on duplicate tags, on an empty cell list, or when out_dir exists, is not
 // empty and was not made by generate().
 std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt);
+
+// A cell that could not be rendered (e.g. no wheel for it in the wheelhouse).
+struct GenerateFailure {
+  matrix::Cell cell;
+  std::string reason;  // the InputError's one line
+};
+
+struct GenerateOutcome {
+  std::vector<GeneratedCell> generated;
+  std::vector<GenerateFailure> failed;
+};
+
+// For `build` and `nightly`: as generate(), but a cell that cannot be rendered
+// fails alone — it is left out of opt.out_dir and reported, the others are
+// generated. (`imgtool generate` stays strict: generate() above.) When no cell
+// renders, nothing is written.
+GenerateOutcome generate_each(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt);
 
 }  // namespace imgtool::dockerfiles

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -10,6 +13,7 @@
 #include "dockerfiles/generate.h"
 #include "dockerfiles/test_cells.h"
 #include "dockerfiles/test_util.h"
+#include "matrix/labels.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
@@ -73,6 +77,9 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
     CHECK(contains(df, "rm -rf /var/lib/apt/lists/*"));
     CHECK(contains(df, "pip install --no-cache-dir"));
     CHECK(contains(df, "\"" + c.pip_requirement + "\""));
+    // A pinned pip is installed before the first `pip install` of anything else.
+    REQUIRE(contains(df, "\"pip==24.3.1\""));
+    CHECK(df.find("\"pip==24.3.1\"") < df.find("\"" + c.pip_requirement + "\""));
     CHECK_FALSE(contains(df, "{{"));
     CHECK_FALSE(contains(df, d.path.string()));  // no host path: the same output on every machine
   }
@@ -210,6 +217,15 @@ TEST_CASE("bad input is one clear InputError") {
   c.pip_index_url = "http://mirror.example/simple";
   CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected an https:// URL"));
   c = cells[0];
+  c.pip_index_url = "https://builder:hunter2@mirror.example/simple";
+  std::string creds = error_of([&] { generate({c}, {d.path / "o1", "", kKb}); });
+  CHECK(contains(creds, "pip_index_url: expected an index URL without user:password@"));
+  CHECK(contains(creds, "BuildKit secret"));
+  CHECK_FALSE(contains(creds, "hunter2"));  // never echoed
+  c = cells[0];
+  c.overrides["trt_pip_index_url"] = "https://tok@pypi.example/simple";
+  CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "trt_pip_index_url: expected"));
+  c = cells[0];
   c.tag = "../evil";
   CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected a Docker tag"));
   c = cells[2];
@@ -270,4 +286,18 @@ TEST_CASE("generated Dockerfiles pass BuildKit's parser (PyPI dockerfile)") {
   CHECK(r.exit_code == 1);
   CHECK(contains(r.out, "first instruction is run, expected FROM"));
   CHECK(contains(r.out, "unknown instruction FRUM"));
+}
+
+TEST_CASE("labels.tsv names only io.imgtool.* labels of the one label header, and every claim") {
+  std::string tsv = read_file(fs::path(imgtool::testing::source_dir()) / "dockerfiles" / "labels.tsv");
+  std::set<std::string> keys;
+  std::istringstream in(tsv);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(std::string(labels::kPrefix), 0) == 0) keys.insert(line.substr(0, line.find('\t')));
+  for (auto& k : keys) {
+    INFO(k);
+    CHECK(std::find_if(labels::kAll.begin(), labels::kAll.end(), [&](const char* l) { return k == l; }) !=
+          labels::kAll.end());
+  }
+  for (const char* claim : labels::kClaims) CHECK(keys.count(claim) == 1);
 }

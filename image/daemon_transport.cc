@@ -3,12 +3,14 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
 
+#include "core/engine.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -21,11 +23,14 @@ namespace {
 
 constexpr const char* kApi = "http://docker/v1.41";
 
-std::string engine_socket(const std::string& given) {
-  if (!given.empty()) return given;
-  const char* h = std::getenv("DOCKER_HOST");
-  if (h && std::string(h).rfind("unix://", 0) == 0) return std::string(h).substr(7);
-  return "/var/run/docker.sock";
+// The run's one engine (core/engine.h) unless the options name a socket.
+std::string engine_socket(const std::string& given) { return given.empty() ? imgtool::engine_socket() : given; }
+
+// The local engine answers `images/get` only after it has exported the whole image to its own
+// temp folder (Docker 20.10's tarexport), so a multi-GB GPU image sends its first byte minutes
+// later on a busy host: a long stall limit for the engine (a local socket, not the network).
+HttpOptions engine_http(const std::string& socket) {
+  return HttpOptions{.unix_socket = socket, .connect_timeout_s = 20, .low_speed_timeout_s = 1800};
 }
 
 std::string cache_root(const DaemonOptions& o) {
@@ -39,7 +44,9 @@ int jobs_of(const DaemonOptions& o) {
 
 HttpResponse engine_call(HttpClient& c, const std::string& method, const std::string& path) {
   try {
-    return c.send({method, std::string(kApi) + path});
+    HttpRequest r{method, std::string(kApi) + path};
+    r.max_body = kMaxMetadataBytes;  // image inspect JSON: the local engine, metadata-sized
+    return c.send(r);
   } catch (const HttpTransportError& e) {
     throw Error(std::string("cannot talk to the Docker engine: ") + e.what(), e.retryable);
   }
@@ -68,7 +75,7 @@ la_ssize_t feed_read(struct archive*, void* ud, const void** out) {
 }  // namespace
 
 DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
-    : name_(std::move(name_tag)), opt_(o), engine_(HttpOptions{"", engine_socket(o.socket)}),
+    : name_(std::move(name_tag)), opt_(o), engine_(engine_http(engine_socket(o.socket))),
       cache_(cache_root(o), o.compression) {}
 
 Manifest DaemonSource::manifest() { return manifest_streaming(nullptr); }
@@ -250,10 +257,11 @@ std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
 }
 
 DaemonDestination::DaemonDestination(std::string name_tag, DaemonOptions o)
-    : name_(std::move(name_tag)), engine_(HttpOptions{"", engine_socket(o.socket)}) {
-  stage_ = std::filesystem::temp_directory_path() / ("imgtool-load-" + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(reinterpret_cast<uintptr_t>(this)));
-  std::filesystem::create_directories(stage_);
+    : name_(std::move(name_tag)), engine_(engine_http(engine_socket(o.socket))) {
+  // mkdtemp: a fresh 0700 folder no one else can have prepared (has_blob trusts what is in it).
+  std::string tmpl = (std::filesystem::temp_directory_path() / "imgtool-load-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw Error("cannot create a private temporary folder for docker load");
+  stage_ = tmpl;
 }
 
 DaemonDestination::~DaemonDestination() {
@@ -313,6 +321,7 @@ void DaemonDestination::put_manifest(const Manifest& m, const std::string& tag) 
   archive_write_free(w);
   FileReader in(tar);
   HttpRequest r{"POST", std::string(kApi) + "/images/load?quiet=1", {"Content-Type: application/x-tar"}};
+  r.max_body = kMaxMetadataBytes;
   r.upload = &in;
   r.upload_size = static_cast<int64_t>(std::filesystem::file_size(tar));
   HttpResponse resp = engine_.send(r);

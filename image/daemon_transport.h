@@ -1,5 +1,5 @@
 // The docker-daemon: transport, over the Docker Engine API on its Unix socket
-// ($DOCKER_HOST=unix://PATH, default /var/run/docker.sock).
+// (the run's one engine, core/engine.h: $DOCKER_HOST=unix://PATH, default /var/run/docker.sock).
 //
 //   DaemonSource       manifest(): inspects the image (config digest = image ID,
 //                      diff_ids); every layer missing from the LayerCache is read

@@ -19,6 +19,7 @@ struct Transfer {
   CURL* h;
   std::exception_ptr upload_err;
   bool aborted = false;
+  size_t too_large = 0;  // the cap a kept body passed (0: none)
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* ud) {
@@ -47,6 +48,12 @@ size_t on_body(char* data, size_t size, size_t n, void* ud) {
       return 0;
     }
   } else {
+    bool ok = code >= 200 && code < 300;  // an error answer's body is only ever a message
+    size_t cap = ok ? t->req->max_body : std::min(t->req->max_body, kMaxSmallBodyBytes);
+    if (t->resp->body.size() + size * n > cap) {
+      t->too_large = cap;
+      return 0;  // libcurl aborts the transfer (CURLE_WRITE_ERROR)
+    }
     t->resp->body.append(data, size * n);
   }
   return size * n;
@@ -93,7 +100,65 @@ void set_body(CURL* h, const HttpRequest& r) {
   else if (r.method != "GET" && !(r.method == "PUT" && r.upload)) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r.method.c_str());
 }
 
+bool is_https(const std::string& url) { return url.rfind("https://", 0) == 0; }
+
+// Which protocols a request may use and be redirected to: never http after https.
+void set_protocols(CURL* h, const HttpRequest& r, bool http_ok) {
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, http_ok ? "http,https" : "https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, is_https(r.url) || !http_ok ? "https" : "http,https");
+  curl_easy_setopt(h, CURLOPT_UNRESTRICTED_AUTH, 0L);
+}
+
+void set_limits(CURL* h, const HttpOptions& o, const HttpRequest& r) {
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, o.low_speed_bytes);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, o.low_speed_timeout_s);
+  auto deadline = r.timeout.count() >= 0 ? r.timeout : o.timeout;
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(deadline.count()));
+  if (!r.on_data && r.method != "HEAD") curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_body));
+}
+
+// The one-line reason for a failed transfer, in words a user can act on.
+std::string failure_text(const HttpRequest& r, const HttpResponse& resp, const Transfer& t, CURLcode rc,
+                         const char* errbuf) {
+  std::string where = r.method + " " + r.url + ": ";
+  if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED)
+    return where + "the answer is larger than the " + std::to_string(t.too_large ? t.too_large : r.max_body) +
+           "-byte limit; transfer aborted";
+  if (rc == CURLE_UNSUPPORTED_PROTOCOL && !resp.header("location").empty())
+    return where + "refused a redirect to " + resp.header("location") +
+           (is_https(r.url) ? " (https may not be redirected to plain http)" : " (only http(s) is followed)");
+  return where + (errbuf[0] ? errbuf : curl_easy_strerror(rc));
+}
+
 }  // namespace
+
+std::string UrlOrigin::host_port() const {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::string UrlOrigin::str() const { return scheme + "://" + host_port(); }
+
+UrlOrigin url_origin(const std::string& url) {
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
+  auto part = [&](CURLUPart p, unsigned flags) {
+    char* v = nullptr;
+    if (curl_url_get(u.get(), p, &v, flags) != CURLUE_OK || !v) return std::string();
+    std::string s(v);
+    curl_free(v);
+    return s;
+  };
+  if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
+    throw Error("expected an absolute http(s) URL, found '" + url + "'");
+  UrlOrigin o{part(CURLUPART_SCHEME, 0), part(CURLUPART_HOST, 0), 0};
+  std::string port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  if ((o.scheme != "http" && o.scheme != "https") || o.host.empty() || port.empty())
+    throw Error("expected an absolute http(s) URL, found '" + url + "'");
+  if (o.host.size() > 2 && o.host.front() == '[') o.host = o.host.substr(1, o.host.size() - 2);
+  for (auto& c : o.host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  o.port = std::stoi(port);
+  return o;
+}
 
 std::string HttpResponse::header(const std::string& n) const {
   auto it = headers.find(n);
@@ -129,6 +194,10 @@ void HttpClient::release(void* h) {
 }
 
 HttpResponse HttpClient::send(const HttpRequest& r) {
+  bool http_ok = opt_.allow_http || !opt_.unix_socket.empty();
+  if (!http_ok && !is_https(r.url))
+    throw HttpTransportError(r.method + " " + r.url + ": refused: only https is allowed for this host", false,
+                             CURLE_UNSUPPORTED_PROTOCOL);
   CURL* h = static_cast<CURL*>(acquire());
   curl_easy_reset(h);
   HttpResponse resp;
@@ -145,9 +214,8 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   curl_easy_setopt(h, CURLOPT_READDATA, &t);
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, r.method == "GET" || r.method == "HEAD" ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, opt_.connect_timeout_s);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, opt_.low_speed_timeout_s);
+  set_protocols(h, r, http_ok);
+  set_limits(h, opt_, r);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "imgtool/0.1");
   curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
@@ -164,8 +232,9 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   release(h);
   if (t.upload_err) std::rethrow_exception(t.upload_err);
   if (rc != CURLE_OK && !(t.aborted && rc == CURLE_WRITE_ERROR)) {
-    std::string msg = r.method + " " + r.url + ": " + (errbuf[0] ? errbuf : curl_easy_strerror(rc));
-    throw HttpTransportError(msg, retryable_code(rc), rc);
+    bool capped = t.too_large || rc == CURLE_FILESIZE_EXCEEDED;
+    throw HttpTransportError(failure_text(r, resp, t, rc, errbuf), !capped && retryable_code(rc),
+                             capped ? CURLE_FILESIZE_EXCEEDED : rc);
   }
   return resp;
 }

@@ -9,7 +9,16 @@
 //     chunked Transfer-Encoding is sent.
 //   - Easy handles are pooled, so keep-alive connections are reused; send() is
 //     safe to call from several threads at once.
+//   - Protocols: https only, unless HttpOptions::allow_http (or a Unix socket).
+//     Redirects are followed for GET/HEAD only and never from https to http;
+//     libcurl itself never sends a caller's Authorization header to another
+//     scheme, host or port on a redirect (CURLOPT_UNRESTRICTED_AUTH stays off).
+//   - Bounded: a body kept in HttpResponse::body (every answer without on_data,
+//     and error answers with it) may be at most HttpRequest::max_body bytes; past
+//     that the transfer is aborted and HttpTransportError (not retryable) thrown.
+//     Each request has a total deadline (HttpOptions::timeout, or the request's).
 #pragma once
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,11 +31,19 @@
 
 namespace imgtool::image {
 
+// Body caps: registry metadata (manifests, indexes, configs, signature
+// payloads, tag lists) and small answers (tokens, error bodies).
+inline constexpr size_t kMaxMetadataBytes = kMaxSmallBlobBytes;  // image.h: 4 MiB
+inline constexpr size_t kMaxSmallBodyBytes = 64u << 10;
+
 struct HttpOptions {
   std::string ca_file;      // extra CA bundle (PEM); empty = system default
-  std::string unix_socket;  // talk to a Unix socket (the Docker Engine API)
+  std::string unix_socket;  // talk to a Unix socket (the Docker Engine API; http allowed)
+  bool allow_http = false;  // plain http allowed at all (https always is)
   long connect_timeout_s = 20;
-  long low_speed_timeout_s = 60;  // abort if < 1 byte/s for this long
+  long low_speed_bytes = 1;        // abort if < low_speed_bytes/s ...
+  long low_speed_timeout_s = 60;   // ... for this long
+  std::chrono::milliseconds timeout{0};  // total deadline per request; 0 = none
 };
 
 struct HttpRequest {
@@ -39,6 +56,8 @@ struct HttpRequest {
   // If set, a 2xx response body is streamed here instead of kept in
   // HttpResponse::body; return false to abort the transfer.
   std::function<bool(const char*, size_t)> on_data;
+  size_t max_body = kMaxSmallBodyBytes;  // cap on a body kept in HttpResponse::body
+  std::chrono::milliseconds timeout{-1};  // total deadline; -1 = HttpOptions::timeout, 0 = none
 };
 
 struct HttpResponse {
@@ -71,6 +90,18 @@ class HttpClient {
   std::mutex mu_;
   std::vector<void*> idle_;
 };
+
+// "scheme://host:port" of an absolute http(s) URL, lower-case, with the
+// default port made explicit ("https://r.io" -> "https://r.io:443"), so two
+// spellings of one origin compare equal. Throws Error for anything else.
+struct UrlOrigin {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // without brackets for IPv6 literals
+  int port = 0;
+  std::string str() const;
+  std::string host_port() const;  // "host:port" ("[::1]:5000" for IPv6)
+};
+UrlOrigin url_origin(const std::string& url);
 
 // Percent-encodes a URL query value.
 std::string url_escape(const std::string& s);

@@ -28,18 +28,53 @@ nlohmann::json Manifest::json() const {
   }
 }
 
-Descriptor Manifest::config() const { return json().at("config").get<Descriptor>(); }
-
-std::vector<Descriptor> Manifest::layers() const {
-  auto j = json();
-  if (!j.contains("layers")) return {};
-  return j["layers"].get<std::vector<Descriptor>>();
+namespace {
+// An image manifest imgtool can copy, verify and tag: schema 2, OCI or Docker v2 (an OCI
+// manifest may leave mediaType out). Anything else would be copied and tagged blindly.
+nlohmann::json checked(const Manifest& m) {
+  nlohmann::json j = m.json();
+  auto fail = [&](const std::string& why) { throw InputError("manifest " + m.digest() + ": " + why); };
+  if (!j.is_object()) fail(std::string("expected a JSON object, found ") + j.type_name());
+  auto v = j.find("schemaVersion");
+  if (v == j.end() || !v->is_number_integer() || v->get<int64_t>() != 2)
+    fail("expected \"schemaVersion\": 2, found " + (v == j.end() ? std::string("none") : v->dump()));
+  std::string type = m.media_type;
+  if (auto t = j.find("mediaType"); t != j.end()) type = t->is_string() ? t->get<std::string>() : t->dump();
+  if (!type.empty() && type != media::kOciManifest && type != media::kDockerManifest)
+    fail("expected \"mediaType\" " + std::string(media::kOciManifest) + " or " + media::kDockerManifest + ", found '" + type + "'");
+  if (!j.contains("config") || !j["config"].is_object()) fail("expected a \"config\" descriptor, found none");
+  if (j.contains("layers") && !j["layers"].is_array()) fail("expected \"layers\" to be a list");
+  return j;
 }
 
-std::string read_all(BlobReader& r) {
+// A descriptor of the wrong shape is the manifest's fault: say so, naming it.
+template <class T>
+T descriptors(const Manifest& m, const nlohmann::json& j, const char* field) {
+  try {
+    return j.get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("manifest " + m.digest() + ": expected \"" + field +
+                     "\" descriptors {mediaType, digest, size}, found: " + e.what());
+  }
+}
+}  // namespace
+
+Descriptor Manifest::config() const { return descriptors<Descriptor>(*this, checked(*this).at("config"), "config"); }
+
+std::vector<Descriptor> Manifest::layers() const {
+  auto j = checked(*this);
+  if (!j.contains("layers")) return {};
+  return descriptors<std::vector<Descriptor>>(*this, j["layers"], "layers");
+}
+
+std::string read_all(BlobReader& r, size_t max) {
   std::string out;
   char buf[65536];
-  while (size_t n = r.read(buf, sizeof buf)) out.append(buf, n);
+  while (size_t n = r.read(buf, sizeof buf)) {
+    if (out.size() + n > max)
+      throw Error("a manifest, config or signature payload is larger than the " + std::to_string(max) + "-byte limit");
+    out.append(buf, n);
+  }
   return out;
 }
 

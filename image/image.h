@@ -65,8 +65,10 @@ class BlobReader {
   virtual size_t read(char* buf, size_t len) = 0;
 };
 
-// Reads everything from r into a string (small blobs: configs, manifests).
-std::string read_all(BlobReader& r);
+// Reads everything from r into a string (small blobs: configs, manifests,
+// signature payloads); throws imgtool::Error past `max` bytes (default 4 MiB).
+inline constexpr size_t kMaxSmallBlobBytes = 4u << 20;
+std::string read_all(BlobReader& r, size_t max = kMaxSmallBlobBytes);
 
 class ImageSource {
  public:

@@ -35,7 +35,23 @@ std::optional<Descriptor> LayerCache::find(const std::string& diff_id) const {
   std::error_code ec;
   auto size = std::filesystem::file_size(blob_path(d.digest), ec);
   if (ec || static_cast<int64_t>(size) != d.size) return std::nullopt;
+  if (!verified(d.digest)) {
+    std::filesystem::remove(blob_path(d.digest), ec);
+    std::filesystem::remove(root_ / "map" / hex_of(diff_id), ec);
+    return std::nullopt;
+  }
   return d;
+}
+
+bool LayerCache::verified(const std::string& digest) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (verified_.count(digest)) return true;
+  }
+  if ("sha256:" + sha256_file_hex(blob_path(digest).string()) != digest) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  verified_.insert(digest);
+  return true;
 }
 
 std::filesystem::path LayerCache::temp_path() const {
@@ -45,6 +61,10 @@ std::filesystem::path LayerCache::temp_path() const {
 
 Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l) {
   std::filesystem::rename(tmp, blob_path(l.digest));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    verified_.insert(l.digest);  // hashed in the same pass that wrote it
+  }
   nlohmann::json j{{"digest", l.digest}, {"size", l.size}};
   write_file_atomic(root_ / "map" / hex_of(l.diff_id), j.dump());
   return Descriptor{oci_layer_media_type(c_), l.digest, l.size};

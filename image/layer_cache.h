@@ -8,7 +8,9 @@
 // of the same entry write identical bytes, so the last rename wins harmlessly.
 #pragma once
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "image/compress.h"
@@ -21,7 +23,9 @@ class LayerCache {
   LayerCache(std::filesystem::path root, Compression c);
   const std::filesystem::path& root() const { return root_; }
 
-  // The compressed blob for diff_id, if present (size checked, not re-hashed).
+  // The compressed blob for diff_id, if present: size checked and, once per
+  // process, the bytes re-hashed (anyone who could write the cache could
+  // otherwise swap a layer); a mismatching entry is removed and nullopt returned.
   std::optional<Descriptor> find(const std::string& diff_id) const;
   std::filesystem::path blob_path(const std::string& digest) const;
   // A fresh temporary file name inside the cache (same filesystem as blobs/).
@@ -36,8 +40,11 @@ class LayerCache {
   void put_config(const std::string& bytes);
 
  private:
+  bool verified(const std::string& digest) const;
   std::filesystem::path root_;
   Compression c_;
+  mutable std::mutex mu_;
+  mutable std::set<std::string> verified_;  // blob digests re-hashed by this process
 };
 
 }  // namespace imgtool::image

@@ -1,11 +1,11 @@
 #include "image/reference.h"
 
 #include <functional>
-#include <regex>
 #include <vector>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/refname.h"
 
 namespace imgtool::image {
 namespace {
@@ -14,9 +14,6 @@ namespace {
   throw InputError("bad image reference '" + text + "': " + why);
 }
 
-const std::regex kRepo("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*");
-const std::regex kTag("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
-const std::regex kHost("(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:]+\\])(?::[0-9]{1,5})?");
 
 // Splits "NAME[:TAG][@DIGEST]" where NAME may contain '/' (and a host port before the first '/').
 void split_name_tag(const std::string& text, std::string rest, Reference& r) {
@@ -30,7 +27,7 @@ void split_name_tag(const std::string& text, std::string rest, Reference& r) {
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
     r.tag = rest.substr(colon + 1);
     rest.resize(colon);
-    if (!std::regex_match(r.tag, kTag)) bad(text, "expected a tag of [A-Za-z0-9_.-] (max 128), found '" + r.tag + "'");
+    if (!refname::is_tag(r.tag)) bad(text, "expected a tag of [A-Za-z0-9_.-] (max 128), found '" + r.tag + "'");
   }
   r.name = rest;
   if (r.tag.empty() && r.digest.empty()) r.tag = "latest";
@@ -41,9 +38,9 @@ Reference parse_docker(const std::string& text, const std::string& rest) {
   auto slash = rest.find('/');
   if (slash == std::string::npos) bad(text, "expected docker://HOST[:PORT]/REPO[:TAG], found no '/' after the host");
   r.host = rest.substr(0, slash);
-  if (!std::regex_match(r.host, kHost)) bad(text, "expected a registry host[:port], found '" + r.host + "'");
+  if (!refname::is_domain(r.host)) bad(text, "expected a registry host[:port], found '" + r.host + "'");
   split_name_tag(text, rest.substr(slash + 1), r);
-  if (!std::regex_match(r.name, kRepo))
+  if (!refname::is_path(r.name))
     bad(text, "expected a lower-case repository path like ai/paddle, found '" + r.name + "'");
   return r;
 }
@@ -53,6 +50,8 @@ Reference parse_daemon(const std::string& text, const std::string& rest) {
   if (rest.empty()) bad(text, "expected docker-daemon:NAME[:TAG], found an empty name");
   split_name_tag(text, rest, r);
   if (!r.digest.empty()) bad(text, "docker-daemon: takes NAME:TAG, not a digest");
+  // The engine would refuse the name later (after a save or a build): refuse it now, the same way.
+  if (auto why = refname::check_name(r.name, false)) bad(text, *why);
   return r;
 }
 
@@ -63,7 +62,7 @@ Reference parse_oci(const std::string& text, const std::string& rest) {
   if (colon != std::string::npos && rest.find('/', colon) == std::string::npos) {
     r.name = rest.substr(0, colon);
     r.tag = rest.substr(colon + 1);
-    if (!std::regex_match(r.tag, kTag)) bad(text, "expected oci:DIR[:TAG], found tag '" + r.tag + "'");
+    if (!refname::is_tag(r.tag)) bad(text, "expected oci:DIR[:TAG], found tag '" + r.tag + "'");
   }
   if (r.name.empty()) bad(text, "expected oci:DIR[:TAG], found an empty folder");
   return r;

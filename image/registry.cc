@@ -1,5 +1,9 @@
 #include "image/registry.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <charconv>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -42,53 +46,123 @@ std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
+// The target of `Link: <url>; rel="next"` (empty when there is none).
+std::string next_link(const std::string& link) {
+  auto b = link.find('<'), e = link.find('>');
+  if (b == std::string::npos || e == std::string::npos || e < b || link.find("rel=\"next\"", e) == std::string::npos)
+    return "";
+  return link.substr(b + 1, e - b - 1);
+}
+
+// A header value that must be a non-negative decimal number (Content-Length).
+int64_t parse_size(const std::string& v, const std::string& what) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0) throw Error(what + ": expected a size, found '" + v + "'");
+  return n;
+}
+
+// A descriptor the registry is asked to serve must name a positive size: the
+// size bounds the read (a size of 0 or less would leave it unbounded).
+void check_descriptor(const Descriptor& d, const std::string& where) {
+  if (d.size <= 0)
+    throw Error(where + ": invalid descriptor for " + d.digest + ": size " + std::to_string(d.size) +
+                ", expected a positive size");
+}
+
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
   std::string h = host;
-  if (h.rfind("[::1]", 0) == 0) return true;
-  if (auto c = h.rfind(':'); c != std::string::npos) h = h.substr(0, c);
-  return h == "localhost" || h.rfind("127.", 0) == 0;
+  if (h.size() > 1 && h.front() == '[') {  // "[::1]" or "[::1]:5000"
+    h = h.substr(1, h.find(']') == std::string::npos ? std::string::npos : h.find(']') - 1);
+  } else if (auto c = h.rfind(':'); c != std::string::npos && h.find(':') == c) {
+    h = h.substr(0, c);  // "host:port" (one colon; more is a bare IPv6 literal)
+  }
+  if (h == "localhost") return true;
+  unsigned char a[16];
+  if (inet_pton(AF_INET, h.c_str(), a) == 1) return a[0] == 127;  // 127.0.0.0/8 literals only
+  return inet_pton(AF_INET6, h.c_str(), a) == 1 && IN6_IS_ADDR_LOOPBACK(reinterpret_cast<in6_addr*>(a));
 }
+
+namespace {
+
+// One origin's credentials and what its challenges yielded: containerd's "one
+// authorizer per host". Its secrets are only ever attached to requests whose
+// scheme, host and port are this origin's.
+struct Authorizer {
+  UrlOrigin origin;
+  std::string lookup_host;                    // the Docker config key for this origin
+  bool own = false;                           // the registry's own origin
+  std::optional<Credentials> creds;
+  std::string creds_source;
+  bool looked_up = false;
+  std::string basic;                          // "Basic ..." once a Basic challenge was seen
+  std::map<std::string, std::string> tokens;  // scope -> bearer token
+};
+
+std::string form_field(const std::string& k, const std::string& v) { return k + "=" + url_escape(v); }
+
+}  // namespace
 
 struct Registry::Impl {
   std::string host;
   RegistryOptions opt;
   HttpClient http;
   std::mutex mu;
-  std::string base;                           // scheme://host once pinged
-  std::string basic;                          // "Basic ..." once a Basic challenge was seen
-  std::map<std::string, std::string> tokens;  // scope -> bearer token
-  std::optional<Credentials> creds;
-  std::string creds_source;
-  bool creds_looked_up = false;
+  std::string base;  // scheme://host once pinged
+  std::map<std::string, std::unique_ptr<Authorizer>> authorizers;  // by origin
 
-  Impl(std::string h, RegistryOptions o) : host(std::move(h)), opt(std::move(o)), http(HttpOptions{opt.ca_file}) {}
+  static HttpOptions http_options(const std::string& host, const RegistryOptions& o) {
+    HttpOptions h;
+    h.ca_file = o.ca_file;
+    h.allow_http = o.insecure_http || is_loopback_host(host);
+    h.timeout = o.request_timeout;
+    return h;
+  }
+
+  Impl(std::string h, RegistryOptions o) : host(std::move(h)), opt(std::move(o)), http(http_options(host, opt)) {}
 
   std::string scope(const std::string& repo, Access a) const {
     return repo.empty() ? "" : "repository:" + repo + (a == Access::kPush ? ":pull,push" : ":pull");
   }
 
-  const std::optional<Credentials>& credentials() {
+  Authorizer& authorizer(const UrlOrigin& o) {
+    std::string b = pick_base();
     std::lock_guard lk(mu);
-    if (!creds_looked_up) {
-      creds_looked_up = true;
-      if (opt.credentials) {
-        creds = opt.credentials;
-        creds_source = "the given credentials";
-      } else {
-        auto l = find_credentials(host);
-        creds = l.creds;
-        creds_source = l.source;
-      }
+    auto& a = authorizers[o.str()];
+    if (!a) {
+      a = std::make_unique<Authorizer>();
+      a->origin = o;
+      a->own = o.str() == url_origin(b).str();
+      bool default_port = o.port == (o.scheme == "https" ? 443 : 80);
+      a->lookup_host = a->own ? host : default_port ? o.host : o.host_port();
     }
-    return creds;
+    return *a;
   }
 
-  std::string auth_header(const std::string& sc) {
+  // Credentials for one origin: the given ones belong to the registry's own
+  // origin only; any other origin gets only what the Docker config holds for it.
+  const std::optional<Credentials>& credentials(Authorizer& au) {
     std::lock_guard lk(mu);
-    if (auto it = tokens.find(sc); it != tokens.end()) return "Authorization: Bearer " + it->second;
-    return basic.empty() ? "" : "Authorization: " + basic;
+    if (!au.looked_up) {
+      au.looked_up = true;
+      if (au.own && opt.credentials) {
+        au.creds = opt.credentials;
+        au.creds_source = "the given credentials";
+      } else {
+        auto l = find_credentials(au.lookup_host);
+        au.creds = l.creds;
+        au.creds_source = l.source;
+      }
+    }
+    return au.creds;
+  }
+
+  std::string auth_header(Authorizer& au, const std::string& sc) {
+    std::lock_guard lk(mu);
+    if (auto it = au.tokens.find(sc); it != au.tokens.end()) return "Authorization: Bearer " + it->second;
+    return au.basic.empty() ? "" : "Authorization: " + au.basic;
   }
 
   std::string pick_base() {
@@ -100,6 +174,27 @@ struct Registry::Impl {
     std::lock_guard lk(mu);
     base = b;
     return base;
+  }
+
+  bool base_is_https() { return pick_base().rfind("https://", 0) == 0; }
+
+  // Where a URL the registry handed us (upload Location, pagination Link,
+  // token realm) may lead: http(s) only, never plain http once the registry
+  // spoke https, and plain http elsewhere only for loopback or insecure_http.
+  UrlOrigin check_target(const std::string& url, const std::string& what) {
+    UrlOrigin o;
+    try {
+      o = url_origin(url);
+    } catch (const Error&) {
+      throw Error("registry " + host + " sent " + what + " that is not an http(s) URL: '" + url + "'");
+    }
+    if (o.scheme == "http" && base_is_https())
+      throw Error("registry " + host + " sent " + what + " on plain http (" + url +
+                  ") although it speaks https; refusing the downgrade");
+    if (o.scheme == "http" && !opt.insecure_http && !is_loopback_host(o.host_port()))
+      throw Error("registry " + host + " sent " + what + " on plain http to " + o.host_port() +
+                  " (" + url + "); refused (plain http only for loopback hosts or with --insecure-http)");
+    return o;
   }
 
   // Loopback: plain http first (no TLS set-up cost); a TLS port answers a
@@ -129,21 +224,24 @@ struct Registry::Impl {
     }
   }
 
-  HttpResponse send_once(HttpRequest r, const std::string& sc) {
-    if (auto a = auth_header(sc); !a.empty()) r.headers.push_back(a);
+  HttpResponse send_once(HttpRequest r, Authorizer& au, const std::string& sc) {
+    if (auto a = auth_header(au, sc); !a.empty()) r.headers.push_back(a);
     return http.send(r);
   }
 
-  // Sends r (URL relative to the base unless absolute), answering one 401 challenge.
+  // Sends r (URL relative to the base unless absolute), answering one 401
+  // challenge with the credentials of the URL's own origin.
   HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
     std::string b = pick_base();
-    if (r.url.rfind("http", 0) != 0) r.url = b + r.url;
+    bool absolute_url = r.url.rfind("http://", 0) == 0 || r.url.rfind("https://", 0) == 0;
+    if (!absolute_url) r.url = b + r.url;
+    Authorizer& au = authorizer(absolute_url ? check_target(r.url, "a URL") : url_origin(r.url));
     std::string sc = scope(repo, a);
-    HttpResponse resp = send_once(r, sc);
+    HttpResponse resp = send_once(r, au, sc);
     if (resp.status != 401 || r.upload) return resp;
-    authenticate(resp, sc);
-    resp = send_once(r, sc);
-    if (resp.status == 401) throw auth_failed(resp);
+    authenticate(au, resp, sc);
+    resp = send_once(r, au, sc);
+    if (resp.status == 401) throw auth_failed(au, resp);
     return resp;
   }
 
@@ -162,54 +260,73 @@ struct Registry::Impl {
     }
   }
 
-  RegistryError auth_failed(const HttpResponse& resp) {
+  RegistryError auth_failed(Authorizer& au, const HttpResponse& resp) {
     std::string msg;
     std::string code = registry_error_code(resp.body, &msg);
-    credentials();
-    std::string how = creds ? "with credentials from " + creds_source + "; check the user name and password"
-                            : "anonymously; no credentials found (docker login " + host + ", or a Docker config entry)";
-    return RegistryError("authentication failed for " + host + " (" + (code.empty() ? "401" : code) +
+    auto& creds = credentials(au);
+    std::string who = au.lookup_host;
+    std::string how = creds ? "with credentials from " + au.creds_source + "; check the user name and password"
+                            : "anonymously; no credentials found (docker login " + who + ", or a Docker config entry)";
+    return RegistryError("authentication failed for " + who + " (" + (code.empty() ? "401" : code) +
                              (msg.empty() ? "" : ": " + msg) + ") " + how,
                          false, 401, code.empty() ? "UNAUTHORIZED" : code);
   }
 
-  void authenticate(const HttpResponse& resp, const std::string& sc) {
+  void authenticate(Authorizer& au, const HttpResponse& resp, const std::string& sc) {
     auto challenges = parse_challenges(resp.header("www-authenticate"));
     for (auto& c : challenges) {
-      if (c.scheme == "bearer") return fetch_token(c, sc);
-      if (c.scheme == "basic") return use_basic(resp);
+      if (c.scheme == "bearer") return fetch_token(au, c, sc);
+      if (c.scheme == "basic") return use_basic(au, resp);
     }
-    throw auth_failed(resp);
+    throw auth_failed(au, resp);
   }
 
-  void use_basic(const HttpResponse& resp) {
-    auto& c = credentials();
-    if (!c || c->username.empty()) throw auth_failed(resp);
+  void use_basic(Authorizer& au, const HttpResponse& resp) {
+    auto& c = credentials(au);
+    if (!c || c->username.empty()) throw auth_failed(au, resp);
     std::lock_guard lk(mu);
-    basic = "Basic " + base64_encode(c->username + ":" + c->password);
+    au.basic = "Basic " + base64_encode(c->username + ":" + c->password);
   }
 
-  void fetch_token(const Challenge& c, const std::string& sc) {
-    std::string realm = c.params.count("realm") ? c.params.at("realm") : "";
-    if (realm.empty()) throw Error("registry " + host + " sent a Bearer challenge without a realm");
-    if (pick_base().rfind("https", 0) == 0 && realm.rfind("https://", 0) != 0)
-      throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
+  // The token request of the distribution token spec: with an identity
+  // (refresh) token, the OAuth2 form POST (grant_type=refresh_token); else a
+  // GET with Basic credentials, or anonymous.
+  HttpRequest token_request(const std::string& realm, const Challenge& c, const std::string& want,
+                            const std::optional<Credentials>& cr) {
+    std::string service = c.params.count("service") ? c.params.at("service") : "";
+    if (cr && !cr->identity_token.empty()) {
+      std::string form = form_field("grant_type", "refresh_token") + "&" + form_field("refresh_token", cr->identity_token) +
+                         "&" + form_field("client_id", "imgtool");
+      if (!service.empty()) form += "&" + form_field("service", service);
+      if (!want.empty()) form += "&" + form_field("scope", want);
+      return HttpRequest{"POST", realm, {"Content-Type: application/x-www-form-urlencoded"}, form};
+    }
     std::string url = realm;
-    if (c.params.count("service")) url = with_query(url, "service=" + url_escape(c.params.at("service")));
-    std::string want = sc.empty() && c.params.count("scope") ? c.params.at("scope") : sc;
-    if (!want.empty()) url = with_query(url, "scope=" + url_escape(want));
+    if (!service.empty()) url = with_query(url, form_field("service", service));
+    if (!want.empty()) url = with_query(url, form_field("scope", want));
     HttpRequest tr{"GET", url};
-    auto& cr = credentials();
     if (cr && !cr->username.empty())
       tr.headers.push_back("Authorization: Basic " + base64_encode(cr->username + ":" + cr->password));
-    HttpResponse t = http.send(tr);
-    if (t.status == 401 || t.status == 403) throw auth_failed(t);
+    return tr;
+  }
+
+  void fetch_token(Authorizer& au, const Challenge& c, const std::string& sc) {
+    std::string realm = c.params.count("realm") ? c.params.at("realm") : "";
+    if (realm.empty()) throw Error("registry " + host + " sent a Bearer challenge without a realm");
+    if (au.origin.scheme == "https" && realm.rfind("https://", 0) != 0)
+      throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
+    check_target(realm, "a token realm");
+    std::string want = sc.empty() && c.params.count("scope") ? c.params.at("scope") : sc;
+    HttpResponse t = http.send(token_request(realm, c, want, credentials(au)));
+    if (t.status == 401 || t.status == 403) throw auth_failed(au, t);
     if (t.status != 200) throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status), retryable_status(t.status));
     auto j = nlohmann::json::parse(t.body, nullptr, false);
-    std::string tok = j.is_object() ? j.value("token", j.value("access_token", "")) : "";
+    std::string tok;
+    for (const char* k : {"token", "access_token"})
+      if (tok.empty() && j.is_object() && j.contains(k) && j[k].is_string()) tok = j[k].get<std::string>();
     if (tok.empty()) throw Error("token response from " + realm + " carries no token");
     std::lock_guard lk(mu);
-    tokens[sc] = tok;
+    au.tokens[sc] = tok;
   }
 
   RegistryError fail(const std::string& what, const HttpResponse& resp) {
@@ -239,13 +356,14 @@ std::optional<ManifestInfo> Registry::head_manifest(const std::string& repo, con
   if (resp.status == 404) return std::nullopt;
   if (resp.status != 200) throw impl_->fail("HEAD manifest " + repo + ":" + ref, resp);
   ManifestInfo mi{resp.header("docker-content-digest"), resp.header("content-type"), 0};
-  if (auto cl = resp.header("content-length"); !cl.empty()) mi.size = std::stoll(cl);
+  if (auto cl = resp.header("content-length"); !cl.empty()) mi.size = parse_size(cl, "HEAD manifest " + repo + ":" + ref);
   if (mi.digest.empty()) mi.digest = get_manifest(repo, ref).digest();  // header is optional
   return mi;
 }
 
 Manifest Registry::get_manifest(const std::string& repo, const std::string& ref) {
   HttpRequest r{"GET", "/v2/" + repo + "/manifests/" + ref, {kManifestAccept}};
+  r.max_body = kMaxMetadataBytes;
   HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
   if (resp.status != 200) throw impl_->fail("GET manifest " + repo + ":" + ref, resp);
   Manifest m{resp.body, resp.header("content-type")};
@@ -285,14 +403,16 @@ std::vector<std::string> Registry::list_tags(const std::string& repo) {
   std::vector<std::string> tags;
   std::string url = "/v2/" + repo + "/tags/list?n=1000";
   while (!url.empty()) {
-    HttpResponse resp = impl_->send_retry({"GET", url}, repo, Access::kPull);
+    HttpRequest r{"GET", url};
+    r.max_body = kMaxMetadataBytes;
+    HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
     if (resp.status == 404) return tags;
     if (resp.status != 200) throw impl_->fail("GET tags of " + repo, resp);
     auto j = nlohmann::json::parse(resp.body, nullptr, false);
-    if (j.is_object() && j["tags"].is_array())
-      for (auto& t : j["tags"]) tags.push_back(t.get<std::string>());
-    std::string link = resp.header("link");  // <url>; rel="next"
-    url = link.empty() ? "" : link.substr(1, link.find('>') - 1);
+    if (j.is_object() && j.contains("tags") && j["tags"].is_array())
+      for (auto& t : j["tags"])
+        if (t.is_string()) tags.push_back(t.get<std::string>());
+    url = next_link(resp.header("link"));  // relative, or absolute (then checked like any URL it sends)
   }
   return tags;
 }
@@ -301,7 +421,9 @@ std::vector<Descriptor> Registry::referrers(const std::string& repo, const std::
                                             const std::string& artifact_type) {
   std::string url = "/v2/" + repo + "/referrers/" + digest;
   if (!artifact_type.empty()) url += "?artifactType=" + url_escape(artifact_type);
-  HttpResponse resp = impl_->send_retry({"GET", url, {"Accept: " + std::string(media::kOciIndex)}}, repo, Access::kPull);
+  HttpRequest req{"GET", url, {"Accept: " + std::string(media::kOciIndex)}};
+  req.max_body = kMaxMetadataBytes;
+  HttpResponse resp = impl_->send_retry(req, repo, Access::kPull);
   std::string body;
   if (resp.status == 200) {
     body = resp.body;
@@ -327,7 +449,7 @@ std::optional<int64_t> Registry::head_blob(const std::string& repo, const std::s
   if (resp.status == 404) return std::nullopt;
   if (resp.status != 200) throw impl_->fail("HEAD blob " + repo + "@" + digest, resp);
   auto cl = resp.header("content-length");
-  return cl.empty() ? 0 : std::stoll(cl);
+  return cl.empty() ? 0 : parse_size(cl, "HEAD blob " + repo + "@" + digest);
 }
 
 bool Registry::mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo) {
@@ -374,6 +496,7 @@ void Registry::put_blob(const std::string& repo, const Descriptor& d, BlobReader
                                    "Content-Range: " + std::to_string(off) + "-" + std::to_string(off + n - 1)}};
       p.upload = &part;
       p.upload_size = n;
+      p.timeout = impl_->opt.blob_timeout;
       HttpResponse pr = impl_->send(p, repo, Access::kPush);
       if (pr.status != 202) throw impl_->fail("PATCH chunk of " + what, pr);
       loc = absolute(base_url(), pr.header("location"));
@@ -385,6 +508,7 @@ void Registry::put_blob(const std::string& repo, const Descriptor& d, BlobReader
   HttpRequest put{"PUT", with_query(loc, "digest=" + url_escape(d.digest)), {"Content-Type: application/octet-stream"}};
   put.upload = &content;
   put.upload_size = d.size;
+  put.timeout = impl_->opt.blob_timeout;
   HttpResponse resp = impl_->send(put, repo, Access::kPush);
   if (resp.status != 201) throw impl_->fail(what, resp);
 }
@@ -398,8 +522,10 @@ Descriptor Registry::put_blob(const std::string& repo, const std::string& bytes,
 }
 
 std::unique_ptr<BlobReader> Registry::get_blob(const std::string& repo, const Descriptor& d) {
+  check_descriptor(d, "docker://" + host() + "/" + repo);
   auto producer = [this, repo, d](PipeReader& pipe) {
     HttpRequest r{"GET", "/v2/" + repo + "/blobs/" + d.digest};
+    r.timeout = impl_->opt.blob_timeout;
     bool started = false;
     r.on_data = [&](const char* p, size_t n) { started = true; return pipe.push(p, n); };
     auto delay = impl_->opt.backoff;
@@ -421,6 +547,11 @@ std::unique_ptr<BlobReader> Registry::get_blob(const std::string& repo, const De
 }
 
 std::string Registry::get_blob_bytes(const std::string& repo, const Descriptor& d) {
+  check_descriptor(d, "docker://" + host() + "/" + repo);
+  if (d.size > static_cast<int64_t>(kMaxMetadataBytes))
+    throw Error("docker://" + host() + "/" + repo + ": blob " + d.digest + " claims " + std::to_string(d.size) +
+                " bytes, more than the " + std::to_string(kMaxMetadataBytes) +
+                "-byte limit for configs and signature payloads");
   auto r = get_blob(repo, d);
   return read_all(*r);
 }

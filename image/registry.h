@@ -9,9 +9,19 @@
 //     Plain http only for loopback hosts (127.0.0.0/8, localhost, [::1]) or with
 //     insecure_http, and then only when the port does not speak TLS: a TLS
 //     verification failure is always an error, never a downgrade.
-//   - Auth: anonymous, Basic, or the Bearer token flow from `WWW-Authenticate`,
-//     with credentials from RegistryOptions or the Docker config (auth.h).
-//     Secrets never appear in messages.
+//   - Auth: anonymous, Basic, or the Bearer token flow from `WWW-Authenticate`
+//     (GET with Basic credentials, or the OAuth2 refresh-token POST when the
+//     credentials are an identity token), with credentials from RegistryOptions
+//     or the Docker config (auth.h). Secrets never appear in messages.
+//   - Credentials stay with their origin: one authorizer per scheme+host+port.
+//     Absolute upload `Location` and pagination `Link` URLs on another origin
+//     get that origin's own credentials from the Docker config, never this
+//     registry's; once the registry spoke https, no URL or redirect may lead to
+//     plain http; libcurl is limited to https (+ http where it is allowed).
+//   - Bounded: manifests, indexes, tag lists and small blobs read into memory
+//     (get_blob_bytes: configs, signature payloads) at most kMaxMetadataBytes;
+//     tokens and error bodies kMaxSmallBodyBytes; a blob's descriptor must have
+//     a positive size, which bounds its stream; every request has a deadline.
 //   - Idempotent steps (GET, HEAD, manifest PUT, tag list) are retried with
 //     backoff on 429, 5xx and connection resets; blob uploads are not (a body
 //     stream cannot be rewound): they throw an Error with retryable set, and the
@@ -39,6 +49,10 @@ struct RegistryOptions {
   std::chrono::milliseconds backoff{200};  // first retry delay, doubled each time
   bool chunked_upload = false;             // PATCH chunks instead of one monolithic PUT
   int64_t chunk_size = 16 << 20;
+  // Total deadline of one HTTP request: metadata (ping, manifests, tokens,
+  // tag lists, upload sessions) and one blob upload or download.
+  std::chrono::milliseconds request_timeout{std::chrono::minutes(2)};
+  std::chrono::milliseconds blob_timeout{std::chrono::hours(2)};
 };
 
 // An error answer from the registry: HTTP status and the spec's error code
@@ -101,7 +115,8 @@ class Registry {
   std::unique_ptr<Impl> impl_;
 };
 
-// True for 127.0.0.0/8, localhost and [::1] (with or without a port).
+// True for 127.0.0.0/8 address literals, `localhost` and ::1 (with or without
+// a port, "[::1]:5000"); a name such as "127.evil.com" is NOT loopback.
 bool is_loopback_host(const std::string& host);
 
 }  // namespace imgtool::image

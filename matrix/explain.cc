@@ -59,4 +59,22 @@ std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, s
   return out;
 }
 
+std::vector<ExplainItem> explain_any(const std::string& path, const KnowledgeBase& kb, const std::map<std::string, std::string>& sel,
+                                     const PlanOptions& opt, bool& off_axis) {
+  MatrixSpec spec = read_matrix_file(path, kb);
+  off_axis = false;
+  auto items = explain(plan_spec(spec, kb, opt, true), sel);
+  if (!items.empty()) return items;
+  off_axis = true;
+  for (auto& [k, v] : sel) {
+    if (k != "variant" && k != "flavor" && k != "os" && !Version::parse(v))
+      throw InputError("--explain: " + k + ": expected a version like 3.12, found '" + v + "'");
+    spec.axes[k] = {v};
+  }
+  if (sel.count("cuda") && !sel.count("variant")) spec.axes["variant"] = {"gpu"};
+  spec.include.clear();
+  spec.exclude.clear();
+  return explain(plan_spec(spec, kb, opt, false), sel);
+}
+
 }  // namespace imgtool::matrix

@@ -24,6 +24,14 @@ std::map<std::string, std::string> parse_selector(const std::string& s);
 
 std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, std::string>& selector);
 
+// Any combination a user asks about, not only those on the matrix's axes: the
+// plan's items when the selector matches some; otherwise the selector's values
+// replace the matrix's axes (other axes keep the matrix's values, include/
+// exclude are dropped) and the rules judge that ("why is there no paddle 2.6.2
+// x Python 3.13?"); `off_axis` says which happened.
+std::vector<ExplainItem> explain_any(const std::string& matrix_path, const KnowledgeBase& kb, const std::map<std::string, std::string>& selector,
+                                     const PlanOptions& opt, bool& off_axis);
+
 // The axes of a kept cell, as Skipped::axes would name them.
 std::map<std::string, std::string> cell_axes(const Cell& c);
 

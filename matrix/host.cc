@@ -1,6 +1,7 @@
 #include "matrix/host.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 
@@ -8,11 +9,23 @@ namespace imgtool::matrix {
 
 namespace {
 
-const GpuSpec& gpu_or_throw(const KnowledgeBase& kb, const std::string& name) {
-  if (const GpuSpec* g = kb.find_gpu(name)) return *g;
-  std::string known;
-  for (auto& g : kb.gpus()) known += (known.empty() ? "" : ", ") + g.aliases.front();
-  throw InputError("--gpu: expected a GPU listed in the knowledge base (" + known + "), found '" + name + "'");
+// A family name is fine when all its variants share the compute capability.
+const GpuSpec& gpu_or_throw(const KnowledgeBase& kb, const std::string& name, std::string& note) {
+  auto c = kb.find_gpus(name);
+  if (c.size() == 1) return *c.front();
+  std::string list;
+  for (auto* g : c) list += (list.empty() ? "" : ", ") + g->name + " (cc " + g->cc + ")";
+  bool same_cc = !c.empty() && std::all_of(c.begin(), c.end(), [&](auto* g) { return g->cc == c.front()->cc; });
+  if (same_cc) {
+    note = "'" + name + "' is ambiguous (" + list + "); all have compute capability " + c.front()->cc + ", which is all these rules need";
+    return *c.front();
+  }
+  if (!c.empty()) throw InputError("--gpu: expected one GPU model, found '" + name + "', which may be " + list + " — add the memory size or form factor");
+  std::set<std::string> known;
+  for (auto& g : kb.gpus()) known.insert(g.aliases.empty() ? g.name : g.aliases.front());
+  std::string k;
+  for (auto& x : known) k += (k.empty() ? "" : ", ") + x;
+  throw InputError("--gpu: expected a GPU listed in the knowledge base (" + k + ", or a name as nvidia-smi prints it), found '" + name + "'");
 }
 
 // Empty when the GPU's architecture can run images of this CUDA version.
@@ -28,11 +41,10 @@ std::optional<HostReject> check_arch(const Cell& c, const GpuSpec& g, const Know
 }
 
 std::optional<HostReject> check_driver(const Cell& c, const Version& driver, const KnowledgeBase& kb) {
-  if (driver >= *Version::parse(c.min_driver)) return std::nullopt;
-  const CudaRelease* cr = kb.cuda(c.cuda);
-  return HostReject{c, "host-driver", "CUDA " + c.cuda + " needs driver >= " + c.min_driver + " (minor-version compatibility; >= " +
-                    c.min_driver_full + " for the toolkit's own driver), host has " + driver.text +
-                    " (\"CUDA driver version is insufficient for CUDA runtime version\")", cr ? cr->source : ""};
+  DriverFloorRule f = driver_floor(c, kb);
+  if (driver >= *Version::parse(f.driver)) return std::nullopt;
+  return HostReject{c, "host-driver", "CUDA " + c.cuda + " (Paddle " + c.paddle + ") needs driver >= " + f.driver + ", decided by " + f.rule +
+                    "; host has " + driver.text + " (\"CUDA driver version is insufficient for CUDA runtime version\")", f.source};
 }
 
 HostFit fit(const Cell& c, const Version& driver) {
@@ -43,7 +55,22 @@ HostFit fit(const Cell& c, const Version& driver) {
   return f;
 }
 
-bool better(const HostFit& a, const HostFit& b) {
+}  // namespace
+
+DriverFloorRule driver_floor(const Cell& c, const KnowledgeBase& kb) {
+  const CudaRelease* cr = kb.cuda(c.cuda);
+  DriverFloorRule nv{c.min_driver, "NVIDIA's minor-version compatibility floor for CUDA " + c.cuda + " (toolkit driver " + c.min_driver_full + ")",
+                     cr ? cr->source : ""};
+  const PaddleRelease* r = kb.paddle_release(c.paddle);
+  const PaddleGpuBuild* b = r ? r->build_for(c.cuda) : nullptr;
+  if (!b || b->min_driver.driver.empty()) return nv;
+  DriverFloorRule pd{b->min_driver.driver, "Paddle's documented floor for its CUDA " + c.cuda + " builds (stricter than NVIDIA's " + c.min_driver + ")",
+                     b->min_driver.source};
+  if (nv.driver.empty()) return pd;
+  return *Version::parse(pd.driver) > *Version::parse(nv.driver) ? pd : nv;
+}
+
+bool better_fit(const HostFit& a, const HostFit& b) {
   auto pa = *Version::parse(a.cell.paddle), pb = *Version::parse(b.cell.paddle);
   if (pa != pb) return pa > pb;
   auto ca = *Version::parse(a.cell.cuda), cb = *Version::parse(b.cell.cuda);
@@ -52,13 +79,15 @@ bool better(const HostFit& a, const HostFit& b) {
   return a.cell.tag < b.cell.tag;
 }
 
-}  // namespace
+HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery& q) { return query_host(plan.kept, kb, q); }
 
-HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery& q) {
+HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, const HostQuery& q) {
   auto driver = Version::parse(q.driver);
   if (!driver) throw InputError("--host-driver: expected a driver version like 470.82.01, found '" + q.driver + "'");
-  HostResult r{gpu_or_throw(kb, q.gpu), q.driver, {}, {}};
-  for (const Cell& c : plan.kept) {
+  HostResult r;
+  r.gpu = gpu_or_throw(kb, q.gpu, r.gpu_note);
+  r.driver = q.driver;
+  for (const Cell& c : cells) {
     if (c.variant != "gpu") {
       r.rejected.push_back({c, "host-cpu", "CPU image: runs on any host but does not use the " + r.gpu.aliases.front(), ""});
       continue;
@@ -68,7 +97,7 @@ HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery
     if (rej) r.rejected.push_back(*rej);
     else r.fits.push_back(fit(c, *driver));
   }
-  std::sort(r.fits.begin(), r.fits.end(), better);
+  std::sort(r.fits.begin(), r.fits.end(), better_fit);
   return r;
 }
 

@@ -3,10 +3,15 @@
 //   host-arch:   the GPU's compute capability must be supported by the image's
 //                CUDA (arch.yaml: e.g. Volta's last CUDA is 12.9, so a CUDA 13
 //                image cannot serve a V100);
-//   host-driver: the driver must be >= the CUDA version's minimum under
-//                minor-version compatibility (cuda.yaml: 12.x needs >= 525.60.13);
-//                below the toolkit's own driver it runs via minor-version
-//                compatibility only (no PTX JIT of newer code), which is noted.
+//   host-driver: the driver must be >= the stricter of two floors: NVIDIA's
+//                minor-version floor for the CUDA version (cuda.yaml: 12.x needs
+//                >= 525.60.13) and the floor Paddle documents for that build
+//                (paddle.yaml min_driver: >= 550.54.14 for CUDA 12.6); the
+//                verdict names the rule that decided. Below the toolkit's own
+//                driver it runs via minor-version compatibility only (no PTX JIT
+//                of newer code), which is noted.
+// The GPU may be a family name ("A100"): when every variant it can mean has
+// the same compute capability, that is all the arch rule needs.
 // CPU cells are listed as rejected (rule host-cpu): they do not use the GPU.
 #pragma once
 #include <string>
@@ -33,13 +38,26 @@ struct HostReject {
 };
 
 struct HostResult {
-  GpuSpec gpu;
+  GpuSpec gpu;                     // for a family name: its first variant (same compute capability)
+  std::string gpu_note;            // "A100 = any of …" when the name was a family
   std::string driver;
   std::vector<HostFit> fits;       // best first: newest Paddle, then newest CUDA, then full compatibility
   std::vector<HostReject> rejected;
 };
 
-// Throws InputError for a malformed driver version or a GPU absent from the KB.
+// Throws InputError for a malformed driver version, a GPU absent from the KB, or
+// a family name whose variants differ in compute capability.
 HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery& q);
+HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, const HostQuery& q);
+
+// The driver floor for a GPU cell: the stricter of NVIDIA's (cell.min_driver)
+// and Paddle's documented floor for that build; `rule` says which decided.
+struct DriverFloorRule {
+  std::string driver, rule, source;
+};
+DriverFloorRule driver_floor(const Cell& c, const KnowledgeBase& kb);
+
+// Best first: newest Paddle, then newest CUDA, then full compatibility.
+bool better_fit(const HostFit& a, const HostFit& b);
 
 }  // namespace imgtool::matrix

@@ -1,6 +1,7 @@
 #include "matrix/kb.h"
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -9,17 +10,12 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "core/strings.h"
 #include "matrix/yaml_doc.h"
 
 namespace imgtool::matrix {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // "11.0-11.8" or "12.6" -> VersionRange; checked against the doc position.
 VersionRange range_of(const YamlDoc& d, const YAML::Node& n) {
@@ -124,11 +120,12 @@ struct KbLoader {
   }
   static void gpus(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "gpus")) {
-      d.check_keys(n, {"name", "aliases", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
+      d.check_keys(n, {"name", "aliases", "form", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
                        "bf16_tensor_tflops", "source", "unconfirmed", "note"}, "a GPU");
       GpuSpec g;
       g.name = d.str(n, "name");
       g.aliases = d.str_list(n, "aliases");
+      g.form = d.str(n, "form", false);
       g.cc = d.version(n, "cc");
       g.memory_gb = d.number_or_null(n, "memory_gb");
       g.bw_GBps = d.number_or_null(n, "bw_GBps");
@@ -153,7 +150,7 @@ struct KbLoader {
     }
   }
   static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
-    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
+    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
     PaddleGpuBuild b;
     b.unconfirmed = d.boolean(n, "unconfirmed", false);
     b.note = d.str(n, "note", false);
@@ -163,6 +160,13 @@ struct KbLoader {
     b.trt = d.version(n, "trt", false);
     b.requirement = d.str(n, "requirement");
     b.index_url = d.str(n, "index_url", false);
+    if (n["min_driver"]) {
+      const YAML::Node& m = n["min_driver"];
+      d.expect_map(m, "min_driver (Paddle's documented driver floor)");
+      d.check_keys(m, {"driver", "source", "unconfirmed", "note"}, "a driver floor");
+      read_fact(d, m, b.min_driver);
+      b.min_driver.driver = d.version(m, "driver");
+    }
     if (n["trt_pip"]) {
       const YAML::Node& t = n["trt_pip"];
       d.expect_map(t, "trt_pip (TensorRT install spec)");
@@ -287,21 +291,46 @@ KnowledgeBase KnowledgeBase::load(const std::string& dir) {
 
 KnowledgeBase KnowledgeBase::load_default() { return load(data_dir() + "/matrix/kb"); }
 
-const GpuSpec* KnowledgeBase::find_gpu(std::string_view q) const {
-  std::string lq = lower(q);
-  for (auto& g : gpus_) {
-    if (lower(g.name) == lq) return &g;
-    for (auto& a : g.aliases)
-      if (lower(a) == lq) return &g;
-  }
-  // Device names as nvidia-smi prints them contain an alias; the longest wins
-  // ("H100 PCIe" beats "H100" for "NVIDIA H100 PCIe").
-  const GpuSpec* best = nullptr;
+namespace {
+// Narrows candidates by a memory size ("40GB", "80 GB") and form factor word in the query.
+std::vector<const GpuSpec*> narrow(std::vector<const GpuSpec*> c, const std::string& lq) {
+  static const std::regex mem(R"(([0-9]+)\s*gb?\b)");
+  std::smatch m;
+  auto keep = [&](auto pred) {
+    std::vector<const GpuSpec*> k;
+    for (auto* g : c)
+      if (pred(*g)) k.push_back(g);
+    if (!k.empty()) c = k;
+  };
+  if (c.size() > 1 && std::regex_search(lq, m, mem)) keep([&](const GpuSpec& g) { return int(g.memory_gb + 0.5) == std::stoi(m[1].str()); });
+  if (c.size() > 1)
+    keep([&](const GpuSpec& g) {
+      std::string f = strings::lower(g.form), base = f.substr(0, 3);  // "sxm4" also answers to "sxm"
+      return !f.empty() && (contains_word(lq, f) || (base == "sxm" && contains_word(lq, base)));
+    });
+  return c;
+}
+}  // namespace
+
+std::vector<const GpuSpec*> KnowledgeBase::find_gpus(std::string_view q) const {
+  std::string lq = strings::lower(q);
+  for (auto& g : gpus_)
+    if (strings::lower(g.name) == lq) return {&g};
+  // Aliases: equal to the query, or contained in it as a whole word; the longest wins.
+  std::vector<const GpuSpec*> best;
   size_t best_len = 0;
   for (auto& g : gpus_)
-    for (auto& a : g.aliases)
-      if (a.size() > best_len && contains_word(lq, lower(a))) best = &g, best_len = a.size();
-  return best;
+    for (auto& a : g.aliases) {
+      if (strings::lower(a) != lq && !contains_word(lq, strings::lower(a))) continue;
+      if (a.size() > best_len) best.clear(), best_len = a.size();
+      if (a.size() == best_len && std::find(best.begin(), best.end(), &g) == best.end()) best.push_back(&g);
+    }
+  return narrow(best, lq);
+}
+
+const GpuSpec* KnowledgeBase::find_gpu(std::string_view q) const {
+  auto c = find_gpus(q);
+  return c.size() == 1 ? c.front() : nullptr;
 }
 
 namespace {

@@ -5,7 +5,7 @@
 // and an `unconfirmed` flag; a kept cell that relies on an unconfirmed fact
 // gets a warning.
 //
-// Files (all under one folder, see matrix/kb/README.md for the schema):
+// Files (all under one folder; the schema is in matrix/README.md, "Knowledge base"):
 //   kb.yaml      version: "<kb release>"
 //   cuda.yaml    CUDA toolkit -> minimum drivers
 //   arch.yaml    GPU architecture (compute capability) -> first/last CUDA
@@ -35,8 +35,9 @@ struct Fact {
 // CONTRACT with verify/ (smoke thresholds). Peak figures are dense (no
 // sparsity); 0 means "not applicable / unknown" (null in gpus.yaml).
 struct GpuSpec {
-  std::string name;                  // "V100 SXM2 32GB"
-  std::vector<std::string> aliases;  // "V100", "Tesla V100-SXM2-32GB", …
+  std::string name;                  // as nvidia-smi prints it: "Tesla V100-SXM2-32GB"
+  std::vector<std::string> aliases;  // family names shared by variants: "V100" (ambiguous alone)
+  std::string form;                  // "SXM2", "PCIe", "NVL", … (may be empty)
   std::string cc;                    // compute capability "7.0"
   double memory_gb = 0, bw_GBps = 0, fp32_tflops = 0, fp16_tensor_tflops = 0, bf16_tensor_tflops = 0;
   std::string source;
@@ -83,8 +84,15 @@ struct TrtInstall : Fact {
 
 // One GPU build of a Paddle release. cudnn/trt are what Paddle built against;
 // trt is empty when the release's images ship no TensorRT.
+// A driver floor a project documents for its own builds (stricter than
+// NVIDIA's minor-version floor, e.g. Paddle's ">= 550.54.14" for CUDA 12.6).
+struct DriverFloor : Fact {
+  std::string driver;  // empty = none documented
+};
+
 struct PaddleGpuBuild : Fact {
   std::string cuda, cudnn, trt;
+  DriverFloor min_driver;              // Paddle's documented floor (min_driver: in kb/paddle.yaml)
   std::string requirement, index_url;  // templates with {version}
   TrtInstall trt_pip;                  // how TensorRT `trt` is installed (trt_pip: in kb/paddle.yaml)
 };
@@ -139,9 +147,14 @@ class KnowledgeBase {
   // imgtool::data_dir() + "/matrix/kb".
   static KnowledgeBase load_default();
 
-  // Case-insensitive. Matches name or an alias exactly, else a device name
-  // that contains an alias ("NVIDIA H100 80GB HBM3" -> H100); the longest alias wins.
-  const GpuSpec* find_gpu(std::string_view name_or_alias) const;
+  // Case-insensitive. Every row the query can mean: the row whose name (as
+  // nvidia-smi prints it) equals the query; else rows with an alias equal to
+  // it or contained in it as a whole word (longest alias wins), narrowed by a
+  // memory size ("40GB") and/or form factor ("PCIe", "SXM4") in the query.
+  // More than one row = the query is ambiguous ("A100").
+  std::vector<const GpuSpec*> find_gpus(std::string_view query) const;
+  // The one row find_gpus() names, or nullptr when none or ambiguous.
+  const GpuSpec* find_gpu(std::string_view query) const;
   // "<version field>+sha256:<first 12 hex of the files' bytes>".
   std::string version() const { return version_; }
   std::string dir() const { return dir_; }

@@ -65,19 +65,66 @@ TEST_CASE("KB facts: drivers, unconfirmed marks, releases") {
   CHECK(k.paddle_release("3.1.0")->build_for("12.6")->trt.empty());
 }
 
-TEST_CASE("find_gpu: names, aliases, device names, case-insensitive") {
+TEST_CASE("find_gpu: one row per variant, named as nvidia-smi prints it; family names are ambiguous") {
   auto k = kb();
-  CHECK(k.find_gpu("V100")->cc == "7.0");
-  CHECK(k.find_gpu("tesla v100-sxm2-32gb")->name == "V100 SXM2 32GB");
-  CHECK(k.find_gpu("NVIDIA H100 80GB HBM3")->name == "H100 SXM5");
-  CHECK(k.find_gpu("NVIDIA H100 PCIe")->name == "H100 PCIe");
-  CHECK(k.find_gpu("NVIDIA A100-SXM4-80GB")->name == "A100 SXM4 80GB");
-  CHECK(k.find_gpu("NVIDIA A100-PCIE-40GB")->name == "A100 PCIe 40GB");
-  CHECK(k.find_gpu("NVIDIA L40S")->name == "L40S");
-  CHECK(k.find_gpu("NVIDIA L4")->name == "L4");
-  CHECK(k.find_gpu("NVIDIA L40") == nullptr);  // not L4: aliases match whole words
-  CHECK(k.find_gpu("V100")->bf16_tensor_tflops == 0);
-  CHECK(k.find_gpu("T4")->unconfirmed);
+  CHECK(k.find_gpu("tesla v100-sxm2-32gb")->memory_gb == 32);
+  CHECK(k.find_gpu("NVIDIA H100 80GB HBM3")->form == "SXM5");
+  CHECK(k.find_gpu("NVIDIA H100 PCIe")->bw_GBps == 2000);
+  CHECK(k.find_gpu("NVIDIA A100-SXM4-80GB")->bw_GBps == 2039);
+  CHECK(k.find_gpu("NVIDIA A100-SXM4-40GB")->bw_GBps == 1555);
+  CHECK(k.find_gpu("NVIDIA A100-PCIE-40GB")->bw_GBps == 1555);
+  CHECK(k.find_gpu("NVIDIA A100 80GB PCIe")->bw_GBps == 1935);
+  CHECK(k.find_gpu("NVIDIA L40S")->name == "NVIDIA L40S");
+  CHECK(k.find_gpu("NVIDIA L40")->name == "NVIDIA L40");  // not L4 or L40S: whole names first
+  CHECK(k.find_gpu("NVIDIA L4")->name == "NVIDIA L4");
+  // A family name alone names several rows: ambiguous, unless memory or form factor says which.
+  CHECK(k.find_gpu("A100") == nullptr);
+  CHECK(k.find_gpus("A100").size() == 4);
+  CHECK(k.find_gpu("H100") == nullptr);
+  CHECK(k.find_gpus("A100 40GB").size() == 2);
+  CHECK(k.find_gpu("A100 SXM4 40GB")->bw_GBps == 1555);
+  CHECK(k.find_gpu("A100 PCIe 80GB")->bw_GBps == 1935);
+  CHECK(k.find_gpu("H100 SXM")->name == "NVIDIA H100 80GB HBM3");
+  CHECK(k.find_gpu("H100 NVL")->memory_gb == 94);
+  CHECK(k.find_gpus("Imaginary 9000").empty());
+  // The variants Paddle users run, each with compute capability and peaks.
+  for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30", "NVIDIA A40", "NVIDIA L40",
+                    "Tesla P100-PCIE-16GB", "Tesla P4", "Tesla P40", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"}) {
+    const GpuSpec* g = k.find_gpu(name);
+    REQUIRE_MESSAGE(g, name);
+    CHECK(k.arch_for_cc(g->cc) != nullptr);
+    CHECK(g->memory_gb > 0);
+    CHECK(g->bw_GBps > 0);
+    CHECK(g->fp32_tflops > 0);
+    CHECK(!g->source.empty());
+  }
+  CHECK(k.find_gpu("NVIDIA H20")->cc == "9.0");
+  CHECK(k.find_gpu("Tesla P40")->fp16_tensor_tflops == 0);  // Pascal: no tensor cores
+  CHECK(k.find_gpu("V100") == nullptr);
+  CHECK(k.find_gpu("Tesla T4")->unconfirmed);
+}
+
+TEST_CASE("KB corrections: cuDNN <-> CUDA rows, 12.8/12.9 images, Paddle's driver floor") {
+  auto k = kb();
+  auto supports = [&](const std::string& cudnn, const std::string& cuda) {
+    for (auto* f : k.cudnn_facts(cudnn))
+      for (auto& r : f->cuda)
+        if (r.contains(*imgtool::Version::parse(cuda))) return true;
+    return false;
+  };
+  CHECK(supports("9.4", "11.8"));
+  CHECK(supports("9.4", "12.6"));
+  CHECK(supports("9.4", "12.0"));
+  CHECK_FALSE(supports("9.4", "12.8"));
+  CHECK(supports("8.8", "12.0"));
+  CHECK(supports("9.3", "12.6"));
+  CHECK_FALSE(supports("9.2", "12.6"));
+  CHECK(!k.cuda_images("12.8")->cudnn_shipped.empty());
+  CHECK(!k.cuda_images("12.9")->cudnn_shipped.empty());
+  auto* b = k.paddle_release("3.2.0")->build_for("12.6");
+  CHECK(b->min_driver.driver == "550.54.14");
+  CHECK(b->min_driver.source.find("550.54.14") != std::string::npos);
+  CHECK(k.paddle_release("3.2.0")->build_for("11.8")->min_driver.driver.empty());
 }
 
 TEST_CASE("bad KB data: file:line:col") {

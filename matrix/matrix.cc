@@ -21,6 +21,23 @@ std::string today_iso() {
   return buf;
 }
 
+// A real calendar date "YYYY-MM-DD" (2026-02-30 is not), else InputError naming the field.
+std::string checked_today(const std::string& today) {
+  auto digits = [&](size_t from, size_t n) {
+    for (size_t i = from; i < from + n; ++i)
+      if (today[i] < '0' || today[i] > '9') return false;
+    return true;
+  };
+  bool shape = today.size() == 10 && digits(0, 4) && today[4] == '-' && digits(5, 2) && today[7] == '-' && digits(8, 2);
+  if (shape) {
+    std::chrono::year_month_day d{std::chrono::year{std::stoi(today.substr(0, 4))},
+                                  std::chrono::month{static_cast<unsigned>(std::stoi(today.substr(5, 2)))},
+                                  std::chrono::day{static_cast<unsigned>(std::stoi(today.substr(8, 2)))}};
+    if (d.ok()) return today;
+  }
+  throw InputError("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '" + today + "'");
+}
+
 std::string mm(const std::string& v) { return v.empty() ? v : Version::parse(v)->truncated(2); }
 std::string subst_version(std::string t, const std::string& v) {
   for (auto p = t.find("{version}"); p != std::string::npos; p = t.find("{version}", p + v.size())) t.replace(p, 9, v);
@@ -43,7 +60,8 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   std::string cudnn_axis = ctx.combo.axes.count("cudnn") ? ctx.combo.axes.at("cudnn") : "";
   std::string trt_axis = ctx.combo.axes.count("trt") ? ctx.combo.axes.at("trt") : "";
   c.cudnn = mm(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
-  c.trt = mm(trt_axis.empty() ? b.trt : trt_axis);
+  // trt: none = this image ships no TensorRT (e.g. a local base; Paddle runs without it).
+  c.trt = trt_axis == "none" ? "" : mm(trt_axis.empty() ? b.trt : trt_axis);
   // TensorRT is installed by pip (dockerfiles: overrides.trt_pip_requirement); a matrix's
   // build.trt_pip_requirement / trt_pip_index_url win (applied later).
   if (!c.trt.empty() && !b.trt_pip.requirement.empty()) {
@@ -152,14 +170,18 @@ void check_unique_tags(const std::vector<Cell>& kept, const std::vector<std::str
 
 }  // namespace
 
-Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt) {
-  MatrixSpec spec = read_matrix_file(matrix_path, kb);
-  std::string today = opt.today.empty() ? today_iso() : opt.today;
+Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOptions& opt, bool require_kept) {
+  std::string today = opt.today.empty() ? today_iso() : checked_today(opt.today);
   Plan plan;
   plan.kb_version = kb.version();
   std::vector<std::string> where;
   for (const Combo& combo : expand(spec)) {
-    RuleContext ctx{combo, kb, spec, *kb.paddle_release(combo.axes.at("paddle"))};
+    const PaddleRelease* release = kb.paddle_release(combo.axes.at("paddle"));
+    if (!release) {  // only off-axis questions get here: matrix files are validated against the KB
+      plan.skipped.push_back({combo.axes, "paddle-release", "the knowledge base has no Paddle release " + combo.axes.at("paddle"), kb.dir() + "/paddle.yaml"});
+      continue;
+    }
+    RuleContext ctx{combo, kb, spec, *release};
     auto v = first_failure(ctx);
     Cell cell;
     bool unconfirmed_tag = false;
@@ -177,11 +199,16 @@ Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const 
     plan.kept.push_back(cell);
     where.push_back(combo.where);
   }
+  if (!require_kept) return plan;
   check_unique_tags(plan.kept, where);
   if (plan.kept.empty())
     throw InputError(spec.axes_where + ": expected at least one kept cell, found none (" + std::to_string(plan.skipped.size()) +
                      " skipped" + (plan.skipped.empty() ? "" : "; first: " + plan.skipped.front().reason) + ")");
   return plan;
+}
+
+Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt) {
+  return plan_spec(read_matrix_file(matrix_path, kb), kb, opt, true);
 }
 
 nlohmann::json to_json(const Skipped& s) {

@@ -40,6 +40,11 @@ struct PlanOptions {
 // version absent from the KB, a malformed version, an unknown tag-template
 // placeholder, two cells with the same tag, or no kept cell at all.
 Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt = {});
+// The same for a parsed spec. With require_kept = false (explain's off-axis
+// questions) nothing is required of the result (no kept cell, tags may repeat)
+// and a Paddle version the KB lacks is a skip (rule paddle-release).
+struct MatrixSpec;
+Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOptions& opt, bool require_kept);
 
 nlohmann::json to_json(const Skipped& s);
 nlohmann::json to_json(const Plan& p);

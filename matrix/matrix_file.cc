@@ -5,6 +5,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/hash.h"
+#include "core/refname.h"
 #include "matrix/tag_template.h"
 #include "matrix/yaml_doc.h"
 
@@ -39,12 +41,33 @@ const std::map<std::string, ValueCheck>& axis_checks() {
       {"python", [](auto& d, auto& n, auto& kb) {
          known_version(d, n, "Python version (major.minor)", [&](auto& v) { return kb.python_eol(v) && v.find('.') == v.rfind('.'); }, "kb/python.yaml"); }},
       {"cudnn", [](auto& d, auto& n, auto&) { d.version_of(n); }},
-      {"trt", [](auto& d, auto& n, auto&) { d.version_of(n); }},
+      // trt: a TensorRT version, or none (the image ships no TensorRT; matrix.cc, rules.cc).
+      {"trt", [](auto& d, auto& n, auto&) { if (!n.IsScalar() || n.Scalar() != "none") d.version_of(n); }},
       {"os", [](auto& d, auto& n, auto&) { if (!n.IsScalar() || n.Scalar().empty()) d.fail(n, "expected an OS label like ubuntu22.04, found " + describe(n)); }},
       {"variant", [](auto& d, auto& n, auto&) { one_of(d, n, {"gpu", "cpu"}, "a variant"); }},
       {"flavor", [](auto& d, auto& n, auto&) { one_of(d, n, {"runtime", "devel"}, "a flavor"); }},
   };
   return t;
+}
+
+// Values Docker would refuse later (at build or push time), refused now at their position.
+using SettingCheck = std::function<std::optional<std::string>(const std::string&)>;
+const std::map<std::string, SettingCheck>& setting_checks() {
+  static const std::map<std::string, SettingCheck> t = {
+      {"repository", [](auto& v) { return refname::check_name(v, false); }},
+      {"base_image", [](auto& v) { return refname::check_name(v, true); }},
+      {"base_digest", [](auto& v) -> std::optional<std::string> {
+         if (v.empty() || is_sha256_digest(v)) return std::nullopt;
+         return "expected sha256:<64 hex digits>, found '" + v + "'";
+       }},
+  };
+  return t;
+}
+
+void check_setting(const YamlDoc& d, const YAML::Node& n, const std::string& key, const std::string& value) {
+  auto check = setting_checks().find(key);
+  if (check == setting_checks().end()) return;
+  if (auto why = check->second(value)) d.fail(n, "'" + key + "': " + *why);
 }
 
 std::string expand_string(const YamlDoc& d, const YAML::Node& n) {
@@ -73,6 +96,7 @@ Settings read_settings(const YamlDoc& d, const YAML::Node& map, bool allow_axes)
     }
     if (k == "python_from") one_of(d, it->second, {"apt", "base"}, "where Python comes from");
     std::string v = expand_string(d, it->second);
+    check_setting(d, it->second, k, v);
     if (k == "wheelhouse" && !v.empty() && std::filesystem::path(v).is_relative())
       v = (std::filesystem::absolute(d.file()).parent_path() / v).lexically_normal().string();
     s.values[k] = v;
@@ -160,15 +184,20 @@ void Settings::merge_from(const Settings& o) {
   for (auto& [k, v] : o.build) build[k] = v;
 }
 
-MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb) {
-  YamlDoc d = YamlDoc::load(path);
+namespace {
+MatrixSpec read_matrix(const YamlDoc& d, const KnowledgeBase& kb) {
+  const std::string& path = d.file();
   const YAML::Node& root = d.root();
   d.check_keys(root, {"repository", "tag_template", "only_published", "defaults", "axes", "include", "exclude", "description"},
                "a matrix file");
   MatrixSpec m;
   m.file = path;
-  if (root["repository"]) m.repository = d.str(root, "repository");
+  if (root["repository"]) {
+    m.repository = d.str(root, "repository");
+    check_setting(d, root["repository"], "repository", m.repository);
+  }
   m.only_published = d.boolean(root, "only_published", false);
+  d.str(root, "description", false);  // free text, but text: a list or mapping here is a mistake
   read_tag_template(d, root["tag_template"], m);
   if (root["defaults"]) {
     d.expect_map(root["defaults"], "defaults");
@@ -180,6 +209,13 @@ MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb) {
   m.include = read_entries(d, root["include"], kb, true);
   if (m.axes_where.empty()) m.axes_where = d.where(root);
   return m;
+}
+}  // namespace
+
+MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb) { return read_matrix(YamlDoc::load(path), kb); }
+
+MatrixSpec read_matrix_text(const std::string& text, const std::string& name, const KnowledgeBase& kb) {
+  return read_matrix(YamlDoc::parse(text, name), kb);
 }
 
 }  // namespace imgtool::matrix

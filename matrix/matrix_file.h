@@ -57,5 +57,8 @@ struct MatrixSpec {
 // Parses and validates (keys, versions known to the KB, template placeholders).
 // Throws InputError "file:line:col: expected …, found …".
 MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb);
+// The same for text already in memory; `name` stands for the file in messages and decides
+// JSON (".json") or YAML, and is where relative wheelhouse paths start (fuzz/ uses this).
+MatrixSpec read_matrix_text(const std::string& text, const std::string& name, const KnowledgeBase& kb);
 
 }  // namespace imgtool::matrix

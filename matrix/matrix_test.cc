@@ -141,6 +141,18 @@ TEST_CASE("rule os-python: the OS must package the cell's Python, unless python_
             .find("ospy-bad.yaml:7:25: expected where Python comes from (apt, base), found 'conda'") != std::string::npos);
 }
 
+TEST_CASE("trt: none — a cell that ships no TensorRT claims none and needs no install spec") {
+  auto p = plan_matrix(write("trt-none.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\"]\n  trt: [none]\n"
+                                              "  python: [\"3.11\"]\n  os: [debian12]\n"
+                                              "defaults: {python_from: base, base_image: local/cuda:11.8}\n"),
+                       kb(), {"2026-11-22"});
+  REQUIRE(p.kept.size() == 1);
+  CHECK(p.kept[0].trt.empty());
+  CHECK(!p.kept[0].overrides.count("trt_pip_requirement"));
+  CHECK(p.kept[0].tag == "2.6.2-gpu-cuda11.8-cudnn8.6");
+  CHECK(p.kept[0].pip_requirement == "paddlepaddle-gpu==2.6.2");
+}
+
 TEST_CASE("rule paddle-trt-install: a cell that claims TensorRT installs it from the KB's pip spec") {
   auto p = paddle_plan();
   auto cell = [&](const std::string& tag) {
@@ -271,7 +283,29 @@ TEST_CASE("host query: V100 with driver 470.82.01 runs only CUDA 11.x cells, bes
   auto rej = std::find_if(r.rejected.begin(), r.rejected.end(), [](auto& x) { return x.cell.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
   REQUIRE(rej != r.rejected.end());
   CHECK(rej->rule == "host-driver");
-  CHECK(rej->reason.find("CUDA 12.6 needs driver >= 525.60.13") != std::string::npos);
+  // Paddle documents >= 550.54.14 for its CUDA 12.6 builds: stricter than NVIDIA's 525.60.13, so it decides.
+  CHECK(rej->reason.find("CUDA 12.6 (Paddle 3.1.0) needs driver >= 550.54.14, decided by Paddle's documented floor") != std::string::npos);
+  CHECK(!r.gpu_note.empty());  // "V100" names several variants, all compute capability 7.0
+}
+
+TEST_CASE("host query: the stricter of NVIDIA's and Paddle's driver floors decides, and says so") {
+  // 535.104.05 passes NVIDIA's CUDA 12.x floor (525.60.13) but not Paddle's 550.54.14 for CUDA 12.6.
+  auto r = query_host(paddle_plan(), kb(), {"535.104.05", "NVIDIA A100-SXM4-80GB"});
+  auto rej = std::find_if(r.rejected.begin(), r.rejected.end(), [](auto& x) { return x.cell.tag == "3.2.0-gpu-cuda12.6-cudnn9.5"; });
+  REQUIRE(rej != r.rejected.end());
+  CHECK(rej->rule == "host-driver");
+  CHECK(rej->reason.find("decided by Paddle's documented floor for its CUDA 12.6 builds (stricter than NVIDIA's 525.60.13)") != std::string::npos);
+  CHECK(rej->source.find("paddleocr.ai") != std::string::npos);
+  // 11.8 builds have no Paddle floor: NVIDIA's rule decides.
+  Plan plan = paddle_plan();
+  Cell c11 = *std::find_if(plan.kept.begin(), plan.kept.end(), [](auto& c) { return c.cuda == "11.8"; });
+  CHECK(driver_floor(c11, kb()).rule.rfind("NVIDIA's minor-version compatibility floor", 0) == 0);
+  CHECK(r.fits.front().cell.cuda == "12.9");  // no Paddle floor documented for 12.9: NVIDIA's minor-version rule
+  CHECK_FALSE(r.fits.front().full_compat);
+  // 550.54.15 clears both.
+  auto ok = query_host(paddle_plan(), kb(), {"550.54.15", "A100"});
+  CHECK(std::any_of(ok.fits.begin(), ok.fits.end(), [](auto& f) { return f.cell.tag == "3.2.0-gpu-cuda12.6-cudnn9.5"; }));
+  CHECK_THROWS_WITH_AS(query_host(paddle_plan(), kb(), {"550.54.15", "RTX"}), doctest::Contains("expected a GPU listed"), imgtool::InputError);
 }
 
 TEST_CASE("host query: a CUDA 13 image cannot serve a V100") {
@@ -293,4 +327,25 @@ TEST_CASE("host query: a CUDA 13 image cannot serve a V100") {
   CHECK(h.fits.size() == 1);
   CHECK_THROWS_AS(query_host(p, kb(), {"590.10", "Voodoo 5"}), imgtool::InputError);
   CHECK_THROWS_AS(query_host(p, kb(), {"abc", "V100"}), imgtool::InputError);
+}
+
+TEST_CASE("explain answers for combinations off the matrix's axes") {
+  bool off = false;
+  std::string m = kSrc + "/matrix/paddle.yaml";
+  auto on = explain_any(m, kb(), parse_selector("paddle=3.1.0,cuda=12.6"), {"2026-11-22"}, off);
+  CHECK_FALSE(off);
+  REQUIRE(on.size() == 1);
+  // Python 3.13 is not on paddle.yaml's axes: judged by the rules anyway.
+  auto py = explain_any(m, kb(), parse_selector("paddle=2.6.2,python=3.13"), {"2026-11-22"}, off);
+  CHECK(off);
+  REQUIRE(!py.empty());
+  for (auto& i : py) {
+    CHECK_FALSE(i.kept);
+    CHECK(i.reason.find("3.8-3.12") != std::string::npos);  // Paddle 2.6's Python range, with its source
+    CHECK(!i.source.empty());
+  }
+  auto unknown = explain_any(m, kb(), parse_selector("paddle=9.9.9"), {"2026-11-22"}, off);
+  REQUIRE(!unknown.empty());
+  CHECK(unknown[0].rule == "paddle-release");
+  CHECK_THROWS_AS(explain_any(m, kb(), parse_selector("python=three"), {"2026-11-22"}, off), imgtool::InputError);
 }

@@ -56,7 +56,7 @@ std::optional<Verdict> paddle_cuda(const RuleContext& c) {
 // A cudnn/trt axis must name what Paddle built this CUDA variant against (on the axis' precision).
 std::optional<Verdict> build_component(const RuleContext& c, const char* rule, const std::string& key) {
   std::string want = axis(c, key);
-  if (!is_gpu(c) || want.empty()) return std::nullopt;
+  if (!is_gpu(c) || want.empty() || (key == "trt" && want == "none")) return std::nullopt;
   const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"));
   std::string built = key == "cudnn" ? b->cudnn : b->trt;
   if (!built.empty() && Version::parse(want)->is_prefix_of(*Version::parse(built))) return std::nullopt;
@@ -71,7 +71,7 @@ std::optional<Verdict> paddle_trt(const RuleContext& c) { return build_component
 // A cell that claims TensorRT must install it (the nvidia/cuda bases ship none): the KB's
 // trt_pip for this build, or the matrix's build.trt_pip_requirement.
 std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
-  if (!is_gpu(c)) return std::nullopt;
+  if (!is_gpu(c) || axis(c, "trt") == "none") return std::nullopt;
   const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"));
   auto own = c.combo.settings.build.find("trt_pip_requirement");
   if (b->trt.empty() || !b->trt_pip.requirement.empty() || (own != c.combo.settings.build.end() && !own->second.empty()))

@@ -1,10 +1,13 @@
 #include "matrix/yaml_doc.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json_file.h"
 #include "core/version.h"
 
 namespace imgtool::matrix {
@@ -13,15 +16,6 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// nlohmann reports a byte offset; turn it into line:col.
-std::string line_col_at(const std::string& text, size_t byte) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
 }
 
 void check_json_syntax(const std::string& text, const std::string& name) {
@@ -36,6 +30,31 @@ void check_json_syntax(const std::string& text, const std::string& name) {
   }
 }
 
+// The first byte that is not part of well-formed UTF-8 (RFC 3629: no overlongs, no
+// surrogates, nothing past U+10FFFF), or npos.
+size_t first_bad_utf8(const std::string& t) {
+  auto cont = [&](size_t i) { return i < t.size() && (static_cast<unsigned char>(t[i]) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < t.size();) {
+    unsigned char c = t[i];
+    size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    if (n == 0) return i;
+    for (size_t k = 1; k < n; ++k)
+      if (!cont(i + k)) return i;
+    unsigned char c1 = n > 1 ? t[i + 1] : 0;
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return i;
+    i += n;
+  }
+  return std::string::npos;
+}
+
+void check_utf8(const std::string& text, const std::string& name) {
+  size_t bad = first_bad_utf8(text);
+  if (bad == std::string::npos) return;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+  throw InputError(name + ":" + line_col_at(text, bad) + ": expected UTF-8 text, found the byte " + hex);
+}
+
 }  // namespace
 
 std::string describe(const YAML::Node& n) {
@@ -48,6 +67,7 @@ std::string describe(const YAML::Node& n) {
 YamlDoc YamlDoc::parse(const std::string& text, const std::string& name) {
   YamlDoc d;
   d.file_ = name;
+  check_utf8(text, name);
   if (ends_with(name, ".json")) check_json_syntax(text, name);
   try {
     d.root_ = YAML::Load(text);
@@ -55,6 +75,7 @@ YamlDoc YamlDoc::parse(const std::string& text, const std::string& name) {
     throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                      ": expected valid YAML, found " + e.msg);
   }
+  d.check_unique_keys(d.root_);
   return d;
 }
 
@@ -66,6 +87,29 @@ YamlDoc YamlDoc::load(const std::string& path) {
     throw InputError(path + ": expected a readable file, found " + e.what());
   }
   return parse(text, path);
+}
+
+// yaml-cpp keeps both entries of a repeated key (lookups see the first) and nlohmann keeps
+// the last: either way one of the two values would be silently dropped.
+// Aliases share nodes, so a small file can stand for an exponentially large tree
+// ("billion laughs"): the walk is bounded by kMaxNodes visits.
+void YamlDoc::check_unique_keys(const YAML::Node& n, size_t* visits) const {
+  size_t count = 0;
+  if (!visits) visits = &count;
+  constexpr size_t kMaxNodes = 100000;
+  if (++*visits > kMaxNodes)
+    fail(n, "expected at most " + std::to_string(kMaxNodes) + " values (aliases included), found more");
+  if (n.IsSequence())
+    for (const auto& e : n) check_unique_keys(e, visits);
+  if (!n.IsMap()) return;
+  std::map<std::string, std::string> seen;  // key -> where
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (it->first.IsScalar()) {
+      auto [prev, fresh] = seen.emplace(it->first.Scalar(), where(it->first));
+      if (!fresh) fail(it->first, "expected each key once in a mapping, found '" + it->first.Scalar() + "' again (first at " + prev->second + ")");
+    }
+    check_unique_keys(it->second, visits);
+  }
 }
 
 std::string YamlDoc::where(const YAML::Node& n) const {

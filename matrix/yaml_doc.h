@@ -13,7 +13,8 @@ namespace imgtool::matrix {
 // A parsed file plus its name, so helpers can point at positions in it.
 class YamlDoc {
  public:
-  // Parses `path`. JSON files (".json") are syntax-checked with nlohmann_json
+  // Parses `path`. The text must be UTF-8 and no mapping may repeat a key (both refused
+  // with file:line:col). JSON files (".json") are syntax-checked with nlohmann_json
   // first, so JSON syntax errors are reported in JSON terms.
   static YamlDoc load(const std::string& path);
   static YamlDoc parse(const std::string& text, const std::string& name);
@@ -40,6 +41,7 @@ class YamlDoc {
   double number_or_null(const YAML::Node& map, const std::string& key) const;
 
  private:
+  void check_unique_keys(const YAML::Node& n, size_t* visits = nullptr) const;
   std::string file_;
   YAML::Node root_;
 };

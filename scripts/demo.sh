@@ -2,7 +2,10 @@
 # The main job on the embedded default (`make demo`, after `make build fixtures`):
 #   1. a loopback docker-registry on a free port, storage in a temp folder;
 #   2. a signing key pair in a temp folder (private key 0600);
-#   3. imgtool nightly matrix/local.yaml → build, smoke, push by digest, sign, move tag;
+#   3. imgtool nightly matrix/local.yaml → build, smoke, release gate, push by digest, sign, move tag;
+#      then the GPU cell, matrix/local-gpu.yaml (PyPI paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base
+#      scripts/make-cuda-base.sh makes from NVIDIA's PyPI wheels); on a host without a GPU its
+#      smoke runs with --no-gpu-host (judged up to the driver; the report says the GPU part was not run);
 #   4. an OCI layout copy of the published image (out/layout);
 #   5. signature + claims check of the published tag (imgtool verify), if available;
 #   6. the same nightly again: nothing changed, so no build/smoke/push (timed);
@@ -18,6 +21,9 @@ OUT=${OUT:-$ROOT/out}
 IMGTOOL=${IMGTOOL:-$BUILD/cli/imgtool}
 KEEP_REGISTRY=${KEEP_REGISTRY:-0}
 MATRIX=$ROOT/matrix/local.yaml
+GPU_MATRIX=$ROOT/matrix/local-gpu.yaml
+# No NVIDIA GPU here (no nvidia-smi answering): GPU cells are smoke-tested up to the driver.
+GPU_HOST_ARGS=(); nvidia-smi -L >/dev/null 2>&1 || GPU_HOST_ARGS=(--no-gpu-host)
 STATE_ARGS=(); [ -n "${IMGTOOL_STATE:-}" ] && STATE_ARGS=(--state "$IMGTOOL_STATE")
 
 die() { echo "demo: $*" >&2; exit 1; }
@@ -59,6 +65,10 @@ IMGTOOL_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.2.0 | ta
 export IMGTOOL_WHEELHOUSE
 "$ROOT/scripts/make-base.sh" "${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}" >/dev/null
 echo "wheelhouse $IMGTOOL_WHEELHOUSE"
+IMGTOOL_GPU_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" 3.11 paddlepaddle-gpu==2.6.2 numpy==1.26.4 protobuf==3.20.3 | tail -1)
+export IMGTOOL_GPU_WHEELHOUSE
+"$ROOT/scripts/make-cuda-base.sh" 11.8 >/dev/null
+echo "gpu wheelhouse $IMGTOOL_GPU_WHEELHOUSE; CUDA base imgtool-base/cuda:11.8-cudnn8-runtime-bookworm"
 
 step "nightly"
 REPORT=$OUT/demo
@@ -67,11 +77,16 @@ t0=$(date +%s.%N)
   "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
 t1=$(date +%s.%N)
 
+step "nightly (GPU cell${GPU_HOST_ARGS[*]:+, ${GPU_HOST_ARGS[*]}})"
+GPU_REPORT=$OUT/demo-gpu
+"$IMGTOOL" nightly "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$GPU_REPORT" -j 1 \
+  "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" || die "GPU nightly failed; report: $GPU_REPORT/report.md"
+
 # The published cells, as "repository tag digest" lines.
-mapfile -t PUBLISHED < <(python3 - "$REPORT/nightly.json" <<'PY'
+mapfile -t PUBLISHED < <(python3 - "$REPORT/nightly.json" "$GPU_REPORT/nightly.json" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
-for c in r["cells"]:
+cells = [c for f in sys.argv[1:] for c in json.load(open(f))["cells"]]
+for c in cells:
     if c["ok"]:
         ref = c["publish"]["ref"]            # HOST/NS/REPO:TAG
         print(ref.rsplit(":", 1)[0], c["tag"], c["publish"]["digest"])
@@ -107,10 +122,13 @@ NOOP_BUILDS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["d
 
 step "summary"
 sed -n '1,/^## /p' "$REPORT/report.md" | sed '$d'
+sed -n '1,/^## /p' "$GPU_REPORT/report.md" | sed '$d'
+for f in "$TMP"/verify-*gpu*.txt; do [ -f "$f" ] && { echo "imgtool verify of the GPU cell:"; cat "$f"; }; done
 python3 -c 'import sys; a=[float(x) for x in sys.argv[1:5]]
 print("nightly: %.1f s; no-op nightly: %.1f s with %s docker build(s)" % (a[1]-a[0], a[3]-a[2], sys.argv[5]))' \
   "$t0" "$t1" "$t2" "$t3" "$NOOP_BUILDS"
 for line in "${PUBLISHED[@]}"; do read -r repo tag digest <<<"$line"; echo "published $repo:$tag @ $digest (signed)"; done
 echo "report: $REPORT/report.html  ($REPORT/report.md, nightly.json, junit.xml, logs/)"
+echo "GPU report: $GPU_REPORT/report.html"
 [ -d "$OUT/layout" ] && echo "OCI layout: $OUT/layout"
 if [ "$KEEP_REGISTRY" = 1 ]; then echo "registry left running: $REGISTRY (pid $REG_PID, folder $TMP)"; fi

@@ -5,8 +5,11 @@ set -euo pipefail
 APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
   libarchive-dev libssl-dev libcurl4-openssl-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev libboost-system-dev doctest-dev libyaml-cpp-dev libcli11-dev
-  libsqlite3-dev libzstd-dev libisal-dev libdeflate-dev
-  docker-registry skopeo umoci debootstrap apache2-utils openssl curl python3 python3-pip)
+  libsqlite3-dev libzstd-dev libisal-dev
+  docker-registry docker-compose skopeo umoci debootstrap apache2-utils openssl curl python3 python3-pip
+  python3-jwt python3-cryptography  # the test token server (image/testing/token_server.py)
+  clang libfuzzer-14-dev libclang-rt-14-dev  # fuzz targets (fuzz/)
+  python3-yaml fuse-overlayfs iproute2 util-linux gcc)  # the GPU test engine (tests/gpu_engine)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,7 +23,8 @@ fi
 # The registry package starts a system service on :5000; tests run their own.
 if command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
 # BuildKit's Dockerfile parser (Go, wrapped for Python) checks generated Dockerfiles.
-PY_PKGS=("dockerfile==3.4.0")
+# kubernetes-validate: offline Kubernetes schema validation of `imgtool run-config --format k8s`.
+PY_PKGS=("dockerfile==3.4.0" "kubernetes-validate==1.37.0")
 for spec in "${PY_PKGS[@]}"; do
   name=${spec%%==*}
   python3 -m pip show -q "$name" >/dev/null 2>&1 || python3 -m pip install -q "$spec" 2>/dev/null \

@@ -9,6 +9,8 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -93,6 +95,11 @@ Pkey generate_key() {
 }
 
 KeyFiles key_files(const fs::path& prefix) {
+  // "" or "keys/" would make the hidden files ".key"/"keys/.key" nobody asked for.
+  std::string name = prefix.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw InputError("key path prefix '" + prefix.string() +
+                     "': expected a prefix ending in a file name, like keys/release (for keys/release.key and keys/release.pub)");
   fs::path key = prefix, pub = prefix;
   key += ".key";
   pub += ".pub";
@@ -105,15 +112,45 @@ std::string public_key_pem(const EVP_PKEY& key) {
   return bio_text(b.get());
 }
 
+namespace {
+
+struct X509SigFree {
+  void operator()(X509_SIG* s) const { X509_SIG_free(s); }
+};
+struct P8InfFree {
+  void operator()(PKCS8_PRIV_KEY_INFO* p) const { PKCS8_PRIV_KEY_INFO_free(p); }
+};
+
+// scrypt parameters of `openssl pkcs8 -scrypt` (N=2^14, r=8, p=1: 16 MiB, within
+// OpenSSL's default 32 MiB decryption limit); AES-256-CBC. Keys written before
+// (PBES2 with PBKDF2) are still read: PEM_read_bio_PrivateKey handles both.
+constexpr uint64_t kScryptN = 1 << 14, kScryptR = 8, kScryptP = 1;
+
+void write_encrypted(BIO* b, const EVP_PKEY& key, const std::string& pass) {
+  std::unique_ptr<PKCS8_PRIV_KEY_INFO, P8InfFree> p8(EVP_PKEY2PKCS8(&key));
+  X509_ALGOR* alg = p8 ? PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), nullptr, 0, nullptr, kScryptN, kScryptR, kScryptP)
+                       : nullptr;
+  if (!alg) throw Error("cannot set up scrypt key encryption");
+  std::unique_ptr<X509_SIG, X509SigFree> enc(
+      PKCS8_set0_pbe(pass.data(), static_cast<int>(pass.size()), p8.get(), alg));
+  if (!enc) {
+    X509_ALGOR_free(alg);
+    throw Error("cannot encrypt the private key");
+  }
+  if (!PEM_write_bio_PKCS8(b, enc.get())) throw Error("cannot encode the private key");
+}
+
+}  // namespace
+
 std::string private_key_pem(const EVP_PKEY& key, const std::string& passphrase) {
   Bio b(BIO_new(BIO_s_mem()));
-  const EVP_CIPHER* cipher = passphrase.empty() ? nullptr : EVP_aes_256_cbc();
-  std::string pass = passphrase;
-  int ok = PEM_write_bio_PKCS8PrivateKey(b.get(), &key, cipher, nullptr, 0, pass_cb, &pass);
-  if (!ok) throw Error("cannot encode the private key");
-  std::string pem = bio_text(b.get());
-  OPENSSL_cleanse(pass.data(), pass.size());
-  return pem;
+  if (passphrase.empty()) {
+    if (!PEM_write_bio_PKCS8PrivateKey(b.get(), &key, nullptr, nullptr, 0, nullptr, nullptr))
+      throw Error("cannot encode the private key");
+  } else {
+    write_encrypted(b.get(), key, passphrase);
+  }
+  return bio_text(b.get());
 }
 
 KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix,

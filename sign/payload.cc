@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -45,11 +46,30 @@ std::string string_at(const json& j, const std::string& key, const std::string& 
   return j[key].get<std::string>();
 }
 
+// JSON with every object's keys unique (nlohmann keeps the last of a duplicate
+// silently; other parsers keep the first, so a duplicate could make two
+// verifiers read two different digests out of one signed payload).
+json parse_unique_keys(const std::string& bytes) {
+  std::vector<std::set<std::string>> open;
+  std::string duplicate;
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start) open.emplace_back();
+    if (ev == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (ev == json::parse_event_t::key && !open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json j = json::parse(bytes, cb, false);
+  if (j.is_discarded()) bad("expected JSON, found unparsable bytes");
+  if (!duplicate.empty()) bad("expected each key once, found \"" + duplicate + "\" twice in one object");
+  return j;
+}
+
 }  // namespace
 
 Payload parse_payload(const std::string& bytes) {
-  json j = json::parse(bytes, nullptr, false);
-  if (j.is_discarded()) bad("expected JSON, found unparsable bytes");
+  json j = parse_unique_keys(bytes);
   require_keys(j, {"critical", "optional"}, "the payload");
   const json& c = j["critical"];
   require_keys(c, {"identity", "image", "type"}, "critical");

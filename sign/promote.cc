@@ -15,11 +15,17 @@ void require_tag(const std::string& tag) {
     throw InputError("tag: expected a tag name like 3.1.0-gpu-cuda12.6, found '" + tag + "'");
 }
 
+// The manifest stored under `digest`, read once; everything after (signature,
+// gate, the tag PUT) uses these bytes, so they must hash to `digest` whatever
+// the repository implementation checks.
 image::Manifest stored_manifest(Repository& repo, const std::string& digest) {
   auto m = repo.manifest(digest);
   if (!m)
     throw CheckFailed(repo.name() + "@" + digest + ": expected the manifest in the repository, "
                       "found none; push it by digest first");
+  if (m->digest() != digest)
+    throw CheckFailed(repo.name() + "@" + digest + ": expected the manifest bytes to hash to that digest, found " +
+                      m->digest() + " (tampered or corrupted answer; tag not moved)");
   return *m;
 }
 

@@ -5,6 +5,17 @@
 
 namespace imgtool::sign {
 
+image::Manifest resolve_manifest(Repository& repo, const std::string& ref) {
+  auto m = repo.manifest(ref);
+  if (!m)
+    throw CheckFailed(repo.name() + (is_sha256_digest(ref) ? "@" : ":") + ref +
+                      ": expected a manifest in the repository, found none");
+  if (is_sha256_digest(ref) && m->digest() != ref)
+    throw CheckFailed(repo.name() + "@" + ref + ": expected the manifest bytes to hash to that digest, found " +
+                      m->digest() + " (tampered or corrupted answer)");
+  return *m;
+}
+
 std::optional<image::Manifest> MemoryRepository::manifest(const std::string& ref) {
   std::string digest = ref;
   if (!is_sha256_digest(ref)) {

@@ -29,6 +29,12 @@ class Repository {
   virtual std::string name() const = 0;
 };
 
+// The manifest `tag_or_digest` names, read ONCE (one GET); use its digest()
+// (sha256 over exactly these bytes) for everything that follows, so a tag
+// moved meanwhile, or a registry answering HEAD and GET differently, cannot
+// split one operation across two images. CheckFailed if it is not there.
+image::Manifest resolve_manifest(Repository& repo, const std::string& tag_or_digest);
+
 // In-memory repository for tests and dry runs.
 class MemoryRepository : public Repository {
  public:

@@ -1,5 +1,9 @@
 #include "sign/sign_image.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "core/error.h"
 #include "core/hash.h"
 #include "sign/ecdsa.h"
@@ -9,6 +13,9 @@
 namespace imgtool::sign {
 
 namespace {
+
+constexpr int kSignAttempts = 8;
+constexpr std::chrono::milliseconds kSettle{150};
 
 std::vector<image::Descriptor> existing_layers(Repository& repo, const std::string& tag) {
   auto m = repo.manifest(tag);
@@ -31,6 +38,17 @@ bool has_equal_signature(Repository& repo, const std::vector<image::Descriptor>&
   return false;
 }
 
+// Appends one signature layer to the current .sig manifest; returns its digest.
+std::string append_signature(Repository& repo, const std::string& tag, std::vector<image::Descriptor> layers,
+                             const SignatureLayer& layer) {
+  layers.push_back(layer.descriptor);
+  SignatureManifest sm = build_signature_manifest(layers);
+  if (!repo.has_blob(layer.descriptor)) repo.put_blob(layer.descriptor, layer.payload);
+  if (!repo.has_blob(sm.config_descriptor)) repo.put_blob(sm.config_descriptor, sm.config);
+  repo.put_manifest(sm.manifest, tag);
+  return sm.manifest.digest();
+}
+
 }  // namespace
 
 SignResult sign_digest(Repository& repo, EVP_PKEY& key, const SignRequest& req) {
@@ -47,14 +65,27 @@ SignResult sign_digest(Repository& repo, EVP_PKEY& key, const SignRequest& req) 
     return r;
   }
   SignatureLayer layer = make_signature_layer(payload, base64_encode(sign_der(key, payload)));
-  layers.push_back(layer.descriptor);
-  SignatureManifest sm = build_signature_manifest(layers);
-  if (!repo.has_blob(layer.descriptor)) repo.put_blob(layer.descriptor, payload);
-  if (!repo.has_blob(sm.config_descriptor)) repo.put_blob(sm.config_descriptor, sm.config);
-  repo.put_manifest(sm.manifest, r.signature_tag);
-  r.signature_digest = sm.manifest.digest();
-  r.layers = layers.size();
-  return r;
+  // A registry has no compare-and-swap for a tag: a signer that read the .sig
+  // manifest before our PUT and writes after it drops our layer. So re-read
+  // after each write and, if ours is gone, append it to what is there now.
+  for (int attempt = 1; attempt <= kSignAttempts; ++attempt) {
+    append_signature(repo, r.signature_tag, layers, layer);
+    layers = existing_layers(repo, r.signature_tag);
+    if (has_equal_signature(repo, layers, payload, key)) {
+      // Settle: a rival that read before our PUT writes within its own short
+      // read-sign-write span; look once more after longer than that span.
+      std::this_thread::sleep_for(kSettle);
+      layers = existing_layers(repo, r.signature_tag);
+      if (has_equal_signature(repo, layers, payload, key)) {
+        r.signature_digest = repo.manifest(r.signature_tag)->digest();
+        r.layers = layers.size();
+        return r;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt + std::rand() % 50));
+  }
+  throw Error(repo.name() + ":" + r.signature_tag + ": expected the new signature to stay after writing it, found it " +
+              "replaced by another signer " + std::to_string(kSignAttempts) + " times; re-run", true);
 }
 
 }  // namespace imgtool::sign

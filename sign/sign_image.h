@@ -4,8 +4,11 @@
 //
 // Idempotent: if the .sig manifest already holds a layer with the same
 // payload that verifies with this key, nothing is written.
-// Two signers appending at the same moment race (as with cosign): the later
-// manifest PUT wins. Callers that sign concurrently must serialise.
+// Two signers on one digest keep both signatures: registries have no
+// compare-and-swap, so after its PUT a signer re-reads the .sig manifest and,
+// if a concurrent PUT dropped its layer, appends it again to what is there;
+// it looks once more after a settle delay (150 ms) longer than a rival's
+// read-sign-write span (a few tries, then an Error saying a retry helps).
 #pragma once
 #include <openssl/types.h>
 

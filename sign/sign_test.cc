@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -85,6 +88,24 @@ TEST_CASE("an encrypted key needs its passphrase") {
   }
 }
 
+TEST_CASE("encrypted keys use scrypt; keys encrypted with PBKDF2 (older imgtool, openssl) still load") {
+  ScratchDir d("scryptkey");
+  KeyFiles f = write_key_pair(*generate_key(), d.path / "k", "s3cret-pass");
+  auto asn1 = run({"openssl", "asn1parse", "-in", f.private_key.string()});
+  REQUIRE(asn1.ok());
+  CHECK(asn1.out.find(":scrypt") != std::string::npos);  // not PBKDF2 at 2048 iterations
+  CHECK(asn1.out.find("PBKDF2") == std::string::npos);
+  CHECK(load_private_key(f.private_key, "s3cret-pass"));
+
+  fs::path plain = d.path / "plain.key", old = d.path / "old.key";
+  write_key_pair(*generate_key(), d.path / "plain", "");
+  auto conv = run({"openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-iter", "2048", "-in", plain.string(), "-out",
+                   old.string(), "-passout", "pass:old-pass"});
+  REQUIRE(conv.ok());
+  fs::permissions(old, fs::perms::owner_read | fs::perms::owner_write);
+  CHECK(load_private_key(old, "old-pass"));
+}
+
 TEST_CASE("a cosign-encrypted key gets a clear refusal") {
   std::string pem = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\neyJrZGYiOnt9fQ==\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
   CHECK_THROWS_WITH_AS(load_private_key_pem(pem, "", "k"), doctest::Contains("cosign import-key-pair"), InputError);
@@ -107,6 +128,10 @@ TEST_CASE("payload bytes are exactly cosign's and the parser is strict") {
   bad("cosign container image signature", "Cosign container image signature");
   bad("\"optional\":null", "\"optional\":null,\"extra\":1");
   bad("\"type\"", "\"Type\"");
+  // A duplicate key: parsers disagree on which value wins (first or last), so a
+  // payload with one is refused whatever the values.
+  bad("\"docker-manifest-digest\":", "\"docker-manifest-digest\":\"sha256:" + std::string(64, 'b') + "\",\"docker-manifest-digest\":");
+  bad("\"optional\":null", "\"optional\":null,\"optional\":null");
   bad("\"optional\":null", "\"optional\":{\"a\":1}");
   Payload withopt = p;
   withopt.optional["creator"] = "imgtool";
@@ -204,6 +229,26 @@ TEST_CASE("promote moves a tag only onto a signed digest") {
   CHECK(repo.tags.at("3.1.0") == a.digest());
 }
 
+TEST_CASE("promote uses one manifest: bytes served for the digest must hash to it, or no tag moves") {
+  struct Lying : MemoryRepository {  // answers a GET by digest with another image's bytes
+    using MemoryRepository::MemoryRepository;
+    std::string asked, served;
+    std::optional<image::Manifest> manifest(const std::string& r) override {
+      return MemoryRepository::manifest(r == asked ? served : r);
+    }
+  } repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key();
+  image::Manifest a = fake_image(repo, "a"), b = fake_image(repo, "b");
+  repo.put_manifest(a, "");
+  repo.put_manifest(b, "");
+  sign_digest(repo, *key, {a.digest(), identity(repo, "nightly"), {}});
+  repo.asked = a.digest();
+  repo.served = b.digest();
+  CHECK_THROWS_WITH_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}),
+                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
+  CHECK(repo.tags.count("3.1.0") == 0);  // b (unsigned) was not put under the tag
+}
+
 TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
   struct Spy : MemoryRepository {
     using MemoryRepository::MemoryRepository;
@@ -229,4 +274,73 @@ TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
   auto dies = [&]() -> image::Manifest { throw Error("connection reset"); };
   CHECK_THROWS_AS(publish_signed(repo, dies, *key, {"3.2.0", "", {}, nullptr}), Error);
   CHECK(repo.tags.count("3.2.0") == 0);
+}
+
+TEST_CASE("two signers on one digest keep both signatures (a lost .sig update is repaired)") {
+  // Deterministic interleaving: the rival read the .sig manifest BEFORE our PUT
+  // and writes it (with only its own layer added) right AFTER our PUT.
+  struct LostUpdate : MemoryRepository {
+    using MemoryRepository::MemoryRepository;
+    EVP_PKEY* rival = nullptr;
+    std::string digest;
+    bool raced = false;
+    void put_manifest(const image::Manifest& m, const std::string& tag) override {
+      if (raced || tag.find(".sig") == std::string::npos) return MemoryRepository::put_manifest(m, tag);
+      raced = true;
+      MemoryRepository stale = *this;  // what the rival read
+      sign_digest(stale, *rival, {digest, name() + ":rival", {}});
+      MemoryRepository::put_manifest(m, tag);  // ours lands ...
+      for (auto& [d, b] : stale.blobs) blobs[d] = b;
+      MemoryRepository::put_manifest(*stale.manifest(tag), tag);  // ... and the rival's stale PUT replaces it
+    }
+  } repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key(), rival = generate_key();
+  image::Manifest a = fake_image(repo, "a");
+  repo.put_manifest(a, "");
+  repo.rival = rival.get();
+  repo.digest = a.digest();
+  SignResult s = sign_digest(repo, *key, {a.digest(), identity(repo, "t"), {}});
+  CHECK(repo.raced);
+  CHECK(s.layers == 2);
+  CHECK(check_signature(repo, a.digest(), *key, identity(repo, "t")).ok);
+  CHECK(check_signature(repo, a.digest(), *rival, identity(repo, "rival")).ok);
+}
+
+TEST_CASE("six concurrent signers on one digest: every signature stays") {
+  struct Locked : MemoryRepository {  // thread-safe, and slow enough for the signers to interleave
+    using MemoryRepository::MemoryRepository;
+    std::mutex mu;
+    std::optional<image::Manifest> manifest(const std::string& r) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard<std::mutex> l(mu);
+      return MemoryRepository::manifest(r);
+    }
+    std::string blob(const image::Descriptor& d) override {
+      std::lock_guard<std::mutex> l(mu);
+      return MemoryRepository::blob(d);
+    }
+    bool has_blob(const image::Descriptor& d) override {
+      std::lock_guard<std::mutex> l(mu);
+      return MemoryRepository::has_blob(d);
+    }
+    void put_blob(const image::Descriptor& d, const std::string& b) override {
+      std::lock_guard<std::mutex> l(mu);
+      MemoryRepository::put_blob(d, b);
+    }
+    void put_manifest(const image::Manifest& m, const std::string& t) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard<std::mutex> l(mu);
+      MemoryRepository::put_manifest(m, t);
+    }
+  } repo("127.0.0.1:5000/ai/paddle");
+  image::Manifest a = fake_image(repo, "a");
+  repo.put_manifest(a, "");
+  std::vector<Pkey> keys;
+  for (int i = 0; i < 6; ++i) keys.push_back(generate_key());
+  std::vector<std::thread> signers;
+  for (int i = 0; i < 6; ++i)
+    signers.emplace_back([&, i] { sign_digest(repo, *keys[i], {a.digest(), identity(repo, "s" + std::to_string(i)), {}}); });
+  for (auto& t : signers) t.join();
+  for (int i = 0; i < 6; ++i) CHECK_MESSAGE(check_signature(repo, a.digest(), *keys[i], repo.name()).ok, "signer " << i);
+  CHECK(repo.manifest(signature_tag(a.digest()))->layers().size() == 6);
 }

@@ -10,6 +10,7 @@
 //   kHttp       plain http (imgtool uses http for loopback hosts automatically).
 //   kBasicAuth  htpasswd (bcrypt, `htpasswd -B`) Basic auth; user()/password().
 //   kTls        TLS with a throw-away CA made by the openssl CLI; ca_file().
+// `extra_config` is appended to config.yml (e.g. an `auth: token:` block).
 // The constructor returns once the port accepts connections; the destructor
 // kills the server and removes its folder. Logs: dir()/registry.log.
 #pragma once
@@ -36,11 +37,37 @@ extern char** environ;
 
 namespace imgtool::testing {
 
+// A loopback port nothing listens on right now (for servers a test starts).
+inline int free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+// True when something accepts TCP connections on 127.0.0.1:port.
+inline bool port_accepts(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(s);
+  return ok;
+}
+
 class RegistryServer {
  public:
   enum class Mode { kHttp, kBasicAuth, kTls };
 
-  explicit RegistryServer(Mode mode = Mode::kHttp, const std::string& name = "registry") : mode_(mode) {
+  explicit RegistryServer(Mode mode = Mode::kHttp, const std::string& name = "registry", std::string extra_config = "")
+      : mode_(mode), extra_config_(std::move(extra_config)) {
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("imgtool-registry-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
@@ -100,28 +127,7 @@ class RegistryServer {
   }
 
  private:
-  static int free_port() {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-  }
-
-  bool accepts() const {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port_));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bool ok = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(s);
-    return ok;
-  }
+  bool accepts() const { return port_accepts(port_); }
 
   void wait_ready() {
     for (int i = 0; i < 200; ++i) {
@@ -166,9 +172,11 @@ class RegistryServer {
       c << "  tls:\n    certificate: " << (dir_ / "server.crt").string() << "\n    key: " << (dir_ / "server.key").string() << "\n";
     if (mode_ == Mode::kBasicAuth)
       c << "auth:\n  htpasswd:\n    realm: imgtool-test\n    path: " << (dir_ / "htpasswd").string() << "\n";
+    c << extra_config_;
   }
 
   Mode mode_;
+  std::string extra_config_;
   std::filesystem::path dir_;
   int port_ = 0;
   pid_t pid_ = -1;

@@ -2,12 +2,12 @@
 
 #include <regex>
 
+#include "matrix/labels.h"
+
 namespace imgtool::verify {
 
 namespace {
 
-constexpr const char* kLabelPrefix = "io.imgtool.";
-const char* const kFields[] = {"paddle", "python", "variant", "flavor", "cuda", "cudnn", "tensorrt", "min-driver"};
 
 // token regex -> field; group 1 = value. Order matters (cudnn before cuda).
 const std::vector<std::pair<std::regex, std::string>> kTagTokens = {
@@ -52,14 +52,14 @@ Claims read_claims(const nlohmann::json& config, const std::string& tag) {
   Claims c;
   const auto& cfg = config.contains("config") ? config["config"] : nlohmann::json::object();
   if (cfg.contains("Labels") && cfg["Labels"].is_object())
-    for (const char* f : kFields) {
-      std::string key = std::string(kLabelPrefix) + f;
+    for (const char* key : labels::kClaims) {
+      std::string f(labels::field(key));
       if (cfg["Labels"].contains(key) && cfg["Labels"][key].is_string() && !cfg["Labels"][key].get<std::string>().empty())
         c.labels[f] = cfg["Labels"][key];
     }
   c.tag = tag;
-  if (c.tag.empty() && cfg.contains("Labels") && cfg["Labels"].contains("io.imgtool.tag"))
-    c.tag = cfg["Labels"]["io.imgtool.tag"].get<std::string>();
+  if (c.tag.empty() && cfg.contains("Labels") && cfg["Labels"].contains(labels::kTag))
+    c.tag = cfg["Labels"][labels::kTag].get<std::string>();
   c.from_tag = parse_tag_claims(c.tag);
   if (cfg.contains("Env") && cfg["Env"].is_array())
     for (const auto& e : cfg["Env"])

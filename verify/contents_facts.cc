@@ -1,35 +1,28 @@
 #include "verify/contents_facts.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "core/version.h"
+#include "verify/name_match.h"
 
 namespace imgtool::verify {
 
 namespace {
 
-const std::regex kStdlib(R"(^(?:/.*)?/lib/python(3\.\d+)/os\.py$)");
-const std::regex kSite(R"(^(.*/lib/python(3\.\d+)/(?:site|dist)-packages)/.*$)");
-const std::regex kPaddleDist(R"(^(.*)/(paddlepaddle(?:[_-][a-z0-9]+)?)-([^/-]+)\.dist-info$)");
-const std::regex kVenvVersion(R"((?:^|\n)\s*version(?:_info)?\s*=\s*(\d+\.\d+)[^\n]*)");
-const std::regex kPyVar(R"((cuda_version|cudnn_version)\s*=\s*'([^']*)')");
-
-// basename regex -> library; group 1 = version.
-const std::vector<std::pair<std::regex, std::string>> kLibFiles = {
-    {std::regex(R"(^libcudart\.so\.(\d+(?:\.\d+)*)$)"), "cudart"},
-    {std::regex(R"(^libcublas\.so\.(\d+(?:\.\d+)*)$)"), "cublas"},
-    {std::regex(R"(^libcudnn\.so\.(\d+(?:\.\d+)*)$)"), "cudnn"},
-    {std::regex(R"(^libnvinfer\.so\.(\d+(?:\.\d+)*)$)"), "tensorrt"},
+// basename "PREFIX<version>" -> library.
+const std::vector<std::pair<std::string, std::string>> kLibFiles = {
+    {"libcudart.so.", "cudart"}, {"libcublas.so.", "cublas"}, {"libcudnn.so.", "cudnn"}, {"libnvinfer.so.", "tensorrt"}};
+// dist-info "NAME[_cuNN][_libs]-<version>.dist-info" -> library (names::lib_dist).
+struct LibDist {
+  const char* name;
+  bool allow_libs;
+  const char* lib;
 };
-// dist-info folder name regex -> library; group 1 = version.
-const std::vector<std::pair<std::regex, std::string>> kLibDists = {
-    {std::regex(R"(^nvidia_cuda_runtime(?:_cu\d+)?-(\d+(?:\.\d+)*)\.dist-info$)"), "cudart"},
-    {std::regex(R"(^nvidia_cublas(?:_cu\d+)?-(\d+(?:\.\d+)*)\.dist-info$)"), "cublas"},
-    {std::regex(R"(^nvidia_cudnn(?:_cu\d+)?-(\d+(?:\.\d+)*)\.dist-info$)"), "cudnn"},
-    {std::regex(R"(^tensorrt(?:_cu\d+)?(?:_libs)?-(\d+(?:\.\d+)*)\.dist-info$)"), "tensorrt"},
-};
+const std::vector<LibDist> kLibDists = {{"nvidia_cuda_runtime", false, "cudart"},
+                                        {"nvidia_cublas", false, "cublas"},
+                                        {"nvidia_cudnn", false, "cudnn"},
+                                        {"tensorrt", true, "tensorrt"}};
 
 std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
@@ -44,11 +37,7 @@ void note_lib(ContentsFacts& f, const std::string& lib, const std::string& versi
   if (!have || (v && v->parts.size() > have->parts.size())) l.version = version;
 }
 
-std::string py_var(const std::string& text, const std::string& name) {
-  for (std::sregex_iterator it(text.begin(), text.end(), kPyVar), end; it != end; ++it)
-    if ((*it)[1] == name) return (*it)[2];
-  return "";
-}
+std::string py_var(const std::string& text, const std::string& name) { return names::py_string_var(text, name); }
 
 bool is_unset(const std::string& v) { return v.empty() || v == "False" || v == "None"; }
 
@@ -75,34 +64,32 @@ void classify_build(const ContentsTree& t, const std::string& site, PaddleDist& 
 }
 
 void scan_dist(const ContentsTree& t, const std::string& path, ContentsFacts& f) {
-  std::smatch m;
   std::string base = basename_of(path);
-  for (const auto& [re, lib] : kLibDists)
-    if (std::regex_match(base, m, re)) note_lib(f, lib, m[1], path);
-  if (!std::regex_match(path, m, kPaddleDist)) return;
+  for (const auto& d : kLibDists)
+    if (auto v = names::lib_dist(base, d.name, d.allow_libs)) note_lib(f, d.lib, *v, path);
+  auto dist = names::paddle_dist(path);
+  if (!dist) return;
   PaddleDist d;
-  d.name = m[2];
+  d.name = dist->name;
   std::replace(d.name.begin(), d.name.end(), '_', '-');
-  d.version = m[3];
+  d.version = dist->version;
   d.location = path;
-  std::string site = m[1];
-  if (std::regex_match(path, m, kSite)) d.python = m[2];
-  classify_build(t, site, d);
+  if (auto site = names::site_packages(path)) d.python = site->python;
+  classify_build(t, dist->parent, d);
   f.paddles.push_back(d);
 }
 
 void scan_path(const ContentsTree& t, const std::string& path, const FsEntry& e, ContentsFacts& f) {
-  std::smatch m;
-  if (std::regex_match(path, m, kStdlib)) f.pythons.push_back(m[1]);
+  if (auto v = names::stdlib_python(path)) f.pythons.push_back(*v);
   std::string base = basename_of(path);
-  if (base == "pyvenv.cfg" && e.content && std::regex_search(*e.content, m, kVenvVersion))
-    f.venv_pythons.push_back(m[1]);
+  if (base == "pyvenv.cfg" && e.content)
+    if (auto v = names::venv_version(*e.content)) f.venv_pythons.push_back(*v);
   // A distribution is known by its dist-info/METADATA file (dir entries may be absent).
   std::string dist = base == "METADATA" ? path.substr(0, path.rfind('/')) : "";
   if (ends_with(dist, ".dist-info")) scan_dist(t, dist, f);
   if (e.type == FsEntry::Type::kDir) return;
-  for (const auto& [re, lib] : kLibFiles)
-    if (std::regex_match(base, m, re) && t.resolve(path)) note_lib(f, lib, m[1], path);
+  for (const auto& [prefix, lib] : kLibFiles)
+    if (auto v = names::versioned(base, prefix); v && t.resolve(path)) note_lib(f, lib, *v, path);
   if (base == "libcudnn.so") f.cudnn_links.push_back({path, t.resolve(path).value_or("")});
 }
 

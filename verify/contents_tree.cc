@@ -3,11 +3,21 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
 #include <vector>
 
 #include "core/error.h"
 
 namespace imgtool::verify {
+
+struct ContentsTree::RawEntry {
+  std::string path;
+  FsEntry entry;
+  std::string hardlink;  // normalised target, if a hard link
+};
 
 namespace {
 
@@ -18,22 +28,34 @@ struct ArchiveFree {
   void operator()(archive* a) const { archive_read_free(a); }
 };
 
+// The read callback runs inside libarchive's C frames: an exception must not
+// unwind through them. It is stored here and rethrown once libarchive returns.
 struct ReadCtx {
   image::BlobReader* r;
   std::vector<char> buf = std::vector<char>(1 << 20);
+  std::exception_ptr error;
 };
 
-la_ssize_t read_cb(archive*, void* p, const void** out) {
+la_ssize_t read_cb(archive* a, void* p, const void** out) {
   auto* c = static_cast<ReadCtx*>(p);
   *out = c->buf.data();
-  return static_cast<la_ssize_t>(c->r->read(c->buf.data(), c->buf.size()));
+  try {
+    return static_cast<la_ssize_t>(c->r->read(c->buf.data(), c->buf.size()));
+  } catch (...) {
+    c->error = std::current_exception();
+    archive_set_error(a, EIO, "the layer's reader failed");
+    return -1;
+  }
 }
 
-struct RawEntry {
-  std::string path;
-  FsEntry entry;
-  std::string hardlink;  // normalised target, if a hard link
-};
+// Only libarchive's built-in gzip/zstd decoders (and none): never filter_all,
+// whose lrzip/lzop/grzip/... filters run external programs. ARCHIVE_WARN means
+// libarchive would fall back to an external gzip/zstd program: refused too.
+void restrict_filters(archive* a) {
+  if (archive_read_support_filter_gzip(a) != ARCHIVE_OK || archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
+      archive_read_support_filter_none(a) != ARCHIVE_OK)
+    throw Error("libarchive lacks built-in gzip/zstd support (rebuild it with zlib and libzstd)");
+}
 
 std::string dirname_of(const std::string& p) {
   size_t s = p.rfind('/');
@@ -91,47 +113,84 @@ void ContentsTree::erase_under(const std::string& dir, bool include_self) {
   while (it != entries_.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = entries_.erase(it);
 }
 
+namespace {
+
+std::string checked_path(const char* p, size_t max, const std::string& where, const char* what) {
+  if (!p) throw Error(where + ": expected a " + what + " in every tar entry, found an entry without one");
+  size_t n = strnlen(p, max + 1);
+  if (n > max)
+    throw Error(where + ": expected " + what + "s of at most " + std::to_string(max) + " bytes, found a longer one");
+  return std::string(p, n);
+}
+
+std::string error_of(archive* a) {
+  const char* e = archive_error_string(a);
+  return e ? e : "unknown libarchive error";
+}
+
+[[noreturn]] void rethrow_or(const ReadCtx& ctx, const std::string& message) {
+  if (ctx.error) std::rethrow_exception(ctx.error);
+  throw Error(message);
+}
+
+}  // namespace
+
+ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, const std::string& where) {
+  if (++seen_entries_ > limits_.max_entries)
+    throw Error(where + ": expected at most " + std::to_string(limits_.max_entries) +
+                " tar entries in the image, found more (a hostile or broken layer?)");
+  RawEntry r{normalize(checked_path(archive_entry_pathname(e), limits_.max_path, where, "path")), {}, {}};
+  if (const char* hl = archive_entry_hardlink(e)) r.hardlink = normalize(checked_path(hl, limits_.max_path, where, "link target"));
+  r.entry.type = type_of(archive_entry_filetype(e));
+  r.entry.size = archive_entry_size(e);
+  if (const char* l = archive_entry_symlink(e)) r.entry.link = checked_path(l, limits_.max_path, where, "link target");
+  if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(r.path, r.entry.size)) {
+    kept_bytes_ += std::max<int64_t>(r.entry.size, 0);
+    if (kept_bytes_ > limits_.max_kept_bytes)
+      throw Error(where + ": expected at most " + std::to_string(limits_.max_kept_bytes) +
+                  " bytes of kept small files in the image, found more (a hostile layer?)");
+    r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
+  }
+  return r;
+}
+
 void ContentsTree::add_layer(image::BlobReader& layer, const std::string& where) {
   std::unique_ptr<archive, ArchiveFree> a(archive_read_new());
-  archive_read_support_filter_all(a.get());
+  restrict_filters(a.get());
   archive_read_support_format_tar(a.get());
   archive_read_support_format_empty(a.get());
   ReadCtx ctx{&layer};
   if (archive_read_open(a.get(), &ctx, nullptr, read_cb, nullptr) != ARCHIVE_OK)
-    throw Error(where + ": expected a tar layer, found: " + archive_error_string(a.get()));
+    rethrow_or(ctx, where + ": expected a tar layer (uncompressed, gzip or zstd), found: " + error_of(a.get()));
   std::vector<RawEntry> raw;
   std::vector<std::pair<std::string, bool>> whiteouts;  // path, opaque
   archive_entry* e = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-    std::string path = normalize(archive_entry_pathname(e));
-    std::string base = basename_of(path);
+    RawEntry r = read_entry(a.get(), e, where);
+    if (ctx.error) std::rethrow_exception(ctx.error);
+    std::string base = basename_of(r.path);
     if (base == kOpaque) {
-      whiteouts.push_back({dirname_of(path), true});
+      whiteouts.push_back({dirname_of(r.path), true});
       continue;
     }
     if (base.rfind(kWhiteout, 0) == 0) {
-      whiteouts.push_back({dirname_of(path) + (dirname_of(path) == "/" ? "" : "/") + base.substr(4), false});
+      whiteouts.push_back({dirname_of(r.path) + (dirname_of(r.path) == "/" ? "" : "/") + base.substr(4), false});
       continue;
     }
-    RawEntry r{path, {}, {}};
-    if (const char* hl = archive_entry_hardlink(e)) r.hardlink = normalize(hl);
-    r.entry.type = type_of(archive_entry_filetype(e));
-    r.entry.size = archive_entry_size(e);
-    if (const char* l = archive_entry_symlink(e)) r.entry.link = l;
-    if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(path, r.entry.size))
-      r.entry.content = read_data(a.get(), r.entry.size);
     raw.push_back(std::move(r));
   }
   if (rc != ARCHIVE_EOF)
-    throw Error(where + ": layer is not a readable tar stream: " + archive_error_string(a.get()));
+    rethrow_or(ctx, where + ": layer is not a readable tar stream (uncompressed, gzip or zstd): " +
+                        error_of(a.get()));
+  a.reset();
   char sink[65536];
   while (layer.read(sink, sizeof sink) > 0) {}  // drain: lets the reader verify the digest
   for (const auto& [p, opaque] : whiteouts) erase_under(p, !opaque);
   for (auto& r : raw) {
     if (!r.hardlink.empty()) {
       const FsEntry* t = find(r.hardlink);
-      r.entry = t ? *t : FsEntry{};
+      r.entry = t ? *t : FsEntry{};  // shares the target's kept bytes (shared_ptr), never copies them
     }
     if (r.entry.type != FsEntry::Type::kDir) erase_under(r.path, false);  // a file replaces a dir
     entries_[r.path] = std::move(r.entry);

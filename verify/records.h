@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
+#include "core/sqlite.h"
 
 namespace imgtool::verify {
 
@@ -43,7 +43,6 @@ class RecordStore {
  public:
   // Opens (creating file, folders and schema if needed). Throws Error with the path on failure.
   explicit RecordStore(const std::string& path);
-  ~RecordStore();
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;
 
@@ -57,7 +56,7 @@ class RecordStore {
 
  private:
   std::string path_;
-  sqlite3* db_ = nullptr;
+  sqlite::Database db_;
 };
 
 }  // namespace imgtool::verify

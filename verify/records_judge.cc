@@ -127,9 +127,14 @@ std::vector<Record> records_from_probe(const json& probe, const std::string& dig
   std::string gpu = text(d, "name");
   std::string driver = text(d, "driver_branch");
   if (driver.empty()) driver = "cuda-" + text(d, "driver_cuda");
+  // A metric measured elsewhere than the GPU (the CPU baseline: "device": "cpu: <model>") is its own
+  // series under that device, with no driver: no KB peak matches it, so only its history judges it.
   for (auto& m : probe["metrics"])
-    if (m.contains("value") && m["value"].is_number())
-      out.push_back({time, digest, tag, gpu, driver, text(m, "metric"), m["value"].get<double>(), text(m, "unit")});
+    if (m.contains("value") && m["value"].is_number()) {
+      std::string dev = text(m, "device");
+      out.push_back({time, digest, tag, dev.empty() ? gpu : dev, dev.empty() ? driver : "", text(m, "metric"),
+                     m["value"].get<double>(), text(m, "unit")});
+    }
   return out;
 }
 

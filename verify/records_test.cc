@@ -110,6 +110,30 @@ TEST_CASE("records from a probe document") {
   CHECK(records_from_probe(nlohmann::json::parse(R"({"metrics": []})"), "", "", 0).empty());
 }
 
+TEST_CASE("CPU baseline metrics are their own series, judged by their history only") {
+  auto probe = nlohmann::json::parse(R"({"driver": {"status": "fail", "name": null}, "metrics": [
+    {"metric": "cpu_matmul_fp32", "value": 40.5, "unit": "GFLOP/s", "device": "cpu: AMD EPYC 7B13"}]})");
+  auto r = records_from_probe(probe, "sha256:x", "3.2.0", 42);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].gpu == "cpu: AMD EPYC 7B13");
+  CHECK(r[0].driver.empty());
+  TempDb t;
+  RecordStore s(t.path);
+  auto j = record_and_judge(s, r, kb_peaks());
+  CHECK(!j[0].floor);  // no KB peak for a CPU
+  CHECK(j[0].history_runs == 0);
+  for (int i = 0; i < 4; ++i) {
+    auto e = r[0];
+    e.time = 100 + i;
+    e.value = 40;
+    record_and_judge(s, {e}, kb_peaks());
+  }
+  auto slow = r[0];
+  slow.time = 200;
+  slow.value = 20;
+  CHECK(record_and_judge(s, {slow}, kb_peaks())[0].status == "fail");  // >10% below its own median
+}
+
 TEST_CASE("history view: series per GPU/driver/metric, text and last N") {
   TempDb t;
   RecordStore s(t.path);

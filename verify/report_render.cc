@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/junit.h"
+#include "core/strings.h"
+
 namespace imgtool::verify {
 
 const char* status_name(Status s) {
@@ -21,24 +24,6 @@ bool Report::ok() const {
 
 namespace {
 
-std::string upper(const char* s) {
-  std::string u = s;
-  for (auto& c : u) c = static_cast<char>(toupper(c));
-  return u;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  return o;
-}
-
 std::string detail(const CheckResult& c) {
   std::string d = "expected " + c.expected + "; found " + c.found;
   if (!c.fix.empty()) d += "; fix: " + c.fix;
@@ -53,7 +38,7 @@ std::string render_table(const Report& r) {
   std::ostringstream o;
   o << "verify " << r.image << (r.digest.empty() ? "" : " (" + r.digest + ")") << "\n";
   for (const auto& c : r.checks) {
-    o << "  " << upper(status_name(c.status)) << std::string(5 - std::string(status_name(c.status)).size(), ' ')
+    o << "  " << strings::upper(status_name(c.status)) << std::string(5 - std::string(status_name(c.status)).size(), ' ')
       << c.id << std::string(w + 2 - c.id.size(), ' ') << "found " << c.found << "\n";
     if (c.status == Status::kFail || c.status == Status::kWarn) {
       o << "        expected: " << c.expected << "\n";
@@ -74,27 +59,14 @@ nlohmann::json report_json(const Report& r) {
 }
 
 std::string render_junit(const Report& r) {
-  size_t fails = 0, skips = 0;
+  junit::Suite suite{"imgtool verify " + r.image, std::nullopt, {}};
   for (const auto& c : r.checks) {
-    fails += c.status == Status::kFail;
-    skips += c.status == Status::kSkip;
+    junit::Case jc{"imgtool.verify", c.id, std::nullopt, junit::Outcome::kPassed, "", c.found};
+    if (c.status == Status::kFail) jc = {jc.classname, c.id, std::nullopt, junit::Outcome::kFailed, detail(c), c.title};
+    if (c.status == Status::kSkip) jc = {jc.classname, c.id, std::nullopt, junit::Outcome::kSkipped, c.found, ""};
+    suite.cases.push_back(std::move(jc));
   }
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<testsuites><testsuite name=\"imgtool verify " << xml_escape(r.image) << "\" tests=\""
-    << r.checks.size() << "\" failures=\"" << fails << "\" skipped=\"" << skips << "\">\n";
-  for (const auto& c : r.checks) {
-    o << "  <testcase classname=\"imgtool.verify\" name=\"" << xml_escape(c.id) << "\">";
-    if (c.status == Status::kFail)
-      o << "<failure message=\"" << xml_escape(detail(c)) << "\">" << xml_escape(c.title) << "</failure>";
-    else if (c.status == Status::kSkip)
-      o << "<skipped message=\"" << xml_escape(c.found) << "\"/>";
-    else
-      o << "<system-out>" << xml_escape(c.found) << "</system-out>";
-    o << "</testcase>\n";
-  }
-  o << "</testsuite></testsuites>\n";
-  return o.str();
+  return junit::render(suite);
 }
 
 }  // namespace imgtool::verify

@@ -33,7 +33,7 @@ std::string reasons(const json& j) { return j["verdict"]["reasons"].dump(); }
 
 TEST_CASE("gpu image without --gpus: says exactly why the GPU part did not run") {
   std::string img = labelled("imgtool-test/smoke-gpu:nopaddle", base_image(), "gpu");
-  json j = smoke({img}, 1);
+  json j = smoke({img, "--gpus", "none"}, 1);  // the default, auto, would pass --gpus all to a gpu image
   const json& drv = j["probe"]["driver"];
   CHECK(drv["code"] == "no_gpus_flag");
   CHECK(drv["reason"].get<std::string>().find("libcuda.so.1") != std::string::npos);
@@ -60,7 +60,7 @@ TEST_CASE("gpu image with --gpus all on a host without the NVIDIA runtime: diagn
 
 TEST_CASE("CPU paddle wheel in a gpu-labelled image fails with the CPU-only diagnosis") {
   std::string img = labelled("imgtool-test/paddle-cpu-as-gpu:3.2.0", paddle_cpu_image(), "gpu");
-  json j = smoke({img, "--shm-size", "2g"}, 1);
+  json j = smoke({img, "--gpus", "none", "--shm-size", "2g"}, 1);
   const json& p = j["probe"]["paddle"];
   CHECK(p["code"] == "cpu_only_paddle");
   CHECK(p["compiled_with_cuda"] == false);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/paths.h"
+#include "matrix/labels.h"
 
 namespace imgtool::verify {
 namespace {
@@ -77,10 +78,10 @@ ImageFacts inspect_image(const std::string& image, const CommandRunner& runner) 
   f.id = i.value("Id", "");
   auto digests = strings(i.value("RepoDigests", json::array()));
   f.digest = digests.empty() ? f.id : digests.front();
-  f.tag = label(labels, "io.imgtool.tag");
+  f.tag = label(labels, labels::kTag);
   if (f.tag.empty()) f.tag = image;
-  f.variant = label(labels, "io.imgtool.variant");
-  f.cuda = label(labels, "io.imgtool.cuda");
+  f.variant = label(labels, labels::kVariant);
+  f.cuda = label(labels, labels::kCuda);
   return f;
 }
 
@@ -88,10 +89,12 @@ std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::str
   std::vector<std::string> a = {"docker", "run", "--rm", "--name", name};
   if (opt.gpus != "none" && !opt.gpus.empty()) a.insert(a.end(), {"--gpus", opt.gpus});
   if (!opt.shm_size.empty()) a.insert(a.end(), {"--shm-size", opt.shm_size});
+  a.insert(a.end(), opt.run_flags.begin(), opt.run_flags.end());
   a.insert(a.end(), {"-v", opt.probe_dir + ":" + kMount + ":ro", "--entrypoint", opt.python, opt.image,
                      std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus});
   if (!opt.expect_variant.empty()) a.insert(a.end(), {"--expect-variant", opt.expect_variant});
   if (!opt.expect_cuda.empty()) a.insert(a.end(), {"--expect-cuda", opt.expect_cuda});
+  if (opt.no_gpu_host) a.push_back("--no-gpu-host");
   a.insert(a.end(), opt.probe_args.begin(), opt.probe_args.end());
   return a;
 }
@@ -117,6 +120,8 @@ SmokeResult run_smoke(SmokeOptions opt, const CommandRunner& runner) {
   SmokeResult res;
   res.image = inspect_image(opt.image, runner);
   resolve_expectations(opt, res.image);
+  // --gpus auto (the default): every GPU for a gpu image, none for a cpu one.
+  if (opt.gpus.empty() || opt.gpus == "auto") opt.gpus = opt.expect_variant == "gpu" && !opt.no_gpu_host ? "all" : "none";
   res.expect_variant = opt.expect_variant;
   res.expect_cuda = opt.expect_cuda;
   std::string name = container_name();

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/engine.h"
 #include "core/process.h"
 #include "verify/smoke_diagnosis.h"
 
@@ -30,7 +31,8 @@ namespace imgtool::verify {
 
 struct SmokeOptions {
   std::string image;                   // any reference `docker run` accepts
-  std::string gpus = "none";           // "none": no --gpus flag; else the --gpus value ("all", "device=0")
+  std::string gpus = "none";           // "none": no --gpus flag; "auto": all for gpu images, none for cpu; else the value
+  bool no_gpu_host = false;            // the host has no GPU: probe --no-gpu-host, and auto = none
   std::string shm_size;                // empty: Docker's default (64 MB)
   std::string expect_variant;          // "gpu" | "cpu"; empty: the io.imgtool.variant label
   std::string expect_cuda;             // "12.6"; empty: the io.imgtool.cuda label
@@ -38,6 +40,7 @@ struct SmokeOptions {
   std::string probe_dir;               // empty: data_dir() + "/verify/probe"
   std::chrono::seconds timeout{900};   // whole docker run
   std::vector<std::string> probe_args; // passed through to probe.py (e.g. --reps 5)
+  std::vector<std::string> run_flags;  // extra docker run flags from a run profile (ulimits, user, env, limits)
 };
 
 // What `docker image inspect` says about the image (labels are the claims).
@@ -78,7 +81,7 @@ std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::str
 // Inspects the image, runs the probe, judges. Throws InputError for bad options
 // (unknown variant), Error when the image cannot be inspected; every failure
 // of the run itself is reported in the result, never thrown.
-SmokeResult run_smoke(SmokeOptions opt, const CommandRunner& runner = run);
+SmokeResult run_smoke(SmokeOptions opt, const CommandRunner& runner = run_docker);
 
 // Folds docker's outcome and the probe's output into `res` (exposed for tests).
 void judge_smoke(SmokeResult& res, const RunResult& docker);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "verify/smoke_judge.h"
 #include "verify/smoke_report.h"
 
 using namespace imgtool;
@@ -49,6 +50,20 @@ TEST_CASE("argv: probe mounted read-only, labels become expectations, no --gpus 
   CHECK(res.warnings.size() == 1);
   CHECK(res.image.tag == "3.2.0-gpu");
   CHECK(res.image.digest == "reg/ai/paddle@sha256:def");
+}
+
+TEST_CASE("--gpus auto: all GPUs for a gpu-labelled image, none for a cpu one") {
+  Fake fake{{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.gpus = "auto";
+  run_smoke(opt, std::ref(fake));
+  CHECK(has_seq(fake.calls[1], "--gpus", "all"));  // the label says gpu
+  Fake cpu{{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
+  opt.expect_variant = "cpu";
+  run_smoke(opt, std::ref(cpu));
+  CHECK(std::find(cpu.calls[1].begin(), cpu.calls[1].end(), "--gpus") == cpu.calls[1].end());
+  CHECK(has_seq(cpu.calls[1], "--gpus-requested", "none"));
 }
 
 TEST_CASE("argv: --gpus and --shm-size pass through, explicit expectations win") {
@@ -108,4 +123,23 @@ TEST_CASE("probe verdict fail carries its reasons; garbage output is a host fail
   judge_smoke(g, {1, false, "not json", "Traceback"});
   CHECK_FALSE(g.passed());
   CHECK(g.host->code == "docker_run_failed");
+}
+
+TEST_CASE("smoke_and_judge: measured throughput with a records store that fails is a failed smoke, with the fix") {
+  Fake fake{{0, false, R"({"driver": {"name": "NVIDIA H100", "driver_branch": "550"},
+    "metrics": [{"metric": "gemm_fp16", "value": 100.0, "unit": "TFLOP/s"}],
+    "verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
+  SmokeOptions opt;
+  opt.image = "img";
+  opt.probe_dir = "/nonexistent-probe";
+  RecordOptions ro{.records = "/proc/imgtool-no-such-dir/records.db",
+                   .peaks = [](std::string_view) { return std::optional<GpuPeaks>(); }};
+  auto s = smoke_and_judge(opt, ro, std::ref(fake));
+  CHECK_FALSE(s.result.passed());
+  REQUIRE_FALSE(s.result.reasons.empty());
+  CHECK(s.result.reasons.back().find("throughput not recorded") != std::string::npos);
+  CHECK(s.result.reasons.back().find("--no-record") != std::string::npos);
+  // Recording off: nothing stored, the probe's verdict stands.
+  Fake again = fake;
+  CHECK(smoke_and_judge(opt, {.record = false}, std::ref(again)).result.passed());
 }

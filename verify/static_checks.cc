@@ -5,6 +5,7 @@
 #include "verify/claims_model.h"
 #include "verify/contents_facts.h"
 #include "verify/contents_tree.h"
+#include "verify/loader_paths.h"
 #include "verify/signature_check.h"
 
 namespace imgtool::verify {
@@ -31,8 +32,13 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
   r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
 }
 
+CheckResult not_scanned() {
+  return {"claims", "claims match contents", Status::kSkip, "layers scanned once the signature holds",
+          "not scanned: the signature check failed", "fix the signature first"};
+}
+
 ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
-  ContentsTree tree(keep_for_facts);
+  ContentsTree tree([](const std::string& p, int64_t n) { return keep_for_facts(p, n) || keep_for_loader(p, n); });
   for (const auto& l : m.layers()) {
     auto reader = src.open_blob(l);
     tree.add_layer(*reader, src.describe() + " layer " + l.digest);
@@ -43,8 +49,15 @@ ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
 void add_claims(const StaticInputs& in, const matrix::KnowledgeBase& kb, const image::Manifest& m, Report& r) {
   auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
   Claims claims = read_claims(config, in.tag);
-  ContentsFacts facts = gather_facts(read_contents(*in.source, m));
+  ContentsTree tree = read_contents(*in.source, m);
+  ContentsFacts facts = gather_facts(tree);
   for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));
+  std::vector<std::string> env;
+  if (config.contains("config") && config["config"].is_object() && config["config"].contains("Env") &&
+      config["config"]["Env"].is_array())
+    for (const auto& e : config["config"]["Env"])
+      if (e.is_string()) env.push_back(e.get<std::string>());
+  for (auto& c : check_loader_paths(tree, facts, env)) r.add(std::move(c));
 }
 
 }  // namespace
@@ -62,8 +75,14 @@ Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
     return r;
   }
   r.digest = m.digest();
-  if (opt.signature) add_signature(in, opt, in.signed_digest.empty() ? r.digest : in.signed_digest, r);
-  if (opt.claims) {
+  if (!in.signed_digest.empty() && in.signed_digest != r.digest) {
+    r.add(read_failure("the manifest " + in.signed_digest + " of " + in.ref, "a manifest hashing to " + r.digest));
+    return r;
+  }
+  if (opt.signature) add_signature(in, opt, r.digest, r);
+  if (opt.claims && !r.ok()) {
+    r.add(not_scanned());
+  } else if (opt.claims) {
     try {
       add_claims(in, *opt.kb, m, r);
     } catch (const std::exception& e) {

@@ -2,10 +2,12 @@
 //
 //   Report r = verify_static(inputs, options);
 //
-// Order: the manifest is read once; the signature is checked against its
-// digest; the config gives labels and env; the layers are streamed (never
-// written to disk) through ContentsTree; claims are checked against the
-// facts. A failure to read the image is a "read" row (fail), not an exception,
+// Order: the manifest is read ONCE (a tag is resolved by that one read); the
+// signature is checked against the digest of exactly those bytes; the config
+// and every layer are read by digest from that manifest; the layers are
+// streamed (never written to disk) through ContentsTree; claims are checked
+// against the facts. An image whose signature failed is not scanned at all
+// (hostile layers are only parsed once the key vouches for them). A failure to read the image is a "read" row (fail), not an exception,
 // so the report still renders; bad options throw InputError.
 //
 // GPU smoke hook: the smoke area runs after the static checks and appends its
@@ -30,7 +32,7 @@ struct StaticInputs {
   std::string ref;                          // as the user wrote it (for messages, smoke)
   image::ImageSource* source = nullptr;     // required
   sign::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
-  std::string signed_digest;                // digest the signature must cover ("" = manifest's)
+  std::string signed_digest;                // if set, the manifest read must have this digest, else a read row fails
   std::string tag;                          // tag the image was referenced by ("" if by digest)
 };
 

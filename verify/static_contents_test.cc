@@ -11,13 +11,6 @@ using namespace imgtool;
 using namespace imgtool::verify;
 using namespace imgtool::verify::testing;
 
-namespace {
-void add(ContentsTree& t, const std::vector<TarItem>& items, const std::string& filter = "") {
-  image::StringReader r(make_tar(items, filter));
-  t.add_layer(r, "test layer");
-}
-}  // namespace
-
 TEST_CASE("layers merge with whiteouts and opaque dirs; gzip and zstd are read") {
   ContentsTree t;
   add(t, {{"etc/", "", 'd'}, {"etc/a", "1"}, {"etc/b", "2"}, {"opt/x/1", "1"}, {"opt/x/2", "2"}, {"keep", "k"}}, "gzip");

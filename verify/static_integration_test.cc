@@ -141,6 +141,16 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     CHECK(p.exit_code == 1);
     CHECK(p.out.find("expected: Python 3.10 installed") != std::string::npos);
   }
+  SUBCASE("a multi-platform tag is narrowed to its linux/amd64 image, as promote does") {
+    auto m = reg.get_manifest("ai/paddle", honest);
+    json entry = {{"mediaType", m.media_type}, {"digest", honest}, {"size", m.raw.size()},
+                  {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}};
+    json index = {{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", json::array({entry})}};
+    reg.put_manifest("ai/paddle", "multi", index.dump(), image::media::kOciIndex);
+    auto r = cli({"verify", repo + ":multi", "--no-signature", "--no-smoke", "--json"});
+    CHECK(r.exit_code == 0);  // before: the index itself was read as an image and failed
+    CHECK(json::parse(r.out)["digest"] == honest);
+  }
   SUBCASE("promote: unsigned refused, signed-but-lying refused, signed honest moves the tag") {
     std::string liar = copy_to("imgtool-test/liar:py310", repo + ":staging-liar");
     auto r = cli({"promote", repo + "@" + liar, "--tag", "stable", "--key", k + ".pub"});

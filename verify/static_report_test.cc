@@ -38,12 +38,55 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   MemorySource liar = cpu_image("3.10");
   in.source = &liar;
   opt.public_key = key.get();
+  Report unsigned_lie = verify_static(in, opt);
+  CHECK_FALSE(unsigned_lie.ok());
+  std::string table = render_table(unsigned_lie);
+  CHECK(table.find("FAIL signature") != std::string::npos);  // the liar was never signed ...
+  CHECK(table.find("not scanned: the signature check failed") != std::string::npos);  // ... so never scanned
+
+  sign::sign_digest(repo, *key, {liar.manifest().digest(), repo.name() + ":3.2.0", {}});
   Report lie = verify_static(in, opt);
   CHECK_FALSE(lie.ok());
-  std::string table = render_table(lie);
-  CHECK(table.find("FAIL signature") != std::string::npos);  // the liar was never signed
+  table = render_table(lie);
   CHECK(table.find("FAIL claims.python") != std::string::npos);
   CHECK(table.find("expected: Python 3.10") != std::string::npos);
+}
+
+namespace {
+// Counts the blobs verify opens (to prove an unsigned image's layers are never parsed).
+struct CountingSource : image::ImageSource {
+  explicit CountingSource(image::ImageSource& s) : inner(s) {}
+  image::Manifest manifest() override { return inner.manifest(); }
+  std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
+    ++opened;
+    return inner.open_blob(d);
+  }
+  std::string describe() const override { return inner.describe(); }
+  image::ImageSource& inner;
+  int opened = 0;
+};
+}  // namespace
+
+TEST_CASE("verify_static: an image whose signature fails is not scanned (no config, no layer read)") {
+  MemorySource src = cpu_image("3.11");
+  CountingSource counting(src);
+  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");  // nothing signed
+  auto key = sign::generate_key();
+  StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &counting, &repo, "", "3.2.0"};
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr, &test_kb()};
+  Report r = verify_static(in, opt);
+  CHECK_FALSE(r.ok());
+  CHECK(counting.opened == 0);
+}
+
+TEST_CASE("verify_static: a manifest other than the pinned digest is a read failure, nothing checked on it") {
+  MemorySource src = cpu_image("3.11");
+  StaticInputs in{"docker://h/r@sha256:" + std::string(64, 'a'), &src, nullptr, "sha256:" + std::string(64, 'a'), ""};
+  VerifyOptions opt{nullptr, "", "", false, true, nullptr, &test_kb()};
+  Report r = verify_static(in, opt);
+  CHECK_FALSE(r.ok());
+  REQUIRE(r.checks.size() == 1);
+  CHECK(r.checks[0].id == "read");
 }
 
 TEST_CASE("the smoke hook runs after the static checks and can add rows") {

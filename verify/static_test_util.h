@@ -14,6 +14,7 @@
 #include "image/blob.h"
 #include "image/image.h"
 #include "matrix/kb.h"
+#include "verify/contents_tree.h"
 
 namespace imgtool::verify::testing {
 
@@ -32,8 +33,7 @@ struct TarItem {
 inline std::string make_tar(const std::vector<TarItem>& items, const std::string& filter = "") {
   archive* a = archive_write_new();
   archive_write_set_format_pax_restricted(a);
-  if (filter == "gzip") archive_write_add_filter_gzip(a);
-  if (filter == "zstd") archive_write_add_filter_zstd(a);
+  if (!filter.empty()) archive_write_add_filter_by_name(a, filter.c_str());  // gzip, zstd, xz, bzip2, ...
   std::string out(16 << 20, '\0');
   size_t used = 0;
   archive_write_open_memory(a, out.data(), out.size(), &used);
@@ -107,6 +107,12 @@ inline std::vector<TarItem> python_paddle_layer(const std::string& py, const std
   return {{"usr/lib/python" + py + "/os.py", "# os", 'f'},
           {site + "/" + dist + "-" + version + ".dist-info/METADATA", "Name: " + dist + "\nVersion: " + version + "\n", 'f'},
           {site + "/paddle/version/__init__.py", paddle_version_py(cuda, cudnn), 'f'}};
+}
+
+// Adds one layer made of `items` (tar, compressed with libarchive filter `filter`) to `t`.
+inline void add(ContentsTree& t, const std::vector<TarItem>& items, const std::string& filter = "") {
+  image::StringReader r(make_tar(items, filter));
+  t.add_layer(r, "test layer");
 }
 
 }  // namespace imgtool::verify::testing

@@ -1,5 +1,7 @@
 #include "verify/verify_smoke.h"
 
+#include "verify/smoke_judge.h"
+
 #include <unistd.h>
 
 #include <cctype>
@@ -291,6 +293,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     so.shm_size = o.shm_size;
     so.timeout = o.timeout;
     so.probe_args = o.probe_args;
+    so.run_flags = o.run_flags;
     so.probe_dir = o.probe_dir;
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
     SmokeResult res = run_smoke(so, o.runner);
@@ -300,18 +303,9 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
       res.image.tag = r.transport == "docker" ? r.host + "/" + r.name + (r.tag.empty() ? "@" + m.digest() : ":" + r.tag)
                       : r.transport == "docker-daemon" ? r.name + ":" + r.tag
                                                        : ref;
-    std::vector<Judgement> throughput;
-    auto recs = records_from_probe(res.probe, res.image.digest, res.image.tag, o.clock ? o.clock() : system_clock()());
-    if (o.record && !recs.empty()) {
-      try {
-        RecordStore store(o.records.empty() ? RecordStore::default_path() : o.records);
-        throughput = record_and_judge(store, recs, o.peaks ? o.peaks : kb_peaks());
-        apply_throughput(res, throughput);
-      } catch (const std::exception& e) {
-        report.add({"smoke.throughput", "throughput recorded and judged", Status::kWarn, "records stored and judged",
-                    std::string("not judged: ") + e.what(), "check --records / $IMGTOOL_RECORDS (a writable SQLite file)"});
-      }
-    }
+    // One rule with `imgtool smoke` and the nightly (smoke_judge.h): a records store that fails fails the smoke.
+    auto throughput = record_and_judge_smoke(res, {.record = o.record, .records = o.records, .clock = o.clock,
+                                                   .peaks = o.peaks});
     for (auto& row : smoke_rows(res, throughput)) report.add(std::move(row));
   } catch (const std::exception& e) {
     report.add({"smoke", "GPU smoke test verdict", Status::kFail, "the smoke probe to run in the image",

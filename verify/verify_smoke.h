@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine.h"
 #include "image/reference.h"
 #include "image/transport.h"
 #include "verify/records_judge.h"
@@ -46,12 +47,13 @@ struct VerifySmokeOptions {
   std::string shm_size;                 // docker run --shm-size; empty = Docker's default
   std::chrono::seconds timeout{900};    // the probe's docker run
   std::vector<std::string> probe_args;  // passed to probe.py (e.g. --reps 5)
+  std::vector<std::string> run_flags;   // docker run flags from a run profile (SmokeOptions::run_flags)
   std::string probe_dir;                // empty: the installed verify/probe
   bool record = true;                   // store + judge throughput
   std::string records;                  // empty: RecordStore::default_path()
   bool require_signature = true;        // never run an image whose signature row failed
   image::TransportOptions transport;    // to read docker:// / oci: images for loading
-  CommandRunner runner = run;           // docker CLI (tests inject fakes)
+  CommandRunner runner = run_docker;    // docker CLI on the run's one engine (tests inject fakes)
   Clock clock = system_clock();
   PeaksLookup peaks;                    // empty: kb_peaks()
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)

@@ -246,3 +246,22 @@ TEST_CASE("hook: a docker-daemon image gone from the engine fails with a load ro
   CHECK(row(r, "smoke")->status == Status::kFail);
   CHECK_FALSE(d.ran("run"));
 }
+
+TEST_CASE("hook: a records store that cannot be written fails the smoke (one rule with imgtool smoke and the nightly)") {
+  FakeDocker d;
+  d.probe["driver"] = {{"status", "ok"}, {"name", "NVIDIA H100"}, {"driver_branch", "550"}};
+  d.probe["metrics"] = json::array({{{"metric", "gemm_fp16"}, {"value", 100.0}, {"unit", "TFLOP/s"}}});
+  Report r;
+  r.add({"signature", "signed", Status::kPass, "", "", ""});
+  auto o = options(d);
+  o.record = true;
+  o.records = "/proc/imgtool-no-such-dir/records.db";  // cannot be created
+  o.peaks = [](std::string_view) { return std::optional<GpuPeaks>(); };
+  verify_smoke("docker://127.0.0.1:5000/ai/paddle:3.2.0", manifest(), r, o);
+  REQUIRE(row(r, "smoke") != nullptr);
+  CHECK(row(r, "smoke")->status == Status::kFail);  // before: a warning, and the smoke passed
+  CHECK_FALSE(r.ok());
+  bool named = false;
+  for (const auto& c : r.checks) named = named || c.found.find("throughput not recorded") != std::string::npos;
+  CHECK(named);
+}

@@ -359,9 +359,64 @@ def run_check_outcome(output):
     return (m.group(2).lower(), int(m.group(1))) if m else (None, 0)
 
 
-def verdict(report, expect_variant):
+def multi_gpu_failure(output):
+    """The reason line when run_check passed on one GPU but failed on several ("" if it did not)."""
+    if "installed successfully ONLY for single GPU" not in output:
+        return ""
+    m = re.search(r"PaddlePaddle meets some problem with (\d+) GPUs", output)
+    err = re.search(r"Original Error is:? *(.*)", output)
+    return "failed on %s GPUs%s" % (m.group(1) if m else "several",
+                                     (" (%s)" % err.group(1).strip()[:300]) if err else "")
+
+
+def verdict_without_gpu(report):
+    sec = lambda k: report.get(k) or {}
+    reasons, warnings = [], []
+    paddle, libs = sec("paddle"), sec("libraries")
+    if paddle.get("status") != "ok":
+        reasons.append("paddle: %s" % paddle.get("reason"))
+    if libs.get("status") != "ok":
+        reasons.append("libraries: %s (the image's loader must find them; fix: ld.so.conf.d + ldconfig or "
+                       "LD_LIBRARY_PATH)" % libs.get("reason"))
+    warnings.append("GPU part not run: no GPU on this host (--no-gpu-host); driver: %s" % sec("driver").get("reason"))
+    warnings += ["%s: %s" % (k, v.get("reason")) for k, v in report.items()
+                 if k not in ("driver", "compat", "kernels", "blas") and isinstance(v, dict) and v.get("status") == "warn"]
+    return {"status": "fail" if reasons else "pass", "expect_variant": "gpu", "reasons": reasons,
+            "warnings": warnings, "gpu_part": "not run (--no-gpu-host)"}
+
+
+def cpu_section(info):
+    """CPU baseline measured in the Paddle child: a warning (never a failure) when it could not run."""
+    model = cpu_model()
+    b = info.get("cpu_baseline")
+    if not b:
+        why = info.get("cpu_baseline_error") or info.get("import_error") or "the Paddle child did not report it"
+        return {"status": "warn", "model": model, "reason": "CPU baseline not measured: %s" % why}
+    sec = dict(b, model=model, cpus=os.cpu_count())
+    sec.update(status="ok", reason="fp32 matmul %.1f GFLOP/s (n=%d), copy %.1f GB/s" %
+               (b["matmul_GFLOPs"], b["matmul_n"], b["copy_GBps"]))
+    return sec
+
+
+def cpu_model(cpuinfo="/proc/cpuinfo"):
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.split(":")[0].strip() in ("model name", "Processor", "cpu model"):
+                    return re.sub(r"\s+", " ", line.split(":", 1)[1]).strip()
+    except OSError:
+        pass
+    return platform.machine() or "unknown"
+
+
+def verdict(report, expect_variant, no_gpu_host=False):
     """Overall judgement. A gpu image passes only with a working GPU and a GPU Paddle;
-    a cpu image passes when Paddle imports and run_check works on CPU. /dev/shm is a warning."""
+    a cpu image passes when Paddle imports and run_check works on CPU. /dev/shm is a warning.
+    no_gpu_host (--no-gpu-host: the host has no GPU, said on purpose): a gpu image is judged up to
+    the driver instead — GPU Paddle imports, cudart/cuBLAS/cuDNN load — and the GPU part not run
+    is a warning that says so."""
+    if no_gpu_host and expect_variant == "gpu":
+        return verdict_without_gpu(report)
     reasons, warnings = [], []
     sec = lambda k: report.get(k) or {}
     for k, v in report.items():
@@ -529,6 +584,27 @@ def lib_version(key, lib):
     return cudnn_version_str(lib.cudnnGetVersion())
 
 
+def nccl_version_str(code):
+    """NCCL_VERSION_CODE: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9."""
+    if code >= 10000:
+        return "%d.%d.%d" % (code // 10000, code % 10000 // 100, code % 100)
+    return "%d.%d.%d" % (code // 1000, code % 1000 // 100, code % 100)
+
+
+def nccl_entry(site_dirs):
+    """libnccl.so.2 (multi-GPU collectives): found?, path, version via ncclGetVersion."""
+    try:
+        lib, path = load_lib("libnccl.so.2", candidate_dirs(site_dirs, ["nccl"]))
+    except OSError as e:
+        return {"found": False, "error": str(e)[:300]}
+    v = ctypes.c_int(0)
+    try:
+        lib.ncclGetVersion(ctypes.byref(v))
+        return {"found": True, "path": path, "version": nccl_version_str(v.value)}
+    except Exception as e:
+        return {"found": True, "path": path, "version": None, "error": str(e)[:300]}
+
+
 def libraries_section(site_dirs):
     sec, libs = {"status": "ok"}, {}
     for key, sonames, subdirs in LIBRARIES:
@@ -549,6 +625,7 @@ def libraries_section(site_dirs):
             break
         sec[key] = entry
     sec["libcudnn_so"] = unversioned_cudnn(site_dirs)
+    sec["nccl"] = nccl_entry(site_dirs)  # reported, not required: only multi-GPU runs need it
     missing = [k for k, _, _ in LIBRARIES if not sec[k]["found"]]
     sec["reason"] = "not found: " + ", ".join(missing) if missing else "cudart, cuBLAS and cuDNN found"
     sec["status"] = "ok" if not missing else "warn"
@@ -576,7 +653,7 @@ class CudaError(Exception):
 
 P, I, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
 _DRIVER_SIGS = {
-    "cuInit": [U], "cuDriverGetVersion": [P], "cuDeviceGet": [P, I], "cuDeviceGetName": [P, I, I],
+    "cuInit": [U], "cuDriverGetVersion": [P], "cuDeviceGet": [P, I], "cuDeviceGetCount": [P], "cuDeviceGetName": [P, I, I],
     "cuDeviceGetAttribute": [P, I, I], "cuDeviceTotalMem_v2": [P, I],
     "cuDevicePrimaryCtxRetain": [P, I], "cuDevicePrimaryCtxRelease_v2": [I], "cuCtxSetCurrent": [P],
     "cuModuleLoadDataEx": [P, ctypes.c_char_p, U, P, P], "cuModuleGetFunction": [P, P, ctypes.c_char_p],
@@ -653,8 +730,20 @@ def driver_section(args, env_sec):
         sec.update(diagnose_init_error(rc, d._err_text(lib.cuGetErrorName, rc), d._err_text(lib.cuGetErrorString, rc)))
         return sec, None
     sec.update(device_info(d, 0))
-    sec.update(status="ok", reason="device 0: %s (sm_%d%d)" % (sec["name"], sec["cc"][0], sec["cc"][1]))
+    sec["devices"] = visible_devices(d)
+    sec.update(status="ok", reason="device 0: %s (sm_%d%d)" % (sec["name"], sec["cc"][0], sec["cc"][1]) +
+               ("; %d devices visible" % len(sec["devices"]) if len(sec["devices"]) > 1 else ""))
     return sec, d
+
+
+def visible_devices(d):
+    """device_info of every device the container sees (not only device 0)."""
+    n = ctypes.c_int(1)
+    try:
+        d.cuDeviceGetCount(ctypes.byref(n))
+    except Exception:
+        n.value = 1
+    return [device_info(d, i) for i in range(max(1, n.value))]
 
 
 def device_info(d, ordinal):
@@ -805,6 +894,21 @@ def bandwidth(g, array_bytes, reps):
     return res
 
 
+def other_devices_saxpy(d, drv):
+    """saxpy on devices 1..N-1 (device 0 runs the full kernels section)."""
+    out = []
+    for dev in (drv.get("devices") or [])[1:]:
+        try:
+            g = Gpu(d, dev["device"], tuple(dev["cc"]))
+            try:
+                out.append(dict(saxpy_check(g, n=(1 << 14) + 3), device=dev["device"], name=dev["name"]))
+            finally:
+                g.close()
+        except Exception as e:
+            out.append({"device": dev["device"], "name": dev.get("name"), "ok": False, "error": "%s: %s" % (type(e).__name__, e)})
+    return out
+
+
 def kernels_section(d, drv, args):
     cc = tuple(drv["cc"])
     target, ver, note = ptx_target(cc)
@@ -819,7 +923,13 @@ def kernels_section(d, drv, args):
         sec["bandwidth"] = bandwidth(g, array, args.reps)
     finally:
         g.close()
-    ok = sec["saxpy"]["ok"]
+    sec["other_devices"] = other_devices_saxpy(d, drv)
+    bad = [o for o in sec["other_devices"] if not o.get("ok")]
+    ok = sec["saxpy"]["ok"] and not bad
+    if sec["saxpy"]["ok"] and bad:
+        sec.update(status="fail", reason="saxpy wrong or failed on device(s) %s: %s" %
+                   (", ".join(str(o["device"]) for o in bad), bad[0].get("error") or "wrong result"))
+        return sec
     sec.update(status="ok" if ok else "fail",
                reason="saxpy correct; copy %.0f GB/s, triad %.0f GB/s" % (sec["bandwidth"]["copy_GBps"],
                                                                         sec["bandwidth"]["triad_GBps"])
@@ -957,12 +1067,30 @@ try:
         emit(matmul=matmul("cpu", 512, "float32", 3))
 except Exception as e:
     emit(matmul_error="%s: %s" % (type(e).__name__, str(e)[:2000]))
+# CPU baseline (every image): fp32 matmul through Paddle and a STREAM-style copy with numpy.
+try:
+    import numpy as np
+    mm = matmul("cpu", int(sys.argv[2]), "float32", 5)
+    n = int(sys.argv[3]) // 8
+    src, dst = np.ones(n), np.empty(n)
+    np.copyto(dst, src)
+    t = []
+    for _ in range(5):
+        t0 = time.perf_counter(); np.copyto(dst, src); t.append(time.perf_counter() - t0)
+    emit(cpu_baseline={"matmul_n": mm["n"], "matmul_GFLOPs": round(mm["tflops"] * 1000, 2),
+                       "copy_bytes": 8 * n, "copy_GBps": round(2.0 * 8 * n / min(t) / 1e9, 2), "threads": paddle.get_num_threads() if hasattr(paddle, "get_num_threads") else None})
+except Exception as e:
+    emit(cpu_baseline_error="%s: %s" % (type(e).__name__, str(e)[:2000]))
 '''
 
 
-def run_paddle(python, gemm_n):
+CPU_MATMUL_N = 1024          # fp32 matmul of the CPU baseline (2n^3 flops)
+CPU_COPY_BYTES = 128 << 20   # per array of the CPU copy (far above any L3)
+
+
+def run_paddle(python, gemm_n, cpu_n=CPU_MATMUL_N, cpu_bytes=CPU_COPY_BYTES):
     try:
-        p = subprocess.run([python, "-c", PADDLE_SCRIPT, str(gemm_n)], stdout=subprocess.PIPE,
+        p = subprocess.run([python, "-c", PADDLE_SCRIPT, str(gemm_n), str(cpu_n), str(cpu_bytes)], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=PADDLE_TIMEOUT_S, universal_newlines=True)
         return p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
@@ -1001,6 +1129,12 @@ def judge_paddle(info, expect_variant, expect_cuda):
                    reason="CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False "
                           "(paddle %s); expected a CUDA %s build" % (info.get("version"), expect_cuda or "(any)"),
                    fix="install paddlepaddle-gpu built for CUDA %s instead of paddlepaddle" % (expect_cuda or "<image CUDA>"))
+    elif multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", "")):
+        sec.update(status="fail", code="multi_gpu",
+                   reason="paddle.utils.run_check() works ONLY for a single GPU: %s" %
+                   multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", "")),
+                   fix="check that every visible GPU is free and NCCL is installed (libnccl.so.2); "
+                       "or run with --gpus device=0 to use one GPU")
     elif works_on is None:
         sec.update(status="fail", reason="paddle.utils.run_check() failed: %s" %
                    (info.get("run_check_raised") or "no \"works well\" line in its output"))
@@ -1051,6 +1185,12 @@ def metrics(report):
     mm = p.get("matmul") or {}
     if mm.get("tflops") is not None and str(mm.get("device", "")).startswith("gpu"):
         out.append({"metric": "paddle_matmul_fp16", "value": mm["tflops"], "unit": "TFLOP/s"})
+    # CPU baseline: its own series (device "cpu: <model>"), judged against its own history only.
+    c = report.get("cpu") or {}
+    dev = "cpu: %s" % c.get("model", "unknown")
+    for name, key, unit in (("cpu_matmul_fp32", "matmul_GFLOPs", "GFLOP/s"), ("cpu_bandwidth_copy", "copy_GBps", "GB/s")):
+        if c.get(key) is not None:
+            out.append({"metric": name, "value": c[key], "unit": unit, "device": dev})
     return out
 
 
@@ -1058,6 +1198,7 @@ def run_probe(args):
     report = {"probe": {"version": PROBE_VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
     report["environment"] = environment_section(args)
     report["shm"] = shm_section()
+    report["run_settings"] = guarded(run_settings_section, args)
     paddle_python, pinfo = find_paddle_python()
     report["environment"]["paddle_python"] = paddle_python
     report["libraries"], libs = libraries_section(pinfo.get("path") or sys.path)
@@ -1084,10 +1225,81 @@ def run_probe(args):
         report["paddle"] = {"status": "skipped", "reason": "--skip-paddle"}
     else:
         rc, out = run_paddle(paddle_python, args.gemm_n or 8192)
-        report["paddle"] = judge_paddle(parse_paddle_output(rc, out), exp["variant"], exp["cuda"])
+        info = parse_paddle_output(rc, out)
+        report["paddle"] = judge_paddle(info, exp["variant"], exp["cuda"])
+        report["cpu"] = cpu_section(info)
     report["metrics"] = metrics(report)
-    report["verdict"] = verdict(report, exp["variant"])
+    report["verdict"] = verdict(report, exp["variant"], args.no_gpu_host)
     return report
+
+
+# --------------------------------------------------------------------------
+# Run settings (imgtool run-config profiles): what the container was given vs
+# what the profile promises. Owner: the run-profile work (keep separate from
+# the GPU/CPU throughput sections). Below a promise = a warning with the fix:
+# it is a `docker run` / Kubernetes setting, not a property of the image.
+# --------------------------------------------------------------------------
+
+RUN_SETTING_FIXES = {
+    "memlock": "docker run --ulimit memlock=-1 (profile key ulimit.memlock)",
+    "stack": "docker run --ulimit stack=67108864 (profile key ulimit.stack)",
+    "shm": "docker run --shm-size <size> or --ipc=host (profile key shm_size)",
+    "user": "docker run --user <uid:gid> (profile key user)",
+}
+
+
+def judge_limit(name, soft, promised):
+    """A resource limit (bytes, -1 = unlimited) against what the profile promised (None = no promise)."""
+    have = "unlimited" if soft < 0 else human_bytes(soft)
+    res = {"value": soft, "promised": promised}
+    if promised is None:
+        res.update(status="ok", reason="%s is %s (no promise)" % (name, have))
+    elif soft < 0 or (promised >= 0 and soft >= promised):
+        res.update(status="ok", reason="%s is %s" % (name, have))
+    else:
+        want = "unlimited" if promised < 0 else human_bytes(promised)
+        res.update(status="warn", reason="%s is %s, below the profile's %s" % (name, have, want), fix=RUN_SETTING_FIXES[name])
+    return res
+
+
+def judge_user(uid, gid, promised):
+    """The user the probe runs as against the profile's "uid[:gid]" (None = no promise)."""
+    res = {"uid": uid, "gid": gid, "promised": promised}
+    me = "%d:%d" % (uid, gid)
+    if promised is None:  # no profile promise: report who, judge nothing (as judge_limit does)
+        res.update(status="ok", reason="runs as %s%s (no promise)" % (me, " (root)" if uid == 0 else ""))
+        return res
+    want_uid, _, want_gid = promised.partition(":")
+    ok = str(uid) == want_uid and (not want_gid or str(gid) == want_gid)
+    res.update(status="ok" if ok else "warn", reason="runs as %s%s" % (me, "" if ok else ", the profile promises %s" % promised))
+    if not ok:
+        res["fix"] = RUN_SETTING_FIXES["user"]
+    return res
+
+
+def run_settings_section(args):
+    import resource
+    def soft(which):
+        v = resource.getrlimit(which)[0]
+        return -1 if v == resource.RLIM_INFINITY else v
+    try:
+        st = os.statvfs("/dev/shm")
+        shm = st.f_frsize * st.f_blocks
+    except OSError:
+        shm = 0
+    items = {
+        "memlock": judge_limit("memlock", soft(resource.RLIMIT_MEMLOCK), args.expect_memlock),
+        "stack": judge_limit("stack", soft(resource.RLIMIT_STACK), args.expect_stack),
+        "shm": judge_limit("shm", shm, args.expect_shm),
+        "user": judge_user(os.getuid(), os.getgid(), args.expect_user),
+    }
+    bad = [k for k, v in items.items() if v["status"] != "ok"]
+    out = dict(items)
+    out["status"] = "warn" if bad else "ok"
+    out["reason"] = "; ".join(items[k]["reason"] for k in bad) if bad else "run settings meet the profile"
+    if bad:
+        out["fix"] = "; ".join(items[k]["fix"] for k in bad)
+    return out
 
 
 def parse_args(argv):
@@ -1099,6 +1311,13 @@ def parse_args(argv):
     ap.add_argument("--gemm-n", type=int, default=0, help="GEMM size (default 8192, 4096 under 16 GiB)")
     ap.add_argument("--bw-bytes", type=int, default=0, help="bytes per bandwidth array (default max(256 MiB, 8*L2))")
     ap.add_argument("--skip-paddle", action="store_true")
+    ap.add_argument("--no-gpu-host", action="store_true",
+                    help="the host has no GPU: judge a gpu image up to the driver, report the GPU part as not run")
+    # Run-profile promises (imgtool smoke --profile): bytes, -1 = unlimited; user "uid[:gid]".
+    ap.add_argument("--expect-memlock", type=int, default=None)
+    ap.add_argument("--expect-stack", type=int, default=None)
+    ap.add_argument("--expect-shm", type=int, default=None)
+    ap.add_argument("--expect-user", default=None)
     return ap.parse_args(argv)
 
 

@@ -199,6 +199,69 @@ class PaddleTest(unittest.TestCase):
         self.assertNotIn("@@", info["run_check_output"])
 
 
+class MultiGpuAndCpuTest(unittest.TestCase):
+    MULTI = ("Running verify PaddlePaddle program ... \nPaddlePaddle works well on 1 GPU.\n"
+             "PaddlePaddle meets some problem with 4 GPUs. This may be caused by:\n"
+             " 1. There is not enough GPUs visible on your system\n 2. Some GPUs are occupied by other process now\n"
+             " 3. NVIDIA-NCCL2 is not installed correctly on your system. Please follow instruction on "
+             "https://github.com/NVIDIA/nccl-tests \n to test your NCCL, or reinstall it following "
+             "https://docs.nvidia.com/deeplearning/sdk/nccl-install-guide/index.html\n"
+             "\n Original Error is: NCCL error(2), unhandled system error.\n"
+             "PaddlePaddle is installed successfully ONLY for single GPU! Let's start deep learning with PaddlePaddle now.\n")
+
+    def test_single_gpu_only_fails_on_a_multi_gpu_host(self):
+        info = {"version": "2.6.2", "compiled_with_cuda": True, "run_check_output": self.MULTI, "output_tail": "",
+                "exit": 0, "run_check_raised": "RuntimeError: NCCL error(2)"}
+        r = probe.judge_paddle(info, "gpu", "11.8")
+        self.assertEqual((r["status"], r["code"]), ("fail", "multi_gpu"))
+        self.assertIn("failed on 4 GPUs (NCCL error(2), unhandled system error.)", r["reason"])
+        self.assertIn("NCCL", r["fix"])
+        self.assertEqual(probe.multi_gpu_failure(GPU_RUN_CHECK), "")
+
+    def test_nccl_version_codes(self):
+        self.assertEqual(probe.nccl_version_str(21803), "2.18.3")
+        self.assertEqual(probe.nccl_version_str(2804), "2.8.4")
+
+    def test_cpu_section_and_its_own_series(self):
+        info = {"cpu_baseline": {"matmul_n": 1024, "matmul_GFLOPs": 55.5, "copy_bytes": 1 << 27, "copy_GBps": 9.25}}
+        sec = probe.cpu_section(info)
+        self.assertEqual(sec["status"], "ok")
+        self.assertIn("55.5 GFLOP/s", sec["reason"])
+        m = probe.metrics({"cpu": sec, "paddle": {"matmul": {"device": "cpu", "tflops": 0.05}}})
+        self.assertEqual([(x["metric"], x["value"], x["unit"]) for x in m],
+                         [("cpu_matmul_fp32", 55.5, "GFLOP/s"), ("cpu_bandwidth_copy", 9.25, "GB/s")])
+        self.assertTrue(all(x["device"].startswith("cpu: ") for x in m))
+        bad = probe.cpu_section({"cpu_baseline_error": "MemoryError: x"})
+        self.assertEqual(bad["status"], "warn")
+        self.assertIn("MemoryError", bad["reason"])
+        self.assertEqual(probe.metrics({"cpu": bad}), [])
+
+    def test_no_gpu_host_judges_a_gpu_image_up_to_the_driver(self):
+        base = {"driver": {"status": "fail", "code": "no_gpus_flag", "reason": "libcuda.so.1 missing"},
+                "kernels": {"status": "skipped", "reason": "x"},
+                "paddle": {"status": "ok", "reason": "works on 1 CPU", "run_check": {"works_on": "cpu"}},
+                "libraries": {"status": "ok", "reason": "cudart, cuBLAS and cuDNN found"}}
+        self.assertEqual(probe.verdict(base, "gpu")["status"], "fail")  # without the flag: a GPU is required
+        v = probe.verdict(base, "gpu", no_gpu_host=True)
+        self.assertEqual(v["status"], "pass")
+        self.assertIn("GPU part not run", v["warnings"][0])
+        missing = dict(base, libraries={"status": "warn", "reason": "not found: cudnn"})
+        v = probe.verdict(missing, "gpu", no_gpu_host=True)
+        self.assertEqual(v["status"], "fail")
+        self.assertIn("not found: cudnn", v["reasons"][0])
+        cpu_only = dict(base, paddle={"status": "fail", "reason": "CPU-only Paddle build in a gpu image"})
+        self.assertEqual(probe.verdict(cpu_only, "gpu", no_gpu_host=True)["status"], "fail")
+
+    def test_cpu_model(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix="cpuinfo", delete=False) as f:
+            f.write("processor\t: 0\nmodel name\t: AMD EPYC  7B13 64-Core Processor\n")
+        try:
+            self.assertEqual(probe.cpu_model(f.name), "AMD EPYC 7B13 64-Core Processor")
+        finally:
+            os.unlink(f.name)
+
+
 class VerdictTest(unittest.TestCase):
     def report(self, **over):
         r = {"driver": {"status": "ok"}, "compat": {"status": "ok"}, "kernels": {"status": "ok"},
@@ -293,7 +356,7 @@ class FakeDriverTest(unittest.TestCase):
         r = self.run_probe()
         d = r["driver"]
         self.assertEqual(d["status"], "ok", d)
-        self.assertEqual((d["name"], d["cc"], d["sm_count"], d["driver_cuda"]), ("Fake GPU 80GB", [9, 0], 132, "12.4"))
+        self.assertEqual((d["name"], d["cc"], d["sm_count"], d["driver_cuda"]), ("imgtool fake GPU (test double, not hardware)", [9, 0], 132, "12.4"))
         self.assertAlmostEqual(d["peak_bandwidth_GBps"], 3352.3, places=1)
         self.assertEqual(r["compat"]["code"], "minor_version_compat")
         k = r["kernels"]
@@ -301,6 +364,11 @@ class FakeDriverTest(unittest.TestCase):
         self.assertIn("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", k["reason"])
         self.assertIn("ptxjitcompiler", k["jit_log"])
         self.assertEqual(r["verdict"]["status"], "fail")
+
+    def test_every_visible_device_is_listed_and_checked(self):
+        r = self.run_probe(FAKE_CUDA_DEVICES="3")
+        self.assertEqual([d["device"] for d in r["driver"]["devices"]], [0, 1, 2])
+        self.assertIn("3 devices visible", r["driver"]["reason"])
 
     def test_driver_too_old(self):
         r = self.run_probe(FAKE_CUDA_DRIVER="11040")
@@ -314,6 +382,39 @@ class FakeDriverTest(unittest.TestCase):
         self.assertEqual(r["kernels"]["status"], "skipped")
         self.assertTrue(any("unsupported display driver" in x for x in r["verdict"]["reasons"]))
 
+
+
+class RunSettingsTest(unittest.TestCase):
+    """Run-profile promises: memlock/stack/shm/user read back, each below-promise item with its fix."""
+
+    def test_limits(self):
+        self.assertEqual(probe.judge_limit("memlock", -1, -1)["status"], "ok")
+        low = probe.judge_limit("memlock", 8 << 20, -1)
+        self.assertEqual(low["status"], "warn")
+        self.assertIn("below the profile's unlimited", low["reason"])
+        self.assertIn("--ulimit memlock=-1", low["fix"])
+        self.assertEqual(probe.judge_limit("stack", 64 << 20, 67108864)["status"], "ok")
+        self.assertIn("--ulimit stack=67108864", probe.judge_limit("stack", 8 << 20, 67108864)["fix"])
+        self.assertEqual(probe.judge_limit("shm", 64 << 20, None)["status"], "ok")
+        self.assertIn("--shm-size", probe.judge_limit("shm", 64 << 20, 8 << 30)["fix"])
+
+    def test_user(self):
+        self.assertEqual(probe.judge_user(1000, 1000, "1000:1000")["status"], "ok")
+        self.assertEqual(probe.judge_user(1000, 5, "1000")["status"], "ok")
+        root = probe.judge_user(0, 0, "1000:1000")
+        self.assertEqual(root["status"], "warn")
+        self.assertIn("--user", root["fix"])
+        # No profile promise: root is reported, not judged (a plain `imgtool smoke` has no profile).
+        unpromised = probe.judge_user(0, 0, None)
+        self.assertEqual(unpromised["status"], "ok")
+        self.assertIn("root", unpromised["reason"])
+
+    def test_section_reads_this_process(self):
+        args = probe.parse_args(["--expect-memlock", "-1", "--expect-stack", "1", "--expect-shm", "1"])
+        sec = probe.run_settings_section(args)
+        self.assertIn(sec["status"], ("ok", "warn"))
+        self.assertEqual(sec["stack"]["promised"], 1)
+        self.assertEqual(sec["user"]["uid"], os.getuid())
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,6 +2,10 @@
  * driver API for probe.py's driver section. Behaviour from the environment:
  *   FAKE_CUDA_INIT    cuInit's return code (default 0)
  *   FAKE_CUDA_DRIVER  cuDriverGetVersion's value (default 12040 = CUDA 12.4)
+ *   FAKE_CUDA_DEVICES cuDeviceGetCount's value (default 1)
+ * Its device name says what it is, so its throughput series (none: nothing runs)
+ * can never be mistaken for hardware. The test engine's nvidia-container-runtime-hook
+ * double (tests/gpu_engine/) puts this library into containers started with --gpus.
  * cuModuleLoadDataEx always fails with 221 (JIT compiler not found) after
  * writing a log line, so the kernels section exercises its error path. */
 #include <stdlib.h>
@@ -14,7 +18,11 @@ static int env_int(const char* name, int dflt) {
 int cuInit(unsigned flags) { return env_int("FAKE_CUDA_INIT", 0); }
 int cuDriverGetVersion(int* v) { *v = env_int("FAKE_CUDA_DRIVER", 12040); return 0; }
 int cuDeviceGet(int* d, int ordinal) { *d = ordinal; return 0; }
-int cuDeviceGetName(char* name, int len, int dev) { strncpy(name, "Fake GPU 80GB", len); return 0; }
+int cuDeviceGetCount(int* n) { *n = env_int("FAKE_CUDA_DEVICES", 1); return 0; }
+int cuDeviceGetName(char* name, int len, int dev) {
+  strncpy(name, "imgtool fake GPU (test double, not hardware)", len);
+  return 0;
+}
 int cuDeviceGetAttribute(int* v, int attr, int dev) {
   switch (attr) {
     case 16: *v = 132; break;           /* SMs */

@@ -8,6 +8,8 @@
 //   it-cpu          cpu variant, CPU wheel: builds
 //   it-gpu-cpuwheel gpu variant carrying the CPU wheel: builds (smoke must fail it later)
 //   it-broken       uid override 0: `useradd --uid 0` fails in a RUN step: fails alone
+//   it-lying        cpu, labelled Paddle 3.1.0 but installs 3.2.0: builds and smokes,
+//                   the release gate fails it (never published)
 // The nightly cases then publish to a real loopback docker-registry
 // (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
 #include <doctest/doctest.h>
@@ -16,6 +18,7 @@
 #include <set>
 
 #include "builder/generated_cell.h"
+#include "builder/nightly_steps_real.h"
 #include "core/fs.h"
 #include "dockerfiles/generate.h"
 #include "image/registry.h"
@@ -55,7 +58,9 @@ struct Shared {
   Shared() {
     auto broken = local_cell("it-broken", "cpu");
     broken.overrides["uid"] = "0";
-    dockerfiles::generate({local_cell("it-cpu", "cpu"), local_cell("it-gpu-cpuwheel", "gpu"), broken},
+    auto lying = local_cell("it-lying", "cpu");
+    lying.paddle = "3.1.0";  // the claim; pip_requirement still installs 3.2.0
+    dockerfiles::generate({local_cell("it-cpu", "cpu"), local_cell("it-gpu-cpuwheel", "gpu"), broken, lying},
                           {.out_dir = gen, .kb_version = "it"});
   }
 };
@@ -140,11 +145,12 @@ struct Publish {
   fs::path key_prefix = shared().scratch.path / "keys" / "release";
   fs::path report = shared().scratch.path / "report";
   Publish() { sign::write_key_pair(*sign::generate_key(), key_prefix, ""); }
-  RunResult nightly(const fs::path& report_dir, const std::vector<std::string>& extra = {}) {
+  RunResult nightly(const fs::path& report_dir, const std::vector<std::string>& extra = {},
+                    const std::string& only = "it-cpu,it-gpu-cpuwheel") {
     std::vector<std::string> args = {"nightly", shared().gen.string(), "--registry", registry.host() + "/ai",
                                      "--key", key_prefix.string() + ".key", "--report", report_dir.string(),
                                      "--state", shared().state.string(), "-j", "2",
-                                     "--only", "it-cpu,it-gpu-cpuwheel",
+                                     "--only", only, "--gpus", "none",
                                      "--records", (shared().scratch.path / "records.db").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return imgtool::testing::imgtool(args);
@@ -206,4 +212,47 @@ TEST_CASE("nightly: nothing changed → no docker build, cpu smoke reused, publi
   CHECK(cell(merged, "it-cpu")["smoke"]["status"] == "cached");
   CHECK(cell(merged, "it-cpu")["publish"]["status"] == "unchanged");
   CHECK(cell(merged, "it-gpu-cpuwheel")["publish"]["status"] == "skipped");
+}
+
+TEST_CASE("nightly: a cell whose contents contradict its labels fails the release gate with its rows, never published") {
+  auto dir = shared().scratch.path / "lying";
+  auto r = publish().nightly(dir, {}, "it-lying");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  auto lying = cell(nlohmann::json::parse(read_file(dir / "nightly.json")), "it-lying");
+  CHECK(lying["smoke"]["status"] == "pass");
+  CHECK(lying["gate"]["status"] == "fail");
+  CHECK(lying["gate"]["failed"].dump().find("claims.paddle") != std::string::npos);
+  CHECK(lying["publish"]["status"] == "skipped");
+  image::Registry reg(publish().registry.host());
+  auto tags = reg.list_tags("ai/imgtool-it/paddle");
+  CHECK(std::count(tags.begin(), tags.end(), "it-lying") == 0);
+  CHECK(read_file(dir / "report.md").find("claims.paddle") != std::string::npos);
+}
+
+TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed nor signed (the image is read by ID)") {
+  const std::string name = "imgtool-it/paddle:it-cpu";
+  std::string id = run({"docker", "image", "inspect", "-f", "{{.Id}}", name}).out;
+  id = id.substr(0, id.find_first_of("\r\n"));
+  REQUIRE(id.rfind("sha256:", 0) == 0);
+  auto g = bt::load_generated_cell(shared().gen / "it-cpu");
+  bt::CellBuild b;
+  b.tag = "it-cpu";
+  b.image = name;
+  b.image_id = id;  // what the smoke ran
+  // Another nightly (or a person) re-tags the name after the smoke.
+  REQUIRE(run({"docker", "tag", base_image(), name}).exit_code == 0);
+  struct Restore {
+    std::string id, name;
+    ~Restore() { run({"docker", "tag", id, name}); }
+  } restore{id, name};
+  auto target = bt::parse_registry(publish().registry.host() + "/race");
+  auto steps = bt::make_real_steps({.target = target, .key = publish().key_prefix.string() + ".key"});
+  auto out = steps->publish(g, b);
+  image::Registry reg(publish().registry.host());
+  auto m = reg.get_manifest("race/imgtool-it/paddle", "it-cpu");
+  CHECK(m.digest() == out.digest);
+  CHECK(m.config().digest == id);  // the smoked image, not what the name names now
+  auto tags = reg.list_tags("race/imgtool-it/paddle");
+  CHECK(std::count(tags.begin(), tags.end(), "sha256-" + out.digest.substr(7) + ".sig") == 1);
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/fuzz.sh [TARGET…]: runs each libFuzzer target (fuzz/) for RUNS executions or
+# FUZZ_SECONDS seconds, whichever comes first, starting from its checked-in corpus, and prints
+# one row per target: executions, exec/s, crashes (crash-/leak-/timeout-/oom- files),
+# coverage (cov = edges, ft = features) and corpus size. Defaults: RUNS=10000000,
+# FUZZ_SECONDS=1200. The build is the one scripts/test-sanitized.sh makes (build-fuzz, clang,
+# ASan+UBSan). Findings are kept under $OUT (default build-fuzz/fuzz-runs/<target>/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-10000000}
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-1200}
+BUILD=${BUILD_FUZZ:-build-fuzz}
+JOBS=${JOBS:-$(nproc)}
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer)
+BIN_DIR=${FUZZ_BIN_DIR:-}  # prebuilt fuzz_<target> binaries: skip the build
+if [ -z "$BIN_DIR" ]; then
+  CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_FUZZ=ON \
+    -DIMGTOOL_SANITIZE=address,undefined >/dev/null
+  cmake --build "$BUILD" -j "$JOBS" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+  BIN_DIR=$BUILD/fuzz
+fi
+OUT=${OUT:-$BUILD/fuzz-runs}
+rows=()
+for t in "${targets[@]}"; do
+  dir="$OUT/$t"; rm -rf "$dir"; mkdir -p "$dir/corpus" "$dir/artifacts"
+  log="$dir/log.txt"
+  start=$(date +%s)
+  set +e
+  "$BIN_DIR/fuzz_$t" -runs="$RUNS" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  set -e
+  secs=$(( $(date +%s) - start ))
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  corp=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  crashes=$(find "$dir/artifacts" -type f | wc -l)
+  rows+=("$(printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s' "$t" "${execs:-?}" "${rate:-?}" "$crashes" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$secs" "$rc")")
+done
+printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s\n' TARGET EXECUTIONS EXEC/S CRASHES COV FT CORPUS SECS RC
+printf '%s\n' "${rows[@]}"
+echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target; logs and findings under $OUT/<target>/)"

@@ -1,0 +1,138 @@
+#include "builder/nightly_model.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+
+namespace imgtool::builder {
+namespace {
+
+using json = nlohmann::json;
+
+// One table per enum: the JSON word for each value.
+using Field = std::pair<const char*, std::string*>;
+
+template <typename E>
+using Names = std::vector<std::pair<E, const char*>>;
+
+const Names<CellStatus> kBuild = {{CellStatus::built, "built"}, {CellStatus::up_to_date, "up-to-date"},
+                                  {CellStatus::failed, "FAILED"}};
+const Names<SmokeStatus> kSmoke = {{SmokeStatus::pass, "pass"},       {SmokeStatus::fail, "fail"},
+                                   {SmokeStatus::cached, "cached"},   {SmokeStatus::skipped, "skipped"},
+                                   {SmokeStatus::error, "error"}};
+const Names<GateStatus> kGate = {{GateStatus::pass, "pass"}, {GateStatus::fail, "fail"},
+                                 {GateStatus::skipped, "skipped"}, {GateStatus::error, "error"}};
+const Names<PublishStatus> kPublish = {{PublishStatus::published, "published"}, {PublishStatus::unchanged, "unchanged"},
+                                       {PublishStatus::failed, "failed"}, {PublishStatus::skipped, "skipped"}};
+
+template <typename E>
+std::string name_of(const Names<E>& t, E e) {
+  for (auto& [v, n] : t)
+    if (v == e) return n;
+  return "?";
+}
+
+template <typename E>
+E parse(const Names<E>& t, const json& j, const char* field) {
+  std::string s = j.value(field, "");
+  for (auto& [v, n] : t)
+    if (s == n) return v;
+  std::string want;
+  for (auto& [v, n] : t) want += (want.empty() ? "" : "|") + std::string(n);
+  throw InputError(std::string("nightly report: field '") + field + "' expected " + want + ", found '" + s + "'");
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_array() ? j[key].get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+const json& part(const json& j, const char* key) {
+  static const json none = json::object();
+  return j.contains(key) && j[key].is_object() ? j[key] : none;
+}
+
+}  // namespace
+
+std::string to_string(SmokeStatus s) { return name_of(kSmoke, s); }
+std::string to_string(GateStatus s) { return name_of(kGate, s); }
+std::string to_string(PublishStatus s) { return name_of(kPublish, s); }
+
+std::string NightlyCell::problem() const {
+  auto first = [](const std::string& step, const std::string& error, const std::vector<std::string>& reasons) {
+    if (!error.empty()) return step + ": " + error;
+    return reasons.empty() ? std::string() : step + ": " + reasons.front();
+  };
+  for (const std::string& p : {first("build", build.error, {}), first("smoke", smoke.error, smoke.reasons),
+                               first("gate", gate.error, gate.failed), first("publish", publish.error, {})})
+    if (!p.empty()) return p;
+  return "";
+}
+
+bool NightlyReport::ok() const {
+  return std::all_of(cells.begin(), cells.end(), [](const NightlyCell& c) { return c.ok(); });
+}
+
+void to_json(json& j, const SmokeStep& s) {
+  j = {{"status", to_string(s.status)}, {"seconds", s.seconds}, {"reasons", s.reasons},
+       {"warnings", s.warnings},        {"throughput", s.throughput}, {"error", s.error}};
+}
+
+void from_json(const json& j, SmokeStep& s) {
+  s.status = parse(kSmoke, j, "status");
+  s.seconds = j.value("seconds", 0.0);
+  s.reasons = strings(j, "reasons");
+  s.warnings = strings(j, "warnings");
+  s.throughput = j.contains("throughput") && j["throughput"].is_array() ? j["throughput"] : json::array();
+  s.error = j.value("error", "");
+}
+
+void to_json(json& j, const NightlyCell& c) {
+  j = {{"tag", c.tag},         {"image", c.image},   {"image_id", c.image_id}, {"inputs_hash", c.inputs_hash},
+       {"variant", c.variant}, {"cuda", c.cuda},     {"python", c.python},     {"paddle", c.paddle},
+       {"ok", c.ok()},         {"smoke", c.smoke}};
+  j["build"] = {{"status", to_string(c.build.status)}, {"attempts", c.build.attempts}, {"seconds", c.build.seconds},
+                {"log", c.build.log},                  {"error", c.build.error}};
+  j["gate"] = {{"status", to_string(c.gate.status)}, {"seconds", c.gate.seconds}, {"failed", c.gate.failed},
+               {"error", c.gate.error}};
+  j["publish"] = {{"status", to_string(c.publish.status)}, {"seconds", c.publish.seconds}, {"ref", c.publish.ref},
+                  {"digest", c.publish.digest}, {"signature_tag", c.publish.signature_tag},
+                  {"error", c.publish.error}};
+}
+
+void from_json(const json& j, NightlyCell& c) {
+  for (auto [field, to] : std::initializer_list<Field>{{"tag", &c.tag}, {"image", &c.image}, {"image_id", &c.image_id},
+                           {"inputs_hash", &c.inputs_hash}, {"variant", &c.variant}, {"cuda", &c.cuda},
+                           {"python", &c.python}, {"paddle", &c.paddle}})
+    *to = j.value(field, "");
+  const json &b = part(j, "build"), &g = part(j, "gate"), &p = part(j, "publish");
+  c.build = {parse(kBuild, b, "status"), b.value("attempts", 0), b.value("seconds", 0.0), b.value("log", ""),
+             b.value("error", "")};
+  c.smoke = part(j, "smoke").get<SmokeStep>();
+  c.gate = {g.contains("status") ? parse(kGate, g, "status") : GateStatus::skipped, g.value("seconds", 0.0),
+            strings(g, "failed"), g.value("error", "")};
+  c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0), p.value("ref", ""), p.value("digest", ""),
+               p.value("signature_tag", ""), p.value("error", "")};
+}
+
+void to_json(json& j, const NightlyReport& r) {
+  j = {{"kind", "imgtool-nightly-report"}, {"matrix", r.matrix},   {"registry", r.registry},
+       {"gpus", r.gpus},                   {"builder", r.builder}, {"shards", r.shards},
+       {"started", r.started},             {"seconds", r.seconds}, {"docker_builds", r.docker_builds},
+       {"ok", r.ok()},                     {"cells", r.cells}};
+}
+
+void from_json(const json& j, NightlyReport& r) {
+  if (!j.is_object() || j.value("kind", "") != "imgtool-nightly-report")
+    throw InputError("nightly report: field 'kind' expected imgtool-nightly-report");
+  for (auto [field, to] : std::initializer_list<Field>{{"matrix", &r.matrix}, {"registry", &r.registry}, {"gpus", &r.gpus},
+                           {"builder", &r.builder}, {"started", &r.started}})
+    *to = j.value(field, "");
+  r.shards = strings(j, "shards");
+  r.seconds = j.value("seconds", 0.0);
+  r.docker_builds = j.value("docker_builds", 0);
+  r.cells.clear();
+  for (auto& c : j.value("cells", json::array())) r.cells.push_back(c.get<NightlyCell>());
+}
+
+}  // namespace imgtool::builder

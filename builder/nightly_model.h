@@ -1,0 +1,90 @@
+// The nightly's report model, typed: one NightlyCell per cell with its four
+// steps {build, smoke, gate, publish}, each with an enum status, and one
+// to/from JSON (nightly.json; field names below). Renderers and the merge read
+// this model; no status is compared as a string.
+//
+//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok,
+//    cells:[{tag, image, image_id, inputs_hash, variant, cuda, python, paddle, ok,
+//            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
+//            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error},
+//            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
+//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/build_driver.h"
+
+namespace imgtool::builder {
+
+enum class SmokeStatus { pass, fail, cached, skipped, error };
+enum class GateStatus { pass, fail, skipped, error };
+enum class PublishStatus { published, unchanged, failed, skipped };
+
+std::string to_string(SmokeStatus s);
+std::string to_string(GateStatus s);
+std::string to_string(PublishStatus s);
+
+struct BuildStep {
+  CellStatus status = CellStatus::failed;
+  int attempts = 0;
+  double seconds = 0;
+  std::string log, error;
+  bool ok() const { return status != CellStatus::failed; }
+};
+
+struct SmokeStep {
+  SmokeStatus status = SmokeStatus::skipped;
+  double seconds = 0;
+  std::vector<std::string> reasons, warnings;
+  nlohmann::json throughput = nlohmann::json::array();  // verify::Judgement JSON + "history"
+  std::string error;
+  bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }
+};
+
+struct GateStep {
+  GateStatus status = GateStatus::skipped;
+  double seconds = 0;
+  std::vector<std::string> failed;  // the failed rows, one line each
+  std::string error;
+  bool ok() const { return status == GateStatus::pass; }
+};
+
+struct PublishStep {
+  PublishStatus status = PublishStatus::skipped;
+  double seconds = 0;
+  std::string ref, digest, signature_tag, error;
+  bool ok() const { return status == PublishStatus::published || status == PublishStatus::unchanged; }
+};
+
+struct NightlyCell {
+  std::string tag, image, image_id, inputs_hash, variant, cuda, python, paddle;
+  BuildStep build;
+  SmokeStep smoke;
+  GateStep gate;
+  PublishStep publish;
+  bool ok() const { return publish.ok(); }  // published only after build, smoke and gate passed
+  // The first problem: "<step>: <error or first reason>", "" when none.
+  std::string problem() const;
+};
+
+struct NightlyReport {
+  std::string matrix, registry, gpus, builder, started;
+  std::vector<std::string> shards;
+  double seconds = 0;
+  int docker_builds = 0;
+  std::vector<NightlyCell> cells;
+  bool ok() const;
+};
+
+void to_json(nlohmann::json& j, const SmokeStep& s);
+void from_json(const nlohmann::json& j, SmokeStep& s);
+void to_json(nlohmann::json& j, const NightlyCell& c);
+void from_json(const nlohmann::json& j, NightlyCell& c);
+void to_json(nlohmann::json& j, const NightlyReport& r);
+// InputError naming the field when the document is not a nightly report.
+void from_json(const nlohmann::json& j, NightlyReport& r);
+
+}  // namespace imgtool::builder

@@ -1,0 +1,161 @@
+// Bad input through the real binary (issue 7): each class gets exit 2 and ONE line naming
+// the file:line:column or the field, and leaves nothing half-written behind.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "core/hash.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+namespace fs = std::filesystem;
+namespace fx = imgtool::testing;
+
+namespace {
+
+RunResult cli(std::vector<std::string> args, const RunOptions& o = {}) { return fx::imgtool(std::move(args), o); }
+
+// Exit 2, one line on stderr, containing `needle`.
+void check_refused(const RunResult& r, const std::string& needle) {
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(needle) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+std::string write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+const char* kAxes = "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.11\"]\n  os: [ubuntu22.04]\n";
+
+}  // namespace
+
+TEST_CASE("matrix files: a repeated key is refused at its second position (YAML and JSON)") {
+  fx::ScratchDir d("bad-dup");
+  auto y = write(d.path / "dup.yaml", std::string("repository: paddle\n") + kAxes + "repository: other\n");
+  check_refused(cli({"matrix", y}), y + ":7:1: expected each key once in a mapping, found 'repository' again (first at " + y + ":1:1)");
+  auto nested = write(d.path / "nested.yaml", "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  paddle: [\"2.6.2\"]\n");
+  check_refused(cli({"matrix", nested}), nested + ":4:3: expected each key once in a mapping, found 'paddle' again");
+  auto j = write(d.path / "dup.json", R"({"axes": {"paddle": ["3.0.0"], "cuda": ["12.6"]},
+  "include": [{"paddle": "3.0.0", "cuda": "12.6", "base_image": "a/b:1", "base_image": "c/d:2"}]})");
+  check_refused(cli({"matrix", j}), j + ":2:74: expected each key once in a mapping, found 'base_image' again");
+}
+
+TEST_CASE("matrix files: values Docker would refuse later are refused now, at their position") {
+  fx::ScratchDir d("bad-values");
+  auto upper = write(d.path / "upper.yaml", std::string("repository: Paddle/GPU\n") + kAxes);
+  check_refused(cli({"matrix", upper}), upper + ":1:13: 'repository': expected a repository of lower-case letters");
+  auto in_defaults = write(d.path / "defaults.yaml", std::string(kAxes) + "defaults:\n  repository: ai/Paddle\n");
+  check_refused(cli({"matrix", in_defaults}), in_defaults + ":7:15: 'repository': expected a repository of lower-case");
+  auto base = write(d.path / "base.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda:12.6 runtime\"\n");
+  check_refused(cli({"matrix", base}), base + ":7:15: 'base_image': expected a tag of [A-Za-z0-9_.-]");
+  auto digest = write(d.path / "digest.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda@sha256:abc\"\n");
+  check_refused(cli({"matrix", digest}), digest + ":7:15: 'base_image': expected @sha256:<64 hex digits>");
+  auto pin = write(d.path / "pin.yaml", std::string(kAxes) + "defaults:\n  base_digest: latest\n");
+  check_refused(cli({"matrix", pin}), pin + ":7:16: 'base_digest': expected sha256:<64 hex digits>, found 'latest'");
+  auto latin1 = write(d.path / "latin1.yaml", std::string(kAxes) + "description: \"Caf\xE9\"\n");
+  check_refused(cli({"matrix", latin1}), latin1 + ":6:18: expected UTF-8 text, found the byte 0xE9");
+  auto desc = write(d.path / "desc.yaml", std::string(kAxes) + "description: [a, b]\n");
+  check_refused(cli({"matrix", desc}), desc + ":6:14: expected 'description' to be a string, found a list");
+  auto flag = write(d.path / "flag.json", R"({"only_published": "maybe", "axes": {"paddle": ["3.0.0"]}})");
+  check_refused(cli({"matrix", flag}), flag + ":1:20: expected 'only_published' to be true or false");
+}
+
+TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refused; --today is a real date") {
+  fx::ScratchDir d("bad-flags");
+  std::string local = fx::source_dir() + "/matrix/local.yaml";
+  write(d.path / "wh/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  RunOptions env;
+  env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
+  auto g = cli({"generate", local, "--out", (d.path / "gen/").string()}, env);
+  INFO(g.err);
+  CHECK(g.exit_code == 0);
+  size_t entries = 0;
+  for (auto& e : fs::directory_iterator(d.path)) entries += e.path().filename() != "wh";
+  CHECK(entries == 1);  // gen only: no staging or .old folder left beside or inside it
+  CHECK(fs::exists(d.path / "gen/.imgtool-generated"));
+  auto again = cli({"generate", local, "--out", (d.path / "gen/").string()}, env);
+  CHECK(again.exit_code == 0);
+
+  RunOptions in_scratch;
+  in_scratch.cwd = d.path.string();
+  check_refused(cli({"keygen", "--out", ""}, in_scratch), "key path prefix '': expected a prefix ending in a file name");
+  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "key path prefix 'keys/'");
+  CHECK(!fs::exists(d.path / ".key"));
+  CHECK(!fs::exists(d.path / "keys"));
+
+  std::string paddle = fx::source_dir() + "/matrix/paddle.yaml";
+  for (const char* bad : {"2026-02-30", "2026-13-01", "tomorrow", "2026-1-01", "20261122"})
+    check_refused(cli({"matrix", paddle, "--today", bad}), std::string("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '") + bad + "'");
+  CHECK(cli({"matrix", paddle, "--today", "2028-02-29"}).exit_code == 0);
+}
+
+TEST_CASE("references: docker-daemon: names are checked like every other reference") {
+  fx::ScratchDir d("bad-ref");
+  std::string dst = "oci:" + (d.path / "out").string();
+  check_refused(cli({"copy", "docker-daemon:Imgtool/Base:1", dst}),
+                "bad image reference 'docker-daemon:Imgtool/Base:1': expected a repository of lower-case letters");
+  check_refused(cli({"copy", "docker-daemon:a//b:1", dst}), "bad image reference 'docker-daemon:a//b:1'");
+  check_refused(cli({"copy", "docker-daemon:a/b:-x", dst}), "expected a tag of");
+  CHECK(!fs::exists(d.path / "out"));
+}
+
+TEST_CASE("manifests: schemaVersion other than 2 or an unknown mediaType is refused, not copied and tagged") {
+  fx::ScratchDir d("bad-manifest");
+  auto blob = [&](const std::string& bytes) {
+    std::string digest = sha256_digest(bytes);
+    write(d.path / "src/blobs/sha256" / digest.substr(7), bytes);
+    return nlohmann::json{{"digest", digest}, {"size", bytes.size()}};
+  };
+  auto layout = [&](const nlohmann::json& manifest, const std::string& type) {
+    fs::remove_all(d.path / "src");
+    write(d.path / "src/oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
+    auto cfg = blob("{}");
+    cfg["mediaType"] = "application/vnd.oci.image.config.v1+json";
+    nlohmann::json m = manifest;
+    m["config"] = cfg;
+    m["layers"] = nlohmann::json::array();
+    auto desc = blob(m.dump());
+    desc["mediaType"] = type;
+    desc["annotations"] = {{"org.opencontainers.image.ref.name", "t"}};
+    write(d.path / "src/index.json", nlohmann::json{{"schemaVersion", 2}, {"manifests", {desc}}}.dump());
+    return desc["digest"].get<std::string>();
+  };
+  std::string src = "oci:" + (d.path / "src").string() + ":t", dst = "oci:" + (d.path / "dst").string() + ":t";
+  const std::string oci = "application/vnd.oci.image.manifest.v1+json";
+  auto v1 = layout({{"schemaVersion", 1}, {"mediaType", oci}}, oci);
+  check_refused(cli({"copy", src, dst}), "manifest " + v1 + ": expected \"schemaVersion\": 2, found 1");
+  CHECK(!fs::exists(d.path / "dst/index.json"));
+  auto odd = layout({{"schemaVersion", 2}, {"mediaType", "application/vnd.example.thing+json"}}, oci);
+  check_refused(cli({"copy", src, dst}), "manifest " + odd + ": expected \"mediaType\" " + oci);
+  CHECK(!fs::exists(d.path / "dst/index.json"));
+  layout({{"schemaVersion", 2}, {"mediaType", oci}}, oci);
+  auto ok = cli({"copy", src, dst});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::exists(d.path / "dst/index.json"));
+}
+
+TEST_CASE("files: an error about a file names that file") {
+  fx::ScratchDir d("bad-files");
+  write(d.path / "shard1/nightly.json", R"({"kind": "imgtool-nightly-report", "cells": [{"tag": "a"}], "ok": tr)");
+  std::string file = (d.path / "shard1/nightly.json").string();
+  check_refused(cli({"nightly", "merge", (d.path / "shard1").string(), "--report", (d.path / "out").string()}),
+                file + ":1:69: expected a nightly report in JSON, found syntax error");
+  write(d.path / "shard1/nightly.json", R"({"cells": {"tag": "a"}})");
+  check_refused(cli({"nightly", "merge", (d.path / "shard1").string(), "--report", (d.path / "out").string()}),
+                file + ": nightly report: field 'kind' expected imgtool-nightly-report");
+  CHECK(!fs::exists(d.path / "out"));
+}
+
+TEST_CASE("an unknown subcommand says which word was not known") {
+  check_refused(cli({"verfiy", "docker://localhost/a:b"}), "unknown subcommand 'verfiy': expected one of build, copy,");
+  CHECK(cli({"--version"}).exit_code == 0);
+}

@@ -1,0 +1,16 @@
+// Small string helpers, once: case, joining, trimming and XML escaping.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace imgtool::strings {
+
+std::string lower(std::string_view s);
+std::string upper(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string trim(std::string_view s);  // blanks (space, tab, CR, LF) at both ends
+// &, <, >, " and ' escaped: safe in XML/HTML text and attribute values.
+std::string xml_escape(std::string_view s);
+
+}  // namespace imgtool::strings

@@ -1,0 +1,145 @@
+#include "host/doctor.h"
+
+#include <algorithm>
+
+#include "core/version.h"
+
+namespace imgtool::host {
+
+const char* to_string(Status s) { return s == Status::kOk ? "ok" : s == Status::kWarn ? "warn" : "fail"; }
+
+bool DoctorReport::failed() const {
+  return std::any_of(rows.begin(), rows.end(), [](auto& r) { return r.status == Status::kFail; });
+}
+
+std::string newest_cuda_for_driver(const std::string& driver, const matrix::KnowledgeBase& kb) {
+  auto d = Version::parse(driver);
+  std::string best;
+  if (!d) return best;
+  for (auto& c : kb.cudas())
+    if (*d >= *Version::parse(c.min_driver_compat) && (best.empty() || *Version::parse(c.cuda) > *Version::parse(best))) best = c.cuda;
+  return best;
+}
+
+namespace {
+
+// The oldest engine with `docker run --gpus` (Docker 19.03 added it).
+constexpr const char* kMinEngine = "19.03";
+
+std::string engine_number(const std::string& v) {
+  size_t n = 0;
+  while (n < v.size() && (isdigit((unsigned char)v[n]) || v[n] == '.')) ++n;
+  return v.substr(0, n);
+}
+
+DoctorRow driver_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
+  if (f.driver.empty())
+    return {"NVIDIA driver", Status::kWarn, "no NVIDIA driver (" + f.driver_from + "): this host runs cpu images only; gpu images would fail with \"could not select device driver\"",
+            "to run gpu images install the NVIDIA driver (>= 525.60.13 for CUDA 12.x images, >= 580 for CUDA 13); for this host pick a cpu tag: imgtool select"};
+  std::string cuda = newest_cuda_for_driver(f.driver, kb);
+  if (cuda.empty())
+    return {"NVIDIA driver", Status::kFail, f.driver + " (from " + f.driver_from + "): older than every CUDA in the knowledge base",
+            "upgrade the driver (>= 450.80.02 for CUDA 11.x images, >= 525.60.13 for 12.x)"};
+  const matrix::CudaRelease* cr = kb.cuda(cuda);
+  DoctorRow r{"NVIDIA driver", Status::kOk, f.driver + " (from " + f.driver_from + "): serves CUDA images up to " + cuda +
+              " (minor-version compatibility, source: cuda.yaml)", ""};
+  if (Version::parse(cuda)->major() < 12) {
+    r.status = Status::kWarn;
+    r.fix = "CUDA 12.x images need >= 525.60.13 (Paddle's CUDA 12.6 builds document >= 550.54.14): upgrade the driver to use them";
+  }
+  (void)cr;
+  return r;
+}
+
+DoctorRow gpu_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
+  if (f.driver.empty()) return {"GPUs", Status::kWarn, "none visible (no driver)", "without a GPU only cpu images are useful here"};
+  if (f.gpus.empty()) return {"GPUs", Status::kFail, "driver loaded but no GPU listed (" + f.gpus_error + ")", "check `nvidia-smi`; the driver may not match the kernel module"};
+  std::string found, unknown;
+  for (auto& g : f.gpus) {
+    const matrix::GpuSpec* spec = kb.find_gpu(g.name);
+    std::string cc = !g.cc.empty() ? g.cc : spec ? spec->cc : "?";
+    const matrix::ArchSupport* a = cc == "?" ? nullptr : kb.arch_for_cc(cc);
+    found += (found.empty() ? "" : "; ") + g.name + " (cc " + cc + (g.cc.empty() && spec ? " from the KB" : "") + ", " + g.memory +
+             (a ? ", " + a->name + ": CUDA " + a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) : "") + ")";
+    if (!spec) unknown += (unknown.empty() ? "" : ", ") + g.name;
+  }
+  if (!unknown.empty())
+    return {"GPUs", Status::kWarn, found, "add " + unknown + " to matrix/kb/gpus.yaml (name as nvidia-smi prints it) so select and the smoke floors know it"};
+  return {"GPUs", Status::kOk, found, ""};
+}
+
+std::vector<DoctorRow> engine_rows(const HostFacts& f) {
+  const EngineInfo& e = f.engine;
+  if (!e.reachable)
+    return {{"Docker engine", Status::kFail, "not reachable: " + e.error,
+             "start the engine (systemctl start docker) and make sure this user may use /var/run/docker.sock (docker group)"}};
+  std::vector<DoctorRow> rows;
+  auto v = Version::parse(engine_number(e.version));
+  if (!v || *v < *Version::parse(kMinEngine))
+    rows.push_back({"Docker engine", Status::kFail, e.version + ": older than 19.03, no `docker run --gpus`",
+                    "upgrade Docker Engine to a supported release (>= 19.03 for --gpus; 20.10+ recommended)"});
+  else
+    rows.push_back({"Docker engine", Status::kOk, e.version, ""});
+  bool slow = e.storage_driver == "vfs" || e.storage_driver == "devicemapper";
+  rows.push_back({"storage driver", slow ? Status::kWarn : Status::kOk, e.storage_driver,
+                  slow ? "use overlay2: " + e.storage_driver + " copies or thin-provisions every layer of multi-GB CUDA images" : ""});
+  rows.push_back({"cgroup", Status::kOk, "v" + e.cgroup_version, ""});
+  return rows;
+}
+
+std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
+  bool runtime = std::find(f.engine.runtimes.begin(), f.engine.runtimes.end(), "nvidia") != f.engine.runtimes.end();
+  bool hook = !f.container_cli.empty();
+  std::string found = std::string(runtime ? "`nvidia` runtime registered" : "no `nvidia` runtime in docker info") + "; " +
+                      (hook ? "nvidia-container-cli " + f.container_cli : "nvidia-container-cli not found");
+  std::string fix = "install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd";
+  std::vector<DoctorRow> rows;
+  if (f.driver.empty()) rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kWarn, found, runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"});
+  else rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kFail, found, runtime || hook ? "" : fix});
+  rows.push_back({"nvidia-ctk", f.ctk_version.empty() ? Status::kWarn : Status::kOk, f.ctk_version.empty() ? "not found" : f.ctk_version,
+                  f.ctk_version.empty() ? "install nvidia-container-toolkit (provides nvidia-ctk to configure the runtime and CDI)" : ""});
+  return rows;
+}
+
+DoctorRow gpu_run_row(const HostFacts& f) {
+  if (!f.gpu_run_tried)
+    return {"docker run --gpus all", Status::kWarn, std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
+            f.driver.empty() ? "run cpu images without --gpus" : "fix the engine row first"};
+  if (f.gpu_run_ok) return {"docker run --gpus all", Status::kOk, f.gpu_run_detail, ""};
+  return {"docker run --gpus all", Status::kFail, f.gpu_run_detail,
+          "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid runtime` = daemon.json names a missing runtime"};
+}
+
+}  // namespace
+
+DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb) {
+  DoctorReport r{f, {}};
+  r.rows.push_back(driver_row(f, kb));
+  r.rows.push_back(gpu_row(f, kb));
+  for (auto& x : engine_rows(f)) r.rows.push_back(x);
+  for (auto& x : runtime_rows(f)) r.rows.push_back(x);
+  r.rows.push_back(gpu_run_row(f));
+  return r;
+}
+
+nlohmann::json to_json(const DoctorReport& r) {
+  nlohmann::json rows = nlohmann::json::array(), gpus = nlohmann::json::array();
+  for (auto& x : r.rows) rows.push_back({{"check", x.check}, {"status", to_string(x.status)}, {"found", x.found}, {"fix", x.fix}});
+  for (auto& g : r.facts.gpus) gpus.push_back({{"name", g.name}, {"cc", g.cc}, {"memory", g.memory}});
+  return {{"driver", r.facts.driver}, {"gpus", gpus}, {"engine", r.facts.engine.version}, {"rows", rows}, {"ok", !r.failed()}};
+}
+
+std::string render_table(const DoctorReport& r) {
+  std::string out;
+  for (auto& x : r.rows) {
+    std::string c = x.check;
+    c.resize(std::max<size_t>(c.size(), 26), ' ');
+    std::string s = to_string(x.status);
+    s.resize(5, ' ');
+    out += s + " " + c + " " + x.found + "\n";
+    if (!x.fix.empty()) out += std::string(33, ' ') + "fix: " + x.fix + "\n";
+  }
+  return out;
+}
+
+}  // namespace imgtool::host

@@ -1,0 +1,42 @@
+// `imgtool doctor`: the host's facts (detect.h) judged row by row — each row
+// ok/warn/fail with what was found and, when not ok, the fix. A host without
+// GPUs is not an error: the rows say so and what it means (cpu images only).
+// The CUDA a driver can serve and the CUDA a GPU's architecture needs come
+// from the knowledge base (cuda.yaml, arch.yaml, gpus.yaml).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "host/detect.h"
+#include "matrix/kb.h"
+
+namespace imgtool::host {
+
+enum class Status { kOk, kWarn, kFail };
+const char* to_string(Status s);
+
+struct DoctorRow {
+  std::string check;   // "NVIDIA driver"
+  Status status = Status::kOk;
+  std::string found;   // what was found, with where from
+  std::string fix;     // empty when ok
+};
+
+struct DoctorReport {
+  HostFacts facts;
+  std::vector<DoctorRow> rows;
+  bool failed() const;
+};
+
+DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb);
+
+nlohmann::json to_json(const DoctorReport& r);
+std::string render_table(const DoctorReport& r);
+
+// The newest CUDA major.minor in the KB this driver serves (minor-version
+// compatibility floor), or "" when none.
+std::string newest_cuda_for_driver(const std::string& driver, const matrix::KnowledgeBase& kb);
+
+}  // namespace imgtool::host

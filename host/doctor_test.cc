@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include "host/doctor.h"
+#include "host/recorded_host.h"
+
+using namespace imgtool;
+using namespace imgtool::host;
+
+namespace {
+const matrix::KnowledgeBase& kb() {
+  static auto k = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
+  return k;
+}
+RecordedHost recorded(const std::string& name) { return RecordedHost::load(std::string(IMGTOOL_SOURCE_DIR) + "/host/testdata/" + name); }
+DoctorReport doctor(const std::string& name) {
+  auto h = recorded(name);
+  return diagnose(detect(h), kb());
+}
+const DoctorRow& row(const DoctorReport& r, const std::string& check) {
+  for (auto& x : r.rows)
+    if (x.check == check) return x;
+  FAIL("no row " << check);
+  throw 0;
+}
+}  // namespace
+
+TEST_CASE("detections read what the host answers") {
+  auto v100 = recorded("v100-470.json");
+  std::string from;
+  CHECK(detect_driver(v100, from) == "470.82.01");
+  CHECK(from == "/proc/driver/nvidia/version");
+  std::string err;
+  auto gpus = detect_gpus(v100, err);
+  REQUIRE(gpus.size() == 2);  // the 470 driver has no compute_cap field: the second query answers
+  CHECK(gpus[0].name == "Tesla V100-SXM2-32GB");
+  CHECK(gpus[0].cc.empty());
+  auto e = detect_engine(v100);
+  CHECK(e.reachable);
+  CHECK(e.version == "20.10.12");
+  CHECK(std::find(e.runtimes.begin(), e.runtimes.end(), "nvidia") != e.runtimes.end());
+  // nvidia-smi alone (no /proc file) also gives the driver.
+  RecordedHost smi_only(nlohmann::json{{"commands", {{"nvidia-smi --query-gpu=driver_version --format=csv,noheader", {{"out", "550.90.07\n"}}}}}});
+  CHECK(detect_driver(smi_only, from) == "550.90.07");
+  CHECK(from == "nvidia-smi");
+  // Nothing at all: no driver, and what was looked at is said.
+  RecordedHost empty(nlohmann::json::object());
+  CHECK(detect_driver(empty, from).empty());
+  CHECK(from.find("nvidia-smi: not found") != std::string::npos);
+  CHECK_FALSE(detect_engine(empty).reachable);
+}
+
+TEST_CASE("doctor: a V100 with 470.82.01 serves CUDA 11.x images only") {
+  auto r = doctor("v100-470.json");
+  CHECK(row(r, "NVIDIA driver").status == Status::kWarn);
+  CHECK(row(r, "NVIDIA driver").found.find("serves CUDA images up to 11.8") != std::string::npos);
+  CHECK(row(r, "NVIDIA driver").fix.find("525.60.13") != std::string::npos);
+  CHECK(row(r, "GPUs").found.find("cc 7.0 from the KB") != std::string::npos);
+  CHECK(row(r, "GPUs").found.find("Volta: CUDA 9.0 to 12.9") != std::string::npos);
+  CHECK(row(r, "NVIDIA container runtime").status == Status::kOk);
+  CHECK(row(r, "nvidia-ctk").status == Status::kWarn);
+  CHECK(row(r, "docker run --gpus all").status == Status::kOk);
+  CHECK_FALSE(r.failed());
+}
+
+TEST_CASE("doctor: an H100 with 550 is all ok") {
+  auto r = doctor("h100-550.json");
+  for (auto& x : r.rows) CHECK_MESSAGE(x.status == Status::kOk, x.check << ": " << x.found);
+  CHECK(row(r, "NVIDIA driver").found.find("up to 12.9") != std::string::npos);
+  CHECK(row(r, "GPUs").found.find("NVIDIA H100 80GB HBM3 (cc 9.0, 81559 MiB, Hopper") != std::string::npos);
+  auto j = to_json(r);
+  CHECK(j["ok"] == true);
+  CHECK(j["driver"] == "550.54.15");
+}
+
+TEST_CASE("doctor: no GPU is said plainly, not a failure") {
+  auto r = doctor("no-gpu.json");
+  CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);
+  CHECK(row(r, "NVIDIA driver").found.find("cpu images only") != std::string::npos);
+  CHECK(row(r, "docker run --gpus all").found == "not tried: no NVIDIA driver");
+  CHECK(row(r, "NVIDIA container runtime").fix.find("not needed without a GPU") != std::string::npos);
+  CHECK(row(r, "cgroup").found == "v1");
+  CHECK_FALSE(r.failed());
+  CHECK(render_table(r).find("warn  NVIDIA driver") != std::string::npos);
+}
+
+TEST_CASE("doctor: a GPU without the container runtime fails with the fix") {
+  auto r = doctor("no-runtime.json");
+  CHECK(row(r, "NVIDIA container runtime").status == Status::kFail);
+  CHECK(row(r, "NVIDIA container runtime").fix.find("nvidia-ctk runtime configure --runtime=docker") != std::string::npos);
+  CHECK(row(r, "docker run --gpus all").status == Status::kFail);
+  CHECK(row(r, "docker run --gpus all").found.find("could not select device driver") != std::string::npos);
+  CHECK(r.failed());
+}
+
+TEST_CASE("doctor: an engine older than --gpus fails; devicemapper warns") {
+  auto r = doctor("old-engine.json");
+  CHECK(row(r, "Docker engine").status == Status::kFail);
+  CHECK(row(r, "Docker engine").found.find("18.09.7: older than 19.03") != std::string::npos);
+  CHECK(row(r, "storage driver").status == Status::kWarn);
+  CHECK(r.failed());
+}
+
+TEST_CASE("doctor on this machine (real detections) reports no NVIDIA driver cleanly") {
+  SystemHost h;
+  auto f = detect(h);
+  if (!f.driver.empty()) return;  // a GPU machine: the recorded hosts above cover the logic
+  auto r = diagnose(f, kb());
+  CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);
+  CHECK(row(r, "Docker engine").status == Status::kOk);
+  CHECK_FALSE(r.failed());
+}

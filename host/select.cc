@@ -1,0 +1,93 @@
+#include "host/select.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/version.h"
+#include "matrix/host.h"
+
+namespace imgtool::host {
+
+namespace {
+
+Version ver(const std::string& s) { return Version::parse(s).value_or(Version{{0}, "0"}); }
+
+// Newest Paddle, then newest Python.
+bool better_cpu(const matrix::Cell& a, const matrix::Cell& b) {
+  if (ver(a.paddle) != ver(b.paddle)) return ver(a.paddle) > ver(b.paddle);
+  if (ver(a.python) != ver(b.python)) return ver(a.python) > ver(b.python);
+  return a.tag < b.tag;
+}
+
+// "Better-looking" than the chosen cell: newer Paddle, or the same Paddle with newer CUDA.
+bool looks_better(const matrix::Cell& c, const matrix::Cell& chosen) {
+  if (ver(c.paddle) != ver(chosen.paddle)) return ver(c.paddle) > ver(chosen.paddle);
+  return c.variant == "gpu" && (chosen.variant != "gpu" || ver(c.cuda) > ver(chosen.cuda));
+}
+
+SelectResult select_cpu(const std::vector<matrix::Cell>& cells, SelectResult r) {
+  std::vector<matrix::Cell> cpu;
+  for (auto& c : cells) {
+    if (c.variant == "cpu") cpu.push_back(c);
+    else r.passed_over.push_back({c.tag, "host-no-gpu", "gpu image (CUDA " + c.cuda + "): this host has no NVIDIA driver, so it cannot run"});
+  }
+  std::sort(cpu.begin(), cpu.end(), better_cpu);
+  if (cpu.empty()) return r;
+  r.chosen = cpu.front();
+  r.why = {"cpu image: runs on any x86_64 host without a GPU", "newest Paddle (" + cpu.front().paddle + ") and Python (" + cpu.front().python + ") among " +
+                                                                  std::to_string(cpu.size()) + " cpu tag(s)"};
+  return r;
+}
+
+SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::KnowledgeBase& kb, const SelectHost& h, SelectResult r) {
+  auto q = matrix::query_host(cells, kb, {h.driver, h.gpu});
+  r.host = q.gpu.name + " (compute capability " + q.gpu.cc + "), driver " + h.driver + " — " + h.from;
+  if (!q.gpu_note.empty()) r.host += "; " + q.gpu_note;
+  if (q.fits.empty()) {
+    for (auto& x : q.rejected) r.passed_over.push_back({x.cell.tag, x.rule, x.reason});
+    return r;
+  }
+  const matrix::Cell& c = q.fits.front().cell;
+  r.chosen = c;
+  auto floor = matrix::driver_floor(c, kb);
+  const matrix::ArchSupport* a = kb.arch_for_cc(q.gpu.cc);
+  r.why.push_back("driver floor: " + h.driver + " >= " + floor.driver + " (" + floor.rule + ")");
+  if (a) r.why.push_back("architecture: " + a->name + " (compute capability " + q.gpu.cc + ") is served by CUDA " + a->first_cuda +
+                         (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + "; the image has CUDA " + c.cuda);
+  r.why.push_back("compatibility: " + q.fits.front().note);
+  for (auto& x : q.rejected)
+    if (looks_better(x.cell, c)) r.passed_over.push_back({x.cell.tag, x.rule, x.reason});
+  return r;
+}
+
+}  // namespace
+
+SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vector<PassedOver>& refused, const matrix::KnowledgeBase& kb,
+                        const SelectHost& h) {
+  SelectResult r;
+  r.passed_over = refused;
+  if (h.driver.empty()) {
+    r.host = "no NVIDIA driver — " + h.from + ": cpu images only";
+    return select_cpu(cells, r);
+  }
+  if (h.gpu.empty()) throw InputError("--gpu: expected the host's GPU model with --host-driver, found nothing");
+  return select_gpu(cells, kb, h, r);
+}
+
+nlohmann::json to_json(const SelectResult& r) {
+  nlohmann::json passed = nlohmann::json::array();
+  for (auto& p : r.passed_over) passed.push_back({{"tag", p.tag}, {"rule", p.rule}, {"why", p.why}});
+  return {{"host", r.host}, {"tag", r.chosen ? r.chosen->tag : ""}, {"why", r.why}, {"passed_over", passed}};
+}
+
+std::string render_text(const SelectResult& r) {
+  std::string out = "host: " + r.host + "\n";
+  if (!r.chosen) out += "no tag fits this host\n";
+  else out += "best tag: " + r.chosen->tag + "\n";
+  for (auto& w : r.why) out += "  fits: " + w + "\n";
+  if (!r.passed_over.empty()) out += "passed over:\n";
+  for (auto& p : r.passed_over) out += "  " + p.tag + "  [" + p.rule + "] " + p.why + "\n";
+  return out;
+}
+
+}  // namespace imgtool::host

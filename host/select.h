@@ -1,0 +1,46 @@
+// `imgtool select`: the best tag for a host, why it fits, and why the
+// better-looking ones do not. Candidates are matrix cells (a plan's kept cells)
+// or a registry repository's tags read back as cells from their labels, kept
+// only when their signature verifies (registry_candidates.h).
+//   GPU host (driver + GPU): matrix::query_host — architecture rule, the
+//     stricter driver floor (NVIDIA's or Paddle's, named), compatibility mode.
+//   No NVIDIA driver: the best cpu image; gpu tags are passed over with why.
+// Best = newest Paddle, then newest CUDA (GPU) / Python (CPU), then full compatibility.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "matrix/cell.h"
+#include "matrix/kb.h"
+
+namespace imgtool::host {
+
+struct SelectHost {
+  std::string driver;  // empty = no NVIDIA driver (cpu images only)
+  std::string gpu;     // KB name, family name or nvidia-smi device name
+  std::string from;    // "given by hand" | "this host (doctor)"
+};
+
+struct PassedOver {
+  std::string tag, rule, why;
+};
+
+struct SelectResult {
+  std::string host;                     // one line describing the host
+  std::optional<matrix::Cell> chosen;
+  std::vector<std::string> why;         // why the chosen tag fits
+  std::vector<PassedOver> passed_over;  // better-looking tags that do not fit (and refused ones)
+};
+
+// `refused` (e.g. unsigned registry tags) are reported first among passed_over.
+// Throws InputError for a bad driver version or an unknown/ambiguous GPU.
+SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vector<PassedOver>& refused,
+                        const matrix::KnowledgeBase& kb, const SelectHost& host);
+
+nlohmann::json to_json(const SelectResult& r);
+std::string render_text(const SelectResult& r);
+
+}  // namespace imgtool::host

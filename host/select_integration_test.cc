@@ -1,0 +1,93 @@
+// imgtool select --repository against a REAL docker-registry on 127.0.0.1:
+// three labelled images pushed with `imgtool copy`, two signed with
+// `imgtool sign`, one left unsigned and one signed with another key — only
+// tags whose signature verifies may be chosen.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
+
+using namespace imgtool;
+using namespace imgtool::testing;
+
+namespace {
+
+void build_labelled(const std::string& name, const std::map<std::string, std::string>& labels) {
+  ScratchDir ctx("select-ctx");
+  std::string df = "FROM scratch\nCOPY marker /marker\n";
+  for (auto& [k, v] : labels) df += "LABEL " + k + "=\"" + v + "\"\n";
+  write_file_atomic(ctx.path / "Dockerfile", df);
+  write_file_atomic(ctx.path / "marker", name + "\n");
+  auto r = imgtool::run({"docker", "build", "-q", "-t", name, ctx.path.string()});
+  REQUIRE_MESSAGE(r.ok(), (r.out + r.err));
+}
+
+RunResult cli(const std::vector<std::string>& args) {
+  RunResult r = imgtool::testing::imgtool(args);
+  MESSAGE("imgtool " << args[0] << " -> " << r.exit_code << "\n" << r.out << r.err);
+  return r;
+}
+
+std::map<std::string, std::string> gpu(const std::string& paddle, const std::string& cuda, const std::string& min_driver) {
+  return {{"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", paddle}, {"io.imgtool.python", "3.11"}, {"io.imgtool.cuda", cuda},
+          {"io.imgtool.min-driver", min_driver}};
+}
+
+}  // namespace
+
+TEST_CASE("select from a registry keeps only tags whose signature verifies") {
+  RegistryServer server;
+  ScratchDir d("select");
+  std::string repo = "docker://" + server.host() + "/ai/paddle", k = (d.path / "release").string(), other = (d.path / "other").string();
+  REQUIRE(cli({"keygen", "--out", k}).ok());
+  REQUIRE(cli({"keygen", "--out", other}).ok());
+  const std::map<std::string, std::map<std::string, std::string>> images = {
+      {"3.2.0-gpu-cuda12.6-cudnn9.5", gpu("3.2.0", "12.6", "525.60.13")},
+      {"3.2.0-gpu-cuda11.8-cudnn8.9", gpu("3.2.0", "11.8", "450.80.02")},
+      {"3.1.0-gpu-cuda12.6-cudnn9.5", gpu("3.1.0", "12.6", "525.60.13")},
+      {"3.2.0", {{"io.imgtool.variant", "cpu"}, {"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}}}};
+  for (auto& [tag, labels] : images) {
+    std::string local = "imgtool-run-test/select:" + tag;
+    build_labelled(local, labels);
+    REQUIRE(cli({"copy", "docker-daemon:" + local, repo + ":" + tag}).ok());
+    imgtool::run({"docker", "rmi", "-f", local});
+  }
+  // Signed with the release key: 11.8, 3.1.0 on 12.6, cpu. The 3.2.0 12.6 tag: signed by another key only.
+  for (auto tag : {"3.2.0-gpu-cuda11.8-cudnn8.9", "3.1.0-gpu-cuda12.6-cudnn9.5", "3.2.0"}) REQUIRE(cli({"sign", repo + ":" + tag, "--key", k + ".key"}).ok());
+  REQUIRE(cli({"sign", repo + ":3.2.0-gpu-cuda12.6-cudnn9.5", "--key", other + ".key"}).ok());
+
+  SUBCASE("an H100 with 550: 3.2.0/12.6 (signed by another key) is refused; the newest signed Paddle wins") {
+    auto r = cli({"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "550.54.15", "--gpu", "H100 SXM", "--json"});
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["tag"] == "3.2.0-gpu-cuda11.8-cudnn8.9");
+    bool refused = false;
+    for (auto& p : j["passed_over"])
+      if (p["tag"] == "3.2.0-gpu-cuda12.6-cudnn9.5") refused = p["rule"] == "signature";
+    CHECK(refused);
+  }
+  SUBCASE("the same with the other key: only its tag verifies") {
+    auto r = cli({"select", "--repository", repo, "--key", other + ".pub", "--host-driver", "550.54.15", "--gpu", "NVIDIA H100 80GB HBM3"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("best tag: 3.2.0-gpu-cuda12.6-cudnn9.5") != std::string::npos);
+  }
+  SUBCASE("a 535 driver on an A100 (family name): the CUDA 11.8 tag") {
+    auto r = cli({"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "535.104.05", "--gpu", "A100"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("best tag: 3.2.0-gpu-cuda11.8-cudnn8.9") != std::string::npos);
+  }
+  SUBCASE("this machine (no NVIDIA driver here): the signed cpu tag") {
+    auto r = cli({"select", "--repository", repo, "--key", k + ".pub", "--json"});
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    if (j["host"].get<std::string>().rfind("no NVIDIA driver", 0) == 0) CHECK(j["tag"] == "3.2.0");
+  }
+  SUBCASE("bad input") {
+    CHECK(cli({"select", "--repository", repo}).exit_code == 2);
+    CHECK(cli({"select", "--repository", repo + ":3.2.0", "--key", k + ".pub"}).exit_code == 2);
+    CHECK(cli({"select"}).exit_code == 2);
+  }
+}

@@ -1,0 +1,80 @@
+// In-memory images: the doubles beside the model (as go-containerregistry
+// ships `random` and an in-memory registry). No engine, no registry, no disk.
+//
+//   MemoryStore        blobs and manifests by digest, tags → digest, and a log
+//                      of every write ("blob <digest>", "manifest <digest> tag <t>")
+//                      so a test can check the order a copy wrote in.
+//   MemorySource       one image (a manifest and its blobs) read from a store;
+//                      every blob re-hashed as it is read (VerifyingReader).
+//   MemoryDestination  writes into a store; the blob digest is verified; a
+//                      fault can be injected per blob digest or on the manifest.
+//   random_image()     an image of n random layers (+ config) put into a store.
+//
+// Thread-safe: the copy engine writes blobs from several threads.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "image/image.h"
+
+namespace imgtool::image {
+
+class MemoryStore {
+ public:
+  void put_blob(const std::string& digest, std::string bytes);
+  std::optional<std::string> blob(const std::string& digest) const;
+  bool has_blob(const std::string& digest) const;
+  void put_manifest(const Manifest& m, const std::string& tag);  // tag "" = by digest only
+  std::optional<Manifest> manifest(const std::string& digest_or_tag) const;
+  std::optional<std::string> tag(const std::string& tag) const;  // the digest it names
+  std::vector<std::string> log() const;                          // writes, in order
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> blobs_;
+  std::map<std::string, Manifest> manifests_;
+  std::map<std::string, std::string> tags_;
+  std::vector<std::string> log_;
+};
+
+class MemorySource : public ImageSource {
+ public:
+  // `ref`: a tag or digest in the store. Error (on manifest()) when unknown.
+  MemorySource(std::shared_ptr<MemoryStore> store, std::string ref);
+  Manifest manifest() override;
+  std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
+  std::string describe() const override { return "memory:" + ref_; }
+
+ private:
+  std::shared_ptr<MemoryStore> store_;
+  std::string ref_;
+};
+
+class MemoryDestination : public ImageDestination {
+ public:
+  explicit MemoryDestination(std::shared_ptr<MemoryStore> store) : store_(std::move(store)) {}
+  bool has_blob(const Descriptor& d) override { return store_->has_blob(d.digest); }
+  void put_blob(const Descriptor& d, BlobReader& content) override;
+  void put_manifest(const Manifest& m, const std::string& tag) override;
+  std::string describe() const override { return "memory"; }
+  // Fault injection: putting this blob (or any manifest) throws imgtool::Error.
+  void fail_blob(const std::string& digest, bool retryable = false);
+  void fail_manifest() { fail_manifest_ = true; }
+
+ private:
+  std::shared_ptr<MemoryStore> store_;
+  std::mutex mu_;
+  std::map<std::string, bool> fail_blobs_;  // digest -> retryable
+  bool fail_manifest_ = false;
+};
+
+// Puts an OCI image of `layers` random uncompressed layers of `bytes` each
+// (and its config) into `store` under `tag` ("" = by digest only); returns its manifest.
+Manifest random_image(MemoryStore& store, int layers, size_t bytes, const std::string& tag = "");
+
+}  // namespace imgtool::image

@@ -1,0 +1,230 @@
+// The registry client against a HOSTILE registry (image/testing/hostile_registry.py):
+// answers a real registry would never give, each scripted per test. What must
+// hold: credentials never leave their origin, https is never downgraded,
+// bodies are bounded, descriptors are checked, requests have a deadline, and
+// a registry that answers HEAD and GET differently cannot mix two images.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/hash.h"
+#include "core/process.h"
+#include "image/registry.h"
+#include "image/testing/python_server.h"
+
+using namespace imgtool;
+using namespace imgtool::image;
+using imgtool::image::testing::HostileRegistry;
+using nlohmann::json;
+
+namespace {
+
+// A private scratch folder (mkdtemp) with an empty Docker config, so no
+// credentials of the machine's user take part.
+struct Scratch {
+  std::filesystem::path path;
+  Scratch() {
+    std::string t = (std::filesystem::temp_directory_path() / "imgtool-hostile-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+    std::filesystem::create_directories(path / "docker");
+    ::setenv("DOCKER_CONFIG", (path / "docker").c_str(), 1);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A CA and a server certificate for 127.0.0.1, made with the openssl CLI.
+std::vector<std::string> make_tls(const std::filesystem::path& dir) {
+  auto sh = [&](std::vector<std::string> argv) {
+    RunOptions o;
+    o.cwd = dir.string();
+    auto r = run(argv, o);
+    if (!r.ok()) throw Error("openssl failed: " + r.err);
+  };
+  std::ofstream(dir / "ext.cnf") << "subjectAltName=IP:127.0.0.1\n";
+  sh({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+      "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=imgtool hostile CA"});
+  sh({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+      "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"});
+  sh({"openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+      "server.crt", "-days", "2", "-extfile", "ext.cnf"});
+  return {(dir / "server.crt").string(), (dir / "server.key").string()};
+}
+
+json route(const std::string& method, const std::string& path, int status, json extra = json::object()) {
+  json r{{"method", method}, {"path", path}, {"status", status}};
+  r.update(extra);
+  return r;
+}
+
+json v2_ok() { return route("GET", "^/v2/$", 200, {{"body", "{}"}}); }
+
+RegistryOptions with_password() {
+  RegistryOptions o;
+  o.credentials = Credentials{"user", "secret-password", ""};
+  o.attempts = 1;
+  return o;
+}
+
+const std::string kBasic = "Basic " + base64_encode("user:secret-password");
+
+bool any_authorization(const std::vector<json>& reqs) {
+  for (auto& r : reqs)
+    if (!r["authorization"].is_null()) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("hostile registry: credentials never leave their origin") {
+  Scratch s;
+  HostileRegistry reg(s.path, "reg"), foreign(s.path, "foreign");
+  foreign.script({{"routes", {route("PUT", "^/upload/1", 201), route("DELETE", "^/upload/", 204),
+                              route("GET", "^/v2/r/tags/list", 200, {{"body", R"({"tags":["b"]})"}}),
+                              route("GET", "^/blob", 200, {{"body", "hello"}})}}});
+  reg.script({{"basic_auth", "user:secret-password"},
+              {"routes",
+               {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
+                route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", foreign.url() + "/upload/1"}}}}),
+                route("GET", "^/v2/r/tags/list\\?n=", 200,
+                      {{"body", R"({"tags":["a"]})"},
+                       {"headers", {{"Link", "<" + foreign.url() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
+                route("GET", "^/v2/r/blobs/sha256:", 307, {{"headers", {{"Location", foreign.url() + "/blob"}}}})}}});
+  Registry client(reg.host(), with_password());
+
+  SUBCASE("an upload Location on another port gets no Authorization") {
+    client.put_blob("r", std::string("hello"), media::kOciLayerTar);
+    auto got = foreign.requests();
+    REQUIRE(got.size() == 1);
+    CHECK(got[0]["method"] == "PUT");
+    CHECK(got[0]["authorization"].is_null());
+  }
+  SUBCASE("a pagination Link on another port gets no Authorization") {
+    CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});
+    auto got = foreign.requests();
+    REQUIRE(got.size() == 1);
+    CHECK(got[0]["authorization"].is_null());
+  }
+  SUBCASE("a blob redirect to another port gets no Authorization") {
+    Descriptor d{media::kOciLayerTar, sha256_digest("hello"), 5};
+    CHECK(client.get_blob_bytes("r", d) == "hello");
+    CHECK_FALSE(any_authorization(foreign.requests()));
+  }
+  // The registry itself did get the password, so there was something to leak.
+  bool reg_got_password = false;
+  for (auto& r : reg.requests()) reg_got_password |= r["authorization"] == kBasic;
+  CHECK(reg_got_password);
+}
+
+TEST_CASE("hostile registry: an https registry is never followed to plain http") {
+  Scratch s;
+  auto tls = make_tls(s.path);
+  HostileRegistry reg(s.path, "tls", tls), plain(s.path, "plain");
+  plain.script({{"routes", {route("PUT", "^/", 201), route("GET", "^/", 200, {{"body", "{}"}})}}});
+  std::string http_url = plain.url("http");
+  reg.script({{"basic_auth", "user:secret-password"},
+              {"routes",
+               {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
+                route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", http_url + "/upload/1"}}}}),
+                route("GET", "^/v2/r/tags/list", 200,
+                      {{"body", R"({"tags":["a"]})"},
+                       {"headers", {{"Link", "<" + http_url + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
+                route("GET", "^/v2/r/manifests/v1$", 302, {{"headers", {{"Location", http_url + "/m"}}}})}}});
+  RegistryOptions o = with_password();
+  o.ca_file = (s.path / "ca.crt").string();
+  Registry client(reg.host(), o);
+  REQUIRE(client.base_url().rfind("https://", 0) == 0);
+
+  SUBCASE("an http upload Location") {
+    CHECK_THROWS_WITH_AS(client.put_blob("r", std::string("hello"), media::kOciLayerTar),
+                         doctest::Contains("refusing the downgrade"), Error);
+  }
+  SUBCASE("an http pagination Link") {
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("refusing the downgrade"), Error);
+  }
+  SUBCASE("a redirect to http") {
+    CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("refused a redirect"), Error);
+  }
+  CHECK(plain.requests().empty());
+}
+
+TEST_CASE("hostile registry: bodies are bounded") {
+  Scratch s;
+  HostileRegistry reg(s.path, "big");
+  std::string kib(1024, 'x');
+  json oci{{"Content-Type", media::kOciManifest}};
+  reg.script({{"routes",
+               {v2_ok(), route("GET", "^/v2/r/manifests/big$", 200, {{"body", kib}, {"repeat", 5 * 1024}, {"headers", oci}}),
+                route("GET", "^/v2/r/manifests/endless$", 200, {{"endless", true}, {"headers", oci}}),
+                route("GET", "^/v2/r/manifests/error$", 404, {{"endless", true}}),
+                route("GET", "^/v2/r/blobs/", 200, {{"endless", true}}),
+                route("GET", "^/v2/t/", 401, {{"headers", {{"WWW-Authenticate", "Bearer realm=\"" + reg.url() + "/token\""}}}}),
+                route("GET", "^/token", 200, {{"endless", true}})}}});
+  RegistryOptions o;
+  o.attempts = 1;
+  Registry client(reg.host(), o);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "big"), doctest::Contains("4194304-byte limit"), Error);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "endless"), doctest::Contains("4194304-byte limit"), Error);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "error"), doctest::Contains("65536-byte limit"), Error);
+  CHECK_THROWS_WITH_AS(client.get_manifest("t", "v1"), doctest::Contains("65536-byte limit"), Error);
+  Descriptor layer{media::kOciLayerTar, sha256_digest("abc"), 3};
+  CHECK_THROWS_WITH_AS(client.get_blob_bytes("r", layer), doctest::Contains("longer than"), Error);
+  // A config claiming more than 4 MiB is refused before any request.
+  size_t before = reg.requests().size();
+  Descriptor config{media::kOciConfig, sha256_digest("{}"), int64_t{1} << 30};
+  CHECK_THROWS_WITH_AS(client.get_blob_bytes("r", config), doctest::Contains("limit"), Error);
+  CHECK(reg.requests().size() == before);
+}
+
+TEST_CASE("hostile registry: a descriptor of size 0 or less is invalid") {
+  Scratch s;
+  HostileRegistry reg(s.path, "zero");
+  reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/blobs/", 200, {{"endless", true}})}}});
+  Registry client(reg.host());
+  client.ping();
+  for (int64_t size : {int64_t{0}, int64_t{-1}}) {
+    Descriptor d{media::kOciLayerGzip, sha256_digest("x"), size};
+    CHECK_THROWS_WITH_AS(client.get_blob("r", d), doctest::Contains("invalid descriptor"), Error);
+    CHECK_THROWS_WITH_AS(client.get_blob_bytes("r", d), doctest::Contains("invalid descriptor"), Error);
+  }
+  for (auto& r : reg.requests()) CHECK(r["path"].get<std::string>().find("/blobs/") == std::string::npos);
+}
+
+TEST_CASE("hostile registry: a trickling answer meets the request deadline") {
+  Scratch s;
+  HostileRegistry reg(s.path, "slow");
+  // 60 bytes at 5 bytes/s: 12 s, far above the 1.5 s deadline but above
+  // libcurl's low-speed floor, so only a total deadline stops it.
+  reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/manifests/v1$", 200,
+                                         {{"body", std::string(60, ' ')}, {"trickle", 0.2},
+                                          {"headers", {{"Content-Type", media::kOciManifest}}}})}}});
+  RegistryOptions o;
+  o.attempts = 1;
+  o.request_timeout = std::chrono::milliseconds(1500);
+  Registry client(reg.host(), o);
+  client.ping();
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("timed out"), Error);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+}
+
+TEST_CASE("hostile registry: HEAD and GET that disagree cannot mix two images") {
+  Scratch s;
+  HostileRegistry reg(s.path, "split");
+  std::string a = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:aa","size":1},"annotations":{"image":"A"}})";
+  std::string b = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:bb","size":1},"annotations":{"image":"B"}})";
+  json headers_a{{"Content-Type", media::kOciManifest}, {"Docker-Content-Digest", sha256_digest(a)}};
+  reg.script({{"routes",
+               {v2_ok(), route("HEAD", "^/v2/r/manifests/", 200, {{"headers", headers_a}, {"body", a}}),
+                // GET serves image B but still names A's digest (by tag and by digest)
+                route("GET", "^/v2/r/manifests/", 200, {{"headers", headers_a}, {"body", b}})}}});
+  Registry client(reg.host());
+  std::string digest = client.resolve("r", "v1");
+  CHECK(digest == sha256_digest(a));
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", digest), doctest::Contains("tampered"), Error);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("tampered"), Error);
+}

@@ -1,0 +1,35 @@
+// The image label contract (ARCHITECTURE.md, "Image labels"): every io.imgtool.*
+// name in one place, for dockerfiles/ (labels.tsv is checked against this list),
+// builder/ (the labels `docker build` adds) and verify/ (the claims it reads).
+#pragma once
+#include <array>
+#include <string_view>
+
+namespace imgtool::labels {
+
+inline constexpr std::string_view kPrefix = "io.imgtool.";
+
+// Claims checked against the image's contents (claims = these minus the prefix).
+inline constexpr const char* kPaddle = "io.imgtool.paddle";
+inline constexpr const char* kPython = "io.imgtool.python";
+inline constexpr const char* kVariant = "io.imgtool.variant";
+inline constexpr const char* kFlavor = "io.imgtool.flavor";
+inline constexpr const char* kCuda = "io.imgtool.cuda";
+inline constexpr const char* kCudnn = "io.imgtool.cudnn";
+inline constexpr const char* kTensorrt = "io.imgtool.tensorrt";
+inline constexpr const char* kMinDriver = "io.imgtool.min-driver";
+// Bookkeeping.
+inline constexpr const char* kTag = "io.imgtool.tag";
+inline constexpr const char* kInputsHash = "io.imgtool.inputs-hash";
+inline constexpr const char* kKbVersion = "io.imgtool.kb-version";
+inline constexpr const char* kStageOf = "io.imgtool.stage-of";  // on shared-stage images only
+
+inline constexpr std::array<const char*, 8> kClaims = {kPaddle, kPython, kVariant, kFlavor,
+                                                       kCuda,   kCudnn,  kTensorrt, kMinDriver};
+inline constexpr std::array<const char*, 12> kAll = {kPaddle, kPython, kVariant,    kFlavor,    kCuda,   kCudnn,
+                                                     kTensorrt, kMinDriver, kTag, kInputsHash, kKbVersion, kStageOf};
+
+// "io.imgtool.paddle" -> "paddle".
+constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }
+
+}  // namespace imgtool::labels

@@ -1,0 +1,78 @@
+#include "run/image_facts.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/process.h"
+#include "core/version.h"
+#include "image/transport.h"
+
+namespace imgtool::runconf {
+
+ImageFacts ImageFacts::from_labels(const std::string& ref, const std::map<std::string, std::string>& l) {
+  auto get = [&](const char* k) { auto it = l.find(std::string("io.imgtool.") + k); return it == l.end() ? std::string() : it->second; };
+  return {ref, get("variant"), get("paddle"), get("python"), get("cuda"), get("cudnn"), get("min-driver"), get("tag")};
+}
+
+namespace {
+
+std::map<std::string, std::string> labels_of(const nlohmann::json& j) {
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items())
+    if (v.is_string()) out[k] = v.get<std::string>();
+  return out;
+}
+
+std::map<std::string, std::string> local_labels(const std::string& name) {
+  auto r = imgtool::run({"docker", "image", "inspect", "--format", "{{json .Config.Labels}}", name});
+  if (!r.ok()) throw Error("docker image inspect " + name + ": " + r.err.substr(0, r.err.find('\n')));
+  return labels_of(nlohmann::json::parse(r.out));
+}
+
+std::map<std::string, std::string> transport_labels(const std::string& ref, bool insecure) {
+  image::TransportOptions o;
+  o.registry.insecure_http = insecure;
+  auto src = image::open_source(ref, o);
+  auto m = src->manifest();
+  auto blob = src->open_blob(m.config());
+  auto cfg = nlohmann::json::parse(image::read_all(*blob));
+  return cfg.contains("config") && cfg["config"].contains("Labels") ? labels_of(cfg["config"]["Labels"]) : std::map<std::string, std::string>{};
+}
+
+}  // namespace
+
+ImageFacts read_image_facts(const std::string& ref, bool insecure_http) {
+  if (ref.rfind("docker://", 0) == 0 || ref.rfind("oci:", 0) == 0) return ImageFacts::from_labels(ref, transport_labels(ref, insecure_http));
+  std::string name = ref.rfind("docker-daemon:", 0) == 0 ? ref.substr(14) : ref;
+  return ImageFacts::from_labels(ref, local_labels(name));
+}
+
+void check_fits(const RunSpec& s, const ImageFacts& img, const matrix::KnowledgeBase& kb) {
+  std::string at = s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ";
+  if (img.variant == "cpu" && s.wants_gpu())
+    throw InputError(at + "gpus: expected no GPU for " + img.ref + " (label io.imgtool.variant=cpu: a CPU build of Paddle never uses one), found " +
+                     (s.gpu_devices.empty() ? s.gpus : std::to_string(s.gpu_devices.size()) + " device(s)"));
+  if (img.variant == "gpu" && !s.wants_gpu())
+    throw InputError((at.empty() ? std::string("gpus: ") : at + "gpus: ") + "expected at least one GPU for " + img.ref +
+                     " (label io.imgtool.variant=gpu), found " + (s.gpus.empty() ? "none set" : s.gpus));
+  if (s.gpu_model.empty() || img.variant != "gpu" || img.cuda.empty()) return;
+  auto c = kb.find_gpus(s.gpu_model);  // a family ("V100") is fine when its variants share the compute capability
+  bool same_cc = !c.empty() && std::all_of(c.begin(), c.end(), [&](auto* g) { return g->cc == c.front()->cc; });
+  if (!same_cc)
+    throw InputError("gpu_model: expected a GPU the knowledge base knows (a name as nvidia-smi prints it, or a family like A100), found '" +
+                     s.gpu_model + "'" + (c.empty() ? "" : " (variants differ in compute capability: add the memory size or form factor)"));
+  const matrix::GpuSpec* g = c.front();
+  const matrix::ArchSupport* a = kb.arch_for_cc(g->cc);
+  auto cuda = Version::parse(img.cuda);
+  if (!a || !cuda) return;
+  bool too_old = *cuda < *Version::parse(a->first_cuda), too_new = !a->last_cuda.empty() && *cuda > *Version::parse(a->last_cuda);
+  if (too_old || too_new)
+    throw InputError("gpu_model: expected a GPU that CUDA " + img.cuda + " (label io.imgtool.cuda of " + img.ref + ") can serve, found " +
+                     s.gpu_model + ": " + a->name + " (compute capability " + g->cc + ") is supported by CUDA " + a->first_cuda +
+                     (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + " (source: " + a->source + ")");
+}
+
+}  // namespace imgtool::runconf

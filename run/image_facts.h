@@ -1,0 +1,30 @@
+// What an image says about itself (its io.imgtool.* labels), and whether a run
+// profile fits it. A profile asking for GPUs on a cpu image, no GPU for a gpu
+// image, or a GPU model whose architecture the image's CUDA cannot serve (KB
+// arch.yaml) is refused with the reason: InputError, exit 2.
+#pragma once
+#include <map>
+#include <string>
+
+#include "matrix/kb.h"
+#include "run/profile.h"
+
+namespace imgtool::runconf {
+
+struct ImageFacts {
+  std::string ref;         // as given
+  std::string variant;     // gpu | cpu | "" (unlabelled)
+  std::string paddle, python, cuda, cudnn, min_driver, tag;
+  static ImageFacts from_labels(const std::string& ref, const std::map<std::string, std::string>& labels);
+};
+
+// Reads the labels: `docker-daemon:NAME` or a plain local name via
+// `docker image inspect`; `docker://…` and `oci:` through the image/ transports
+// (manifest -> config blob). Throws Error when the image cannot be read.
+ImageFacts read_image_facts(const std::string& ref, bool insecure_http = false);
+
+// Throws InputError naming the profile key (and where it was set) when the
+// profile cannot run this image.
+void check_fits(const RunSpec& spec, const ImageFacts& img, const matrix::KnowledgeBase& kb);
+
+}  // namespace imgtool::runconf

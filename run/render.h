@@ -1,0 +1,65 @@
+// Renders a RunSpec (profile.h) for one image:
+//   docker   one `docker run` command line (shell-quoted)
+//   compose  a compose file with one service (passes `docker-compose config`)
+//   k8s      a Job (restartPolicy OnFailure + backoffLimit) or a Deployment,
+//            validated offline with kubernetes-validate for kK8sVersion
+// docker_run_flags() is also what `imgtool smoke/verify --profile` pass to
+// docker run, so what was smoked is what is run.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "matrix/kb.h"
+#include "run/profile.h"
+
+namespace imgtool::runconf {
+
+// The Kubernetes version the k8s output is written for and validated against.
+inline constexpr const char* kK8sVersion = "1.30.0";
+
+enum class Format { kDocker, kCompose, kK8s };
+Format parse_format(const std::string& s);  // InputError on anything else
+
+struct RenderOptions {
+  Format format = Format::kDocker;
+  std::string kind = "job";  // k8s: job | deployment
+  std::string image;         // the image reference to run (registry/repo:tag)
+};
+
+// The docker run flags (without "docker run", image and command):
+// runtime_flags() + mounts (host paths made absolute), workdir, log rotation, health check.
+std::vector<std::string> docker_run_flags(const RunSpec& s);
+// What the container runs WITH — GPUs, /dev/shm, ulimits, IPC, user, environment,
+// CPU/memory limits. `imgtool smoke/verify --profile` run the probe with exactly
+// these, so what was smoked is what is run.
+std::vector<std::string> runtime_flags(const RunSpec& s);
+// The probe's expectations for the profile's promises (--expect-memlock/stack/shm/user).
+std::vector<std::string> probe_expectations(const RunSpec& s);
+// How `imgtool smoke/verify --profile` run the probe: the profile's GPUs and
+// /dev/shm (the runner's own options), the rest of runtime_flags(), and the
+// probe's expectations.
+struct SmokeRunSettings {
+  std::string gpus;                      // "" = the profile names none
+  std::string shm_size;                  // "8g" or ""
+  std::vector<std::string> flags;        // runtime_flags() without --gpus/--shm-size
+  std::vector<std::string> probe_args;   // probe_expectations()
+};
+SmokeRunSettings smoke_settings(const RunSpec& s);
+
+// "./data" -> "<cwd>/data" (docker -v and Kubernetes hostPath need absolute paths).
+std::string absolute_host_path(const std::string& p);
+
+// gpu_model -> the value GPU feature discovery puts in nvidia.com/gpu.product
+// ("NVIDIA A100-SXM4-80GB" -> "NVIDIA-A100-SXM4-80GB"); the KB's name when it knows the model.
+std::string gpu_product_label(const std::string& gpu_model, const matrix::KnowledgeBase& kb);
+
+std::string render_docker(const RunSpec& s, const std::string& image);
+std::string render_compose(const RunSpec& s, const std::string& image);
+// Throws InputError for what Kubernetes cannot express (gpus: all).
+std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind, const matrix::KnowledgeBase& kb);
+std::string render(const RunSpec& s, const RenderOptions& o, const matrix::KnowledgeBase& kb);
+
+// Shell-quotes one word for a POSIX shell ('…' when needed).
+std::string shell_quote(const std::string& w);
+
+}  // namespace imgtool::runconf

@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.h"
+#include "matrix/kb.h"
+#include "run/image_facts.h"
+#include "run/render.h"
+
+using namespace imgtool;
+using namespace imgtool::runconf;
+
+namespace {
+const matrix::KnowledgeBase& kb() {
+  static auto k = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
+  return k;
+}
+RunSpec ocr(std::vector<std::string> sets = {}) {
+  return load_profile({{"ocr"}, sets, {std::string(IMGTOOL_SOURCE_DIR) + "/run/profiles"}});
+}
+ImageFacts gpu_image(const std::string& cuda) {
+  return ImageFacts::from_labels("reg/paddle:x", {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", cuda}});
+}
+std::string refusal(const RunSpec& s, const ImageFacts& i) {
+  try {
+    check_fits(s, i, kb());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("docker: one command line with every setting Paddle needs") {
+  std::string line = render_docker(ocr({"command=python3 train.py --epochs 2"}), "reg/paddle:3.2.0-gpu");
+  for (auto part : {"docker run --rm --name paddleocr --gpus 1 --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864",
+                    "--user 1000:1000", "/src:/workspace/code:ro", "/data:/workspace/data", "--workdir /workspace/code",
+                    "-e PYTHONUNBUFFERED=1", "--cpus 8", "--memory 32g", "--log-driver json-file --log-opt max-size=100m --log-opt max-file=3",
+                    "--health-cmd 'python3 -c import paddle'", "reg/paddle:3.2.0-gpu python3 train.py --epochs 2\n"})
+    CHECK_MESSAGE(line.find(part) != std::string::npos, part << " in " << line);
+  auto devices = ocr({"gpu_devices=0 2"});
+  CHECK(render_docker(devices, "i").find("--gpus '\"device=0,2\"'") != std::string::npos);
+  CHECK(render_docker(ocr({"ipc=host"}), "i").find("--ipc host") != std::string::npos);
+  CHECK(render_docker(ocr(), "i").find(" -v ./") == std::string::npos);  // docker -v needs absolute host paths
+  // What smoke runs with: the runtime part only, and the probe's expectations for it.
+  auto rt = runtime_flags(ocr());
+  CHECK(std::find(rt.begin(), rt.end(), "memlock=-1") != rt.end());
+  CHECK(std::find(rt.begin(), rt.end(), "--workdir") == rt.end());
+  auto ex = probe_expectations(ocr());
+  CHECK(ex == std::vector<std::string>{"--expect-memlock", "-1", "--expect-stack", "67108864", "--expect-shm", std::to_string(16ull << 30),
+                                       "--expect-user", "1000:1000"});
+}
+
+TEST_CASE("compose: a service with GPU reservations, ulimits, read-only code") {
+  YAML::Node y = YAML::Load(render_compose(ocr(), "reg/paddle:x"));
+  auto svc = y["services"]["paddleocr"];
+  CHECK(svc["image"].as<std::string>() == "reg/paddle:x");
+  CHECK(svc["shm_size"].as<uint64_t>() == 16ull << 30);
+  CHECK(svc["ulimits"]["memlock"]["soft"].as<int>() == -1);
+  CHECK(svc["ulimits"]["stack"]["hard"].as<int64_t>() == 67108864);
+  CHECK(svc["volumes"][0]["read_only"].as<bool>());
+  CHECK(svc["deploy"]["resources"]["reservations"]["devices"][0]["count"].as<int>() == 1);
+  CHECK(svc["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"][0].as<std::string>() == "gpu");
+}
+
+TEST_CASE("k8s: Job and Deployment") {
+  YAML::Node job = YAML::Load(render_k8s(ocr({"gpu_model=A10"}), "reg/paddle:x", "job", kb()));
+  CHECK(job["kind"].as<std::string>() == "Job");
+  CHECK(job["spec"]["backoffLimit"].as<int>() == 4);
+  auto pod = job["spec"]["template"]["spec"];
+  CHECK(pod["restartPolicy"].as<std::string>() == "OnFailure");
+  CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  CHECK(pod["securityContext"]["runAsUser"].as<int>() == 1000);
+  CHECK(pod["nodeSelector"]["nvidia.com/gpu.product"].as<std::string>().find("A10") != std::string::npos);
+  auto c = pod["containers"][0];
+  CHECK(c["resources"]["limits"]["nvidia.com/gpu"].as<std::string>() == "1");
+  CHECK(c["resources"]["limits"]["memory"].as<std::string>() == "32Gi");
+  CHECK(c["livenessProbe"]["exec"]["command"][0].as<std::string>() == "python3");
+  CHECK(pod["volumes"][0]["emptyDir"]["medium"].as<std::string>() == "Memory");
+  CHECK(pod["volumes"][0]["emptyDir"]["sizeLimit"].as<std::string>() == "16Gi");
+  CHECK(c["volumeMounts"][0]["mountPath"].as<std::string>() == "/dev/shm");
+  YAML::Node dep = YAML::Load(render_k8s(ocr(), "reg/paddle:x", "deployment", kb()));
+  CHECK(dep["kind"].as<std::string>() == "Deployment");
+  CHECK(dep["spec"]["template"]["spec"]["restartPolicy"].as<std::string>() == "Always");
+  CHECK_THROWS_AS(render_k8s(ocr({"gpus=all"}), "i", "job", kb()), InputError);
+  CHECK_THROWS_AS(render_k8s(ocr(), "i", "cronjob", kb()), InputError);
+}
+
+TEST_CASE("image facts refuse what the image cannot do") {
+  auto cpu = ImageFacts::from_labels("reg/paddle:3.2.0", {{"io.imgtool.variant", "cpu"}});
+  CHECK(refusal(ocr(), cpu).find("expected no GPU for reg/paddle:3.2.0 (label io.imgtool.variant=cpu") != std::string::npos);
+  CHECK(refusal(ocr(), cpu).find("/run/profiles/base.yaml:") != std::string::npos);  // where gpus was set
+  CHECK(refusal(ocr({"gpus=0"}), cpu).empty());
+  CHECK(refusal(ocr({"gpus=0"}), gpu_image("12.6")).rfind("--set gpus=0: gpus: expected at least one GPU", 0) == 0);
+  // Volta (7.0) ends at CUDA 12.9 (arch.yaml): a CUDA 13.0 image cannot serve a V100.
+  CHECK(refusal(ocr({"gpu_model=V100"}), gpu_image("13.0")).find("expected a GPU that CUDA 13.0") != std::string::npos);
+  CHECK(refusal(ocr({"gpu_model=V100"}), gpu_image("12.6")).empty());
+  // Blackwell needs CUDA 12.8+.
+  CHECK(refusal(ocr({"gpu_model=B200"}), gpu_image("12.6")).find("Blackwell") != std::string::npos);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Makes a local stand-in for nvidia/cuda:<CUDA>-cudnn<N>-runtime on top of the local Debian base
+# (scripts/make-base.sh), from NVIDIA's own redistributable wheels on PyPI. The pins come from
+# matrix/kb/cuda_wheels.yaml; the wheels are fetched on the host by scripts/wheelhouse.sh (cached
+# under ~/.cache/imgtool/wheelhouse/<key>); the recipe is dockerfiles/bases/cuda-runtime.Dockerfile.
+# The image carries the label imgtool.base.key = hash of every input (pins, recipe, base image
+# ID, this script): a second run with the same inputs builds nothing.
+#
+# usage: scripts/make-cuda-base.sh CUDA [TAG] [BASE]
+#   e.g. scripts/make-cuda-base.sh 11.8   -> imgtool-base/cuda:11.8-cudnn8-runtime-bookworm
+# prints the image ID on the last line.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 CUDA [TAG] [BASE]" >&2; exit 2; }
+CUDA=$1
+BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
+KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
+RECIPE=$ROOT/dockerfiles/bases/cuda-runtime.Dockerfile
+SCRIPT_VERSION=1
+
+# "cuda_full cudnn_full pkg==ver..." for this CUDA, or one clear line and exit 2.
+read -r CUDA_FULL CUDNN_FULL PINS < <(python3 - "$KB" "$CUDA" <<'PY'
+import sys, yaml
+kb, cuda = sys.argv[1], sys.argv[2]
+rows = (yaml.safe_load(open(kb)) or {}).get("cuda_wheels") or []
+for r in rows:
+    if str(r.get("cuda")) == cuda:
+        pins = " ".join(f'{w["package"]}=={w["version"]}' for w in r["wheels"])
+        print(r["cuda_full"], r["cudnn"], pins)
+        break
+else:
+    have = ", ".join(str(r.get("cuda")) for r in rows) or "none"
+    print(f"{kb}: no cuda_wheels entry for CUDA {cuda} (have: {have})", file=sys.stderr)
+    sys.exit(2)
+PY
+) || exit 2
+[ -n "${PINS:-}" ] || exit 2
+CUDNN_MAJOR=${CUDNN_FULL%%.*}
+TAG=${2:-imgtool-base/cuda:$CUDA-cudnn$CUDNN_MAJOR-runtime-bookworm}
+
+BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null) \
+  || { echo "make-cuda-base: base image $BASE not found; fix: scripts/make-base.sh $BASE" >&2; exit 2; }
+# shellcheck disable=SC2086
+WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
+KEY=$( { printf '%s\n' "$CUDA" "$CUDA_FULL" "$CUDNN_FULL" "$PINS" "$BASE_ID" "$SCRIPT_VERSION"; cat "$RECIPE"; } \
+       | sha256sum | cut -c1-16)
+
+have=$(docker image inspect -f '{{ index .Config.Labels "imgtool.base.key" }}' "$TAG" 2>/dev/null || true)
+if [ "$have" = "$KEY" ]; then docker image inspect -f '{{.Id}}' "$TAG"; exit 0; fi
+
+CTX=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-cuda-base.XXXXXX")
+trap 'rm -rf "$CTX"' EXIT
+mkdir "$CTX/wheels"
+for w in "$WHEELS"/nvidia_*.whl; do ln "$w" "$CTX/wheels/" 2>/dev/null || cp "$w" "$CTX/wheels/"; done
+cp "$RECIPE" "$CTX/Dockerfile"
+echo "make-cuda-base: building $TAG (CUDA $CUDA_FULL, cuDNN $CUDNN_FULL) from $PINS" >&2
+MAJOR=${CUDA%%.*}
+DOCKER_BUILDKIT=0 docker build -q -t "$TAG" \
+  --build-arg BASE="$BASE" --build-arg CUDA_MM="$CUDA" --build-arg CUDA_FULL="$CUDA_FULL" \
+  --build-arg CUDNN_FULL="$CUDNN_FULL" --build-arg REQUIRE="cuda>=$CUDA" \
+  --label imgtool.base.key="$KEY" --label io.imgtool.base.cuda="$CUDA" --label io.imgtool.base.cudnn="$CUDNN_FULL" \
+  --label io.imgtool.base.wheels="$PINS" --label io.imgtool.base.cuda-major="$MAJOR" \
+  "$CTX" >/dev/null
+docker image inspect -f '{{.Id}}' "$TAG"

@@ -1,0 +1,106 @@
+// The --gpus path on a test Docker engine (tests/gpu_engine/engine.sh): its own dockerd in its own
+// network namespace, with the nvidia-container-runtime-hook double on its PATH. Everything but the
+// NVIDIA container runtime and the driver is real: the engine, the GPU cell's image (PyPI
+// paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base from NVIDIA's PyPI wheels), its libraries, Paddle.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/gpu_images.h"
+#include "tests/test_images.h"
+
+using imgtool::RunOptions;
+using imgtool::run;
+using namespace imgtool::testing;
+using nlohmann::json;
+
+namespace {
+
+const char* kFakeName = "imgtool fake GPU (test double, not hardware)";
+
+std::string docker0() { return run({"ip", "-o", "link", "show", "docker0"}).out; }
+
+json smoke_json(const GpuEngine& e, const std::string& image, const std::string& records) {
+  auto r = imgtool::testing::imgtool({"smoke", image, "--gpus", "all", "--json", "--reps", "2", "--records", records}, e.opts());
+  INFO(r.err);
+  auto j = json::parse(r.out, nullptr, false);
+  REQUIRE_MESSAGE(j.is_object(), std::string(r.out + r.err));
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("test engine: own network namespace; the host's docker0 and bridged containers are untouched") {
+  std::string before = docker0();
+  REQUIRE_MESSAGE(!before.empty(), "the host engine has no docker0 bridge to protect");
+  {
+    GpuEngine e;
+    auto info = run({"docker", "info", "--format", "{{.DockerRootDir}}"}, e.opts(std::chrono::seconds(60)));
+    REQUIRE(info.ok());
+    CHECK(info.out.find(e.dir) == 0);
+  }  // engine stopped here
+  CHECK(!docker0().empty());
+  auto bridged = run({"docker", "run", "--rm", "--network", "bridge", base_image(), "python3", "-c",
+                      "import socket; print(socket.gethostname())"},
+                     {.timeout = std::chrono::seconds(120)});
+  CHECK_MESSAGE(bridged.ok(), bridged.err);
+}
+
+TEST_CASE("smoke --gpus all of the real GPU cell runs every GPU section up to the driver double") {
+  std::string img = gpu_cell_image();
+  GpuEngine e;
+  e.load(img);
+  ScratchDir tmp("gpu-engine-smoke");
+  json j = smoke_json(e, img, (tmp.path / "records.db").string());
+  const json& p = j["probe"];
+  // The hook double made the driver visible: its named device, not hardware.
+  CHECK(p["driver"]["status"] == "ok");
+  CHECK(p["driver"]["name"] == kFakeName);
+  CHECK(p["driver"]["driver_cuda"] == "12.4");
+  // The image's own CUDA libraries, found by the image's loader.
+  CHECK(p["libraries"]["cudart"]["soname"] == "libcudart.so.11.0");
+  CHECK(p["libraries"]["cudart"]["path"].get<std::string>().find("/usr/local/cuda-11.8/") == 0);
+  CHECK(p["libraries"]["cublas"]["version"].get<std::string>().rfind("11.11", 0) == 0);
+  CHECK(p["libraries"]["cudnn"]["version"].get<std::string>().rfind("8.6", 0) == 0);
+  // The image's real cudart reaches the double and stops there: it implements only the calls the probe makes.
+  CHECK(p["compat"]["reason"].get<std::string>().find("cudaGetDeviceCount failed with error 36") != std::string::npos);
+  // Kernels stop at the double: it has no PTX JIT.
+  CHECK(p["kernels"]["cuda_error"] == 221);
+  // Paddle is the CUDA 11.8 build.
+  CHECK(p["paddle"]["compiled_with_cuda"] == true);
+  CHECK(p["paddle"]["cuda"] == "11.8");
+  CHECK(j["verdict"]["status"] == "fail");
+  // Records: the CPU baseline is measured; nothing is filed under a hardware GPU name.
+  bool cpu_series = false;
+  for (auto& t : j["throughput"]) {
+    CHECK(t["gpu"].get<std::string>().find("NVIDIA") == std::string::npos);
+    cpu_series |= t["metric"] == "cpu_matmul_fp32" && t["value"].get<double>() > 0;
+  }
+  CHECK(cpu_series);
+}
+
+TEST_CASE("a host driver below the image's floor: the host-driver diagnosis and its fix") {
+  std::string img = gpu_cell_image();
+  GpuEngine e;
+  e.load(img);
+  e.set_driver("418.39", "10.1");  // below cuda>=11.8 and below the 450.80.02 compatibility floor
+  ScratchDir tmp("gpu-engine-old-driver");
+  json j = smoke_json(e, img, (tmp.path / "records.db").string());
+  CHECK(j["verdict"]["status"] == "fail");
+  REQUIRE_MESSAGE(j.contains("host_diagnosis"), j.dump());
+  CHECK(j["host_diagnosis"]["code"] == "driver_too_old");
+  CHECK(j["host_diagnosis"]["summary"].get<std::string>().find("cuda>=11.8") != std::string::npos);
+  CHECK(j["host_diagnosis"]["fix"].get<std::string>().find("upgrade the host driver") != std::string::npos);
+}
+
+TEST_CASE("a CPU wheel in a gpu image: the CPU-only diagnosis") {
+  std::string img = labelled("imgtool-test/gpu-engine-cpu-wheel:1", paddle_cpu_image(), "gpu");  // claims CUDA 12.6
+  GpuEngine e;
+  e.load(img);
+  e.set_driver("560.35.03", "12.6");
+  ScratchDir tmp("gpu-engine-cpu-wheel");
+  json j = smoke_json(e, img, (tmp.path / "records.db").string());
+  CHECK(j["verdict"]["status"] == "fail");
+  CHECK(j["probe"]["driver"]["name"] == kFakeName);
+  CHECK(j["probe"]["paddle"]["code"] == "cpu_only_paddle");
+}
