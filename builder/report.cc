@@ -72,7 +72,7 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
       << y(values[i]) << ' ';
   s << "\"/>";
   s << "<circle cx=\"" << left + span << "\" cy=\"" << y(value) << "\" r=\"3\" fill=\""
-    << (t.value("status", "ok") == "ok" ? "#2ca02c" : "#d62728") << "\"/>";
+    << (t.value("status", "ok") == "ok" ? "#2ca02c" : t.value("status", "ok") == "warn" ? "#ff7f0e" : "#d62728") << "\"/>";
   if (floor > 0)
     s << "<line x1=\"" << left << "\" x2=\"" << left + span << "\" y1=\"" << y(floor) << "\" y2=\"" << y(floor)
       << "\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>";

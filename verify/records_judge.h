@@ -4,7 +4,8 @@
 //
 // Floors are deliberately low: they catch gross failures (a kernel not using
 // tensor cores, a throttled or misconfigured GPU); the history rule catches
-// regressions between nightly builds.
+// regressions between nightly builds. A CPU baseline's drop only warns
+// (is_host_cpu_series below).
 #pragma once
 #include <functional>
 #include <optional>
@@ -47,13 +48,20 @@ const std::vector<FloorRule>& floor_rules();
 
 struct Judgement {
   Record record;
-  std::string status = "ok";        // "ok" | "fail"
+  std::string status = "ok";        // "ok" | "warn" (a CPU baseline's drop) | "fail"
   std::optional<double> floor;      // value the metric must reach, if known
   std::optional<double> median;     // of earlier runs, if enough
   int history_runs = 0;
   std::vector<std::string> notes;   // why it failed, or why a rule was skipped
   nlohmann::json to_json() const;
 };
+
+// The probe's CPU baseline ("device": "cpu: <model>", no driver). It is judged against
+// its own history only, and a drop is a warning ("warn"), never a failure: a host CPU's
+// throughput is shared with whatever else runs there (a 2-core CI host running tests in
+// parallel halves it) and says nothing about the image; the GPU series are the ones a
+// release stands on.
+bool is_host_cpu_series(const Record& r);
 
 // Judges one new record. `earlier` holds values of earlier runs of the same series, oldest first.
 Judgement judge_record(const Record& r, const std::optional<GpuPeaks>& peaks, const std::vector<double>& earlier,

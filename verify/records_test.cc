@@ -110,7 +110,7 @@ TEST_CASE("records from a probe document") {
   CHECK(records_from_probe(nlohmann::json::parse(R"({"metrics": []})"), "", "", 0).empty());
 }
 
-TEST_CASE("CPU baseline metrics are their own series, judged by their history only") {
+TEST_CASE("CPU baseline metrics are their own series; a drop below their history warns, never fails") {
   auto probe = nlohmann::json::parse(R"({"driver": {"status": "fail", "name": null}, "metrics": [
     {"metric": "cpu_matmul_fp32", "value": 40.5, "unit": "GFLOP/s", "device": "cpu: AMD EPYC 7B13"}]})");
   auto r = records_from_probe(probe, "sha256:x", "3.2.0", 42);
@@ -131,7 +131,22 @@ TEST_CASE("CPU baseline metrics are their own series, judged by their history on
   auto slow = r[0];
   slow.time = 200;
   slow.value = 20;
-  CHECK(record_and_judge(s, {slow}, kb_peaks())[0].status == "fail");  // >10% below its own median
+  // >10% below its own median: a warning, not a failure (a shared host's CPU is noisy, not the image's doing)
+  auto judged = record_and_judge(s, {slow}, kb_peaks())[0];
+  CHECK(judged.status == "warn");
+  CHECK(judged.median == doctest::Approx(40));
+  REQUIRE(judged.notes.size() == 1);
+  CHECK(judged.notes[0].find("is more than 10% below the median 40.0") != std::string::npos);
+  CHECK(judged.notes[0].find("warns, never fails") != std::string::npos);
+  // the same drop on a GPU series fails
+  Record gpu = slow;
+  gpu.gpu = "NVIDIA H100 80GB HBM3", gpu.driver = "550", gpu.metric = "bandwidth_copy";
+  for (int i = 0; i < 4; ++i) {
+    gpu.time = 300 + i, gpu.value = 3000;
+    record_and_judge(s, {gpu}, kb_peaks());
+  }
+  gpu.time = 400, gpu.value = 2200;
+  CHECK(record_and_judge(s, {gpu}, kb_peaks())[0].status == "fail");
 }
 
 TEST_CASE("history view: series per GPU/driver/metric, text and last N") {

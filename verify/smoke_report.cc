@@ -41,6 +41,8 @@ void throughput_lines(std::ostringstream& o, const std::vector<Judgement>& t) {
 
 void apply_throughput(SmokeResult& res, const std::vector<Judgement>& throughput) {
   for (auto& j : throughput) {
+    if (j.status == "warn")
+      for (auto& n : j.notes) res.warnings.push_back("throughput: " + n);
     if (j.status != "fail") continue;
     for (auto& n : j.notes) res.reasons.push_back("throughput: " + n);
     res.verdict = "fail";

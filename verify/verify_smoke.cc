@@ -178,7 +178,8 @@ CheckResult throughput_row(const Judgement& j) {
   std::string found = num(j.record.value) + " " + j.record.unit + " on " + j.record.gpu + ", driver " + j.record.driver;
   if (!j.notes.empty()) found += " (" + join(j.notes, "; ") + ")";
   bool fail = j.status == "fail";
-  return {"smoke.throughput." + j.record.metric, j.record.metric + " throughput", fail ? Status::kFail : Status::kPass,
+  Status st = fail ? Status::kFail : j.status == "warn" ? Status::kWarn : Status::kPass;
+  return {"smoke.throughput." + j.record.metric, j.record.metric + " throughput", st,
           expected, found,
           fail ? "check GPU clocks, power and thermal limits and the driver; compare with `imgtool history --tag " +
                      j.record.tag + "`"
