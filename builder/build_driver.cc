@@ -17,6 +17,8 @@ namespace imgtool::builder {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using engine::BuildRequest;
+using engine::BuildResult;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -24,7 +26,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 struct Run {
   const std::vector<GeneratedCell>& cells;
   const BuildOptions& opt;
-  DockerRunner& docker;
+  engine::Engine& docker;
   StateStore& store;
   std::vector<CellBuild>& results;
   std::atomic<int> docker_builds{0};
@@ -229,7 +231,7 @@ std::string local_image(const matrix::Cell& c, const std::string& prefix) {
   return prefix + c.repository + ":" + c.tag;
 }
 
-BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, DockerRunner& docker,
+BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, engine::Engine& docker,
                         StateStore& store) {
   auto t0 = Clock::now();
   fs::create_directories(opt.log_dir);

@@ -7,7 +7,7 @@
 // (failure_kind.h), with a timeout and a log file <state>/logs/<tag>.log.
 // Builds run on a pool of `jobs` threads, shared base stages first
 // (stage_plan.h). A failed cell never stops the others; the report has one
-// row per cell.
+// row per cell. Every docker call goes through the run's engine (engine/engine.h).
 #pragma once
 #include <chrono>
 #include <filesystem>
@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "builder/docker_runner.h"
 #include "builder/generated_cell.h"
 #include "builder/state_store.h"
+#include "engine/engine.h"
 #include "matrix/labels.h"
 
 namespace imgtool::builder {
@@ -62,7 +62,7 @@ struct BuildReport {
   int count(CellStatus s) const;
 };
 
-BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, DockerRunner& docker,
+BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOptions& opt, engine::Engine& docker,
                         StateStore& store);
 
 // The local image name of a cell.

@@ -1,5 +1,5 @@
-// Unit tests of the build driver with an injected DockerRunner (fault
-// injection only: the real engine is exercised by builder/builder_integration_test.cc).
+// Unit tests of the build driver on the fake engine (engine/fake_engine.h: fault
+// injection only; the real engine is exercised by builder/builder_integration_test.cc).
 #include <doctest/doctest.h>
 
 #include <deque>
@@ -15,54 +15,15 @@
 #include "builder/state_lock.h"
 #include "core/error.h"
 #include "dockerfiles/stages.h"
+#include "engine/fake_engine.h"
 #include "core/fs.h"
 #include "core/hash.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
+using imgtool::engine::FakeEngine;
 
 namespace {
-
-// Answers builds from a per-image script of outcomes ("ok" or the output of a
-// failure), then "ok"; inspect() reports the images it "built".
-class FakeDocker : public DockerRunner {
- public:
-  std::map<std::string, std::deque<std::string>> script;  // image -> outcomes
-  std::vector<BuildRequest> calls;
-  std::map<std::string, LocalImage> images;
-  std::mutex mu;
-
-  BuildResult build(const BuildRequest& r) override {
-    std::lock_guard lock(mu);
-    calls.push_back(r);
-    std::string outcome = "ok";
-    auto& q = script[r.image];
-    if (!q.empty()) {
-      outcome = q.front();
-      q.pop_front();
-    }
-    if (outcome != "ok") return {RunResult{1, false, "", outcome}, ""};
-    std::string id = sha256_digest(r.image + std::to_string(calls.size()));
-    images[r.image] = {id, r.labels};
-    return {RunResult{0, false, "Successfully built\n", ""}, id};
-  }
-  std::optional<LocalImage> inspect(const std::string& ref) override {
-    std::lock_guard lock(mu);
-    auto it = images.find(ref);
-    if (it == images.end()) return std::nullopt;
-    return it->second;
-  }
-  std::string builder_kind() const override { return "fake"; }
-};
-
-// The engine goes away for one image: build() throws instead of returning.
-class ThrowingDocker : public FakeDocker {
- public:
-  BuildResult build(const BuildRequest& r) override {
-    if (r.image.find("throws") != std::string::npos) throw Error("docker: engine connection refused");
-    return FakeDocker::build(r);
-  }
-};
 
 struct Fixture {
   fs::path root = fs::temp_directory_path() / ("imgtool-builder-test-" + std::to_string(::getpid()));
@@ -110,8 +71,8 @@ TEST_CASE("classify_failure: network failures are transient, a failing RUN step 
 TEST_CASE("a transient failure is retried, then succeeds") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};
-  FakeDocker docker;
-  docker.script["paddle:a"] = {"error: net/http: TLS handshake timeout"};
+  FakeEngine docker;
+  docker.build_script["paddle:a"] = {"error: net/http: TLS handshake timeout"};
   StateStore store(f.root / "state");
   auto rep = build_cells(cells, f.options(), docker, store);
   REQUIRE(rep.ok());
@@ -124,8 +85,8 @@ TEST_CASE("a transient failure is retried, then succeeds") {
 TEST_CASE("a deterministic failure is not retried, and fails its cell alone") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a", "3.10"), f.cell("b", "3.11"), f.cell("c", "3.12")};
-  FakeDocker docker;
-  docker.script["paddle:b"] = {"The command '/bin/sh -c exit 3' returned a non-zero code: 3"};
+  FakeEngine docker;
+  docker.build_script["paddle:b"] = {"The command '/bin/sh -c exit 3' returned a non-zero code: 3"};
   StateStore store(f.root / "state");
   auto rep = build_cells(cells, f.options(), docker, store);
   CHECK_FALSE(rep.ok());
@@ -143,8 +104,8 @@ TEST_CASE("a deterministic failure is not retried, and fails its cell alone") {
 TEST_CASE("a persistent transient failure gives up after max_attempts") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};
-  FakeDocker docker;
-  docker.script["paddle:a"] = {"i/o timeout", "i/o timeout", "i/o timeout", "i/o timeout"};
+  FakeEngine docker;
+  docker.build_script["paddle:a"] = {"i/o timeout", "i/o timeout", "i/o timeout", "i/o timeout"};
   StateStore store(f.root / "state");
   auto rep = build_cells(cells, f.options(), docker, store);
   CHECK(rep.cells[0].status == CellStatus::failed);
@@ -155,7 +116,7 @@ TEST_CASE("a persistent transient failure gives up after max_attempts") {
 TEST_CASE("nothing changed: no docker build at all; a changed hash rebuilds that cell only") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a", "3.10"), f.cell("b", "3.11")};
-  FakeDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   REQUIRE(build_cells(cells, f.options(), docker, store).docker_builds == 3);  // shared stage + 2 cells
   auto again = build_cells(cells, f.options(), docker, store);
@@ -171,10 +132,10 @@ TEST_CASE("nothing changed: no docker build at all; a changed hash rebuilds that
 TEST_CASE("an image whose label disagrees with the store is rebuilt") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};
-  FakeDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   build_cells(cells, f.options(), docker, store);
-  docker.images["paddle:a"].labels[kInputsHashLabel] = "sha256:other";
+  docker.find("paddle:a")->labels[kInputsHashLabel] = "sha256:other";
   CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 1);
 }
 
@@ -182,15 +143,15 @@ TEST_CASE("cells sharing a first stage: it is built once, first, as its own imag
   Fixture f;
   std::string other = "FROM base AS py\nRUN other\nFROM py\n";
   std::vector<GeneratedCell> cells = {f.cell("a"), f.cell("b", "3.12"), f.cell("c", "3.12", other)};
-  FakeDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   auto opt = f.options();
   opt.jobs = 1;  // deterministic call order
   auto rep = build_cells(cells, opt, docker, store);
   REQUIRE(rep.ok());
-  REQUIRE(docker.calls.size() == 4);  // stage + a + b (one group), c alone (its own group of one)
-  CHECK(docker.calls[0].target == "py");
-  CHECK(docker.calls[0].image.rfind("imgtool-stage/", 0) == 0);
+  REQUIRE(docker.builds.size() == 4);  // stage + a + b (one group), c alone (its own group of one)
+  CHECK(docker.builds[0].target == "py");
+  CHECK(docker.builds[0].image.rfind("imgtool-stage/", 0) == 0);
   CHECK(rep.cells[0].stage_group == rep.cells[1].stage_group);
   CHECK(rep.cells[0].stage_group != rep.cells[2].stage_group);
 }
@@ -199,12 +160,12 @@ TEST_CASE("single-stage Dockerfiles: the group's leader is built before the othe
   Fixture f;
   std::string df = "FROM base\nRUN true\n";
   std::vector<GeneratedCell> cells = {f.cell("a", "3.11", df), f.cell("b", "3.11", df + "RUN echo b\n")};
-  FakeDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   auto rep = build_cells(cells, f.options(), docker, store);
-  REQUIRE(docker.calls.size() == 2);
-  CHECK(docker.calls[0].image == "paddle:a");
-  CHECK(docker.calls[0].target.empty());
+  REQUIRE(docker.builds.size() == 2);
+  CHECK(docker.builds[0].image == "paddle:a");
+  CHECK(docker.builds[0].target.empty());
 }
 
 TEST_CASE("stage groups come from cell.json (the generator's stage and key), never from re-parsing the Dockerfile") {
@@ -239,7 +200,8 @@ TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
 TEST_CASE("a build task that throws becomes a FAILED cell with its reason; the other cells build") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("throws", "3.10"), f.cell("a", "3.11"), f.cell("b", "3.11")};
-  ThrowingDocker docker;
+  FakeEngine docker;  // the engine goes away for one image: build() throws instead of returning
+  docker.build_script["paddle:throws"] = {"throw:docker: engine connection refused"};
   StateStore store(f.root / "state");
   auto rep = build_cells(cells, f.options(), docker, store);
   CHECK_FALSE(rep.ok());
@@ -305,7 +267,7 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
     if (c.cell.paddle == "3.1.0") bad = &c;
   REQUIRE(bad != nullptr);
   CHECK(bad->generate_error.find("no wheel") != std::string::npos);
-  FakeDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   auto rep = build_cells(src.cells, f.options(), docker, store);
   CHECK_FALSE(rep.ok());
@@ -314,5 +276,5 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
     CHECK(c.status == (is_bad ? CellStatus::failed : CellStatus::built));
     if (is_bad) CHECK(c.error.find("generate: ") == 0);
   }
-  CHECK(docker.calls.size() == 1);  // nothing built for the bad cell
+  CHECK(docker.builds.size() == 1);  // nothing built for the bad cell
 }

@@ -176,7 +176,7 @@ std::vector<GeneratedCell> select_shard(std::vector<GeneratedCell> cells, const 
   return mine;
 }
 
-NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
+NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, engine::Engine& docker,
                           StateStore& store, NightlySteps* steps, const std::string& steps_missing) {
   auto t0 = Clock::now();
   NightlyReport report;

@@ -50,7 +50,7 @@ struct NightlyOptions {
 // Runs the pipeline over `cells` (already sharded) and returns the report
 // model. Never throws for a failing cell; `steps` may be null, in which case
 // smoke and publish are reported as errors with `steps_missing` as the reason.
-NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
+NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, engine::Engine& docker,
                           StateStore& store, NightlySteps* steps, const std::string& steps_missing = "");
 
 }  // namespace imgtool::builder

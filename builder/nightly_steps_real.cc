@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "image/copy.h"
-#include "image/daemon_transport.h"
 #include "image/docker_transport.h"
 #include "image/registry.h"
 #include "sign/keys.h"
@@ -20,7 +19,8 @@ class RealSteps : public NightlySteps {
   explicit RealSteps(const RealStepsOptions& o)
       : o_(o),
         key_(sign::load_private_key(o.key, sign::passphrase_from_env(o.passphrase_env))),
-        kb_(matrix::KnowledgeBase::load_default()) {
+        kb_(matrix::KnowledgeBase::load_default()),
+        engine_(o.engine ? *o.engine : engine::local_engine()) {
     reg_ = std::make_shared<image::Registry>(o.target.host,
                                              image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
   }
@@ -32,7 +32,7 @@ class RealSteps : public NightlySteps {
     so.gpus = o_.gpus;
     so.shm_size = o_.shm_size;
     so.no_gpu_host = o_.no_gpu_host;
-    auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records});
+    auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records}, engine_);
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
     for (auto& j : judged) out.throughput.push_back(with_history(j));
     return out;
@@ -40,8 +40,8 @@ class RealSteps : public NightlySteps {
 
   // The release gate on the very image that was smoked (by image ID).
   GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
-    image::DaemonSource src(image_of(b));
-    auto res = verify::release_gate({.ref = "docker-daemon:" + image_of(b), .source = &src, .tag = g.cell.tag, .kb = &kb_});
+    auto src = engine_.save(image_of(b));
+    auto res = verify::release_gate({.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = &kb_});
     return {res.passed(), res.failed_lines()};
   }
 
@@ -52,9 +52,9 @@ class RealSteps : public NightlySteps {
     std::string repo = o_.target.repo(g.cell);
     sign::RegistryRepository srepo(*reg_, repo);
     auto push_by_digest = [&] {
-      image::DaemonSource src(image_of(b));
+      auto src = engine_.save(image_of(b));
       image::DockerDestination dst(reg_, repo);
-      auto copied = image::copy_image(src, dst, "");
+      auto copied = image::copy_image(*src, dst, "");
       image::Manifest m = reg_->get_manifest(repo, copied.digest);
       if (m.config().digest != b.image_id)
         throw CheckFailed("publish " + g.cell.tag + ": refusing to sign: the pushed config digest " + m.config().digest +
@@ -88,6 +88,7 @@ class RealSteps : public NightlySteps {
   sign::Pkey key_;
   matrix::KnowledgeBase kb_;
   std::shared_ptr<image::Registry> reg_;
+  engine::Engine& engine_;
 };
 
 }  // namespace

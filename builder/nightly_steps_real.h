@@ -1,11 +1,13 @@
 // The real nightly steps: verify::run_smoke + throughput records, and the
-// copy engine (docker-daemon: → docker://, by digest) + sign::publish_signed.
+// copy engine (the engine's save of the image → docker://, by digest) +
+// sign::publish_signed. All on the same engine the build used.
 #pragma once
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "builder/nightly_steps.h"
+#include "engine/engine.h"
 
 namespace imgtool::builder {
 
@@ -19,6 +21,7 @@ struct RealStepsOptions {
   std::string records;                 // throughput records file; empty = verify's default
   std::string ca_file;                 // registry CA
   bool insecure_http = false;
+  engine::Engine* engine = nullptr;    // smoke, gate and push read the image here; null = engine::local_engine()
 };
 
 // Loads the key now, so a bad key fails the run before any build (InputError).

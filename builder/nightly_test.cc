@@ -8,29 +8,14 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "engine/fake_engine.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
 using json = nlohmann::json;
+using imgtool::engine::FakeEngine;
 
 namespace {
-
-class OkDocker : public DockerRunner {
- public:
-  std::map<std::string, LocalImage> images;
-  int builds = 0;
-  BuildResult build(const BuildRequest& r) override {
-    ++builds;
-    if (r.image.find("broken") != std::string::npos) return {RunResult{1, false, "", "returned a non-zero code: 4"}, ""};
-    images[r.image] = {sha256_digest(r.image), r.labels};
-    return {RunResult{0, false, "", ""}, sha256_digest(r.image)};
-  }
-  std::optional<LocalImage> inspect(const std::string& ref) override {
-    auto it = images.find(ref);
-    return it == images.end() ? std::nullopt : std::optional(it->second);
-  }
-  std::string builder_kind() const override { return "fake"; }
-};
 
 // Smoke fails gpu cells (CPU-only wheel); publish records what it was asked to do.
 class FakeSteps : public NightlySteps {
@@ -91,7 +76,8 @@ struct Fixture {
 TEST_CASE("nightly: only cells whose smoke passed are published; failures are isolated") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("broken", "cpu"), f.cell("cpu", "cpu"), f.cell("gpu", "gpu")};
-  OkDocker docker;
+  FakeEngine docker;
+  docker.build_script["paddle:broken"] = {"returned a non-zero code: 4"};
   FakeSteps steps;
   StateStore store(f.root / "state");
   NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
@@ -110,7 +96,7 @@ TEST_CASE("nightly: only cells whose smoke passed are published; failures are is
 TEST_CASE("nightly: a cell whose contents contradict its claims is FAILED with the failed rows, never published") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu"), f.cell("lying", "cpu")};
-  OkDocker docker;
+  FakeEngine docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
   NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
@@ -129,7 +115,7 @@ TEST_CASE("nightly: a cell whose contents contradict its claims is FAILED with t
 TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish unchanged after one HEAD") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
-  OkDocker docker;
+  FakeEngine docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
   run_nightly(cells, f.options(), docker, store, &steps);
@@ -149,7 +135,7 @@ TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish 
 TEST_CASE("nightly: without the publish libraries every built cell fails with the reason") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
-  OkDocker docker;
+  FakeEngine docker;
   StateStore store(f.root / "state");
   NightlyReport r = run_nightly(cells, f.options(), docker, store, nullptr, "publish: image/ library not available");
   CHECK_FALSE(r.ok());
@@ -183,7 +169,7 @@ TEST_CASE("registry target: HOST:PORT/NS") {
 
 TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shards is refused") {
   Fixture f;
-  OkDocker docker;
+  FakeEngine docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
   auto opt = f.options();
@@ -219,7 +205,7 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
 
 TEST_CASE("nightly model: one to/from JSON round trip keeps every step and status") {
   Fixture f;
-  OkDocker docker;
+  FakeEngine docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
   NightlyReport r = run_nightly({f.cell("cpu", "cpu"), f.cell("gpu", "gpu"), f.cell("lying", "cpu")}, f.options(),

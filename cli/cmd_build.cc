@@ -23,7 +23,7 @@ int run_build(const BuildFlags& f) {
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
   auto src = builder::load_cells(f.input, state);
   auto cells = builder::select_tags(src.cells, f.only);
-  builder::CliDockerRunner docker;
+  engine::Engine& docker = engine::local_engine();  // the run's one engine ($DOCKER_HOST)
   builder::BuildOptions opt{.jobs = f.jobs,
                             .log_dir = state / "logs",
                             .image_prefix = f.image_prefix,

@@ -53,15 +53,16 @@ int run_nightly_cmd(const NightlyFlags& f) {
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
   auto opt = nightly_options(f, state);
+  engine::Engine& docker = engine::local_engine();  // the run's one engine: build, smoke, gate and push read it
   auto steps = bt::make_real_steps({.target = opt.target, .key = f.key, .passphrase_env = f.passphrase_env,
                                     .gpus = f.gpus, .no_gpu_host = f.no_gpu_host, .shm_size = f.shm_size, .records = f.records,
-                                    .ca_file = f.ca_file, .insecure_http = f.insecure_http});
+                                    .ca_file = f.ca_file, .insecure_http = f.insecure_http,
+                                    .engine = &docker});
   bt::StateStore store(state);  // one run per state folder: taken before generating into it
   auto src = bt::load_cells(f.input, state);
   auto cells = bt::select_shard(bt::select_tags(src.cells, f.only), opt.shard);
   std::cerr << "nightly: shard " << opt.shard.text() << ": " << cells.size() << " of " << src.cells.size()
             << " cell(s) from " << src.generated_dir.string() << std::endl;
-  bt::CliDockerRunner docker;
   auto report = bt::run_nightly(cells, opt, docker, store, steps.get());
   bt::write_report(f.report, report);
   print_summary(report, f.report);

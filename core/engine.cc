@@ -15,10 +15,4 @@ std::string engine_socket() {
                    "socket), found '" + host + "'");
 }
 
-RunResult run_docker(const std::vector<std::string>& argv, const RunOptions& opt) {
-  RunOptions o = opt;
-  o.env["DOCKER_HOST"] = "unix://" + engine_socket();
-  return run(argv, o);
-}
-
 }  // namespace imgtool

@@ -24,8 +24,8 @@ std::vector<Judgement> record_and_judge_smoke(SmokeResult& res, const RecordOpti
   return judged;
 }
 
-JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro, const CommandRunner& runner) {
-  JudgedSmoke out{run_smoke(so, runner), {}};
+JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro, engine::Engine& docker) {
+  JudgedSmoke out{run_smoke(so, docker), {}};
   out.throughput = record_and_judge_smoke(out.result, ro);
   return out;
 }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine.h"
+#include "engine/engine.h"
 #include "verify/records_judge.h"
 #include "verify/smoke_runner.h"
 
@@ -40,6 +40,7 @@ std::string records_path(const RecordOptions& o);
 std::vector<Judgement> record_and_judge_smoke(SmokeResult& res, const RecordOptions& o);
 
 // run_smoke() + record_and_judge_smoke(). Throws as run_smoke() does.
-JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro, const CommandRunner& runner = run_docker);
+JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro,
+                            engine::Engine& docker = engine::local_engine());
 
 }  // namespace imgtool::verify

@@ -15,10 +15,6 @@ using nlohmann::json;
 
 const char* kMount = "/imgtool-probe";
 
-std::string label(const json& labels, const char* key) {
-  return labels.is_object() && labels.contains(key) && labels[key].is_string() ? labels[key].get<std::string>() : "";
-}
-
 std::string container_name() {
   static std::atomic<int> n{0};
   return "imgtool-smoke-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
@@ -63,40 +59,37 @@ json SmokeResult::to_json() const {
   return j;
 }
 
-ImageFacts inspect_image(const std::string& image, const CommandRunner& runner) {
-  RunResult r = runner({"docker", "image", "inspect", image}, {.timeout = std::chrono::seconds(60)});
-  if (!r.ok())
-    throw Error("docker image inspect " + image + ": expected an image present locally, found: " + r.err +
-                    " (fix: build or pull it first)",
-                r.err.find("Cannot connect") != std::string::npos);
-  json arr = json::parse(r.out, nullptr, false);
-  if (!arr.is_array() || arr.empty()) throw Error("docker image inspect " + image + ": unreadable output");
-  const json& i = arr[0];
-  const json labels = i.contains("Config") ? i["Config"].value("Labels", json::object()) : json::object();
+ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
+  auto i = docker.inspect(image);
+  if (!i)
+    throw Error("docker image inspect " + image + ": expected an image present locally, found none in the engine"
+                " (fix: build or pull it first)");
+  auto get = [&](const char* key) { return i->labels.count(key) ? i->labels.at(key) : std::string(); };
   ImageFacts f;
   f.ref = image;
-  f.id = i.value("Id", "");
-  auto digests = strings(i.value("RepoDigests", json::array()));
-  f.digest = digests.empty() ? f.id : digests.front();
-  f.tag = label(labels, labels::kTag);
+  f.id = i->id;
+  f.digest = i->repo_digests.empty() ? f.id : i->repo_digests.front();
+  f.tag = get(labels::kTag);
   if (f.tag.empty()) f.tag = image;
-  f.variant = label(labels, labels::kVariant);
-  f.cuda = label(labels, labels::kCuda);
+  f.variant = get(labels::kVariant);
+  f.cuda = get(labels::kCuda);
   return f;
 }
 
+engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& name) {
+  engine::RunRequest r{.image = opt.image, .name = name, .gpus = opt.gpus, .shm_size = opt.shm_size,
+                       .flags = opt.run_flags, .mounts = {{opt.probe_dir, kMount, true}}, .entrypoint = opt.python,
+                       .args = {std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus},
+                       .timeout = opt.timeout};
+  if (!opt.expect_variant.empty()) r.args.insert(r.args.end(), {"--expect-variant", opt.expect_variant});
+  if (!opt.expect_cuda.empty()) r.args.insert(r.args.end(), {"--expect-cuda", opt.expect_cuda});
+  if (opt.no_gpu_host) r.args.push_back("--no-gpu-host");
+  r.args.insert(r.args.end(), opt.probe_args.begin(), opt.probe_args.end());
+  return r;
+}
+
 std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::string& name) {
-  std::vector<std::string> a = {"docker", "run", "--rm", "--name", name};
-  if (opt.gpus != "none" && !opt.gpus.empty()) a.insert(a.end(), {"--gpus", opt.gpus});
-  if (!opt.shm_size.empty()) a.insert(a.end(), {"--shm-size", opt.shm_size});
-  a.insert(a.end(), opt.run_flags.begin(), opt.run_flags.end());
-  a.insert(a.end(), {"-v", opt.probe_dir + ":" + kMount + ":ro", "--entrypoint", opt.python, opt.image,
-                     std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus});
-  if (!opt.expect_variant.empty()) a.insert(a.end(), {"--expect-variant", opt.expect_variant});
-  if (!opt.expect_cuda.empty()) a.insert(a.end(), {"--expect-cuda", opt.expect_cuda});
-  if (opt.no_gpu_host) a.push_back("--no-gpu-host");
-  a.insert(a.end(), opt.probe_args.begin(), opt.probe_args.end());
-  return a;
+  return engine::run_argv(smoke_request(opt, name));
 }
 
 void judge_smoke(SmokeResult& res, const RunResult& docker) {
@@ -116,19 +109,17 @@ void judge_smoke(SmokeResult& res, const RunResult& docker) {
   res.reasons = {"host: " + res.host->summary + " (fix: " + res.host->fix + ")"};
 }
 
-SmokeResult run_smoke(SmokeOptions opt, const CommandRunner& runner) {
+SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   SmokeResult res;
-  res.image = inspect_image(opt.image, runner);
+  res.image = inspect_image(opt.image, docker);
   resolve_expectations(opt, res.image);
   // --gpus auto (the default): every GPU for a gpu image, none for a cpu one.
   if (opt.gpus.empty() || opt.gpus == "auto") opt.gpus = opt.expect_variant == "gpu" && !opt.no_gpu_host ? "all" : "none";
   res.expect_variant = opt.expect_variant;
   res.expect_cuda = opt.expect_cuda;
-  std::string name = container_name();
-  res.argv = docker_run_argv(opt, name);
-  RunResult r = runner(res.argv, {.timeout = opt.timeout});
-  if (r.timed_out) runner({"docker", "rm", "-f", name}, {.timeout = std::chrono::seconds(60)});
-  judge_smoke(res, r);
+  engine::RunRequest req = smoke_request(opt, container_name());
+  res.argv = engine::run_argv(req);
+  judge_smoke(res, docker.run(req));
   return res;
 }
 

@@ -23,8 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine.h"
 #include "core/process.h"
+#include "engine/engine.h"
 #include "verify/smoke_diagnosis.h"
 
 namespace imgtool::verify {
@@ -69,19 +69,21 @@ struct SmokeResult {
   nlohmann::json to_json() const;
 };
 
-// Runs argv with options; the real one is imgtool::run. Tests inject fakes.
-using CommandRunner = std::function<RunResult(const std::vector<std::string>&, const RunOptions&)>;
+// The engine's facts of the image (engine::Engine::inspect); throws Error
+// (image missing; engine unreachable: retryable).
+ImageFacts inspect_image(const std::string& image, engine::Engine& docker);
 
-// `docker image inspect`; throws Error (image missing, docker unreachable).
-ImageFacts inspect_image(const std::string& image, const CommandRunner& runner);
+// The probe's run for `opt` (expectations already resolved); `name` is the container name.
+engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& name);
 
-// The docker run argv for `opt` (expectations already resolved); `name` is the container name.
+// The docker run argv of smoke_request() (engine::run_argv): what the report shows.
 std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::string& name);
 
-// Inspects the image, runs the probe, judges. Throws InputError for bad options
-// (unknown variant), Error when the image cannot be inspected; every failure
-// of the run itself is reported in the result, never thrown.
-SmokeResult run_smoke(SmokeOptions opt, const CommandRunner& runner = run_docker);
+// Inspects the image, runs the probe, judges, all on `docker` (default: the
+// run's one engine). Throws InputError for bad options (unknown variant), Error
+// when the image cannot be inspected; every failure of the run itself is
+// reported in the result, never thrown (a timed-out container is removed by the engine).
+SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker = engine::local_engine());
 
 // Folds docker's outcome and the probe's output into `res` (exposed for tests).
 void judge_smoke(SmokeResult& res, const RunResult& docker);

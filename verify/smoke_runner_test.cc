@@ -1,9 +1,10 @@
-// The runner with a fake CommandRunner: argv, label defaults, verdicts.
+// The runner on the fake engine: argv, label defaults, verdicts.
 #include "verify/smoke_runner.h"
 
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "engine/fake_engine.h"
 #include "verify/smoke_judge.h"
 #include "verify/smoke_report.h"
 
@@ -12,18 +13,15 @@ using namespace imgtool::verify;
 
 namespace {
 
-const char* kInspect = R"([{"Id": "sha256:abc", "RepoDigests": ["reg/ai/paddle@sha256:def"],
-  "Config": {"Labels": {"io.imgtool.variant": "gpu", "io.imgtool.cuda": "12.6", "io.imgtool.tag": "3.2.0-gpu"}}}])";
-
-struct Fake {
-  RunResult run_result;
-  std::vector<std::vector<std::string>> calls;
-  RunResult operator()(const std::vector<std::string>& argv, const RunOptions&) {
-    calls.push_back(argv);
-    if (argv[1] == "image") return {0, false, kInspect, ""};
-    if (argv[1] == "rm") return {0, false, "", ""};
-    return run_result;
+// The fake engine (engine/fake_engine.h) holding one labelled image; the probe's run answers `run_result`.
+struct Fake : engine::FakeEngine {
+  explicit Fake(RunResult run_result) {
+    add_image({"img:1", "img"}, {.id = "sha256:abc", .repo_digests = {"reg/ai/paddle@sha256:def"},
+                                 .labels = {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"},
+                                            {"io.imgtool.tag", "3.2.0-gpu"}}});
+    on_run = [run_result](const engine::RunRequest&) { return run_result; };
   }
+  std::vector<std::string> argv(size_t i = 0) const { return engine::run_argv(runs.at(i)); }
 };
 
 bool has_seq(const std::vector<std::string>& v, const std::string& a, const std::string& b) {
@@ -39,8 +37,9 @@ TEST_CASE("argv: probe mounted read-only, labels become expectations, no --gpus 
   SmokeOptions opt;
   opt.image = "img:1";
   opt.probe_dir = "/p";
-  auto res = run_smoke(opt, std::ref(fake));
-  auto& argv = fake.calls[1];
+  auto res = run_smoke(opt, fake);
+  auto argv = fake.argv();
+  CHECK(argv == res.argv);
   CHECK(has_seq(argv, "-v", "/p:/imgtool-probe:ro"));
   CHECK(has_seq(argv, "--expect-variant", "gpu"));
   CHECK(has_seq(argv, "--expect-cuda", "12.6"));
@@ -57,13 +56,14 @@ TEST_CASE("--gpus auto: all GPUs for a gpu-labelled image, none for a cpu one") 
   SmokeOptions opt;
   opt.image = "img:1";
   opt.gpus = "auto";
-  run_smoke(opt, std::ref(fake));
-  CHECK(has_seq(fake.calls[1], "--gpus", "all"));  // the label says gpu
+  run_smoke(opt, fake);
+  CHECK(has_seq(fake.argv(), "--gpus", "all"));  // the label says gpu
   Fake cpu{{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
   opt.expect_variant = "cpu";
-  run_smoke(opt, std::ref(cpu));
-  CHECK(std::find(cpu.calls[1].begin(), cpu.calls[1].end(), "--gpus") == cpu.calls[1].end());
-  CHECK(has_seq(cpu.calls[1], "--gpus-requested", "none"));
+  run_smoke(opt, cpu);
+  auto cpu_argv = cpu.argv();
+  CHECK(std::find(cpu_argv.begin(), cpu_argv.end(), "--gpus") == cpu_argv.end());
+  CHECK(has_seq(cpu_argv, "--gpus-requested", "none"));
 }
 
 TEST_CASE("argv: --gpus and --shm-size pass through, explicit expectations win") {
@@ -86,7 +86,7 @@ TEST_CASE("host failure becomes the diagnosis") {
   SmokeOptions opt;
   opt.image = "img:1";
   opt.gpus = "all";
-  auto res = run_smoke(opt, std::ref(fake));
+  auto res = run_smoke(opt, fake);
   CHECK_FALSE(res.passed());
   REQUIRE(res.host);
   CHECK(res.host->code == "nvidia_runtime_missing");
@@ -97,13 +97,37 @@ TEST_CASE("host failure becomes the diagnosis") {
   CHECK(res.to_json()["host_diagnosis"]["code"] == "nvidia_runtime_missing");
 }
 
-TEST_CASE("timeout removes the container and fails") {
-  Fake fake{{-1, true, "", ""}};
+TEST_CASE("timeout: the run carries the smoke's timeout and container name, and fails") {
+  Fake fake{{-1, true, "", ""}};  // the engine removes a timed-out container (engine/docker_engine_test.cc)
   SmokeOptions opt;
   opt.image = "img:1";
-  auto res = run_smoke(opt, std::ref(fake));
-  CHECK(fake.calls.back()[1] == "rm");
+  opt.timeout = std::chrono::seconds(42);
+  auto res = run_smoke(opt, fake);
+  REQUIRE(fake.runs.size() == 1);
+  CHECK(fake.runs[0].timeout == std::chrono::seconds(42));
+  CHECK(fake.runs[0].name.rfind("imgtool-smoke-", 0) == 0);
   CHECK(res.host->code == "timeout");
+}
+
+TEST_CASE("an image the engine lacks is an Error naming the fix; an unreachable engine is a retryable Error") {
+  Fake fake{{0, false, "{}", ""}};
+  SmokeOptions opt;
+  opt.image = "missing:1";
+  try {
+    run_smoke(opt, fake);
+    FAIL("no error for a missing image");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("build or pull it first") != std::string::npos);
+  }
+  CHECK(fake.runs.empty());
+  fake.unreachable = true;
+  opt.image = "img:1";
+  try {
+    run_smoke(opt, fake);
+    FAIL("no error for an unreachable engine");
+  } catch (const Error& e) {
+    CHECK(e.retryable);
+  }
 }
 
 TEST_CASE("bad expected variant is an input error") {
@@ -111,7 +135,7 @@ TEST_CASE("bad expected variant is an input error") {
   SmokeOptions opt;
   opt.image = "img:1";
   opt.expect_variant = "tpu";
-  CHECK_THROWS_AS(run_smoke(opt, std::ref(fake)), InputError);
+  CHECK_THROWS_AS(run_smoke(opt, fake), InputError);
 }
 
 TEST_CASE("probe verdict fail carries its reasons; garbage output is a host failure") {
@@ -134,12 +158,11 @@ TEST_CASE("smoke_and_judge: measured throughput with a records store that fails 
   opt.probe_dir = "/nonexistent-probe";
   RecordOptions ro{.records = "/proc/imgtool-no-such-dir/records.db",
                    .peaks = [](std::string_view) { return std::optional<GpuPeaks>(); }};
-  auto s = smoke_and_judge(opt, ro, std::ref(fake));
+  auto s = smoke_and_judge(opt, ro, fake);
   CHECK_FALSE(s.result.passed());
   REQUIRE_FALSE(s.result.reasons.empty());
   CHECK(s.result.reasons.back().find("throughput not recorded") != std::string::npos);
   CHECK(s.result.reasons.back().find("--no-record") != std::string::npos);
   // Recording off: nothing stored, the probe's verdict stands.
-  Fake again = fake;
-  CHECK(smoke_and_judge(opt, {.record = false}, std::ref(again)).result.passed());
+  CHECK(smoke_and_judge(opt, {.record = false}, fake).result.passed());
 }

@@ -8,8 +8,6 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "image/copy.h"
-#include "image/daemon_transport.h"
 #include "verify/smoke_report.h"
 
 namespace imgtool::verify {
@@ -52,13 +50,16 @@ class PinnedSource : public image::ImageSource {
   image::Manifest m_;
 };
 
-// docker image inspect -f {{.Id}}; "" when absent.
-std::string local_id(const std::string& image, const CommandRunner& runner) {
-  RunResult r = runner({"docker", "image", "inspect", "-f", "{{.Id}}", image}, {.timeout = std::chrono::seconds(60)});
-  if (!r.ok()) return "";
-  std::string id = r.out;
-  while (!id.empty() && std::isspace(static_cast<unsigned char>(id.back()))) id.pop_back();
-  return id;
+engine::Engine& engine_of(const VerifySmokeOptions& o) { return o.engine ? *o.engine : engine::local_engine(); }
+
+// The local image's ID; "" when the engine has none (or cannot be reached: the load row says so).
+std::string local_id(const std::string& image, engine::Engine& docker) {
+  try {
+    auto i = docker.inspect(image);
+    return i ? i->id : "";
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 // The image in the local engine that the smoke runs, and the temporary name to drop afterwards.
@@ -74,7 +75,8 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
   LocalImage li;
   const std::string config = m.config().digest;
   const std::string expected = "the image with config " + config.substr(0, 19) + "… in the local Docker engine";
-  if (local_id(config, o.runner) == config) {
+  engine::Engine& docker = engine_of(o);
+  if (local_id(config, docker) == config) {
     li.run_ref = config;
     li.row = {"smoke.load", kLoadTitle, Status::kPass, expected,
               "already present as image " + config.substr(0, 19) + "… (same config, same layers); not loaded", ""};
@@ -92,12 +94,9 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
   try {
     auto src = image::open_source(r, o.transport);
     PinnedSource pinned(*src, m);
-    image::DaemonDestination dst(temp, o.transport.daemon);
-    image::CopyOptions co;
-    co.log = o.log;
-    auto res = image::copy_image(pinned, dst, "", co);
     li.temp = temp;  // from here on it may exist
-    std::string id = local_id(temp, o.runner);
+    auto res = docker.load(pinned, temp, o.log);
+    std::string id = local_id(temp, docker);
     if (id != config) {
       li.row = {"smoke.load", kLoadTitle, Status::kFail, expected,
                 "loaded as " + temp + " with image ID " + (id.empty() ? "(none)" : id), 
@@ -122,9 +121,11 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
 
 void drop_temporary(const std::string& temp, const VerifySmokeOptions& o) {
   if (temp.empty()) return;
-  RunResult r = o.runner({"docker", "image", "rm", temp}, {.timeout = std::chrono::seconds(120)});
-  if (!r.ok() && r.err.find("No such image") == std::string::npos)
-    say(o, "verify: warning: could not remove the temporary image " + temp + ": " + r.err);
+  try {
+    engine_of(o).remove(temp);  // false: already gone
+  } catch (const std::exception& e) {
+    say(o, std::string("verify: warning: could not remove the temporary image ") + temp + ": " + e.what());
+  }
 }
 
 // ---- rows ----
@@ -287,7 +288,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     return;
   }
   try {
-    ImageFacts facts = inspect_image(li.run_ref, o.runner);
+    ImageFacts facts = inspect_image(li.run_ref, engine_of(o));
     SmokeOptions so;
     so.image = li.run_ref;
     so.gpus = resolve_gpus(o.gpus, facts.variant);
@@ -297,7 +298,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     so.run_flags = o.run_flags;
     so.probe_dir = o.probe_dir;
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
-    SmokeResult res = run_smoke(so, o.runner);
+    SmokeResult res = run_smoke(so, engine_of(o));
     // Records: the registry digest and the user's reference, not the temporary name.
     if (r.transport == "docker") res.image.digest = r.host + "/" + r.name + "@" + m.digest();
     if (res.image.tag == li.run_ref)

@@ -15,6 +15,7 @@
 //                                engine into docker-daemon: under a temporary name
 //                                imgtool-verify/<repo>:<12 hex of the manifest digest>-<pid>,
 //                                removed again afterwards (`docker image rm`).
+//      Every engine call (inspect, load, run, remove) goes to VerifySmokeOptions::engine.
 //      The loaded image's ID must equal the config digest (else a "smoke.load" fail).
 //   3. Run: run_smoke() (verify/smoke_runner.h) with --gpus from the options:
 //      "auto" = "all" for images labelled io.imgtool.variant=gpu, "none" otherwise.
@@ -33,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine.h"
+#include "engine/engine.h"
 #include "image/reference.h"
 #include "image/transport.h"
 #include "verify/records_judge.h"
@@ -53,7 +54,7 @@ struct VerifySmokeOptions {
   std::string records;                  // empty: RecordStore::default_path()
   bool require_signature = true;        // never run an image whose signature row failed
   image::TransportOptions transport;    // to read docker:// / oci: images for loading
-  CommandRunner runner = run_docker;    // docker CLI on the run's one engine (tests inject fakes)
+  engine::Engine* engine = nullptr;     // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
   Clock clock = system_clock();
   PeaksLookup peaks;                    // empty: kb_peaks()
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)

@@ -1,5 +1,5 @@
 // verify_smoke without Docker: the rows a smoke result becomes, --gpus auto,
-// temporary names, and the hook's flow with a fake docker CLI (reuse by image
+// temporary names, and the hook's flow on the fake engine (reuse by image
 // ID, no run for an unsigned image, a vanished local image).
 #include <doctest/doctest.h>
 
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "engine/fake_engine.h"
 #include "verify/verify_smoke.h"
 
 using namespace imgtool;
@@ -60,42 +61,25 @@ json cpu_pass_probe() {
           {"verdict", {{"status", "pass"}, {"reasons", json::array()}, {"warnings", json::array()}}}};
 }
 
-// A fake docker CLI: `image inspect` knows one image (by ID and by name), `run` prints `probe`.
-struct FakeDocker {
+// The fake engine (engine/fake_engine.h) holding one image (by ID and by name) unless `present` is
+// false; the probe's run prints `probe`.
+struct FakeDocker : engine::FakeEngine {
   std::string variant = "cpu";
   bool present = true;
   json probe = cpu_pass_probe();
-  std::vector<std::vector<std::string>> calls;
-  CommandRunner runner() {
-    return [this](const std::vector<std::string>& a, const RunOptions&) {
-      calls.push_back(a);
-      RunResult r;
-      if (a.size() > 2 && a[1] == "image" && a[2] == "inspect") {
-        if (!present) return RunResult{1, false, "", "Error: No such image: " + a.back()};
-        if (a.size() > 4 && a[3] == "-f") return RunResult{0, false, kConfig + "\n", ""};
-        json i = {{"Id", kConfig}, {"RepoDigests", json::array()},
-                  {"Config", {{"Labels", {{"io.imgtool.variant", variant}}}}}};
-        return RunResult{0, false, json::array({i}).dump(), ""};
-      }
-      if (a.size() > 1 && a[1] == "run") return RunResult{0, false, probe.dump(), ""};
-      return r;
-    };
+  // Fills the engine from the fields above (call after setting them: options() does).
+  void stock() {
+    if (present) add_image({"imgtool-test/x:cpu", "imgtool-test/x:gpu"}, {.id = kConfig, .labels = {{"io.imgtool.variant", variant}}});
+    on_run = [this](const engine::RunRequest&) { return RunResult{0, false, probe.dump(), ""}; };
   }
-  bool ran(const std::string& what) const {
-    for (const auto& c : calls)
-      if (c.size() > 1 && c[1] == what) return true;
-    return false;
-  }
-  std::vector<std::string> run_argv() const {
-    for (const auto& c : calls)
-      if (c.size() > 1 && c[1] == "run") return c;
-    return {};
-  }
+  bool ran(const std::string& what) const { return called(what + " "); }
+  std::vector<std::string> run_argv() const { return runs.empty() ? std::vector<std::string>{} : engine::run_argv(runs[0]); }
 };
 
 VerifySmokeOptions options(FakeDocker& d) {
+  d.stock();
   VerifySmokeOptions o;
-  o.runner = d.runner();
+  o.engine = &d;
   o.record = false;
   o.probe_dir = "/nonexistent-probe";
   return o;
@@ -198,8 +182,7 @@ TEST_CASE("hook: a local image with the same config is smoked by ID; cpu -> no -
   REQUIRE_FALSE(argv.empty());
   CHECK(std::find(argv.begin(), argv.end(), "--gpus") == argv.end());
   CHECK(std::find(argv.begin(), argv.end(), kConfig) != argv.end());
-  CHECK_FALSE(std::any_of(d.calls.begin(), d.calls.end(),
-                          [](auto& c) { return c.size() > 2 && c[1] == "image" && c[2] == "rm"; }));
+  CHECK_FALSE(d.called("remove"));  // nothing loaded, nothing removed
   CHECK(r.ok());
 }
 

@@ -1,0 +1,137 @@
+#include "engine/docker_engine.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "image/copy.h"
+#include "image/daemon_transport.h"
+
+namespace imgtool::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kApi = "http://docker/v1.41";
+
+fs::path iid_path() {
+  static std::atomic<int> n{0};
+  return fs::temp_directory_path() / ("imgtool-iid-" + std::to_string(::getpid()) + "-" + std::to_string(++n));
+}
+
+std::vector<std::string> strings(const json& j, const char* key) {
+  std::vector<std::string> v;
+  if (j.is_object() && j.contains(key) && j[key].is_array())
+    for (const auto& s : j[key])
+      if (s.is_string()) v.push_back(s.get<std::string>());
+  return v;
+}
+
+}  // namespace
+
+ImageInfo image_info_from_json(const json& j) {
+  ImageInfo i;
+  i.id = j.value("Id", "");
+  i.repo_tags = strings(j, "RepoTags");
+  i.repo_digests = strings(j, "RepoDigests");
+  i.os = j.value("Os", "");
+  i.architecture = j.value("Architecture", "");
+  if (j.contains("Size") && j["Size"].is_number_integer()) i.size = j["Size"].get<int64_t>();
+  const json cfg = j.contains("Config") && j["Config"].is_object() ? j["Config"] : json::object();
+  if (cfg.contains("Labels") && cfg["Labels"].is_object())
+    for (const auto& [k, v] : cfg["Labels"].items())
+      if (v.is_string()) i.labels[k] = v.get<std::string>();
+  i.env = strings(cfg, "Env");
+  if (j.contains("RootFS") && j["RootFS"].is_object()) i.diff_ids = strings(j["RootFS"], "Layers");
+  return i;
+}
+
+DockerEngine::DockerEngine()
+    : socket_(engine_socket()),
+      api_(image::HttpOptions{.unix_socket = socket_, .connect_timeout_s = 20, .low_speed_timeout_s = 120}) {}
+
+// Every CLI call goes to the engine this object resolved, whatever `docker context` says.
+RunResult DockerEngine::cli(const std::vector<std::string>& argv, RunOptions o) {
+  o.env["DOCKER_HOST"] = "unix://" + socket_;
+  return imgtool::run(argv, o);
+}
+
+bool DockerEngine::buildkit() {
+  std::call_once(buildkit_once_, [this] {
+    if (const char* v = std::getenv("IMGTOOL_BUILDKIT"); v && *v) buildkit_ = std::string(v) == "1";
+    else buildkit_ = cli({"docker", "buildx", "version"}).ok();
+  });
+  return buildkit_;
+}
+
+std::string DockerEngine::builder_kind() { return buildkit() ? "buildkit" : "classic"; }
+
+std::optional<ImageInfo> DockerEngine::inspect(const std::string& ref) {
+  image::HttpResponse r;
+  try {
+    r = api_.send({.method = "GET", .url = std::string(kApi) + "/images/" + ref + "/json",
+                   .max_body = image::kMaxMetadataBytes});
+  } catch (const image::HttpTransportError& e) {
+    throw Error("cannot talk to the Docker engine at unix://" + socket_ + ": " + e.what() +
+                    " (fix: start dockerd or set DOCKER_HOST=unix:///PATH/TO/docker.sock)",
+                true);
+  }
+  if (r.status == 404) return std::nullopt;
+  if (r.status != 200)
+    throw Error("docker image inspect " + ref + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
+  json j = json::parse(r.body, nullptr, false);
+  if (!j.is_object()) throw Error("docker image inspect " + ref + ": expected a JSON object, found: " + r.body.substr(0, 200));
+  return image_info_from_json(j);
+}
+
+// The timeout is enforced by coreutils timeout(1) rather than RunOptions::timeout:
+// Boost 1.74's wait_for waits on SIGCHLD, which with -j N threads can be taken
+// by another thread, leaving a finished build unnoticed until the deadline.
+BuildResult DockerEngine::build(const BuildRequest& r) {
+  fs::path iid = iid_path();
+  auto argv = build_argv(r, iid);
+  argv.insert(argv.begin(), {"timeout", "--kill-after=30", std::to_string(r.timeout.count())});
+  RunOptions o{.log_path = r.log_path.string(), .env = {{"DOCKER_BUILDKIT", buildkit() ? "1" : "0"}}};
+  BuildResult res{cli(argv, o), ""};
+  if (res.run.exit_code == 124 || res.run.exit_code == 137) res.run.timed_out = true;
+  if (res.run.ok() && fs::exists(iid)) res.image_id = read_file(iid);
+  std::error_code ec;
+  fs::remove(iid, ec);
+  return res;
+}
+
+RunResult DockerEngine::run(const RunRequest& r) {
+  if (r.name.empty()) throw InputError("engine run: expected a container name, found none");
+  RunResult res = cli(run_argv(r), {.timeout = r.timeout});
+  if (res.timed_out) cli({"docker", "rm", "-f", r.name}, {.timeout = std::chrono::seconds(60)});
+  return res;
+}
+
+std::unique_ptr<image::ImageSource> DockerEngine::save(const std::string& ref) {
+  return std::make_unique<image::DaemonSource>(ref, image::DaemonOptions{.socket = socket_});
+}
+
+LoadResult DockerEngine::load(image::ImageSource& src, const std::string& name,
+                              const std::function<void(const std::string&)>& log) {
+  image::DaemonDestination dst(name, image::DaemonOptions{.socket = socket_});
+  image::CopyOptions co;
+  co.log = log;
+  auto res = image::copy_image(src, dst, "", co);
+  return {res.digest, res.blobs, res.seconds};
+}
+
+bool DockerEngine::remove(const std::string& ref) {
+  RunResult r = cli({"docker", "image", "rm", ref}, {.timeout = std::chrono::seconds(120)});
+  if (r.ok()) return true;
+  if (r.err.find("No such image") != std::string::npos) return false;
+  throw Error("docker image rm " + ref + ": " + (r.err.empty() ? r.out : r.err),
+              r.err.find("Cannot connect") != std::string::npos);
+}
+
+}  // namespace imgtool::engine

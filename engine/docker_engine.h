@@ -1,0 +1,53 @@
+// The real engine: the Docker engine of this run, resolved ONCE when made
+// ($DOCKER_HOST=unix://PATH, else /var/run/docker.sock; core/engine.h), and used
+// for every call, so the CLI and the Engine API can never reach two engines.
+//   inspect   Engine API GET /images/NAME/json on the socket (no CLI process:
+//             milliseconds, so an up-to-date check of many cells stays cheap)
+//   build     `docker build` (DOCKER_BUILDKIT=1 only when `docker buildx version`
+//             works, else 0 — always explicit), --iidfile, timeout(1) wrapper
+//   run       `docker run --rm --name N …`; on timeout `docker rm -f N`
+//   save      the docker-daemon: transport's source (image/daemon_transport.h)
+//   load      the copy engine into the docker-daemon: destination
+//   remove    `docker image rm`
+#pragma once
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "engine/engine.h"
+#include <nlohmann/json.hpp>
+
+#include "image/http.h"
+
+namespace imgtool::engine {
+
+class DockerEngine : public Engine {
+ public:
+  // InputError when $DOCKER_HOST names no Unix socket (core/engine.h).
+  DockerEngine();
+  std::optional<ImageInfo> inspect(const std::string& ref) override;
+  BuildResult build(const BuildRequest& r) override;
+  std::string builder_kind() override;
+  RunResult run(const RunRequest& r) override;
+  std::unique_ptr<image::ImageSource> save(const std::string& ref) override;
+  LoadResult load(image::ImageSource& src, const std::string& name,
+                  const std::function<void(const std::string&)>& log = {}) override;
+  bool remove(const std::string& ref) override;
+
+  const std::string& socket() const { return socket_; }
+
+ private:
+  RunResult cli(const std::vector<std::string>& argv, RunOptions o = {});
+  bool buildkit();
+
+  std::string socket_;
+  image::HttpClient api_;
+  std::once_flag buildkit_once_;
+  bool buildkit_ = false;
+};
+
+// `docker image inspect`'s JSON object (Engine API /images/NAME/json) → ImageInfo.
+ImageInfo image_info_from_json(const nlohmann::json& j);
+
+}  // namespace imgtool::engine

@@ -1,0 +1,94 @@
+// The real engine against this host's Docker engine: build, inspect (one and
+// several), run (output, exit code, a timeout removes the container), save →
+// load round trip (same image ID), remove. Images are named imgtool-engine-test/…
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include "core/fs.h"
+#include "engine/docker_engine.h"
+#include "image/image.h"
+#include "tests/fixtures.h"
+
+using namespace imgtool;
+using namespace imgtool::engine;
+using namespace imgtool::testing;
+
+namespace {
+
+std::string pid() { return std::to_string(::getpid()); }
+
+// Builds a label-only image FROM the local base (no RUN: cheap) once per binary.
+const BuildResult& built(DockerEngine& e, const fs::path& dir) {
+  static std::optional<BuildResult> r;
+  if (!r) {
+    write_file_atomic(dir / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.test=" + pid() + "\n");
+    r = e.build({.context = dir, .dockerfile = dir / "Dockerfile", .image = "imgtool-engine-test/img:" + pid(),
+                 .labels = {{"io.imgtool.tag", "engine-test"}}, .timeout = std::chrono::seconds(600),
+                 .log_path = dir / "build.log"});
+  }
+  return *r;
+}
+
+struct Cleanup {
+  DockerEngine& e;
+  ~Cleanup() {
+    for (auto n : {"imgtool-engine-test/img:" + pid(), "imgtool-engine-test/loaded:" + pid()}) try {
+        e.remove(n);
+      } catch (...) {
+      }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("real engine: build, inspect, run, timeout, save/load, remove") {
+  ScratchDir dir("engine");
+  DockerEngine e;
+  Cleanup cleanup{e};
+  const std::string name = "imgtool-engine-test/img:" + pid();
+  const BuildResult& b = built(e, dir.path);
+  INFO(b.run.err);
+  REQUIRE(b.ok());
+  CHECK(read_file(dir.path / "build.log").size() > 0);
+
+  auto info = e.inspect(name);
+  REQUIRE(info);
+  CHECK(info->id == b.image_id);
+  CHECK(info->labels.at("io.imgtool.tag") == "engine-test");
+  CHECK(info->labels.at("imgtool.engine.test") == pid());
+  CHECK(info->os == "linux");
+  CHECK_FALSE(info->diff_ids.empty());
+  CHECK(std::find(info->repo_tags.begin(), info->repo_tags.end(), name) != info->repo_tags.end());
+  CHECK(e.inspect("imgtool-engine-test/none:" + pid()) == std::nullopt);
+  auto all = e.inspect_all({name, "imgtool-engine-test/none:" + pid(), b.image_id});
+  REQUIRE(all.size() == 3);
+  CHECK(all[0]->id == b.image_id);
+  CHECK_FALSE(all[1]);
+  CHECK(all[2]->id == b.image_id);
+
+  RunRequest ok{.image = b.image_id, .name = "imgtool-engine-test-run-" + pid(), .entrypoint = "sh",
+                .args = {"-c", "echo out; echo err >&2; exit 3"}, .timeout = std::chrono::seconds(120)};
+  RunResult r = e.run(ok);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "out\n");
+  CHECK(r.err.find("err") != std::string::npos);
+
+  RunRequest slow{.image = b.image_id, .name = "imgtool-engine-test-slow-" + pid(), .entrypoint = "sleep",
+                  .args = {"60"}, .timeout = std::chrono::seconds(3)};
+  RunResult t = e.run(slow);
+  CHECK(t.timed_out);
+  auto ps = run({"docker", "ps", "-a", "-q", "--filter", "name=" + slow.name});
+  CHECK(ps.out.empty());  // the timed-out container was removed
+
+  auto src = e.save(b.image_id);
+  CHECK(src->manifest().config().digest == b.image_id);
+  const std::string loaded = "imgtool-engine-test/loaded:" + pid();
+  auto lr = e.load(*src, loaded);
+  CHECK(lr.blobs >= 2);
+  CHECK(e.inspect(loaded)->id == b.image_id);
+
+  CHECK(e.remove(loaded));
+  CHECK_FALSE(e.remove(loaded));
+  CHECK(e.inspect(name));  // still there under its own name
+}
