@@ -134,11 +134,11 @@ LoadResult FakeEngine::load(image::ImageSource& src, const std::string& name,
                             const std::function<void(const std::string&)>& log) {
   std::lock_guard lock(mu_);
   enter("load " + name);
+  image::Manifest m = src.manifest();
   image::MemoryDestination dst(store_);
   image::CopyOptions co;
   co.log = log;
-  auto res = image::copy_image(src, dst, "", co);
-  image::Manifest m = src.manifest();
+  auto res = image::copy_image(src, dst, m.config().digest, co);  // "tagged" by its ID, so save() serves it
   json cfg = json::parse(store_->blob(m.config().digest).value_or("{}"), nullptr, false);
   ImageInfo info;
   info.id = load_reencodes ? sha256_digest("re-encoded " + m.config().digest) : m.config().digest;
