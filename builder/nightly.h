@@ -10,8 +10,10 @@
 // Incremental: a cell whose image is up to date and whose smoke passed for
 // that image ID (same --gpus) reuses the verdict ("cached"); a cell whose
 // tag in the registry already names the digest published for that image ID
-// is "unchanged" (one HEAD request). A nightly with nothing changed thus runs
-// no docker build, no smoke and no push. --fresh-smoke re-runs the smoke.
+// is "unchanged" (one HEAD request); a passed release gate is reused for the
+// same image ID + tag + KB version ("cached": the gate reads only that image's
+// contents). A nightly with nothing changed thus runs no docker build, no smoke,
+// no gate and no push. --fresh-smoke re-runs the smoke and the gate.
 //
 // Report model: nightly_model.h (NightlyReport ↔ nightly.json); report.h renders it.
 #pragma once

@@ -22,7 +22,8 @@ const Names<SmokeStatus> kSmoke = {{SmokeStatus::pass, "pass"},       {SmokeStat
                                    {SmokeStatus::cached, "cached"},   {SmokeStatus::skipped, "skipped"},
                                    {SmokeStatus::error, "error"}};
 const Names<GateStatus> kGate = {{GateStatus::pass, "pass"}, {GateStatus::fail, "fail"},
-                                 {GateStatus::skipped, "skipped"}, {GateStatus::error, "error"}};
+                                 {GateStatus::skipped, "skipped"}, {GateStatus::error, "error"},
+                                 {GateStatus::cached, "cached"}};
 const Names<PublishStatus> kPublish = {{PublishStatus::published, "published"}, {PublishStatus::unchanged, "unchanged"},
                                        {PublishStatus::failed, "failed"}, {PublishStatus::skipped, "skipped"}};
 

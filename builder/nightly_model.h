@@ -20,7 +20,7 @@
 namespace imgtool::builder {
 
 enum class SmokeStatus { pass, fail, cached, skipped, error };
-enum class GateStatus { pass, fail, skipped, error };
+enum class GateStatus { pass, fail, skipped, error, cached };  // cached: passed before for this image ID + tag + KB
 enum class PublishStatus { published, unchanged, failed, skipped };
 
 std::string to_string(SmokeStatus s);
@@ -49,7 +49,7 @@ struct GateStep {
   double seconds = 0;
   std::vector<std::string> failed;  // the failed rows, one line each
   std::string error;
-  bool ok() const { return status == GateStatus::pass; }
+  bool ok() const { return status == GateStatus::pass || status == GateStatus::cached; }
 };
 
 struct PublishStep {

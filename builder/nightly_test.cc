@@ -112,7 +112,7 @@ TEST_CASE("nightly: a cell whose contents contradict its claims is FAILED with t
   CHECK(render_markdown(r).find("claims.paddle: expected 3.1.0, found 3.2.0") != std::string::npos);
 }
 
-TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish unchanged after one HEAD") {
+TEST_CASE("nightly: nothing changed → no build, smoke and gate verdicts reused, publish unchanged after one HEAD") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
   FakeEngine docker;
@@ -124,8 +124,16 @@ TEST_CASE("nightly: nothing changed → no build, smoke verdict reused, publish 
   CHECK(r.docker_builds == 0);
   CHECK(r.cells[0].smoke.status == SmokeStatus::cached);
   CHECK(r.cells[0].publish.status == PublishStatus::unchanged);
-  CHECK(steps.calls == std::vector<std::string>{"gate cpu", "head cpu"});
+  CHECK(r.cells[0].gate.status == GateStatus::cached);
+  CHECK(steps.calls == std::vector<std::string>{"head cpu"});
   CHECK(r.ok());
+  // A failed gate is never reused: the lying cell is gated again on every run.
+  std::vector<GeneratedCell> lying = {f.cell("lying", "cpu")};
+  run_nightly(lying, f.options(), docker, store, &steps);
+  steps.calls.clear();
+  auto again = run_nightly(lying, f.options(), docker, store, &steps);
+  CHECK(again.cells[0].gate.status == GateStatus::fail);
+  CHECK(steps.calls == std::vector<std::string>{"gate lying"});
   // The registry lost the tag: it is published again.
   steps.registry.clear();
   r = run_nightly(cells, f.options(), docker, store, &steps);
