@@ -13,8 +13,8 @@
 # wall time of the whole command (manifest, signature, config, scan, claims).
 #
 # usage: nice -n 10 bench/verify-scan.sh
-#   env: BENCH_IMAGE (default: the largest local image labelled io.imgtool.paddle,
-#        i.e. the demo's Paddle image), BENCH_RUNS (3), IMGTOOL (the binary),
+#   env: BENCH_IMAGE (default: the largest local cpu image labelled io.imgtool.paddle,
+#        i.e. the demo's ~1 GB Paddle image), BENCH_RUNS (3), IMGTOOL (the binary),
 #        BENCH_BASELINE (optional: another imgtool binary, e.g. main's, timed too)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +29,7 @@ BASELINE=${BENCH_BASELINE:-}
 for p in docker skopeo docker-registry python3 gzip tar; do
   command -v "$p" >/dev/null || { echo "verify-scan.sh: $p is not installed" >&2; exit 2; }
 done
-IMG=${BENCH_IMAGE:-$(docker images --filter label=io.imgtool.paddle --format '{{.ID}} {{.Repository}}:{{.Tag}}' |
+IMG=${BENCH_IMAGE:-$(docker images --filter label=io.imgtool.paddle --filter label=io.imgtool.variant=cpu --format '{{.ID}} {{.Repository}}:{{.Tag}}' |
   while read -r id name; do echo "$(docker image inspect -f '{{.Size}}' "$id") $name"; done | sort -rn | awk 'NR==1{print $2}')}
 [ -n "$IMG" ] || { echo "verify-scan.sh: no local image labelled io.imgtool.paddle; run make demo first or set BENCH_IMAGE" >&2; exit 2; }
 

@@ -258,9 +258,13 @@ std::vector<LayerStats> ContentsTree::add_layers(const std::vector<LayerInput>& 
   std::exception_ptr error;
   std::mutex mu;
   std::condition_variable cv;
+  std::vector<size_t> order(layers.size());  // biggest first: the longest scan never starts last
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return layers[x].size > layers[y].size; });
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < layers.size() && !b.stop;) {
+    for (size_t k; (k = next.fetch_add(1)) < layers.size() && !b.stop;) {
+      size_t i = order[k];
       try {
         auto blob = layers[i].open();
         LayerScan s = scan(*blob, layers[i].where, b);

@@ -59,6 +59,7 @@ struct ContentsLimits {
 struct LayerInput {
   std::string where;
   std::function<std::unique_ptr<image::BlobReader>()> open;
+  int64_t size = 0;  // blob size, a hint: the biggest layers are started first (longest job first)
 };
 
 // What scanning one layer read (for traces and the bench).

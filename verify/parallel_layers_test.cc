@@ -44,12 +44,14 @@ std::string isal_gzip(const std::string& tar) {
   return out;
 }
 
-// Layer i waits (n - i) * step ms: the lowest layer is read last.
+// Layer i waits (n - i) * step ms and is started in the order n-1 ... 0: the lowest layer is read last.
 std::vector<LayerInput> slow_bottom(const std::vector<std::string>& blobs, int step = 60) {
   std::vector<LayerInput> out;
   for (size_t i = 0; i < blobs.size(); ++i) {
     int delay = static_cast<int>(blobs.size() - i) * step;
-    out.push_back({"layer " + std::to_string(i), [b = blobs[i], delay] { return std::make_unique<SlowReader>(b, delay); }});
+    // size hint: upper layers "bigger", so they are also started first
+    out.push_back({"layer " + std::to_string(i), [b = blobs[i], delay] { return std::make_unique<SlowReader>(b, delay); },
+                   static_cast<int64_t>(i)});
   }
   return out;
 }

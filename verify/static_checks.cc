@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "image/blob.h"
 #include "image/trace.h"
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
@@ -64,12 +65,26 @@ void trace_scan(const std::vector<LayerStats>& stats, std::chrono::steady_clock:
                mib(blob) + " blobs, " + mib(tar) + " tar)");
 }
 
-// Layers are read in parallel (one per core) and merged in order (ContentsTree::add_layers).
+// The blob is read (for a registry: received and hashed) on a thread of its
+// own, so the scanning thread only inflates and parses tar headers. The
+// reader's exception comes back from read() as it was.
+std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader> blob) {
+  std::shared_ptr<image::BlobReader> in(std::move(blob));
+  return std::make_unique<image::ThreadedReader>(
+      [in](image::PipeReader& pipe) {
+        std::vector<char> buf(1 << 20);
+        while (size_t n = in->read(buf.data(), buf.size()))
+          if (!pipe.push(buf.data(), n)) return;  // the scan stopped early
+      },
+      8 << 20);
+}
+
+// Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
 ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
   ContentsTree tree([](const std::string& p, int64_t n) { return keep_for_facts(p, n) || keep_for_loader(p, n); });
   std::vector<LayerInput> layers;
   for (const auto& l : m.layers())
-    layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return src.open_blob(l); }});
+    layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
   auto t0 = std::chrono::steady_clock::now();
   image::trace("verify: scanning " + std::to_string(layers.size()) + " layers");
   trace_scan(tree.add_layers(layers), t0);
