@@ -59,11 +59,11 @@ record() { T[$1]="${T[$1]:-} $2"; printf '  %-14s run %s: %6.2f s\n' "$1" "$3" "
 verify_with() {  # name binary run
   local t0 t1 scan
   t0=$(now)
-  IMGTOOL_TRACE=1 "$2" verify "$REF" --key "$WORK/key.pub" --no-smoke >"$WORK/verify.out" 2>"$WORK/verify.trace" ||
-    { cat "$WORK/verify.out" "$WORK/verify.trace" >&2; echo "verify-scan.sh: $2 verify failed" >&2; exit 1; }
+  IMGTOOL_TRACE=1 "$2" verify "$REF" --key "$WORK/key.pub" --no-smoke >"$WORK/verify.out" 2>"$WORK/$1.trace" ||
+    { cat "$WORK/verify.out" "$WORK/$1.trace" >&2; echo "verify-scan.sh: $2 verify failed" >&2; exit 1; }
   t1=$(now)
   record "$1-total" "$(echo "$t1 - $t0" | bc)" "$3"
-  scan=$(sed -n 's/.*layers scanned in \([0-9.]*\) s.*/\1/p' "$WORK/verify.trace")
+  scan=$(sed -n 's/.*layers scanned in \([0-9.]*\) s.*/\1/p' "$WORK/$1.trace")
   [ -n "$scan" ] && record "$1-scan" "$scan" "$3"
   return 0
 }
@@ -83,6 +83,7 @@ skopeo_tar() {  # run
   record skopeo+tar "$(echo "$t2 - $t0" | bc)" "$1"
 }
 
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$RUNS"); do
   verify_with imgtool "$IMGTOOL" "$r"
   skopeo_tar "$r"
@@ -93,11 +94,11 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END{print (NR%
 M() { echo "${T[$1]}" | median; }
 layers=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["layers"]))' "$WORK/dir/manifest.json")
 blob_mb=$(du -sm --apparent-size "$WORK/dir" | cut -f1)
-tar_line=$(grep 'layers scanned in' "$WORK/verify.trace" | sed 's/.*(\(.*\))/\1/')
+tar_line=$(sed -n 's/.*layers scanned in .*(\(.*\))/\1/p' "$WORK/imgtool.trace")
 
 echo
 echo "verify scan: $IMG, $layers layers ($tar_line; skopeo dir ${blob_mb} MB), $RUNS runs interleaved, medians"
-echo "machine: $(nproc) cores, $(. /etc/os-release; echo "$PRETTY_NAME"), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "machine: $(nproc) cores, $(. /etc/os-release; echo "$PRETTY_NAME"), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average before: ${LOAD0:-?}, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-44s %8s\n' "step" "median"
 printf '%-44s %7.2fs\n' "imgtool verify --no-smoke: layer scan" "$(M imgtool-scan)"
 printf '%-44s %7.2fs\n' "imgtool verify --no-smoke: whole command" "$(M imgtool-total)"
