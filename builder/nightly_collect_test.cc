@@ -103,8 +103,10 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   CHECK_FALSE(out.ok());
   write_report(d.path / "out", out);
   auto j = json::parse(read_file(d.path / "out" / "nightly.json"));
-  CHECK(j["cells"][1]["smoke"]["source"] == c.smoke.source);
-  CHECK(j["cells"][1]["smoke"]["status"] == "fail");
+  CHECK(j["cells"][0]["tag"] == kTag);
+  CHECK(j["cells"][0]["smoke"]["source"] == c.smoke.source);
+  CHECK(j["cells"][0]["smoke"]["status"] == "fail");
+  CHECK(j["ok"] == false);
   CHECK(read_file(d.path / "out" / "junit.xml").find(kTag) != std::string::npos);
 }
 
@@ -140,7 +142,7 @@ TEST_CASE("collect: GPU throughput goes to the records store and is judged (floo
   verify::RecordStore store(db);
   auto rows = store.query({.tag = kTag});
   REQUIRE(rows.size() == 4);
-  CHECK(rows[0].digest == kDigest);  // the published digest is what was smoked
+  CHECK(rows[0].image_digest == kDigest);  // the published digest is what was smoked
   // A regression: >10% below the median of its history fails the cell, with the history in the report.
   auto out = collect_results({.results = {result(d.path / "r", kTag, passing(2000))}, .from_report = rep, .records = ro});
   const auto& c = cell(out, kTag);

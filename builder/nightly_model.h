@@ -66,7 +66,9 @@ struct NightlyCell {
   SmokeStep smoke;
   GateStep gate;
   PublishStep publish;
-  bool ok() const { return publish.ok(); }  // published only after build, smoke and gate passed
+  // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
+  // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
+  bool ok() const { return publish.ok() && smoke.ok(); }
   // The first problem: "<step>: <error or first reason>", "" when none.
   std::string problem() const;
 };

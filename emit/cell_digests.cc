@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "builder/nightly_steps.h"
 #include "builder/report.h"
 #include "core/error.h"
 #include "core/hash.h"

@@ -22,6 +22,7 @@
 #include "emit/ci_matrix.h"
 #include "emit/k8s_jobs.h"
 #include "emit/plan_emit.h"
+#include "matrix/matrix.h"
 #include "run/render.h"
 #include "tests/fixtures.h"
 

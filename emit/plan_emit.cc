@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "builder/generated_cell.h"
+#include "builder/nightly_steps.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/paths.h"
