@@ -41,12 +41,16 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
 }
 
 bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state) {
+  // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
+  // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
+  auto target = bt::parse_registry(f.registry);
+  auto shard = bt::parse_shard(f.shard);
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
                     .timeout = std::chrono::seconds(f.timeout),
                     .on_event = [](const std::string& line) { std::cerr << "nightly: " << line << std::endl; }},
-          .target = bt::parse_registry(f.registry),
-          .shard = bt::parse_shard(f.shard),
+          .target = target,
+          .shard = shard,
           .matrix = f.input,
           .gpus = f.no_gpu_host ? f.gpus + " (no GPU host)" : f.gpus,  // also the smoke cache key
           .fresh_smoke = f.fresh_smoke};
