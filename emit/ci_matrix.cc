@@ -94,7 +94,7 @@ std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o
   run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
   if (o.registry.empty()) run["env"]["IMGTOOL_REGISTRY"] = "${{ vars.IMGTOOL_REGISTRY }}";
   run["shell"] = "bash";
-  run["run"] = join(nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry), "\n") + "\n";
+  run["run"] = join(nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry), "\n");
   job["steps"].push_back(run);
   YAML::Node up;
   up["name"] = "nightly-shard-${{ matrix.index }}";
@@ -138,8 +138,9 @@ std::string emit_gitlab(const std::vector<std::string>& tags, const CiOptions& o
     entry["CELLS"] = str(join(e.tags, " "));
     job["parallel"]["matrix"].push_back(entry);
   }
-  job["variables"]["REPORT"] = "reports/shard-$SHARD_INDEX";
-  job["script"] = seq({join(nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry), "\n") + "\n"});
+  auto lines = nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry);
+  lines.insert(lines.begin(), "REPORT=\"reports/shard-$SHARD_INDEX\"");
+  job["script"] = seq({join(lines, "\n")});
   job["artifacts"]["when"] = "always";
   job["artifacts"]["paths"] = seq({"reports/"});
   root["nightly"] = job;

@@ -135,6 +135,9 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
   CHECK(cells == 15);
   CHECK(doc["nightly"]["script"][0].as<std::string>().find("--registry \"$IMGTOOL_REGISTRY\"") != std::string::npos);
   CHECK(doc["nightly"]["script"][0].as<std::string>().find("--no-gpu-host") != std::string::npos);
+  CHECK(doc["nightly"]["script"][0].as<std::string>().rfind("REPORT=\"reports/shard-$SHARD_INDEX\"\n", 0) == 0);
+  CHECK(doc["nightly"]["artifacts"]["paths"][0].as<std::string>() == "reports/");
+  CHECK(doc["nightly-merge"]["script"][0].as<std::string>() == "imgtool nightly merge reports/shard-* --report report");
   CHECK(doc["nightly-merge"]["needs"][0].as<std::string>() == "nightly");
   CHECK(doc["nightly-merge"]["tags"][0].as<std::string>() == "gpu-builder");
   if (have("check-jsonschema")) check_valid({"check-jsonschema", "--builtin-schema", "vendor.gitlab-ci", f.string()});
