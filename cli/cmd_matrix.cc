@@ -146,7 +146,8 @@ Registration plan_reg{{"plan", "Write the files that run a matrix elsewhere: a s
                          sub.add_option("--from-report", o.from_report, "k8s: nightly report folder whose published digests the Jobs run");
                          sub.add_flag("!--no-resolve", o.resolve_digests, "k8s: do not ask the registry for digests the report lacks");
                          sub.add_option("--gpu", o.gpu_model, "k8s: GPU model for the nodeSelector (GPU feature discovery)");
-                         sub.add_option("--shm-size", o.shm_size, "k8s: /dev/shm size (memory emptyDir), default 8g");
+                         sub.add_option("--profile", o.profiles, "k8s: run profile(s) the Jobs run with (default: base)");
+                         sub.add_option("--set", o.sets, "k8s: key=value on top of the profile (imgtool run-config --keys)");
                          sub.add_option("--kb", o.kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
                          sub.add_option("--ca-file", o.ca_file, "CA certificate (PEM) for the registry");
                          sub.add_flag("--insecure-http", o.insecure_http, "allow plain http to a non-loopback registry");

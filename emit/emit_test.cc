@@ -287,7 +287,8 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
   CHECK(probe_vol);
   std::string cmd;
   for (auto w : ctr["command"]) cmd += w.as<std::string>() + " ";
-  CHECK(cmd == "python3 /imgtool-probe/probe.py --gpus-requested 1 --expect-variant gpu --expect-cuda 12.6 ");
+  CHECK(cmd == "python3 /imgtool-probe/probe.py --gpus-requested 1 --expect-variant gpu --expect-cuda 12.6 "
+               "--expect-shm 8589934592 --expect-user 1000:1000 ");
   CHECK(smoke_job_name(c.tag).size() <= 63);
   CHECK(read_file(d.path / "collect.sh").find("save " + smoke_job_name(c.tag) + " " + c.tag) != std::string::npos);
   if (have("kubernetes-validate"))
@@ -306,6 +307,16 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
   auto rep = publish_report(d.path / "report", digests);
   auto r = emit_to(Emit::k8s, d.path / "a", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
   CHECK(r.notes.size() == 4);  // the four cpu cells get no Job
+  {
+    auto job = YAML::LoadFile((d.path / "a" / ("job-" + smoke_job_name(digests.begin()->first) + ".yaml")).string());
+    auto ctr = job["spec"]["template"]["spec"]["containers"][0];
+    std::string cmd;
+    for (auto w : ctr["command"]) cmd += w.as<std::string>() + " ";
+    // The base run profile: its promises become the probe's expectations, as `imgtool smoke --profile` does.
+    CHECK(cmd.find("--expect-memlock -1 --expect-stack 67108864 --expect-shm 8589934592 --expect-user 1000:1000") !=
+          std::string::npos);
+    CHECK(job["spec"]["template"]["metadata"]["annotations"]["imgtool.io/ulimits"]);
+  }
   emit_to(Emit::k8s, d.path / "b", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
   std::vector<std::string> yamls;
   for (auto& e : fs::directory_iterator(d.path / "a")) {

@@ -35,16 +35,21 @@ std::string configmap(const SmokeJobOptions& o) {
 }
 
 runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
-  runconf::RunSpec s;
+  runconf::RunSpec s = o.profile;
   s.name = smoke_job_name(c.cell.tag);
-  s.command = {"python3", std::string(kProbeMount) + "/probe.py", "--gpus-requested", "1", "--expect-variant", "gpu"};
-  if (!c.cell.cuda.empty()) s.command.insert(s.command.end(), {"--expect-cuda", c.cell.cuda});
-  s.gpus = "1";
-  s.gpu_model = o.gpu_model;
-  s.shm_bytes = runconf::parse_size(o.shm_size).value_or(0);
-  s.user = "1000:1000";
-  s.env = {{"HOME", "/tmp"}, {"PYTHONDONTWRITEBYTECODE", "1"}};
+  if (!s.gpu_devices.empty() || s.gpus.empty() || s.gpus == "0" || s.gpus == "all") s.gpus = "1";
+  s.gpu_devices.clear();  // Kubernetes schedules nvidia.com/gpu by count
+  if (!o.gpu_model.empty()) s.gpu_model = o.gpu_model;
+  if (!s.shm_bytes) s.shm_bytes = runconf::parse_size(o.shm_size).value_or(0);
+  if (s.user.empty()) s.user = "1000:1000";
+  s.code = s.data = s.output = {};
+  s.health_command.clear();
+  s.env["HOME"] = "/tmp";
+  s.env["PYTHONDONTWRITEBYTECODE"] = "1";
   s.backoff_limit = 0;
+  s.command = {"python3", std::string(kProbeMount) + "/probe.py", "--gpus-requested", s.gpus, "--expect-variant", "gpu"};
+  if (!c.cell.cuda.empty()) s.command.insert(s.command.end(), {"--expect-cuda", c.cell.cuda});
+  for (auto& a : runconf::probe_expectations(s)) s.command.push_back(a);
   return s;
 }
 

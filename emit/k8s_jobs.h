@@ -14,7 +14,7 @@
 //   DIR/collect.sh             saves each Job's log (the probe's JSON) as results/<tag>.json
 //                              for `imgtool nightly collect`
 //
-// The probe runs as `docker run` would run it in `imgtool smoke` (--gpus-requested,
+// The probe runs as `imgtool smoke --profile` runs it (--gpus-requested, the profile's expectations,
 // --expect-variant gpu, --expect-cuda from the cell), so `nightly collect` judges
 // its JSON with the same code. Validated offline with kubernetes-validate for
 // runconf::kK8sVersion. Deterministic output.
@@ -24,6 +24,7 @@
 
 #include "matrix/cell.h"
 #include "matrix/kb.h"
+#include "run/profile.h"
 
 namespace imgtool::emit {
 
@@ -34,8 +35,12 @@ struct CellImage {
 
 struct SmokeJobOptions {
   std::string registry;       // HOST[:PORT]/NS (required)
-  std::string gpu_model;      // KB GPU name or nvidia-smi name; "" = any GPU node
-  std::string shm_size = "8g";
+  // The run profile the Jobs run with (run/profile.h; `plan --profile`, default `base`): GPUs
+  // (a count; "all" becomes 1), /dev/shm, user, env, limits, and the probe's expectations of them
+  // (runconf::probe_expectations). Mounts and the health check are dropped: a smoke needs neither.
+  runconf::RunSpec profile;
+  std::string gpu_model;      // KB GPU name or nvidia-smi name; "" = the profile's, else any GPU node
+  std::string shm_size = "8g";  // when the profile sets no /dev/shm size
   std::string probe_text;     // probe.py
   std::string probe_file = "verify/probe/probe.py";  // for the header comment
 };

@@ -67,7 +67,8 @@ Files bake_out(const PlanEmitOptions& o, PlanEmitResult& r) {
 Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
   if (o.registry.empty())
     throw InputError("plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
-  if (!runconf::parse_size(o.shm_size)) throw InputError("--shm-size: expected a size such as 8g or 512m, found '" + o.shm_size + "'");
+  auto profile = runconf::load_profile({.profiles = o.profiles.empty() ? std::vector<std::string>{"base"} : o.profiles,
+                                        .sets = o.sets});
   auto kb = load_kb(o);
   std::vector<matrix::Cell> gpu;
   for (auto& c : matrix::plan_matrix(o.input, kb).kept) {
@@ -78,7 +79,7 @@ Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
   auto cells = with_digests(gpu, {.from_report = o.from_report, .registry = o.registry, .ask_registry = o.resolve_digests,
                                   .ca_file = o.ca_file, .insecure_http = o.insecure_http});
   std::string probe = data_dir() + "/verify/probe/probe.py";
-  return smoke_jobs(cells, {.registry = o.registry, .gpu_model = o.gpu_model, .shm_size = o.shm_size,
+  return smoke_jobs(cells, {.registry = o.registry, .profile = profile, .gpu_model = o.gpu_model,
                             .probe_text = read_file(probe)},
                     kb);
 }

@@ -31,7 +31,8 @@ struct PlanEmitOptions {
   bool no_gpu_host = false;             // github/gitlab: nightly --no-gpu-host
   std::string registry;                 // bake: optional; k8s: required
   std::string gpu_model;                // k8s: GPU feature discovery product
-  std::string shm_size = "8g";          // k8s: /dev/shm size
+  std::vector<std::string> profiles;    // k8s: run profiles the Jobs run with (default: base)
+  std::vector<std::string> sets;        // k8s: --set key=value on top
   std::filesystem::path from_report;    // k8s: digests from this nightly report
   bool resolve_digests = true;          // k8s: ask the registry for digests the report lacks
   std::string ca_file;
