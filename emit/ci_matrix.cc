@@ -34,8 +34,11 @@ std::vector<std::string> nightly_lines(const CiOptions& o, const std::string& re
 }
 
 std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
-  return {"Written by `imgtool plan " + o.matrix + " --emit " + emit + " --shards " + std::to_string(o.shards) +
-              "`: re-run it after editing the matrix, do not edit by hand.",
+  std::string cmd = "imgtool plan " + o.matrix + " --emit " + emit + " --shards " + std::to_string(o.shards);
+  if (!o.registry.empty()) cmd += " --registry " + o.registry;
+  if (!o.runs_on.empty()) cmd += " --runs-on " + join(o.runs_on, ",");
+  if (o.no_gpu_host) cmd += " --no-gpu-host";
+  return {"Written by `" + cmd + "`: re-run it after editing the matrix, do not edit by hand.",
           "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
           "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
           "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text)" +
@@ -63,7 +66,7 @@ std::vector<ShardEntry> shard_table(std::vector<std::string> tags, int count) {
 
 std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o) {
   check(tags, o);
-  int n = std::min<int>(o.shards, static_cast<int>(tags.size()));
+  int n = o.shards;  // not capped by the cell count: n is part of every cell's shard, so it must not follow the matrix
   YAML::Node runs_on = o.runs_on.empty() ? seq({"self-hosted", "linux"}) : seq(o.runs_on);
   YAML::Node root;
   root["name"] = "imgtool nightly";
@@ -125,7 +128,7 @@ std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o
 
 std::string emit_gitlab(const std::vector<std::string>& tags, const CiOptions& o) {
   check(tags, o);
-  int n = std::min<int>(o.shards, static_cast<int>(tags.size()));
+  int n = o.shards;  // not capped by the cell count: n is part of every cell's shard, so it must not follow the matrix
   YAML::Node root;
   root["stages"] = seq({"nightly", "merge"});
   YAML::Node job;
