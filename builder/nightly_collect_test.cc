@@ -2,8 +2,10 @@
 // folded into a nightly report and the records store through the same
 // judgement `imgtool smoke` uses. The documents come from the real probe.py,
 // run here against the fake libcuda.so.1 (verify/probe/testdata, the GPU driver
-// double: this host has no GPU); GPU throughput cannot be measured here, so
-// the passing document carries metrics in the shape probe.py writes them.
+// double: this host has no GPU; its kernels run on the host CPU, so the probe
+// measures and reports real bandwidth under the double's device name). An H100's
+// figures cannot be measured here, so the passing documents carry H100 metrics in
+// the shape probe.py writes them.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -98,7 +100,18 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   auto probe = json::parse(doc);
   CHECK(c.smoke.reasons == probe["verdict"]["reasons"].get<std::vector<std::string>>());
   CHECK_FALSE(c.smoke.reasons.empty());
-  CHECK(c.publish.status == PublishStatus::published);     // the other steps stay as they were
+  // The double's kernels really ran (on the host CPU): their bandwidth is in the store under the
+  // double's device name, filed under the published digest, and judged (no KB peak: no floor).
+  auto metrics = probe["metrics"];
+  CHECK(c.smoke.throughput.size() == metrics.size());
+  verify::RecordStore store((d.path / "records.db").string());
+  auto rows = store.query({.tag = kTag});
+  CHECK(rows.size() == metrics.size());
+  for (auto& row : rows) {
+    CHECK(row.image_digest == kDigest);
+    CHECK(row.gpu == probe["driver"]["name"].get<std::string>());
+  }
+    CHECK(c.publish.status == PublishStatus::published);     // the other steps stay as they were
   CHECK(cell(out, "3.2.0").smoke.status == SmokeStatus::pass);  // a cell without a result is untouched
   CHECK_FALSE(out.ok());
   write_report(d.path / "out", out);
