@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "image/blob.h"
 #include "image/http.h"
+#include "image/trace.h"
 
 namespace imgtool::image {
 
@@ -526,6 +527,7 @@ Descriptor Registry::put_blob_stream(const std::string& repo, StreamingBlob& con
   if (pr.status != 202) throw impl_->fail("PATCH (streamed) of " + what, pr);
   auto d = content.descriptor();
   if (!d) throw Error(what + ": the stream ended without a digest");
+  trace("blob " + d->digest.substr(7, 12) + ": PATCH done, PUT ?digest=");
   what = "upload of " + d->digest + " to " + repo;
   if (auto next = pr.header("location"); !next.empty()) loc = absolute(base_url(), next);
   HttpResponse fin = impl_->send({"PUT", with_query(loc, "digest=" + url_escape(d->digest))}, repo, Access::kPush);
