@@ -11,6 +11,7 @@
 #include "image/blob.h"
 #include "image/copy.h"
 #include "image/docker_transport.h"
+#include "image/http.h"
 #include "image/registry.h"
 #include "image/testing/python_server.h"
 #include "tests/fixtures.h"
