@@ -55,7 +55,8 @@ largest() {  # the largest local image whose repository:tag matches $1
     sort -gr | head -1 | cut -d' ' -f2
 }
 SRC=${BENCH_IMAGE:-}
-[ -z "$SRC" ] && SRC=$(largest 'paddle-local:') || true
+[ -z "$SRC" ] && SRC=$(largest 'paddle-local:[^ ]*cpu') || true        # the demo's CPU cell (matrix/local.yaml)
+[ -z "$SRC" ] && SRC=$(largest 'imgtool-it/paddle:it-cpu') || true      # the same cell, built by the integration tests
 [ -z "$SRC" ] && SRC=$(largest 'imgtool-it/paddle:') || true
 [ -z "$SRC" ] && SRC=$(largest 'imgtool-test/[^ ]*paddle') || true
 if [ -z "$SRC" ]; then
