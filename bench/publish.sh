@@ -147,7 +147,7 @@ if [ "${BENCH_TRACE:-0}" = 1 ]; then  # one traced run: where the time goes
   IMGTOOL_TRACE=1 IMGTOOL_CACHE="$WORK/cache" "$IMGTOOL" copy "docker-daemon:$IMG" \
     "docker://127.0.0.1:$PORT/bench/imgtool:trace" 2>"$WORK/trace" >/dev/null
   echo "traced imgtool run (timeline excerpt):"
-  grep -E 'save: GET|first bytes|stream ended|layer [0-9a-f]+: [0-9]+ MiB -> [0-9]{2,}|uploaded \(streamed\)|blobs done|manifest stored' "$WORK/trace" |
+  grep -E 'save: GET|first bytes|stream ended|layer [0-9a-f]+: [0-9]+ MiB -> [0-9]{2,}|uploaded \(streamed\)|PATCH done|in the cache|blobs done|manifest stored' "$WORK/trace" |
     sed 's/^imgtool trace /  /' | grep -vE 'layer [0-9a-f]+: 0 MiB' || true
 fi
 

@@ -250,9 +250,13 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
       ev_.streaming(stream);
     }
     CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp, stream.get());
-    Descriptor d = cache_.commit(tmp, l);  // before the stream ends: a reader that gives up reads it from here
+    // The stream ends once the blob is in place (a reader that gave up reads it from there),
+    // before the cache's fsync'd bookkeeping: the upload's PUT need not wait for the disk.
+    Descriptor d = cache_.commit(tmp, l, [&](const Descriptor& placed) {
+      if (stream) stream->end(placed);
+    });
     if (!oci_blob) cache_.remember_saved(key, l.diff_id);
-    if (stream) stream->end(d);
+    trace("layer " + l.diff_id.substr(7, 12) + ": in the cache");
     if (ev_.ready && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ev_.ready(d);
   } catch (...) {
     if (stream && !stream->descriptor()) stream->fail(std::current_exception());

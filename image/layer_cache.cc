@@ -59,15 +59,18 @@ std::filesystem::path LayerCache::temp_path() const {
   return root_ / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(++n));
 }
 
-Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l) {
+Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l,
+                              const std::function<void(const Descriptor&)>& placed) {
   std::filesystem::rename(tmp, blob_path(l.digest));
   {
     std::lock_guard<std::mutex> lock(mu_);
     verified_.insert(l.digest);  // hashed in the same pass that wrote it
   }
+  Descriptor d{oci_layer_media_type(c_), l.digest, l.size};
+  if (placed) placed(d);
   nlohmann::json j{{"digest", l.digest}, {"size", l.size}};
   write_file_atomic(root_ / "map" / hex_of(l.diff_id), j.dump());
-  return Descriptor{oci_layer_media_type(c_), l.digest, l.size};
+  return d;
 }
 
 std::optional<std::string> LayerCache::saved_diff_id(const std::string& v1_id) const {
