@@ -92,7 +92,7 @@ Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
   auto diff_ids = j.at("RootFS").value("Layers", std::vector<std::string>{});
   bool complete = true;
   for (auto& d : diff_ids) {
-    auto c = cache_.find(d);
+    auto c = cache_.find_unverified(d);  // re-hashed in open_blob(), only if its bytes are read
     if (!c) complete = false;
     else if (ready) ready(*c);  // cached: can move while the rest is saved
   }
@@ -111,7 +111,7 @@ Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
   if (ready) ready(Descriptor{media::kOciConfig, config_digest_, static_cast<int64_t>(config_.size())});
   nlohmann::json layers = nlohmann::json::array();
   for (auto& d : diff_ids) {
-    auto c = cache_.find(d);
+    auto c = cache_.find_unverified(d);
     if (!c) throw Error(describe() + ": docker save carried no layer with diff_id " + d);
     layers.push_back(*c);
   }
@@ -268,7 +268,11 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
 
 std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
   if (d.digest == config_digest_) return std::make_unique<StringReader>(config_);
-  // Written and hashed by this process's cache in the same pass; destinations verify again.
+  // Written and hashed by this process's cache in the same pass, or re-hashed now (once per
+  // process) before its bytes are used; destinations verify again.
+  if (!cache_.verify(d.digest))
+    throw Error(describe() + ": the cached layer " + d.digest + " under " + cache_.root().string() +
+                " no longer hashes to its name (changed on disk); it was removed, run the copy again");
   return std::make_unique<FileReader>(cache_.blob_path(d.digest));
 }
 

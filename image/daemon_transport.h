@@ -6,7 +6,10 @@
 //                      from the `docker save` stream (GET /images/NAME/get) through
 //                      libarchive — never extracted to disk — and compressed once,
 //                      in parallel, diff_id and digest computed in the same pass.
-//                      An image whose layers are all cached is not saved at all.
+//                      An image whose layers are all cached is not saved at all,
+//                      and a cached layer is re-hashed only when its bytes are
+//                      read (open_blob), so a re-push whose registry has every
+//                      blob reads none.
 //                      manifest_streaming() announces each layer as soon as it is
 //                      in the cache, so the copy uploads it while the next one is
 //                      read and compressed; with BlobEvents::streaming, earlier:

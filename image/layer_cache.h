@@ -28,6 +28,13 @@ class LayerCache {
   // process, the bytes re-hashed (anyone who could write the cache could
   // otherwise swap a layer); a mismatching entry is removed and nullopt returned.
   std::optional<Descriptor> find(const std::string& diff_id) const;
+  // find() without the re-hash (size checked only), for a caller that calls
+  // verify() before it reads the bytes: an unchanged re-push whose registry
+  // already has every blob then reads none of them.
+  std::optional<Descriptor> find_unverified(const std::string& diff_id) const;
+  // Re-hashes the blob once per process; a mismatching blob is removed (its
+  // map entry then finds nothing) and false returned.
+  bool verify(const std::string& digest) const;
   std::filesystem::path blob_path(const std::string& digest) const;
   // A fresh temporary file name inside the cache (same filesystem as blobs/).
   std::filesystem::path temp_path() const;
