@@ -5,7 +5,7 @@ TEST_PY ?= 3.11
 TEST_PADDLE ?= paddlepaddle==3.2.0
 export IMGTOOL_TEST_BASE ?= imgtool-base/debian:bookworm-py3
 
-.PHONY: all deps build fixtures test test-sanitized test-asan fuzz unit demo bench clean
+.PHONY: all deps build build-cli fixtures test test-sanitized test-asan fuzz unit demo bench clean
 
 all: build
 
@@ -15,6 +15,11 @@ deps:
 build:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Only the imgtool binary (what `make demo` runs): none of the test binaries.
+build-cli:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target imgtool
 
 # Local base image + wheelhouse (cached under ~/.cache/imgtool).
 fixtures:
@@ -48,7 +53,7 @@ unit: build
 
 # The main job on the embedded default: build + smoke + sign + publish a small
 # matrix into a loopback registry and an OCI layout that it starts/creates itself.
-demo: deps build fixtures
+demo: deps build-cli fixtures
 	scripts/demo.sh
 
 clean:

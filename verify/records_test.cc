@@ -136,7 +136,7 @@ TEST_CASE("CPU baseline metrics are their own series; a drop below their history
   CHECK(judged.status == "warn");
   CHECK(judged.median == doctest::Approx(40));
   REQUIRE(judged.notes.size() == 1);
-  CHECK(judged.notes[0].find("is more than 10% below the median 40.0") != std::string::npos);
+  CHECK(judged.notes[0].find("% below the median 40.0 of the last 5 runs") != std::string::npos);
   CHECK(judged.notes[0].find("warns, never fails") != std::string::npos);
   // the same drop on a GPU series fails
   Record gpu = slow;
