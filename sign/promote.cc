@@ -42,6 +42,7 @@ PublishResult publish_signed(Repository& repo, const std::function<image::Manife
   if (!c.ok)
     throw CheckFailed(repo.name() + "@" + m.digest() + ": expected the new signature to verify, found " +
                       c.summary() + "; another signer may have rewritten " + s.signature_tag + " — re-run");
+  if (req.attach) req.attach(m);                                // 2b. e.g. the SBOM attestation
   if (req.gate) req.gate(m);
   repo.put_manifest(m, req.tag);                                // 3. tag last
   return {m.digest(), s.signature_tag, s.already_signed};

@@ -34,6 +34,10 @@ struct PublishRequest {
   std::string identity;                            // default: repo.name() + ":" + tag
   std::map<std::string, std::string> annotations;  // signed payload "optional"
   PromoteGate gate;                                // optional, runs before the tag moves
+  // optional, runs after the signature holds and before the gate and the tag
+  // PUT: attaches what must exist before the tag does (the SBOM attestation,
+  // sbom/publish.h); a throw leaves the tag where it was.
+  std::function<void(const image::Manifest&)> attach;
 };
 
 struct PublishResult {
