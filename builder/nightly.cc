@@ -150,32 +150,6 @@ struct Pipeline {
 
 }  // namespace
 
-Shard parse_shard(const std::string& text) {
-  Shard s;
-  auto slash = text.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument("no slash");
-    size_t used = 0;
-    s.index = std::stoi(text.substr(0, slash), &used);
-    if (used != slash) throw std::invalid_argument("trailing");
-    s.count = std::stoi(text.substr(slash + 1), &used);
-    if (used != text.size() - slash - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw InputError("--shard: expected i/n (e.g. 1/4), found '" + text + "'");
-  }
-  if (s.count < 1 || s.index < 1 || s.index > s.count)
-    throw InputError("--shard: expected 1 <= i <= n, found '" + text + "'");
-  return s;
-}
-
-std::vector<GeneratedCell> select_shard(std::vector<GeneratedCell> cells, const Shard& s) {
-  std::sort(cells.begin(), cells.end(), [](auto& a, auto& b) { return a.cell.tag < b.cell.tag; });
-  std::vector<GeneratedCell> mine;
-  for (size_t k = 0; k < cells.size(); ++k)
-    if (static_cast<int>(k % s.count) + 1 == s.index) mine.push_back(std::move(cells[k]));
-  return mine;
-}
-
 NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, DockerRunner& docker,
                           StateStore& store, NightlySteps* steps, const std::string& steps_missing) {
   auto t0 = Clock::now();

@@ -22,21 +22,9 @@
 #include "builder/build_driver.h"
 #include "builder/nightly_model.h"
 #include "builder/nightly_steps.h"
+#include "builder/shard.h"  // Shard, parse_shard, select_shard (--shard i/n)
 
 namespace imgtool::builder {
-
-struct Shard {
-  int index = 1;  // 1-based
-  int count = 1;
-  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
-};
-
-// "i/n" with 1 <= i <= n; InputError otherwise.
-Shard parse_shard(const std::string& text);
-
-// The cells of one shard: cells sorted by tag, the k-th (0-based) goes to
-// shard k % n + 1. Deterministic and balanced; every cell in exactly one shard.
-std::vector<GeneratedCell> select_shard(std::vector<GeneratedCell> cells, const Shard& s);
 
 struct NightlyOptions {
   BuildOptions build;            // jobs, log_dir, timeout, retries, on_event

@@ -76,6 +76,7 @@ bool NightlyReport::ok() const {
 void to_json(json& j, const SmokeStep& s) {
   j = {{"status", to_string(s.status)}, {"seconds", s.seconds}, {"reasons", s.reasons},
        {"warnings", s.warnings},        {"throughput", s.throughput}, {"error", s.error}};
+  if (!s.source.empty()) j["source"] = s.source;
 }
 
 void from_json(const json& j, SmokeStep& s) {
@@ -85,6 +86,7 @@ void from_json(const json& j, SmokeStep& s) {
   s.warnings = strings(j, "warnings");
   s.throughput = j.contains("throughput") && j["throughput"].is_array() ? j["throughput"] : json::array();
   s.error = j.value("error", "");
+  s.source = j.value("source", "");
 }
 
 void to_json(json& j, const NightlyCell& c) {

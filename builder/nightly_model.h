@@ -6,7 +6,7 @@
 //   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok,
 //    cells:[{tag, image, image_id, inputs_hash, variant, cuda, python, paddle, ok,
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
-//            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error},
+//            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
 //            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
 #pragma once
@@ -41,6 +41,7 @@ struct SmokeStep {
   std::vector<std::string> reasons, warnings;
   nlohmann::json throughput = nlohmann::json::array();  // verify::Judgement JSON + "history"
   std::string error;
+  std::string source;  // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
   bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }
 };
 
@@ -65,7 +66,9 @@ struct NightlyCell {
   SmokeStep smoke;
   GateStep gate;
   PublishStep publish;
-  bool ok() const { return publish.ok(); }  // published only after build, smoke and gate passed
+  // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
+  // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
+  bool ok() const { return publish.ok() && smoke.ok(); }
   // The first problem: "<step>: <error or first reason>", "" when none.
   std::string problem() const;
 };

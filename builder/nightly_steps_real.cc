@@ -1,5 +1,6 @@
 #include "builder/nightly_steps_real.h"
 
+#include "builder/nightly_collect.h"
 #include "core/error.h"
 #include "image/copy.h"
 #include "image/daemon_transport.h"
@@ -35,7 +36,7 @@ class RealSteps : public NightlySteps {
     so.no_gpu_host = o_.no_gpu_host;
     auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records});
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
-    for (auto& j : judged) out.throughput.push_back(with_history(j));
+    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, verify::records_path({.records = o_.records})));
     return out;
   }
 
@@ -76,16 +77,6 @@ class RealSteps : public NightlySteps {
   }
 
  private:
-  // The judgement plus the series' last 30 values (same tag, GPU, driver, metric) for the report's chart.
-  nlohmann::json with_history(const verify::Judgement& j) {
-    nlohmann::json out = j.to_json();
-    verify::RecordStore store(verify::records_path({.records = o_.records}));
-    const auto& r = j.record;
-    out["history"] = nlohmann::json::array();
-    for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))
-      out["history"].push_back({{"time", h.time}, {"value", h.value}});
-    return out;
-  }
   // The image ID from the build (what was smoked); the name only when no ID is known.
   static std::string image_of(const CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 

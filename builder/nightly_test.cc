@@ -156,20 +156,6 @@ TEST_CASE("nightly: without the publish libraries every built cell fails with th
   CHECK(r.cells[0].smoke.error == "publish: image/ library not available");
 }
 
-TEST_CASE("shards: deterministic, balanced, disjoint, complete") {
-  Fixture f;
-  std::vector<GeneratedCell> cells;
-  for (auto t : {"e", "a", "d", "c", "b"}) cells.push_back(f.cell(t, "cpu"));
-  std::vector<std::string> seen;
-  for (int i = 1; i <= 2; ++i)
-    for (auto& c : select_shard(cells, {i, 2})) seen.push_back(c.cell.tag);
-  CHECK(seen == std::vector<std::string>{"a", "c", "e", "b", "d"});
-  CHECK(parse_shard("2/3").index == 2);
-  CHECK_THROWS_AS(parse_shard("3/2"), InputError);
-  CHECK_THROWS_AS(parse_shard("1-2"), InputError);
-  CHECK_THROWS_AS(parse_shard("0/2"), InputError);
-}
-
 TEST_CASE("registry target: HOST:PORT/NS") {
   auto t = parse_registry("127.0.0.1:5000/ai");
   CHECK(t.host == "127.0.0.1:5000");

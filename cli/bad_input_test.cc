@@ -159,3 +159,25 @@ TEST_CASE("an unknown subcommand says which word was not known") {
   check_refused(cli({"verfiy", "docker://localhost/a:b"}), "unknown subcommand 'verfiy': expected one of build, copy,");
   CHECK(cli({"--version"}).exit_code == 0);
 }
+
+TEST_CASE("plan --emit and nightly --shard/collect: bad input is one line, exit 2, nothing written") {
+  fx::ScratchDir d("bad-plan");
+  std::string m = fx::source_dir() + "/matrix/paddle.yaml";
+  auto out = (d.path / "out").string();
+  check_refused(cli({"plan", m, "--emit", "jenkins", "--out", out}), "--emit: expected github, gitlab, bake or k8s, found 'jenkins'");
+  check_refused(cli({"plan", m, "--out", out}), "plan: expected --emit github, gitlab, bake or k8s, found none");
+  check_refused(cli({"plan", m, "--emit", "k8s", "--out", out}), "plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE");
+  check_refused(cli({"plan", m, "--emit", "github", "--out", out, "--shards", "0"}),
+                "--shards: expected a number of runners >= 1, found 0");
+  check_refused(cli({"plan", m, "--emit", "k8s", "--registry", "registry.example.com/ai", "--out", out, "--no-resolve"}),
+                "plan --emit k8s: cell '2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0' has no digest");
+  CHECK_FALSE(fs::exists(out));
+  for (auto bad : {"3/2", "0/4", "1-2", "x/y"})
+    check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
+                       (d.path / "r").string(), "--state", (d.path / "state").string(), "--shard", bad}),
+                  "--shard: expected ");
+  CHECK_FALSE(fs::exists(d.path / "r"));
+  check_refused(cli({"nightly", "collect", (d.path / "x.json").string(), "--report", (d.path / "r").string()}),
+                "nightly collect: expected RESULT.json… --from-report DIR --report OUT");
+  CHECK_FALSE(fs::exists(d.path / "r"));
+}

@@ -1,11 +1,13 @@
 // imgtool matrix FILE [--json] [--explain SEL] [--host-driver V --gpu NAME]
 // Thin front end: fills MatrixOptions, calls the matrix library, prints.
+// imgtool plan FILE --emit github|gitlab|bake|k8s --out DIR   (emit/plan_emit.h)
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "cli/subcommand.h"
 #include "core/error.h"
+#include "emit/plan_emit.h"
 #include "matrix/explain.h"
 #include "matrix/host.h"
 #include "matrix/matrix.h"
@@ -113,6 +115,44 @@ Registration reg{{"matrix", "Expand a matrix file against the compatibility know
                     sub.add_option("--today", o->today, "date for the Python end-of-life check, YYYY-MM-DD (default: today)");
                     return [o] { return run_matrix(*o); };
                   }}};
+
+struct PlanFlags {
+  std::string emit;
+  imgtool::emit::PlanEmitOptions o;
+};
+
+int run_plan(PlanFlags& f) {
+  if (f.emit.empty()) throw InputError("plan: expected --emit github, gitlab, bake or k8s, found none");
+  f.o.emit = imgtool::emit::parse_emit(f.emit);
+  auto r = imgtool::emit::emit_plan(f.o);
+  for (auto& n : r.notes) std::cerr << "plan: " << n << "\n";
+  for (auto& w : r.written) std::cout << "wrote " << w.string() << "\n";
+  return 0;
+}
+
+Registration plan_reg{{"plan", "Write the files that run a matrix elsewhere: a sharded CI matrix (github, gitlab), buildx "
+                               "bake files, Kubernetes GPU smoke Jobs (k8s)",
+                       [](CLI::App& sub) -> Action {
+                         auto f = std::make_shared<PlanFlags>();
+                         auto& o = f->o;
+                         sub.add_option("file", o.input, "matrix file (bake: or a folder `imgtool generate` wrote)")->required();
+                         sub.add_option("--emit", f->emit, "github | gitlab | bake | k8s");
+                         sub.add_option("--out", o.out, "output folder (files are replaced atomically)");
+                         sub.add_option("--shards", o.shards, "github/gitlab: runners, each runs imgtool nightly --shard i/n (default 4)");
+                         sub.add_option("--runs-on", o.runs_on, "github: runs-on labels / gitlab: runner tags")->delimiter(',');
+                         sub.add_flag("--no-gpu-host", o.no_gpu_host, "github/gitlab: runners have no GPU (nightly --no-gpu-host; "
+                                                                     "GPU smoke via --emit k8s)");
+                         sub.add_option("--registry", o.registry, "HOST[:PORT]/NAMESPACE (k8s: required; bake: tags and cache)");
+                         sub.add_option("--from-report", o.from_report, "k8s: nightly report folder whose published digests the Jobs run");
+                         sub.add_flag("!--no-resolve", o.resolve_digests, "k8s: do not ask the registry for digests the report lacks");
+                         sub.add_option("--gpu", o.gpu_model, "k8s: GPU model for the nodeSelector (GPU feature discovery)");
+                         sub.add_option("--profile", o.profiles, "k8s: run profile(s) the Jobs run with (default: base)");
+                         sub.add_option("--set", o.sets, "k8s: key=value on top of the profile (imgtool run-config --keys)");
+                         sub.add_option("--kb", o.kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
+                         sub.add_option("--ca-file", o.ca_file, "CA certificate (PEM) for the registry");
+                         sub.add_flag("--insecure-http", o.insecure_http, "allow plain http to a non-loopback registry");
+                         return [f] { return run_plan(*f); };
+                       }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -1,10 +1,13 @@
 // imgtool nightly M --registry HOST:PORT/NS --key K --report DIR [--shard i/n]
 //   plan → generate → build → smoke → release gate → (passed only) push by digest → sign → move tag.
 // imgtool nightly merge DIR… --report DIR   joins shard reports.
+// imgtool nightly collect TAG.json… --from-report DIR --report OUT   folds GPU smoke results
+//   from Kubernetes Jobs (imgtool plan --emit k8s) into a report and the records store.
 #include <iostream>
 
 #include "builder/cell_source.h"
 #include "builder/nightly.h"
+#include "builder/nightly_collect.h"
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
 #include "cli/subcommand.h"
@@ -20,7 +23,9 @@ namespace bt = imgtool::builder;
 struct NightlyFlags {
   std::string input, registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size;
   std::string gpus = "auto";
-  std::vector<std::string> only, merge_dirs;
+  std::vector<std::string> only, merge_dirs, collect_files;
+  std::string from_report;
+  bool no_record = false;
   int jobs = 1, timeout = 3600;
   bool fresh_smoke = false, insecure_http = false, no_gpu_host = false;
 };
@@ -36,12 +41,16 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
 }
 
 bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state) {
+  // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
+  // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
+  auto target = bt::parse_registry(f.registry);
+  auto shard = bt::parse_shard(f.shard);
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
                     .timeout = std::chrono::seconds(f.timeout),
                     .on_event = [](const std::string& line) { std::cerr << "nightly: " << line << std::endl; }},
-          .target = bt::parse_registry(f.registry),
-          .shard = bt::parse_shard(f.shard),
+          .target = target,
+          .shard = shard,
           .matrix = f.input,
           .gpus = f.no_gpu_host ? f.gpus + " (no GPU host)" : f.gpus,  // also the smoke cache key
           .fresh_smoke = f.fresh_smoke};
@@ -76,6 +85,22 @@ int run_merge(const NightlyFlags& f) {
   return merged.ok() ? 0 : 1;
 }
 
+int run_collect(const NightlyFlags& f) {
+  if (f.from_report.empty() || f.report.empty())
+    throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
+  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.no_record, .records = f.records}};
+  for (auto& r : f.collect_files) o.results.push_back(r);
+  auto report = bt::collect_results(o);
+  if (fs::path(f.report) != fs::path(f.from_report) && fs::exists(fs::path(f.from_report) / "logs")) {
+    fs::create_directories(fs::path(f.report) / "logs");
+    fs::copy(fs::path(f.from_report) / "logs", fs::path(f.report) / "logs",
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  }
+  bt::write_report(f.report, report);
+  print_summary(report, f.report);
+  return report.ok() ? 0 : 1;
+}
+
 Registration reg({"nightly",
                   "Build, smoke, push by digest, sign and tag every cell of a matrix; write a report "
                   "(`nightly merge` joins shard reports)",
@@ -104,7 +129,17 @@ Registration reg({"nightly",
                     CLI::App* merge = sub.add_subcommand("merge", "Join shard report folders into one report");
                     merge->add_option("dirs", f->merge_dirs, "shard report folders")->required();
                     merge->add_option("--report", f->report, "merged report folder")->required();
-                    return [f, merge] { return merge->parsed() ? run_merge(*f) : run_nightly_cmd(*f); };
+                    CLI::App* collect = sub.add_subcommand(
+                        "collect", "Fold GPU smoke results (probe JSON from Kubernetes Jobs, saved as <tag>.json) into a report");
+                    collect->add_option("results", f->collect_files, "probe result files, one per cell, named <tag>.json");
+                    collect->add_option("--from-report", f->from_report, "the nightly report folder the cells are in");
+                    collect->add_option("--report", f->report, "report folder to write (may be the same)");
+                    collect->add_option("--records", f->records, "throughput records file (default: verify's)");
+                    collect->add_flag("--no-record", f->no_record, "do not store nor judge throughput");
+                    return [f, merge, collect] {
+                      if (merge->parsed()) return run_merge(*f);
+                      return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);
+                    };
                   }});
 
 }  // namespace

@@ -24,8 +24,11 @@ fi
 # The registry package starts a system service on :5000; tests run their own.
 if command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
 # BuildKit's Dockerfile parser (Go, wrapped for Python) checks generated Dockerfiles.
-# kubernetes-validate: offline Kubernetes schema validation of `imgtool run-config --format k8s`.
-PY_PKGS=("dockerfile==3.4.0" "kubernetes-validate==1.37.0")
+# kubernetes-validate: offline Kubernetes schema validation of `imgtool run-config --format k8s`
+# and of `imgtool plan --emit k8s`.
+# check-jsonschema: its vendored GitHub Actions / GitLab CI schemas check `imgtool plan --emit github|gitlab`.
+PY_PKGS=("dockerfile==3.4.0" "kubernetes-validate==1.37.0"
+  "check-jsonschema==0.39.0")
 for spec in "${PY_PKGS[@]}"; do
   name=${spec%%==*}
   python3 -m pip show -q "$name" >/dev/null 2>&1 || python3 -m pip install -q "$spec" 2>/dev/null \

@@ -64,19 +64,30 @@ TEST_CASE("smoke --gpus all of the real GPU cell runs every GPU section up to th
   CHECK(p["libraries"]["cudnn"]["version"].get<std::string>().rfind("8.6", 0) == 0);
   // The image's real cudart reaches the double and stops there: it implements only the calls the probe makes.
   CHECK(p["compat"]["reason"].get<std::string>().find("cudaGetDeviceCount failed with error 36") != std::string::npos);
-  // Kernels stop at the double: it has no PTX JIT.
-  CHECK(p["kernels"]["cuda_error"] == 221);
+  // The double runs the probe's PTX kernels on the host CPU (verify/probe/testdata/fake_libcuda.c):
+  // the kernels section runs end to end, its bandwidth is the host's, filed under the double's name.
+  CHECK(p["kernels"]["status"] == "ok");
+  CHECK(p["kernels"]["saxpy"]["ok"] == true);
+  CHECK(p["kernels"]["bandwidth"]["copy_GBps"].get<double>() > 0);
+  // cuBLAS goes through the image's real cudart, which the double cannot serve.
+  CHECK(p["blas"]["status"] == "fail");
   // Paddle is the CUDA 11.8 build.
   CHECK(p["paddle"]["compiled_with_cuda"] == true);
   CHECK(p["paddle"]["cuda"] == "11.8");
   CHECK(j["verdict"]["status"] == "fail");
-  // Records: the CPU baseline is measured; nothing is filed under a hardware GPU name.
-  bool cpu_series = false;
+  // Records: the GPU series under the double's device name (no KB peak: no floor), the CPU
+  // baseline under the CPU; nothing is filed under a hardware GPU name.
+  bool cpu_series = false, fake_gpu_series = false;
   for (auto& t : j["throughput"]) {
     CHECK(t["gpu"].get<std::string>().find("NVIDIA") == std::string::npos);
     cpu_series |= t["metric"] == "cpu_matmul_fp32" && t["value"].get<double>() > 0;
+    if (t["metric"] == "bandwidth_copy") {
+      fake_gpu_series = t["gpu"] == kFakeName && t["value"].get<double>() > 0;
+      CHECK(t["floor"].is_null());
+    }
   }
   CHECK(cpu_series);
+  CHECK(fake_gpu_series);
 }
 
 TEST_CASE("a host driver below the image's floor: the host-driver diagnosis and its fix") {

@@ -335,7 +335,7 @@ class FakeDriverTest(unittest.TestCase):
         if not cc:
             raise unittest.SkipTest("no C compiler for the fake libcuda")
         cls.dir = tempfile.mkdtemp(prefix="fake-libcuda-")
-        subprocess.check_call([cc, "-shared", "-fPIC", "-o", os.path.join(cls.dir, "libcuda.so.1"),
+        subprocess.check_call([cc, "-O2", "-shared", "-fPIC", "-o", os.path.join(cls.dir, "libcuda.so.1"),
                                os.path.join(HERE, "testdata", "fake_libcuda.c")])
 
     @classmethod
@@ -353,7 +353,7 @@ class FakeDriverTest(unittest.TestCase):
         return json.loads(p.stdout)
 
     def test_device_info_and_jit_failure(self):
-        r = self.run_probe()
+        r = self.run_probe(FAKE_CUDA_JIT_ERROR="221")
         d = r["driver"]
         self.assertEqual(d["status"], "ok", d)
         self.assertEqual((d["name"], d["cc"], d["sm_count"], d["driver_cuda"]), ("imgtool fake GPU (test double, not hardware)", [9, 0], 132, "12.4"))
@@ -364,6 +364,33 @@ class FakeDriverTest(unittest.TestCase):
         self.assertIn("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", k["reason"])
         self.assertIn("ptxjitcompiler", k["jit_log"])
         self.assertEqual(r["verdict"]["status"], "fail")
+
+    def test_kernels_run_and_metrics_are_filed_under_the_doubles_name(self):
+        # The double runs the probe's PTX kernels on the host CPU: the whole kernels path runs
+        # (module load, launches, copies, the saxpy check, event timing) and its bandwidth is
+        # the host's, under a device name no one can mistake for hardware.
+        r = self.run_probe()
+        k = r["kernels"]
+        self.assertEqual(k["status"], "ok", k)
+        self.assertTrue(k["saxpy"]["ok"])
+        self.assertLessEqual(k["saxpy"]["max_abs_err"], 1e-5)
+        self.assertGreater(k["bandwidth"]["copy_GBps"], 0)
+        self.assertGreater(k["bandwidth"]["triad_GBps"], 0)
+        self.assertEqual(k["bandwidth"]["array_bytes"], 256 << 20)  # max(256 MiB, 8 x L2) within the free 1 GiB / 4
+        gpu_metrics = [m for m in r["metrics"] if m["metric"] in ("bandwidth_copy", "bandwidth_triad")]
+        self.assertEqual(len(gpu_metrics), 2, r["metrics"])
+        self.assertEqual(r["driver"]["name"], "imgtool fake GPU (test double, not hardware)")
+        self.assertTrue(all(m.get("device") in (None, r["driver"]["name"]) for m in gpu_metrics), gpu_metrics)
+
+    def test_unknown_kernel_name_is_not_found(self):
+        import ctypes
+        lib = ctypes.CDLL(os.path.join(self.dir, "libcuda.so.1"))
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        ptx = b".version 8.0\n.target sm_90\n.visible .entry saxpy(.param .u64 p)\n"
+        self.assertEqual(lib.cuModuleLoadDataEx(ctypes.byref(mod), ptx, 0, None, None), 0)
+        self.assertEqual(lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"saxpy"), 0)
+        self.assertEqual(lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"copy_v4"), 500)  # not in this PTX
+        self.assertEqual(lib.cuModuleLoadDataEx(ctypes.byref(mod), b"garbage", 0, None, None), 200)
 
     def test_every_visible_device_is_listed_and_checked(self):
         r = self.run_probe(FAKE_CUDA_DEVICES="3")

@@ -1,0 +1,80 @@
+#include "builder/nightly_collect.h"
+
+#include <map>
+
+#include "builder/report.h"
+#include "core/error.h"
+#include "core/fs.h"
+
+namespace imgtool::builder {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tag_of(const fs::path& file) {
+  std::string name = file.filename().string();
+  const std::string ext = ".json";
+  return name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0
+             ? name.substr(0, name.size() - ext.size())
+             : name;
+}
+
+verify::ImageFacts facts_of(const NightlyCell& c) {
+  std::string ref = c.publish.ref.empty() ? c.image : c.publish.ref;
+  std::string digest = c.publish.digest.empty() ? c.image_id : c.publish.digest;
+  return {.ref = ref, .id = c.image_id, .digest = digest, .tag = c.tag, .variant = c.variant, .cuda = c.cuda};
+}
+
+SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const verify::RecordOptions& ro) {
+  verify::SmokeResult res;
+  res.image = facts_of(c);
+  res.expect_variant = c.variant;
+  res.expect_cuda = c.cuda;
+  res.argv = {"kubectl", "logs", file.string()};
+  verify::judge_smoke(res, {.exit_code = 0, .out = read_file(file)});
+  SmokeStep s{.source = "collected: " + file.string()};
+  if (!res.probe.is_object()) {
+    s.status = SmokeStatus::error;
+    s.error = file.string() + ": expected the probe's JSON document (the Job's log), found none";
+    return s;
+  }
+  auto judged = verify::record_and_judge_smoke(res, ro);
+  s.status = res.passed() ? SmokeStatus::pass : SmokeStatus::fail;
+  s.reasons = res.reasons;
+  s.warnings = res.warnings;
+  for (auto& j : judged) s.throughput.push_back(judgement_with_history(j, verify::records_path(ro)));
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json judgement_with_history(const verify::Judgement& j, const std::string& records_file) {
+  nlohmann::json out = j.to_json();
+  verify::RecordStore store(records_file);
+  const auto& r = j.record;
+  out["history"] = nlohmann::json::array();
+  for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))
+    out["history"].push_back({{"time", h.time}, {"value", h.value}});
+  return out;
+}
+
+NightlyReport collect_results(const CollectOptions& o) {
+  if (o.results.empty()) throw InputError("nightly collect: expected probe result files (<tag>.json), found none");
+  NightlyReport report = read_report(o.from_report);
+  std::map<std::string, NightlyCell*> by_tag;
+  for (auto& c : report.cells) by_tag[c.tag] = &c;
+  std::map<std::string, fs::path> files;  // checked first: nothing is recorded for bad input
+  for (auto& f : o.results) {
+    std::string tag = tag_of(f);
+    if (!fs::is_regular_file(f)) throw InputError(f.string() + ": expected a probe result file, found none");
+    if (!by_tag.count(tag))
+      throw InputError(f.string() + ": expected <tag>.json for a cell of " + (o.from_report / "nightly.json").string() +
+                       ", found tag '" + tag + "' not in it");
+    if (!files.emplace(tag, f).second)
+      throw InputError(f.string() + ": tag '" + tag + "' also comes from " + files[tag].string() + "; expected one result per cell");
+  }
+  for (auto& [tag, file] : files) by_tag[tag]->smoke = judge_file(*by_tag[tag], file, o.records);
+  return report;
+}
+
+}  // namespace imgtool::builder

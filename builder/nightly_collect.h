@@ -1,0 +1,40 @@
+// `imgtool nightly collect RESULT.json… --from-report DIR --report OUT`: GPU
+// smoke results that ran elsewhere (the Kubernetes Jobs `imgtool plan --emit k8s`
+// writes; each Job's log, the probe's JSON, saved as <tag>.json) folded into a
+// nightly report and the throughput records store.
+//
+// One judgement path: each document goes through verify::judge_smoke (the
+// probe's verdict, as `imgtool smoke` reads it) and verify::record_and_judge_smoke
+// (records_from_probe → record_and_judge: floors and history, the same store
+// rules), with the cell's published digest as the image. The cell's smoke step
+// is replaced by the result (status pass|fail, reasons, warnings, throughput with
+// history, `source` naming the file); build, gate and publish stay as they were.
+// A file without a probe document makes the cell's smoke an error naming the file.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "builder/nightly_model.h"
+#include "verify/smoke_judge.h"
+
+namespace imgtool::builder {
+
+struct CollectOptions {
+  std::vector<std::filesystem::path> results;  // <tag>.json files
+  std::filesystem::path from_report;           // nightly report folder the cells are in
+  verify::RecordOptions records;               // the records store (as imgtool smoke's)
+};
+
+// The report of `from_report` with the results folded in. InputError (nothing
+// recorded) when a file's tag is not in the report, a tag comes twice, or the
+// report cannot be read.
+NightlyReport collect_results(const CollectOptions& o);
+
+// A judgement plus its series' last 30 values (same tag, GPU, driver, metric)
+// for the report's chart; the nightly's own smoke and collect both use it.
+nlohmann::json judgement_with_history(const verify::Judgement& j, const std::string& records_file);
+
+}  // namespace imgtool::builder

@@ -1,0 +1,51 @@
+#include "emit/cell_digests.h"
+
+#include <map>
+
+#include "builder/nightly_steps.h"
+#include "builder/report.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "image/registry.h"
+
+namespace imgtool::emit {
+namespace {
+
+std::map<std::string, std::string> report_digests(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> d;
+  if (dir.empty()) return d;
+  for (auto& c : builder::read_report(dir).cells)
+    if (c.publish.ok() && is_sha256_digest(c.publish.digest)) d[c.tag] = c.publish.digest;
+  return d;
+}
+
+}  // namespace
+
+std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, const DigestSources& src) {
+  auto known = report_digests(src.from_report);
+  auto target = builder::parse_registry(src.registry);
+  std::unique_ptr<image::Registry> reg;
+  std::vector<CellImage> out;
+  for (auto& c : cells) {
+    std::string digest = known.count(c.tag) ? known[c.tag] : "";
+    if (digest.empty() && src.ask_registry) {
+      if (!reg)
+        reg = std::make_unique<image::Registry>(target.host, image::RegistryOptions{.ca_file = src.ca_file,
+                                                                                    .insecure_http = src.insecure_http});
+      try {
+        digest = reg->get_manifest(target.repo(c), c.tag).digest();
+      } catch (const std::exception& e) {
+        throw InputError("plan --emit k8s: cell '" + c.tag + "' has no digest: not published in " +
+                         (src.from_report.empty() ? std::string("a report (--from-report)") : src.from_report.string()) +
+                         " and " + target.host + "/" + target.repo(c) + ":" + c.tag + " cannot be read (" + e.what() + ")");
+      }
+    }
+    if (digest.empty())
+      throw InputError("plan --emit k8s: cell '" + c.tag + "' has no digest: expected it published in " +
+                       (src.from_report.empty() ? std::string("--from-report DIR") : src.from_report.string()));
+    out.push_back({c, digest});
+  }
+  return out;
+}
+
+}  // namespace imgtool::emit

@@ -1,0 +1,162 @@
+#include "emit/ci_matrix.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "emit/yaml_out.h"
+#include "run/render.h"
+
+namespace imgtool::emit {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+void check(const std::vector<std::string>& tags, const CiOptions& o) {
+  if (tags.empty()) throw InputError("plan --emit: expected at least one kept cell in " + o.matrix + ", found none");
+  if (o.shards < 1) throw InputError("--shards: expected a number of runners >= 1, found " + std::to_string(o.shards));
+}
+
+// The shell lines of one shard's job; $SHARD and $REPORT come from the job's environment.
+std::vector<std::string> nightly_lines(const CiOptions& o, const std::string& registry_expr) {
+  std::string cmd = "imgtool nightly " + runconf::shell_quote(o.matrix) + " --registry \"" + registry_expr +
+                    "\" --key \"$key\" --shard \"$SHARD\" --report \"$REPORT\"";
+  if (o.no_gpu_host) cmd += " --no-gpu-host";
+  return {"umask 077",
+          "key=\"$(mktemp)\"",
+          "printf '%s\\n' \"$IMGTOOL_SIGNING_KEY\" > \"$key\"",
+          cmd + "; rc=$?",
+          "rm -f \"$key\"",
+          "exit $rc"};
+}
+
+std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
+  std::string cmd = "imgtool plan " + o.matrix + " --emit " + emit + " --shards " + std::to_string(o.shards);
+  if (!o.registry.empty()) cmd += " --registry " + o.registry;
+  if (!o.runs_on.empty()) cmd += " --runs-on " + join(o.runs_on, ",");
+  if (o.no_gpu_host) cmd += " --no-gpu-host";
+  return {"Written by `" + cmd + "`: re-run it after editing the matrix, do not edit by hand.",
+          "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
+          "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
+          "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text)" +
+              std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : ".")};
+}
+
+YAML::Node step_uses(const std::string& uses, const YAML::Node& with, const std::string& cond = "") {
+  YAML::Node s;
+  s["uses"] = uses;
+  if (!cond.empty()) s["if"] = cond;
+  s["with"] = with;
+  return s;
+}
+
+}  // namespace
+
+std::vector<ShardEntry> shard_table(std::vector<std::string> tags, int count) {
+  std::sort(tags.begin(), tags.end());
+  std::vector<ShardEntry> table;
+  for (int i = 1; i <= count; ++i) table.push_back({{i, count}, {}});
+  for (auto& t : tags) table[builder::shard_of(t, count) - 1].tags.push_back(t);
+  std::erase_if(table, [](const ShardEntry& e) { return e.tags.empty(); });
+  return table;
+}
+
+std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o) {
+  check(tags, o);
+  int n = o.shards;  // not capped by the cell count: n is part of every cell's shard, so it must not follow the matrix
+  YAML::Node runs_on = o.runs_on.empty() ? seq({"self-hosted", "linux"}) : seq(o.runs_on);
+  YAML::Node root;
+  root["name"] = "imgtool nightly";
+  YAML::Node cron;
+  cron["cron"] = "0 2 * * *";
+  root["on"]["schedule"].push_back(cron);
+  root["on"]["workflow_dispatch"] = YAML::Node(YAML::NodeType::Map);
+  root["permissions"]["contents"] = "read";
+
+  YAML::Node job;
+  job["name"] = "nightly ${{ matrix.shard }}";
+  job["runs-on"] = runs_on;
+  job["strategy"]["fail-fast"] = false;
+  for (auto& e : shard_table(tags, n)) {
+    YAML::Node entry;
+    entry["shard"] = str(e.shard.text());
+    entry["index"] = e.shard.index;
+    entry["cells"] = str(join(e.tags, " "));
+    job["strategy"]["matrix"]["include"].push_back(entry);
+  }
+  YAML::Node checkout;
+  checkout["uses"] = "actions/checkout@v4";
+  job["steps"].push_back(checkout);
+  YAML::Node run;
+  run["name"] = "imgtool nightly --shard ${{ matrix.shard }} (${{ matrix.cells }})";
+  run["env"]["SHARD"] = "${{ matrix.shard }}";
+  run["env"]["REPORT"] = "report-${{ matrix.index }}";
+  run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
+  if (o.registry.empty()) run["env"]["IMGTOOL_REGISTRY"] = "${{ vars.IMGTOOL_REGISTRY }}";
+  run["shell"] = "bash";
+  run["run"] = join(nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry), "\n");
+  job["steps"].push_back(run);
+  YAML::Node up;
+  up["name"] = "nightly-shard-${{ matrix.index }}";
+  up["path"] = "report-${{ matrix.index }}";
+  job["steps"].push_back(step_uses("actions/upload-artifact@v4", up, "always()"));
+  root["jobs"]["nightly"] = job;
+
+  YAML::Node merge;
+  merge["needs"] = "nightly";
+  merge["if"] = "always()";
+  merge["runs-on"] = runs_on;
+  YAML::Node down;
+  down["pattern"] = "nightly-shard-*";
+  down["path"] = "shards";
+  merge["steps"].push_back(step_uses("actions/download-artifact@v4", down));
+  YAML::Node m;
+  m["name"] = "imgtool nightly merge";
+  m["shell"] = "bash";
+  m["run"] = "imgtool nightly merge shards/* --report report";
+  merge["steps"].push_back(m);
+  YAML::Node final_up;
+  final_up["name"] = "nightly-report";
+  final_up["path"] = "report";
+  merge["steps"].push_back(step_uses("actions/upload-artifact@v4", final_up, "always()"));
+  root["jobs"]["merge"] = merge;
+  return to_yaml(root, header(o, "github"));
+}
+
+std::string emit_gitlab(const std::vector<std::string>& tags, const CiOptions& o) {
+  check(tags, o);
+  int n = o.shards;  // not capped by the cell count: n is part of every cell's shard, so it must not follow the matrix
+  YAML::Node root;
+  root["stages"] = seq({"nightly", "merge"});
+  YAML::Node job;
+  job["stage"] = "nightly";
+  if (!o.runs_on.empty()) job["tags"] = seq(o.runs_on);
+  for (auto& e : shard_table(tags, n)) {
+    YAML::Node entry;
+    entry["SHARD"] = str(e.shard.text());
+    entry["SHARD_INDEX"] = str(std::to_string(e.shard.index));
+    entry["CELLS"] = str(join(e.tags, " "));
+    job["parallel"]["matrix"].push_back(entry);
+  }
+  auto lines = nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry);
+  lines.insert(lines.begin(), "REPORT=\"reports/shard-$SHARD_INDEX\"");
+  job["script"] = seq({join(lines, "\n")});
+  job["artifacts"]["when"] = "always";
+  job["artifacts"]["paths"] = seq({"reports/"});
+  root["nightly"] = job;
+  YAML::Node merge;
+  merge["stage"] = "merge";
+  merge["when"] = "always";
+  merge["needs"] = seq({"nightly"});
+  if (!o.runs_on.empty()) merge["tags"] = seq(o.runs_on);
+  merge["script"] = seq({"imgtool nightly merge reports/shard-* --report report"});
+  merge["artifacts"]["when"] = "always";
+  merge["artifacts"]["paths"] = seq({"report/"});
+  root["nightly-merge"] = merge;
+  return to_yaml(root, header(o, "gitlab"));
+}
+
+}  // namespace imgtool::emit

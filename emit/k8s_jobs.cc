@@ -1,0 +1,124 @@
+#include "emit/k8s_jobs.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "builder/nightly_steps.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "emit/yaml_out.h"
+#include "matrix/labels.h"
+#include "run/render.h"
+#include "run/yaml_scalar.h"
+
+namespace imgtool::emit {
+namespace {
+
+constexpr const char* kProbeMount = "/imgtool-probe";
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return std::string(e.c_str()) + "\n";
+}
+
+std::string configmap_name(const std::string& probe) { return "imgtool-probe-" + sha256_hex(probe).substr(0, 10); }
+
+std::string configmap(const SmokeJobOptions& o) {
+  YAML::Node m;
+  m["apiVersion"] = "v1";
+  m["kind"] = "ConfigMap";
+  m["metadata"]["name"] = configmap_name(o.probe_text);
+  m["metadata"]["labels"]["app.kubernetes.io/part-of"] = "imgtool-smoke";
+  m["immutable"] = true;
+  m["data"]["probe.py"] = o.probe_text;
+  return to_yaml(m, {"Written by `imgtool plan --emit k8s`: " + o.probe_file + ", mounted read-only by every smoke Job."});
+}
+
+runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
+  runconf::RunSpec s = o.profile;
+  s.name = smoke_job_name(c.cell.tag);
+  if (!s.gpu_devices.empty() || s.gpus.empty() || s.gpus == "0" || s.gpus == "all") s.gpus = "1";
+  s.gpu_devices.clear();  // Kubernetes schedules nvidia.com/gpu by count
+  if (!o.gpu_model.empty()) s.gpu_model = o.gpu_model;
+  if (!s.shm_bytes) s.shm_bytes = runconf::parse_size(o.shm_size).value_or(0);
+  if (s.user.empty()) s.user = "1000:1000";
+  s.code = s.data = s.output = {};
+  s.health_command.clear();
+  s.env["HOME"] = "/tmp";
+  s.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  s.backoff_limit = 0;
+  s.command = {"python3", std::string(kProbeMount) + "/probe.py", "--gpus-requested", s.gpus, "--expect-variant", "gpu"};
+  if (!c.cell.cuda.empty()) s.command.insert(s.command.end(), {"--expect-cuda", c.cell.cuda});
+  for (auto& a : runconf::probe_expectations(s)) s.command.push_back(a);
+  return s;
+}
+
+// run/'s Job plus what a smoke Job needs beyond a run profile.
+std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::KnowledgeBase& kb) {
+  if (c.cell.variant != "gpu")
+    throw InputError("plan --emit k8s: cell '" + c.cell.tag + "' is a " + c.cell.variant + " image; expected gpu cells only");
+  if (!is_sha256_digest(c.digest))
+    throw InputError("plan --emit k8s: cell '" + c.cell.tag + "' has no digest (expected sha256:<64 hex> from --from-report or " +
+                     "the registry; a Job never runs an image by tag)");
+  auto reg = builder::parse_registry(o.registry);
+  std::string image = reg.host + "/" + reg.repo(c.cell) + "@" + c.digest;
+  YAML::Node j = YAML::Load(runconf::render_k8s(probe_spec(c, o), image, "job", kb));
+  j["metadata"]["labels"]["app.kubernetes.io/part-of"] = "imgtool-smoke";
+  j["metadata"]["annotations"][labels::kTag] = runconf::str_node(c.cell.tag);
+  j["metadata"]["annotations"]["io.imgtool.digest"] = c.digest;
+  j["spec"]["activeDeadlineSeconds"] = 3600;
+  YAML::Node pod = j["spec"]["template"]["spec"];
+  pod["restartPolicy"] = "Never";  // a failed probe's pod (and its log) stays for collect
+  pod["nodeSelector"]["nvidia.com/gpu.present"] = runconf::str_node("true");
+  YAML::Node mount;
+  mount["name"] = "probe";
+  mount["mountPath"] = kProbeMount;
+  mount["readOnly"] = true;
+  pod["containers"][0]["volumeMounts"].push_back(mount);
+  YAML::Node vol;
+  vol["name"] = "probe";
+  vol["configMap"]["name"] = configmap_name(o.probe_text);
+  pod["volumes"].push_back(vol);
+  return emit(j);
+}
+
+std::string collect_script(const std::vector<CellImage>& cells) {
+  std::string s =
+      "#!/bin/sh\n"
+      "# Written by `imgtool plan --emit k8s`. After the Jobs finished (kubectl apply -f configmap-probe.yaml\n"
+      "# -f job-….yaml), save each Job's log, the probe's JSON, as results/<tag>.json; then:\n"
+      "#   imgtool nightly collect results/*.json --from-report NIGHTLY_REPORT --report OUT\n"
+      "# Extra arguments go to kubectl (e.g. -n NAMESPACE). Exit 1 names the Jobs without a log.\n"
+      "set -u\n"
+      "cd \"$(dirname \"$0\")\" || exit 2\n"
+      "mkdir -p results\n"
+      "missing=\"\"\n"
+      "save() { j=$1; t=$2; shift 2; kubectl logs \"job/$j\" \"$@\" > \"results/$t.json.tmp\" && "
+      "mv \"results/$t.json.tmp\" \"results/$t.json\" || { rm -f \"results/$t.json.tmp\"; missing=\"$missing $j\"; }; }\n";
+  for (auto& c : cells) s += "save " + smoke_job_name(c.cell.tag) + " " + c.cell.tag + " \"$@\"\n";
+  s += "if [ -n \"$missing\" ]; then echo \"collect: no log for:$missing\" >&2; exit 1; fi\n";
+  return s;
+}
+
+}  // namespace
+
+std::string smoke_job_name(const std::string& tag) {
+  std::string n;
+  for (char ch : tag) {
+    char l = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+    n += isalnum(static_cast<unsigned char>(l)) ? l : '-';
+  }
+  return "smoke-" + n.substr(0, 44) + "-" + sha256_hex(tag).substr(0, 8);
+}
+
+std::vector<EmittedFile> smoke_jobs(const std::vector<CellImage>& cells, const SmokeJobOptions& o,
+                                    const matrix::KnowledgeBase& kb) {
+  if (o.registry.empty()) throw InputError("plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
+  if (cells.empty()) throw InputError("plan --emit k8s: expected at least one gpu cell in the plan, found none");
+  std::vector<EmittedFile> out{{"configmap-probe.yaml", configmap(o)}};
+  for (auto& c : cells) out.push_back({"job-" + smoke_job_name(c.cell.tag) + ".yaml", job(c, o, kb)});
+  out.push_back({"collect.sh", collect_script(cells), 0755});
+  return out;
+}
+
+}  // namespace imgtool::emit
