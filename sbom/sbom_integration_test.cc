@@ -155,8 +155,9 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
   {
     INFO("no attestation: verify fails with the fix; sbom says none");
     std::string bare = labelled("imgtool-test/sbom-bare:cpu", base_image(), "cpu");  // a digest of its own
-    auto r = cli({"copy", "docker-daemon:" + bare, ref + ":bare"});
+    auto r = cli({"copy", "docker-daemon:" + bare, ref + ":bare", "--json"});
     REQUIRE(r.ok());
+    std::string bare_digest = json::parse(r.out)["digest"];
     REQUIRE(cli({"sign", ref + ":bare", "--key", k + ".key", "--no-sbom"}).ok());
     auto [rc, report] = verify(ref + ":bare");
     CHECK(rc == 1);
@@ -167,9 +168,16 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     CHECK(bad.exit_code == 2);  // bad input: one line naming the flag, nothing written
     CHECK(bad.err.find("--created: expected a UTC time") != std::string::npos);
     CHECK_FALSE(fs::exists(d.path / "x.json"));
-    // imgtool sign attaches it by default: then verify passes.
+    // promote refuses to move a tag onto it (no tag without its SBOM) ...
+    auto p = cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"});
+    CHECK(p.exit_code == 1);
+    CHECK(p.err.find("expected an attestation") != std::string::npos);
+    CHECK_FALSE(reg->head_manifest(repo, "stable").has_value());
+    // ... imgtool sign attaches it by default: then verify passes and promote moves the tag.
     REQUIRE(cli({"sign", ref + ":bare", "--key", k + ".key"}).ok());
     CHECK(verify(ref + ":bare").first == 0);
+    CHECK(cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"}).ok());
+    CHECK(reg->resolve(repo, "stable") == bare_digest);
   }
   {
     INFO("a signed SBOM that leaves a package out fails, naming it");

@@ -9,6 +9,7 @@
 #include "sign/ecdsa.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
+#include "sign/sign_image.h"
 #include "sign/sig_manifest.h"
 
 using namespace imgtool;
@@ -181,4 +182,27 @@ TEST_CASE("publish_signed runs attach after the signature and before the tag; a 
   PublishResult r = publish_signed(repo, push, *key, req);
   CHECK(repo.manifest("3.2.0-cpu")->digest() == r.digest);
   CHECK(check_attestation(repo, r.digest, *key, kSpdxPredicateType).ok);
+}
+
+TEST_CASE("promote with require_attestation moves the tag only onto a digest with a valid attestation") {
+  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  Pkey key = generate_key(), other = generate_key();
+  std::string cfg = "{\"x\":1}";
+  image::Descriptor cd{image::media::kOciConfig, sha256_digest(cfg), static_cast<int64_t>(cfg.size()), {}};
+  repo.put_blob(cd, cfg);
+  nlohmann::json mj = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", cd},
+                       {"layers", nlohmann::json::array()}};
+  image::Manifest img{mj.dump(), image::media::kOciManifest};
+  repo.put_manifest(img, "");
+  sign_digest(repo, *key, {img.digest(), repo.name(), {}});
+  PromoteRequest req{img.digest(), "stable"};
+  req.require_attestation = kSpdxPredicateType;
+  CHECK_THROWS_WITH_AS(promote(repo, *key, req), doctest::Contains("no attestation"), CheckFailed);
+  CHECK_FALSE(repo.manifest("stable"));
+  attach_attestation(repo, *other, {img.digest(), "", kSpdxPredicateType, spdx_predicate("zlib")});
+  CHECK_THROWS_WITH_AS(promote(repo, *key, req), doctest::Contains("does not verify"), CheckFailed);
+  CHECK_FALSE(repo.manifest("stable"));
+  attach_attestation(repo, *key, {img.digest(), "", kSpdxPredicateType, spdx_predicate("zlib")});
+  promote(repo, *key, req);
+  CHECK(repo.manifest("stable")->digest() == img.digest());
 }

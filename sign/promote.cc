@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "sign/attestation.h"
 #include "sign/sign_image.h"
 
 namespace imgtool::sign {
@@ -60,6 +61,13 @@ PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteReque
     throw CheckFailed(repo.name() + "@" + req.digest + ": expected a valid signature by the given key "
                       "before moving tag " + req.tag + ", found " + r.signature.summary() +
                       "; sign it with `imgtool sign` (tag not moved)");
+  if (!req.require_attestation.empty()) {
+    AttestationCheck a = check_attestation(repo, req.digest, public_key, req.require_attestation);
+    if (!a.ok)
+      throw CheckFailed(repo.name() + "@" + req.digest + ": expected an attestation (" + req.require_attestation +
+                        ") by the given key before moving tag " + req.tag + ", found " + a.summary() +
+                        "; attach it with `imgtool sign` (tag not moved)");
+  }
   if (req.gate) req.gate(m);
   if (auto prev = repo.manifest(req.tag)) r.previous_digest = prev->digest();
   if (req.resign_key) sign_digest(repo, *req.resign_key, {req.digest, repo.name() + ":" + req.tag, {}});

@@ -57,6 +57,10 @@ struct PromoteRequest {
   std::string identity;  // required signed identity; default: repo.name() (any tag)
   PromoteGate gate;
   EVP_PKEY* resign_key = nullptr;  // if set, also sign identity repo:tag before moving
+  // If set, the digest must also carry an attestation of this predicate type
+  // (e.g. kSpdxPredicateType, sign/attestation.h) that verifies with the key
+  // and names the digest: no tag onto an image without its SBOM.
+  std::string require_attestation;
 };
 
 struct PromoteResult {
