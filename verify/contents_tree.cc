@@ -5,11 +5,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "image/inflate.h"
 
 namespace imgtool::verify {
 
@@ -17,6 +23,14 @@ struct ContentsTree::RawEntry {
   std::string path;
   FsEntry entry;
   std::string hardlink;  // normalised target, if a hard link
+};
+
+// One layer as read, before it is merged: its entries in tar order and its
+// whiteouts (applied before the entries, whatever their tar order).
+struct ContentsTree::LayerScan {
+  std::vector<RawEntry> raw;
+  std::vector<std::pair<std::string, bool>> whiteouts;  // path, opaque
+  LayerStats stats;
 };
 
 namespace {
@@ -30,6 +44,7 @@ struct ArchiveFree {
 
 // The read callback runs inside libarchive's C frames: an exception must not
 // unwind through them. It is stored here and rethrown once libarchive returns.
+// `r` yields tar bytes (the layer already inflated by image::InflatingReader).
 struct ReadCtx {
   image::BlobReader* r;
   std::vector<char> buf = std::vector<char>(1 << 20);
@@ -48,13 +63,12 @@ la_ssize_t read_cb(archive* a, void* p, const void** out) {
   }
 }
 
-// Only libarchive's built-in gzip/zstd decoders (and none): never filter_all,
-// whose lrzip/lzop/grzip/... filters run external programs. ARCHIVE_WARN means
-// libarchive would fall back to an external gzip/zstd program: refused too.
+// libarchive reads plain tar only: gzip and zstd were undone before it
+// (image::InflatingReader), and no other filter is enabled, so an xz, bzip2,
+// lzip... layer is not a tar stream to it, and no filter can ever run an
+// external program (filter_all's lrzip/lzop/grzip would).
 void restrict_filters(archive* a) {
-  if (archive_read_support_filter_gzip(a) != ARCHIVE_OK || archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
-      archive_read_support_filter_none(a) != ARCHIVE_OK)
-    throw Error("libarchive lacks built-in gzip/zstd support (rebuild it with zlib and libzstd)");
+  if (archive_read_support_filter_none(a) != ARCHIVE_OK) throw Error("libarchive: cannot read unfiltered tar");
 }
 
 std::string dirname_of(const std::string& p) {
@@ -135,8 +149,9 @@ std::string error_of(archive* a) {
 
 }  // namespace
 
-ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, const std::string& where) {
-  if (++seen_entries_ > limits_.max_entries)
+ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, const std::string& where,
+                                                Budget& budget) const {
+  if (budget.entries.fetch_add(1) + 1 > limits_.max_entries)
     throw Error(where + ": expected at most " + std::to_string(limits_.max_entries) +
                 " tar entries in the image, found more (a hostile or broken layer?)");
   RawEntry r{normalize(checked_path(archive_entry_pathname(e), limits_.max_path, where, "path")), {}, {}};
@@ -145,49 +160,73 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
   r.entry.size = archive_entry_size(e);
   if (const char* l = archive_entry_symlink(e)) r.entry.link = checked_path(l, limits_.max_path, where, "link target");
   if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(r.path, r.entry.size)) {
-    kept_bytes_ += std::max<int64_t>(r.entry.size, 0);
-    if (kept_bytes_ > limits_.max_kept_bytes)
+    int64_t n = std::max<int64_t>(r.entry.size, 0);
+    if (budget.kept.fetch_add(n) + n > limits_.max_kept_bytes)
       throw Error(where + ": expected at most " + std::to_string(limits_.max_kept_bytes) +
                   " bytes of kept small files in the image, found more (a hostile layer?)");
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
+  } else {
+    archive_read_data_skip(a);  // nothing keeps these bytes: never copied out of the decoder's buffer
   }
   return r;
 }
 
-void ContentsTree::add_layer(image::BlobReader& layer, const std::string& where) {
+namespace {
+
+struct Stopped {};  // another layer's scan failed: this one ends quietly
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+ContentsTree::LayerScan ContentsTree::scan(image::BlobReader& layer, const std::string& where, Budget& budget) const {
+  auto t0 = std::chrono::steady_clock::now();
+  image::InflatingReader tar(layer, where);
   std::unique_ptr<archive, ArchiveFree> a(archive_read_new());
   restrict_filters(a.get());
   archive_read_support_format_tar(a.get());
   archive_read_support_format_empty(a.get());
-  ReadCtx ctx{&layer};
+  ReadCtx ctx{&tar};
   if (archive_read_open(a.get(), &ctx, nullptr, read_cb, nullptr) != ARCHIVE_OK)
     rethrow_or(ctx, where + ": expected a tar layer (uncompressed, gzip or zstd), found: " + error_of(a.get()));
-  std::vector<RawEntry> raw;
-  std::vector<std::pair<std::string, bool>> whiteouts;  // path, opaque
+  LayerScan s;
   archive_entry* e = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
-    RawEntry r = read_entry(a.get(), e, where);
+    if (budget.stop.load(std::memory_order_relaxed)) throw Stopped{};
+    RawEntry r = read_entry(a.get(), e, where, budget);
     if (ctx.error) std::rethrow_exception(ctx.error);
     std::string base = basename_of(r.path);
     if (base == kOpaque) {
-      whiteouts.push_back({dirname_of(r.path), true});
+      s.whiteouts.push_back({dirname_of(r.path), true});
       continue;
     }
     if (base.rfind(kWhiteout, 0) == 0) {
-      whiteouts.push_back({dirname_of(r.path) + (dirname_of(r.path) == "/" ? "" : "/") + base.substr(4), false});
+      s.whiteouts.push_back({dirname_of(r.path) + (dirname_of(r.path) == "/" ? "" : "/") + base.substr(4), false});
       continue;
     }
-    raw.push_back(std::move(r));
+    s.raw.push_back(std::move(r));
   }
   if (rc != ARCHIVE_EOF)
     rethrow_or(ctx, where + ": layer is not a readable tar stream (uncompressed, gzip or zstd): " +
                         error_of(a.get()));
+  s.stats.entries = s.raw.size() + s.whiteouts.size();
   a.reset();
-  char sink[65536];
-  while (layer.read(sink, sizeof sink) > 0) {}  // drain: lets the reader verify the digest
-  for (const auto& [p, opaque] : whiteouts) erase_under(p, !opaque);
-  for (auto& r : raw) {
+  s.stats.codec = image::codec_name(tar.codec());
+  s.stats.tar = tar.decoded_bytes();
+  s.stats.compressed = tar.compressed_bytes();
+  // Drain the blob past the tar's end (padding, trailer): lets the reader verify the digest.
+  std::vector<char> sink(1 << 16);
+  while (size_t n = layer.read(sink.data(), sink.size())) s.stats.compressed += static_cast<int64_t>(n);
+  s.stats.seconds = seconds_since(t0);
+  return s;
+}
+
+void ContentsTree::apply(LayerScan&& s) {
+  for (const auto& [p, opaque] : s.whiteouts) erase_under(p, !opaque);
+  for (auto& r : s.raw) {
     if (!r.hardlink.empty()) {
       const FsEntry* t = find(r.hardlink);
       r.entry = t ? *t : FsEntry{};  // shares the target's kept bytes (shared_ptr), never copies them
@@ -195,6 +234,69 @@ void ContentsTree::add_layer(image::BlobReader& layer, const std::string& where)
     if (r.entry.type != FsEntry::Type::kDir) erase_under(r.path, false);  // a file replaces a dir
     entries_[r.path] = std::move(r.entry);
   }
+}
+
+LayerStats ContentsTree::add_layer(image::BlobReader& layer, const std::string& where) {
+  Budget b;
+  b.entries = seen_entries_;
+  b.kept = kept_bytes_;
+  LayerScan s = scan(layer, where, b);
+  seen_entries_ = b.entries;
+  kept_bytes_ = b.kept;
+  LayerStats stats = s.stats;
+  apply(std::move(s));
+  return stats;
+}
+
+std::vector<LayerStats> ContentsTree::add_layers(const std::vector<LayerInput>& layers, unsigned jobs) {
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(layers.size()));
+  Budget b;
+  b.entries = seen_entries_;
+  b.kept = kept_bytes_;
+  std::vector<std::optional<LayerScan>> ready(layers.size());
+  std::exception_ptr error;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<size_t> order(layers.size());  // biggest first: the longest scan never starts last
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return layers[x].size > layers[y].size; });
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < layers.size() && !b.stop;) {
+      size_t i = order[k];
+      try {
+        auto blob = layers[i].open();
+        LayerScan s = scan(*blob, layers[i].where, b);
+        std::lock_guard lk(mu);
+        ready[i] = std::move(s);
+      } catch (const Stopped&) {
+      } catch (...) {
+        std::lock_guard lk(mu);
+        if (!error) error = std::current_exception();
+        b.stop = true;
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  std::vector<LayerStats> stats;
+  for (size_t i = 0; i < layers.size(); ++i) {  // merge in layer order, each as soon as it is read
+    std::unique_lock lk(mu);
+    cv.wait(lk, [&] { return ready[i].has_value() || error; });
+    if (error) break;
+    LayerScan s = std::move(*ready[i]);
+    ready[i].reset();
+    lk.unlock();
+    stats.push_back(s.stats);
+    apply(std::move(s));
+  }
+  for (auto& t : threads) t.join();
+  seen_entries_ = b.entries;
+  kept_bytes_ = b.kept;
+  if (error) std::rethrow_exception(error);
+  return stats;
 }
 
 bool ContentsTree::has_children(const std::string& dir) const {

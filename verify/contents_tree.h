@@ -10,18 +10,28 @@
 //   - a hard link takes the metadata of its target and SHARES its kept bytes.
 // Paths are absolute and normalised ("/usr/lib/x"), no trailing slash.
 //
+// Speed (issue 9): a layer is inflated by image/inflate.h (ISA-L for gzip,
+// libzstd for zstd) straight into libarchive's read buffer; libarchive sees
+// plain tar and skips the data of every entry nothing keeps
+// (archive_read_data_skip); add_layers() scans up to one layer per core at once
+// and merges them strictly in layer order.
+//
 // Hostile layers (the scan runs before anything vouches for the bytes beyond
-// the signature): only gzip, zstd and uncompressed tar are read (libarchive's
-// built-in filters; never an external decompressor program); entries, path
-// length and kept bytes are capped (ContentsLimits; past a cap the layer is an
-// Error naming the cap); an exception from the BlobReader never unwinds
-// through libarchive's C frames (caught in the callback, rethrown after).
+// the signature): only gzip, zstd and uncompressed tar are read (detected from
+// the magic bytes; libarchive reads tar with no filter of its own, so never an
+// external decompressor program); entries, path length and kept bytes are
+// capped over all layers, also when they are scanned in parallel
+// (ContentsLimits; past a cap the layer is an Error naming the cap); an
+// exception from the BlobReader never unwinds through libarchive's C frames
+// (caught in the callback, rethrown after).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "image/image.h"
 
@@ -44,6 +54,23 @@ struct ContentsLimits {
   int64_t max_kept_bytes = 64ll << 20;  // kept file bytes over all layers
 };
 
+// One layer for add_layers(): where it is (for messages) and how to open its
+// blob. open() runs on a scanning thread, only when that layer's turn comes.
+struct LayerInput {
+  std::string where;
+  std::function<std::unique_ptr<image::BlobReader>()> open;
+  int64_t size = 0;  // blob size, a hint: the biggest layers are started first (longest job first)
+};
+
+// What scanning one layer read (for traces and the bench).
+struct LayerStats {
+  std::string codec;           // "gzip" | "zstd" | "none"
+  int64_t compressed = 0;      // blob bytes read
+  int64_t tar = 0;             // tar bytes decoded
+  size_t entries = 0;
+  double seconds = 0;
+};
+
 class ContentsTree {
  public:
   using KeepContent = std::function<bool(const std::string& path, int64_t size)>;
@@ -54,7 +81,16 @@ class ContentsTree {
   // Reads `layer` to its end so a verifying reader checks the digest.
   // Throws imgtool::Error naming `where` if the stream is not such a tar or
   // passes a limit; the reader's own exception is rethrown as it was.
-  void add_layer(image::BlobReader& layer, const std::string& where);
+  LayerStats add_layer(image::BlobReader& layer, const std::string& where);
+
+  // The same as add_layer() on each layer, lowest first, but up to `jobs`
+  // layers (0: one per core) are read at once, each on its own thread; a
+  // layer's scan is merged only after every layer below it was merged, so
+  // whiteouts, opaque dirs, overrides and hard links mean what they mean
+  // serially. The caps hold over all layers together. The first error (in
+  // time) is thrown, as it was, after the other scans stopped (at their next
+  // entry); the tree then holds an unspecified prefix of the layers.
+  std::vector<LayerStats> add_layers(const std::vector<LayerInput>& layers, unsigned jobs = 0);
 
   const std::map<std::string, FsEntry>& entries() const { return entries_; }
   const FsEntry* find(const std::string& path) const;  // no symlink following
@@ -70,7 +106,16 @@ class ContentsTree {
   bool has_children(const std::string& dir) const;  // implicit directories
   void erase_under(const std::string& dir, bool include_self);
   struct RawEntry;
-  RawEntry read_entry(::archive* a, ::archive_entry* e, const std::string& where);
+  struct LayerScan;
+  struct Budget {  // the caps' counters, shared by concurrent scans
+    std::atomic<size_t> entries{0};
+    std::atomic<int64_t> kept{0};
+    std::atomic<bool> stop{false};  // another scan failed: stop at the next entry
+  };
+  // scan() only reads keep_, limits_ and `budget`: safe on several threads at once.
+  LayerScan scan(image::BlobReader& layer, const std::string& where, Budget& budget) const;
+  void apply(LayerScan&& s);
+  RawEntry read_entry(::archive* a, ::archive_entry* e, const std::string& where, Budget& budget) const;
   std::map<std::string, FsEntry> entries_;
   KeepContent keep_;
   ContentsLimits limits_;

@@ -1,0 +1,194 @@
+#include "image/inflate.h"
+
+#include <isa-l/igzip_lib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace imgtool::image {
+
+std::string codec_name(Codec c) {
+  switch (c) {
+    case Codec::kGzip: return "gzip";
+    case Codec::kZstd: return "zstd";
+    default: return "none";
+  }
+}
+
+namespace {
+
+constexpr size_t kInBuf = 1 << 20;
+
+bool is_gzip(const uint8_t* p, size_t n) { return n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8; }
+
+uint32_t le32(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24; }
+
+// A zstd frame, or a skippable frame (which libzstd steps over), starts the stream.
+bool is_zstd(const uint8_t* p, size_t n) {
+  return n >= 4 && (le32(p) == ZSTD_MAGICNUMBER || (le32(p) & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START);
+}
+
+const char* isal_error_name(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
+    case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "CRC-32 mismatch";
+    case ISAL_NEED_DICT: return "needs a preset dictionary";
+    default: return "unknown error";
+  }
+}
+
+}  // namespace
+
+struct InflatingReader::Impl {
+  BlobReader& src;
+  std::string where;
+  std::vector<uint8_t> in = std::vector<uint8_t>(kInBuf);
+  size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
+  bool src_eof = false, done = false, detected = false;
+  Codec codec = Codec::kNone;
+  int64_t compressed = 0, decoded = 0;
+  std::unique_ptr<inflate_state> gz = std::make_unique<inflate_state>();  // ~200 KiB: on the heap
+  ZSTD_DCtx* zd = nullptr;
+  bool between_frames = true;  // zstd: the last call ended a frame
+
+  Impl(BlobReader& s, std::string w) : src(s), where(std::move(w)) {}
+  ~Impl() { ZSTD_freeDCtx(zd); }
+
+  [[noreturn]] void corrupt(const std::string& why) const {
+    throw Error(where + ": expected a valid " + codec_name(codec) + " stream, found " + why);
+  }
+
+  // Reads more input after the unread rest (moved to the front). False at the end.
+  bool refill() {
+    if (src_eof) return false;
+    if (in_pos > 0) {
+      std::memmove(in.data(), in.data() + in_pos, in_end - in_pos);
+      in_end -= in_pos;
+      in_pos = 0;
+    }
+    size_t n = src.read(reinterpret_cast<char*>(in.data() + in_end), in.size() - in_end);
+    compressed += static_cast<int64_t>(n);
+    in_end += n;
+    if (n == 0) src_eof = true;
+    return n > 0;
+  }
+
+  // Ensures at least `want` unread bytes unless the input ends first.
+  size_t lookahead(size_t want) {
+    while (in_end - in_pos < want && refill()) {}
+    return in_end - in_pos;
+  }
+
+  void detect() {
+    detected = true;
+    size_t n = lookahead(4);
+    const uint8_t* p = in.data() + in_pos;
+    codec = is_gzip(p, n) ? Codec::kGzip : is_zstd(p, n) ? Codec::kZstd : Codec::kNone;
+    if (codec == Codec::kGzip) start_member();
+    if (codec == Codec::kZstd && !(zd = ZSTD_createDCtx())) throw Error("zstd: out of memory");
+  }
+
+  // isal_inflate_init() resets the whole state: the output window is kept across it.
+  void start_member() {
+    if (!gz) gz = std::make_unique<inflate_state>();
+    uint8_t* next_out = gz->next_out;
+    uint32_t avail_out = gz->avail_out;
+    isal_inflate_init(gz.get());
+    gz->crc_flag = ISAL_GZIP;
+    gz->next_out = next_out;
+    gz->avail_out = avail_out;
+  }
+
+  size_t read_none(uint8_t* out, size_t len) {
+    if (in_pos == in_end && !refill()) return 0;
+    size_t n = std::min(len, in_end - in_pos);
+    std::memcpy(out, in.data() + in_pos, n);
+    in_pos += n;
+    return n;
+  }
+
+  // After a member's trailer: another member follows only if its magic does.
+  void next_member() {
+    if (is_gzip(in.data() + in_pos, lookahead(3)))
+      start_member();
+    else
+      done = true;
+  }
+
+  size_t read_gzip(uint8_t* out, size_t len) {
+    inflate_state& s = *gz;
+    s.next_out = out;
+    s.avail_out = static_cast<uint32_t>(std::min<size_t>(len, UINT32_MAX));
+    while (s.avail_out > 0 && !done) {
+      bool more = in_pos < in_end || refill();  // without input ISA-L may still flush what it holds
+      size_t in_before = in_pos;
+      uint32_t out_before = s.avail_out;
+      s.next_in = in.data() + in_pos;
+      s.avail_in = static_cast<uint32_t>(in_end - in_pos);
+      int rc = isal_inflate(&s);
+      if (rc < 0) corrupt(isal_error_name(rc));
+      in_pos = static_cast<size_t>(s.next_in - in.data());  // ISA-L hands back the bytes past the trailer
+      if (s.block_state == ISAL_BLOCK_FINISH) {
+        next_member();
+        continue;
+      }
+      if (in_pos == in_before && s.avail_out == out_before)
+        corrupt(more ? "a stream the decoder cannot advance" : "a truncated stream (it ends before its trailer)");
+    }
+    return static_cast<size_t>(s.next_out - out);
+  }
+
+  size_t read_zstd(uint8_t* out, size_t len) {
+    ZSTD_outBuffer o{out, len, 0};
+    while (o.pos < o.size && !done) {
+      if (in_pos == in_end && !refill() && between_frames) {
+        done = true;
+        break;
+      }
+      size_t before = o.pos;
+      ZSTD_inBuffer i{in.data() + in_pos, in_end - in_pos, 0};
+      size_t r = ZSTD_decompressStream(zd, &o, &i);
+      if (ZSTD_isError(r)) corrupt(ZSTD_getErrorName(r));
+      in_pos += i.pos;
+      between_frames = r == 0;
+      if (src_eof && in_pos == in_end && !between_frames && o.pos == before && o.pos < o.size)
+        corrupt("a truncated stream (it ends inside a frame)");
+    }
+    return o.pos;
+  }
+};
+
+InflatingReader::InflatingReader(BlobReader& compressed, std::string where)
+    : impl_(std::make_unique<Impl>(compressed, std::move(where))) {}
+
+InflatingReader::~InflatingReader() = default;
+
+Codec InflatingReader::codec() {
+  if (!impl_->detected) impl_->detect();
+  return impl_->codec;
+}
+
+size_t InflatingReader::read(char* buf, size_t len) {
+  auto* out = reinterpret_cast<uint8_t*>(buf);
+  size_t n = 0;
+  switch (codec()) {
+    case Codec::kGzip: n = impl_->read_gzip(out, len); break;
+    case Codec::kZstd: n = impl_->read_zstd(out, len); break;
+    case Codec::kNone: n = impl_->read_none(out, len); break;
+  }
+  impl_->decoded += static_cast<int64_t>(n);
+  return n;
+}
+
+int64_t InflatingReader::compressed_bytes() const { return impl_->compressed; }
+int64_t InflatingReader::decoded_bytes() const { return impl_->decoded; }
+
+}  // namespace imgtool::image
