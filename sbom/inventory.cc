@@ -164,10 +164,11 @@ Inventory scan_image(image::ImageSource& src, const image::Manifest& m) {
   verify::ContentsTree tree([](const std::string& p, int64_t n) {
     return verify::keep_for_facts(p, n) || keep_for_inventory(p, n);
   });
-  for (const auto& l : m.layers()) {
-    auto reader = src.open_blob(l);
-    tree.add_layer(*reader, src.describe() + " layer " + l.digest);
-  }
+  // Layers read in parallel and merged in order, as verify's scan does (ContentsTree::add_layers).
+  std::vector<verify::LayerInput> layers;
+  for (const auto& l : m.layers())
+    layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return src.open_blob(l); }, l.size});
+  tree.add_layers(layers);
   return gather_inventory(tree);
 }
 

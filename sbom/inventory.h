@@ -52,7 +52,7 @@ bool keep_for_inventory(const std::string& path, int64_t size);
 
 Inventory gather_inventory(const verify::ContentsTree& tree);
 
-// Streams every layer of `m` from `src` once (lowest first) and gathers.
+// Streams every layer of `m` from `src` once (in parallel, merged lowest first) and gathers.
 Inventory scan_image(image::ImageSource& src, const image::Manifest& m);
 
 // PEP 503 name: lower case, runs of -_. as one '-' ("PyYAML" -> "pyyaml").
