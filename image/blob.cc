@@ -112,6 +112,21 @@ void PipeReader::close() {
   cv_.notify_all();
 }
 
+void GrowingBlob::end(const Descriptor& d) {
+  {
+    std::lock_guard lk(mu_);
+    d_ = d;  // before the pipe ends: a reader that saw the end finds the descriptor
+  }
+  pipe_.finish();
+}
+
+void GrowingBlob::fail(std::exception_ptr err) { pipe_.finish(err); }
+
+std::optional<Descriptor> GrowingBlob::descriptor() const {
+  std::lock_guard lk(mu_);
+  return d_;
+}
+
 ThreadedReader::ThreadedReader(std::function<void(PipeReader&)> producer, size_t capacity) : pipe_(capacity) {
   worker_ = std::thread([this, producer = std::move(producer)] {
     try {

@@ -8,6 +8,8 @@
 //   PipeReader       a bounded in-memory channel: a producer thread push()es,
 //                    the consumer read()s. Used to turn libcurl's push-style
 //                    callbacks into a pull-style BlobReader.
+//   GrowingBlob      a StreamingBlob over a PipeReader: the producer push()es
+//                    bytes as it makes them and end()s with the descriptor.
 #pragma once
 #include <condition_variable>
 #include <deque>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -75,6 +78,29 @@ class PipeReader : public BlobReader {
   size_t front_off_ = 0, size_ = 0, cap_;
   bool finished_ = false, closed_ = false;
   std::exception_ptr err_;
+};
+
+// The StreamingBlob a producer (the daemon source's compressor) feeds while it
+// makes the blob. Contract: the producer calls end(d) after its last push(),
+// or fail(e); exactly one of them, always (the reader waits for it). Once the
+// reader abandon()s, push() returns false at once and the producer carries on
+// without it (it still writes its own copy, e.g. the layer cache).
+class GrowingBlob : public StreamingBlob {
+ public:
+  explicit GrowingBlob(std::string media_type, size_t capacity = 8 << 20)
+      : media_type_(std::move(media_type)), pipe_(capacity) {}
+  bool push(const char* data, size_t len) { return pipe_.push(data, len); }
+  void end(const Descriptor& d);
+  void fail(std::exception_ptr err);
+  size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
+  const std::string& media_type() const override { return media_type_; }
+  std::optional<Descriptor> descriptor() const override;
+  void abandon() override { pipe_.close(); }
+ private:
+  std::string media_type_;
+  PipeReader pipe_;
+  mutable std::mutex mu_;
+  std::optional<Descriptor> d_;
 };
 
 // Runs `producer` on its own thread, feeding a PipeReader that read() drains;

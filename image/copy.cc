@@ -31,21 +31,44 @@ class CountingReader : public BlobReader {
   std::atomic<int64_t>& n_;
 };
 
+// The same for a stream (the destination needs its descriptor at the end).
+class CountingStream : public StreamingBlob {
+ public:
+  CountingStream(StreamingBlob& in, std::atomic<int64_t>& n) : in_(in), n_(n) {}
+  size_t read(char* buf, size_t len) override {
+    size_t got = in_.read(buf, len);
+    n_ += static_cast<int64_t>(got);
+    return got;
+  }
+  const std::string& media_type() const override { return in_.media_type(); }
+  std::optional<Descriptor> descriptor() const override { return in_.descriptor(); }
+  void abandon() override { in_.abandon(); }
+ private:
+  StreamingBlob& in_;
+  std::atomic<int64_t>& n_;
+};
+
 // Copies blobs on `jobs` worker threads as they are queued: the source may
 // announce blobs (manifest_streaming) while it is still producing others, so
-// uploads overlap with, e.g., compressing the next layer. Each digest is
+// uploads overlap with, e.g., compressing the next layer; a blob still being
+// produced (a StreamingBlob) is uploaded while it is made. Each digest is
 // copied once however often it is queued.
 struct BlobCopier {
+  struct Item {
+    Descriptor d;
+    std::shared_ptr<StreamingBlob> stream;  // set: a blob still being produced
+  };
   ImageSource& src;
   ImageDestination& dst;
   const CopyOptions& o;
-  std::atomic<int> skipped{0};
+  std::atomic<int> skipped{0}, streamed{0};
   std::atomic<int64_t> bytes{0};
 
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<Descriptor> queue;
+  std::deque<Item> queue;
   std::set<std::string> queued;
+  std::vector<std::shared_ptr<StreamingBlob>> streams;  // every stream queued, to match their digests later
   bool closed = false;
   std::exception_ptr first_error;
   std::vector<std::thread> threads;
@@ -77,21 +100,57 @@ struct BlobCopier {
     }
   }
 
+  // Uploads a stream as it is produced (chunked). If the destination refuses
+  // (a registry without PATCH) or the upload breaks, the stream is read to its
+  // end — the producer then has the whole blob — and copied like any other.
+  void copy_stream(StreamingBlob& s) {
+    trace("blob stream: chunked upload while it is produced");
+    std::atomic<int64_t> sent{0};
+    try {
+      CountingStream counted(s, sent);
+      Descriptor d = dst.put_blob_stream(counted);
+      trace("blob " + d.digest.substr(7, 12) + ": uploaded (streamed)");
+      bytes += sent.load();
+      ++streamed;
+      if (o.log) o.log("copied " + d.digest + " (" + std::to_string(d.size) + " bytes, streamed)");
+      return;
+    } catch (const Error& e) {
+      trace(std::string("blob stream: ") + e.what() + "; falling back to a whole-blob upload");
+      if (o.log) o.log(std::string("streamed upload failed (") + e.what() + "), uploading the whole blob instead");
+    }
+    std::vector<char> sink(1 << 20);
+    while (s.read(sink.data(), sink.size()) > 0) {
+    }
+    auto d = s.descriptor();
+    if (!d) throw Error(src.describe() + ": a streamed blob ended without a digest");
+    copy_one(*d);
+  }
+
+  // Streams queued but not yet taken would block their producer forever.
+  void abandon_queued_locked() {
+    for (auto& it : queue)
+      if (it.stream) it.stream->abandon();
+    queue.clear();
+  }
+
   void worker() {
     for (;;) {
-      Descriptor d;
+      Item it;
       {
         std::unique_lock lk(mu);
         cv.wait(lk, [&] { return closed || first_error || !queue.empty(); });
         if (first_error || queue.empty()) return;
-        d = std::move(queue.front());
+        it = std::move(queue.front());
         queue.pop_front();
       }
       try {
-        copy_one(d);
+        if (it.stream) copy_stream(*it.stream);
+        else copy_one(it.d);
       } catch (...) {
+        if (it.stream) it.stream->abandon();
         std::lock_guard lk(mu);
         if (!first_error) first_error = std::current_exception();
+        abandon_queued_locked();
         cv.notify_all();
         return;
       }
@@ -102,13 +161,26 @@ struct BlobCopier {
     for (int i = 0; i < std::max(1, jobs); ++i) threads.emplace_back([this] { worker(); });
   }
 
-  // Queues d unless already queued; throws the first worker error, if any, so
-  // that a source still producing blobs stops early.
+  // Queues d unless already queued (or being streamed); throws the first
+  // worker error, if any, so that a source still producing blobs stops early.
   void add(const Descriptor& d) {
     std::lock_guard lk(mu);
     if (first_error) std::rethrow_exception(first_error);
     if (!queued.insert(d.digest).second) return;
-    queue.push_back(d);
+    for (auto& s : streams)
+      if (auto sd = s->descriptor(); sd && sd->digest == d.digest) return;  // its stream's worker has it
+    queue.push_back({d, nullptr});
+    cv.notify_one();
+  }
+
+  void add_stream(std::shared_ptr<StreamingBlob> s) {
+    std::lock_guard lk(mu);
+    if (first_error) {
+      s->abandon();
+      std::rethrow_exception(first_error);
+    }
+    streams.push_back(s);
+    queue.push_back({Descriptor{}, std::move(s)});
     cv.notify_one();
   }
 
@@ -129,7 +201,7 @@ struct BlobCopier {
     {
       std::lock_guard lk(mu);
       closed = true;
-      queue.clear();
+      abandon_queued_locked();
     }
     cv.notify_all();
     for (auto& t : threads) t.join();
@@ -142,9 +214,16 @@ void link_mount_source(ImageSource& src, ImageDestination& dst) {
   if (s && d && s->registry().host() == d->registry().host()) d->set_mount_source(s->repo());
 }
 
-bool pipelining_disabled() {  // IMGTOOL_PIPELINE=0: manifest first, then blobs (for comparisons)
-  const char* v = std::getenv("IMGTOOL_PIPELINE");
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
   return v && std::string(v) == "0";
+}
+
+// IMGTOOL_PIPELINE=0: manifest first, then blobs; IMGTOOL_STREAM=0: no upload
+// before a blob is whole (both for comparisons).
+bool pipelining_disabled() { return env_off("IMGTOOL_PIPELINE"); }
+bool streaming_wanted(const ImageDestination& dst, const CopyOptions& o) {
+  return o.stream && dst.accepts_streams() && !env_off("IMGTOOL_STREAM");
 }
 
 }  // namespace
@@ -160,7 +239,9 @@ CopyResult copy_image(ImageSource& src, ImageDestination& dst, const std::string
     c.start(o.jobs);
   } else {
     c.start(o.jobs);
-    m = src.manifest_streaming([&](const Descriptor& d) { c.add(d); });  // on error ~BlobCopier stops the workers
+    BlobEvents ev{[&](const Descriptor& d) { c.add(d); }, nullptr};
+    if (streaming_wanted(dst, o)) ev.streaming = [&](std::shared_ptr<StreamingBlob> s) { c.add_stream(std::move(s)); };
+    m = src.manifest_streaming(ev);  // on error ~BlobCopier stops the workers
   }
   trace("copy: manifest ready");
   auto j = m.json();
@@ -174,6 +255,7 @@ CopyResult copy_image(ImageSource& src, ImageDestination& dst, const std::string
   dst.put_manifest(m, tag);  // last: the tag moves only now
   trace("copy: manifest stored");
   CopyResult r{m.digest(), m.media_type, static_cast<int>(blobs.size()), c.skipped.load(), c.bytes.load()};
+  r.blobs_streamed = c.streamed.load();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -78,9 +78,10 @@ DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
     : name_(std::move(name_tag)), opt_(o), engine_(engine_http(engine_socket(o.socket))),
       cache_(cache_root(o), o.compression) {}
 
-Manifest DaemonSource::manifest() { return manifest_streaming(nullptr); }
+Manifest DaemonSource::manifest() { return manifest_streaming({}); }
 
-Manifest DaemonSource::manifest_streaming(const std::function<void(const Descriptor&)>& ready) {
+Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
+  const auto& ready = ev.ready;
   trace("daemon: inspect " + name_);
   HttpResponse r = engine_call(engine_, "GET", "/images/" + name_ + "/json");
   if (r.status == 404) throw InputError(describe() + ": no such image in the Docker engine");
@@ -91,17 +92,17 @@ Manifest DaemonSource::manifest_streaming(const std::function<void(const Descrip
   auto diff_ids = j.at("RootFS").value("Layers", std::vector<std::string>{});
   bool complete = true;
   for (auto& d : diff_ids) {
-    auto c = cache_.find(d);
+    auto c = cache_.find_unverified(d);  // re-hashed in open_blob(), only if its bytes are read
     if (!c) complete = false;
     else if (ready) ready(*c);  // cached: can move while the rest is saved
   }
   auto cfg = cache_.config(config_digest_);
   if (!complete || !cfg) {
     struct Reset {
-      std::function<void(const Descriptor&)>& f;
-      ~Reset() { f = nullptr; }
-    } reset{ready_};
-    ready_ = ready;
+      BlobEvents& e;
+      ~Reset() { e = {}; }
+    } reset{ev_};
+    ev_ = ev;
     save_missing(diff_ids, config_digest_);
     cfg = cache_.config(config_digest_);
     if (!cfg) throw Error(describe() + ": docker save carried no config " + config_digest_);
@@ -110,7 +111,7 @@ Manifest DaemonSource::manifest_streaming(const std::function<void(const Descrip
   if (ready) ready(Descriptor{media::kOciConfig, config_digest_, static_cast<int64_t>(config_.size())});
   nlohmann::json layers = nlohmann::json::array();
   for (auto& d : diff_ids) {
-    auto c = cache_.find(d);
+    auto c = cache_.find_unverified(d);
     if (!c) throw Error(describe() + ": docker save carried no layer with diff_id " + d);
     layers.push_back(*c);
   }
@@ -170,7 +171,10 @@ std::string read_entry_string(struct archive* a) {
   return s;
 }
 
-CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const std::filesystem::path& tmp) {
+// Compresses the current entry into `tmp` and, while `stream` is set, into
+// the stream as well (dropped once its reader has abandoned it).
+CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const std::filesystem::path& tmp,
+                               GrowingBlob* stream) {
   using clk = std::chrono::steady_clock;
   double t_read = 0, t_comp = 0, t_out = 0;
   auto t0 = clk::now();
@@ -178,6 +182,7 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const
   LayerCompressor comp(c, jobs, [&](const char* p, size_t n) {
     auto w0 = clk::now();
     out.write(p, static_cast<std::streamsize>(n));
+    if (stream && !stream->push(p, n)) stream = nullptr;
     t_out += std::chrono::duration<double>(clk::now() - w0).count();
   });
   // archive_read_data_block: the entry's bytes where libarchive holds them
@@ -208,7 +213,7 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const
     trace("layer " + l.diff_id.substr(7, 12) + ": " + std::to_string(l.uncompressed_size >> 20) + " MiB -> " +
           std::to_string(l.size >> 20) + " MiB in " +
           std::to_string(std::chrono::duration<double>(clk::now() - t0).count()) + " s (read/wait " +
-          std::to_string(t_read) + ", compress+hash " + std::to_string(t_comp - t_out) + ", file write " +
+          std::to_string(t_read) + ", compress+hash " + std::to_string(t_comp - t_out) + ", file write+stream " +
           std::to_string(t_out) + ", finish " + std::to_string(t_fin) + ")");
   return l;
 }
@@ -226,9 +231,9 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   if (named == config_digest) {
     std::string bytes = read_entry_string(a);
     cache_.put_config(bytes);
-    if (ready_ && config_.empty() && sha256_digest(bytes) == config_digest) {
+    if (ev_.ready && config_.empty() && sha256_digest(bytes) == config_digest) {
       config_ = std::move(bytes);  // not changed again: open_blob() may now serve it from another thread
-      ready_(Descriptor{media::kOciConfig, config_digest, static_cast<int64_t>(config_.size())});
+      ev_.ready(Descriptor{media::kOciConfig, config_digest, static_cast<int64_t>(config_.size())});
     }
     return;
   }
@@ -238,12 +243,23 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   if (auto known = oci_blob ? std::optional<std::string>(named) : cache_.saved_diff_id(key); known && cache_.find(*known))
     return;
   auto tmp = cache_.temp_path();
+  std::shared_ptr<GrowingBlob> stream;
   try {
-    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp);
-    Descriptor d = cache_.commit(tmp, l);
+    if (ev_.streaming) {
+      stream = std::make_shared<GrowingBlob>(oci_layer_media_type(opt_.compression));
+      ev_.streaming(stream);
+    }
+    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp, stream.get());
+    // The stream ends once the blob is in place (a reader that gave up reads it from there),
+    // before the cache's fsync'd bookkeeping: the upload's PUT need not wait for the disk.
+    Descriptor d = cache_.commit(tmp, l, [&](const Descriptor& placed) {
+      if (stream) stream->end(placed);
+    });
     if (!oci_blob) cache_.remember_saved(key, l.diff_id);
-    if (ready_ && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ready_(d);
+    trace("layer " + l.diff_id.substr(7, 12) + ": in the cache");
+    if (ev_.ready && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ev_.ready(d);
   } catch (...) {
+    if (stream && !stream->descriptor()) stream->fail(std::current_exception());
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
     throw;
@@ -252,7 +268,11 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
 
 std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
   if (d.digest == config_digest_) return std::make_unique<StringReader>(config_);
-  // Written and hashed by this process's cache in the same pass; destinations verify again.
+  // Written and hashed by this process's cache in the same pass, or re-hashed now (once per
+  // process) before its bytes are used; destinations verify again.
+  if (!cache_.verify(d.digest))
+    throw Error(describe() + ": the cached layer " + d.digest + " under " + cache_.root().string() +
+                " no longer hashes to its name (changed on disk); it was removed, run the copy again");
   return std::make_unique<FileReader>(cache_.blob_path(d.digest));
 }
 

@@ -6,10 +6,17 @@
 //                      from the `docker save` stream (GET /images/NAME/get) through
 //                      libarchive — never extracted to disk — and compressed once,
 //                      in parallel, diff_id and digest computed in the same pass.
-//                      An image whose layers are all cached is not saved at all.
+//                      An image whose layers are all cached is not saved at all,
+//                      and a cached layer is re-hashed only when its bytes are
+//                      read (open_blob), so a re-push whose registry has every
+//                      blob reads none.
 //                      manifest_streaming() announces each layer as soon as it is
 //                      in the cache, so the copy uploads it while the next one is
-//                      read and compressed. The stream is parsed without copies
+//                      read and compressed; with BlobEvents::streaming, earlier:
+//                      each layer is handed out as a GrowingBlob when its
+//                      compression starts, the compressed bytes going to the
+//                      cache file and the stream in the same pass (the copy
+//                      uploads it chunked as it is made). The stream is parsed without copies
 //                      (curl's chunks go to libarchive as they are; entry data is
 //                      taken with archive_read_data_block).
 //                      The manifest is an OCI manifest (OCI config/layer types).
@@ -42,7 +49,7 @@ class DaemonSource : public ImageSource {
   Manifest manifest() override;
   // Announces cached layers at once, each saved layer as soon as it is
   // compressed into the cache, and the config when known.
-  Manifest manifest_streaming(const std::function<void(const Descriptor&)>& ready) override;
+  Manifest manifest_streaming(const BlobEvents& ev) override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override { return "docker-daemon:" + name_; }
  private:
@@ -54,7 +61,7 @@ class DaemonSource : public ImageSource {
   HttpClient engine_;
   LayerCache cache_;
   std::string config_digest_, config_;
-  std::function<void(const Descriptor&)> ready_;  // during manifest_streaming()
+  BlobEvents ev_;  // during manifest_streaming()
 };
 
 class DaemonDestination : public ImageDestination {

@@ -25,6 +25,8 @@ bool DockerDestination::has_blob(const Descriptor& d) {
 
 void DockerDestination::put_blob(const Descriptor& d, BlobReader& content) { reg_->put_blob(repo_, d, content); }
 
+Descriptor DockerDestination::put_blob_stream(StreamingBlob& content) { return reg_->put_blob_stream(repo_, content); }
+
 void DockerDestination::put_manifest(const Manifest& m, const std::string& tag) {
   std::string ref = tag.empty() ? m.digest() : tag;
   if (auto cur = reg_->head_manifest(repo_, ref); cur && cur->digest == m.digest()) {

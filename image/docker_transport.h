@@ -33,6 +33,8 @@ class DockerDestination : public ImageDestination {
   DockerDestination(std::shared_ptr<Registry> reg, std::string repo);
   bool has_blob(const Descriptor& d) override;
   void put_blob(const Descriptor& d, BlobReader& content) override;
+  bool accepts_streams() const override { return true; }
+  Descriptor put_blob_stream(StreamingBlob& content) override;  // chunked upload (Registry::put_blob_stream)
   void put_manifest(const Manifest& m, const std::string& tag) override;
   std::string describe() const override;
   // Blobs missing here are first mounted from `repo` of the same registry.

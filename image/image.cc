@@ -78,4 +78,8 @@ std::string read_all(BlobReader& r, size_t max) {
   return out;
 }
 
+Descriptor ImageDestination::put_blob_stream(StreamingBlob&) {
+  throw Error(describe() + ": cannot store a blob of unknown digest (no streamed upload)");
+}
+
 }  // namespace imgtool::image

@@ -70,6 +70,26 @@ class BlobReader {
 inline constexpr size_t kMaxSmallBlobBytes = 4u << 20;
 std::string read_all(BlobReader& r, size_t max = kMaxSmallBlobBytes);
 
+// A blob handed out while its producer is still making it (a daemon layer
+// being compressed): read() yields the bytes as they are made, and the digest
+// and size exist only once read() has returned 0 (descriptor()). abandon(): the
+// reader stops early; the producer carries on without it (blob.h GrowingBlob).
+class StreamingBlob : public BlobReader {
+ public:
+  virtual const std::string& media_type() const = 0;
+  virtual std::optional<Descriptor> descriptor() const = 0;  // set at the end of the stream
+  virtual void abandon() = 0;
+};
+
+// What a source announces while it works out its manifest (manifest_streaming).
+struct BlobEvents {
+  // A blob open_blob(d) can now serve whole.
+  std::function<void(const Descriptor&)> ready;
+  // A blob still being produced; empty = the consumer cannot take streams
+  // (then the source announces the blob through `ready` once it is whole).
+  std::function<void(std::shared_ptr<StreamingBlob>)> streaming;
+};
+
 class ImageSource {
  public:
   virtual ~ImageSource() = default;
@@ -77,11 +97,14 @@ class ImageSource {
   virtual Manifest manifest() = 0;
   // Like manifest(), for sources that produce blobs while working out the
   // manifest (docker-daemon: compresses layers as the save stream arrives):
-  // ready(d) is called, on the calling thread, for each blob as soon as
+  // ev.ready(d) is called, on the calling thread, for each blob as soon as
   // open_blob(d) can serve it, so a copy can move it before the manifest
-  // exists. A blob may be announced more than once; an exception thrown by
-  // ready() aborts and propagates. Default: manifest(), nothing announced early.
-  virtual Manifest manifest_streaming(const std::function<void(const Descriptor&)>& ready) { return manifest(); }
+  // exists; ev.streaming(s), if set, even earlier, while the blob is being
+  // made (its producer then ends or fails every stream it handed out, and a
+  // stream's blob is announced through ready() too once whole). A blob may be
+  // announced more than once; an exception thrown by a callback aborts and
+  // propagates. Default: manifest(), nothing announced early.
+  virtual Manifest manifest_streaming(const BlobEvents& ev) { return manifest(); }
   // Any blob named by the manifest, as stored (compressed for layers).
   virtual std::unique_ptr<BlobReader> open_blob(const Descriptor& d) = 0;
   // A human name of the reference, for messages.
@@ -95,6 +118,13 @@ class ImageDestination {
   virtual bool has_blob(const Descriptor& d) = 0;
   // Stores a blob; the digest is verified while writing.
   virtual void put_blob(const Descriptor& d, BlobReader& content) = 0;
+  // Streams: a blob whose digest is known only at its end (the OCI chunked
+  // upload: POST, PATCH the stream, PUT ?digest=). Returns the stored blob's
+  // descriptor. Only called when accepts_streams(); a throw leaves the stream
+  // partly read (the copy engine then reads it to its end and falls back to
+  // put_blob of the whole blob).
+  virtual bool accepts_streams() const { return false; }
+  virtual Descriptor put_blob_stream(StreamingBlob& content);
   // Stores the manifest by digest and, if tag is non-empty, points tag at it.
   virtual void put_manifest(const Manifest& m, const std::string& tag) = 0;
   virtual std::string describe() const = 0;

@@ -26,21 +26,35 @@ LayerCache::LayerCache(std::filesystem::path root, Compression c) : root_(std::m
 
 std::filesystem::path LayerCache::blob_path(const std::string& digest) const { return root_ / "blobs" / hex_of(digest); }
 
-std::optional<Descriptor> LayerCache::find(const std::string& diff_id) const {
+std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id) const {
   auto entry = read_opt(root_ / "map" / hex_of(diff_id));
   if (!entry) return std::nullopt;
   auto j = nlohmann::json::parse(*entry, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Descriptor d{oci_layer_media_type(c_), j.value("digest", ""), j.value("size", int64_t{0})};
+  if (!is_sha256_digest(d.digest)) return std::nullopt;
   std::error_code ec;
   auto size = std::filesystem::file_size(blob_path(d.digest), ec);
   if (ec || static_cast<int64_t>(size) != d.size) return std::nullopt;
-  if (!verified(d.digest)) {
-    std::filesystem::remove(blob_path(d.digest), ec);
+  return d;
+}
+
+std::optional<Descriptor> LayerCache::find(const std::string& diff_id) const {
+  auto d = find_unverified(diff_id);
+  if (!d) return std::nullopt;
+  if (!verify(d->digest)) {
+    std::error_code ec;
     std::filesystem::remove(root_ / "map" / hex_of(diff_id), ec);
     return std::nullopt;
   }
   return d;
+}
+
+bool LayerCache::verify(const std::string& digest) const {
+  if (verified(digest)) return true;
+  std::error_code ec;
+  std::filesystem::remove(blob_path(digest), ec);
+  return false;
 }
 
 bool LayerCache::verified(const std::string& digest) const {
@@ -59,15 +73,18 @@ std::filesystem::path LayerCache::temp_path() const {
   return root_ / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(++n));
 }
 
-Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l) {
+Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l,
+                              const std::function<void(const Descriptor&)>& placed) {
   std::filesystem::rename(tmp, blob_path(l.digest));
   {
     std::lock_guard<std::mutex> lock(mu_);
     verified_.insert(l.digest);  // hashed in the same pass that wrote it
   }
+  Descriptor d{oci_layer_media_type(c_), l.digest, l.size};
+  if (placed) placed(d);
   nlohmann::json j{{"digest", l.digest}, {"size", l.size}};
   write_file_atomic(root_ / "map" / hex_of(l.diff_id), j.dump());
-  return Descriptor{oci_layer_media_type(c_), l.digest, l.size};
+  return d;
 }
 
 std::optional<std::string> LayerCache::saved_diff_id(const std::string& v1_id) const {

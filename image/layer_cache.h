@@ -8,6 +8,7 @@
 // of the same entry write identical bytes, so the last rename wins harmlessly.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -27,11 +28,22 @@ class LayerCache {
   // process, the bytes re-hashed (anyone who could write the cache could
   // otherwise swap a layer); a mismatching entry is removed and nullopt returned.
   std::optional<Descriptor> find(const std::string& diff_id) const;
+  // find() without the re-hash (size checked only), for a caller that calls
+  // verify() before it reads the bytes: an unchanged re-push whose registry
+  // already has every blob then reads none of them.
+  std::optional<Descriptor> find_unverified(const std::string& diff_id) const;
+  // Re-hashes the blob once per process; a mismatching blob is removed (its
+  // map entry then finds nothing) and false returned.
+  bool verify(const std::string& digest) const;
   std::filesystem::path blob_path(const std::string& digest) const;
   // A fresh temporary file name inside the cache (same filesystem as blobs/).
   std::filesystem::path temp_path() const;
   // Moves a finished temporary file into place and records diff_id -> blob.
-  Descriptor commit(const std::filesystem::path& tmp, const CompressedLayer& layer);
+  // placed(d), if given, runs once the blob is in place (blob_path() serves
+  // it) and before the map entry is written (an fsync'd file: on ext4 that can
+  // wait for the blob's own data to reach the disk), so a stream can end early.
+  Descriptor commit(const std::filesystem::path& tmp, const CompressedLayer& layer,
+                    const std::function<void(const Descriptor&)>& placed = nullptr);
 
   std::optional<std::string> saved_diff_id(const std::string& v1_id) const;
   void remember_saved(const std::string& v1_id, const std::string& diff_id);

@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "image/blob.h"
 #include "image/http.h"
+#include "image/trace.h"
 
 namespace imgtool::image {
 
@@ -511,6 +512,29 @@ void Registry::put_blob(const std::string& repo, const Descriptor& d, BlobReader
   put.timeout = impl_->opt.blob_timeout;
   HttpResponse resp = impl_->send(put, repo, Access::kPush);
   if (resp.status != 201) throw impl_->fail(what, resp);
+}
+
+Descriptor Registry::put_blob_stream(const std::string& repo, StreamingBlob& content) {
+  std::string what = "streamed upload to " + repo;
+  HttpResponse start = impl_->send({"POST", "/v2/" + repo + "/blobs/uploads/"}, repo, Access::kPush);
+  if (start.status != 202) throw impl_->fail("start " + what, start);
+  std::string loc = absolute(base_url(), start.header("location"));
+  HttpRequest p{"PATCH", loc, {"Content-Type: application/octet-stream", "Transfer-Encoding: chunked"}};
+  p.upload = &content;
+  p.upload_size = -1;  // unknown: libcurl sends the body chunked as read() yields it
+  p.timeout = impl_->opt.blob_timeout;
+  HttpResponse pr = impl_->send(p, repo, Access::kPush);
+  if (pr.status != 202) throw impl_->fail("PATCH (streamed) of " + what, pr);
+  auto d = content.descriptor();
+  if (!d) throw Error(what + ": the stream ended without a digest");
+  trace("blob " + d->digest.substr(7, 12) + ": PATCH done, PUT ?digest=");
+  what = "upload of " + d->digest + " to " + repo;
+  if (auto next = pr.header("location"); !next.empty()) loc = absolute(base_url(), next);
+  HttpResponse fin = impl_->send({"PUT", with_query(loc, "digest=" + url_escape(d->digest))}, repo, Access::kPush);
+  if (fin.status != 201) throw impl_->fail("finish " + what, fin);
+  if (auto got = fin.header("docker-content-digest"); !got.empty() && got != d->digest)
+    throw Error("registry " + host() + " stored " + got + " for " + what);
+  return *d;
 }
 
 Descriptor Registry::put_blob(const std::string& repo, const std::string& bytes, const std::string& media_type) {

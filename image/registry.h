@@ -106,6 +106,12 @@ class Registry {
   // Cross-repository mount; false if the registry started an upload instead.
   bool mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo);
   void put_blob(const std::string& repo, const Descriptor& d, BlobReader& content);
+  // The OCI chunked upload of a blob whose digest is known only at its end:
+  // POST, one PATCH streaming `content` (Transfer-Encoding: chunked) as it is
+  // produced, PUT ?digest= with content.descriptor(). Not retried (the stream
+  // cannot be rewound); a registry refusing PATCH throws a RegistryError with
+  // its status, and the caller falls back to put_blob of the whole blob.
+  Descriptor put_blob_stream(const std::string& repo, StreamingBlob& content);
   Descriptor put_blob(const std::string& repo, const std::string& bytes, const std::string& media_type);
   std::unique_ptr<BlobReader> get_blob(const std::string& repo, const Descriptor& d);  // streamed, verified
   std::string get_blob_bytes(const std::string& repo, const Descriptor& d);

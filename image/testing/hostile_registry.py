@@ -19,7 +19,8 @@ their scripts (which name each other's ports) afterwards:
 
 The first matching route answers; none = 404 with a registry error body. Every
 request is appended to L as one JSON line:
-  {"method", "path", "authorization" (the header or null), "body_bytes"}.
+  {"method", "path", "authorization" (the header or null), "body_bytes"}
+(a chunked body, as a streamed PATCH sends, is read whole and counted too).
 """
 import argparse, base64, http.server, json, os, re, socket, ssl, sys, threading, time
 
@@ -48,6 +49,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write(json.dumps(entry) + "\n")
 
     def read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.read_chunked()
         n = int(self.headers.get("Content-Length") or 0)
         left = n
         while left > 0:
@@ -56,6 +59,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             left -= len(chunk)
         return n
+
+    def read_chunked(self):
+        """A streamed (chunked) body, read whole so the connection stays in step."""
+        n = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return n
+            left = size
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 16))
+                if not chunk:
+                    return n
+                left -= len(chunk)
+            n += size
+            self.rfile.readline()  # CRLF after the chunk
 
     def answer(self):
         self.record(self.read_body())
