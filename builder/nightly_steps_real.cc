@@ -5,6 +5,7 @@
 #include "image/copy.h"
 #include "image/docker_transport.h"
 #include "image/registry.h"
+#include "sbom/publish.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
@@ -62,7 +63,11 @@ class RealSteps : public NightlySteps {
                           " is not the smoked image ID " + b.image_id);
       return m;
     };
-    auto res = sign::publish_signed(srepo, push_by_digest, *key_, {.tag = g.cell.tag});
+    // The SPDX SBOM is attested (read back from the registry by digest) before the tag moves.
+    auto by_digest = [&](const image::Manifest& m) { return std::make_unique<image::DockerSource>(reg_, repo, m.digest()); };
+    sign::PublishRequest req{.tag = g.cell.tag};
+    req.attach = sbom::attach_sbom_hook(srepo, by_digest, *key_);
+    auto res = sign::publish_signed(srepo, push_by_digest, *key_, req);
     return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed};
   }
 

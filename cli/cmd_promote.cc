@@ -11,6 +11,7 @@
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
 #include "verify/report_render.h"
+#include "sign/attestation.h"
 #include "verify/release_gate.h"
 
 namespace imgtool::cli {
@@ -18,7 +19,7 @@ namespace {
 
 struct PromoteFlags {
   std::string ref, tag, key, identity, sign_key, passphrase_env;
-  bool no_verify_contents = false;
+  bool no_verify_contents = false, no_sbom = false;
   RegistryFlags registry;
 };
 
@@ -44,6 +45,7 @@ int run_promote(const PromoteFlags& f) {
   sign::RegistryRepository repo(reg, r.name);
   sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
   if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
+  if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;  // no tag without its SBOM
   sign::PromoteResult res = sign::promote(repo, *pub, req);
   std::cout << "promoted " << repo.name() << ":" << f.tag << " -> " << r.digest
             << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
@@ -61,6 +63,7 @@ Registration reg{{"promote", "Move a tag onto a digest only if that digest is si
                     sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key before moving");
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
+                    sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");
                     f->registry.add(sub);
                     return [f] { return run_promote(*f); };
                   }}};

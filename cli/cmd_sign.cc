@@ -4,6 +4,9 @@
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "image/docker_transport.h"
+#include "image/platform.h"
+#include "sbom/publish.h"
 #include "sign/keys.h"
 #include "sign/registry_repository.h"
 #include "sign/sign_image.h"
@@ -14,6 +17,7 @@ namespace {
 struct SignFlags {
   std::string ref, key, passphrase_env, identity;
   std::vector<std::string> annotations;
+  bool no_sbom = false;
   RegistryFlags registry;
 };
 
@@ -30,16 +34,23 @@ std::map<std::string, std::string> parse_annotations(const std::vector<std::stri
 int run_sign(const SignFlags& f) {
   image::Reference r = docker_reference(f.ref, "sign");
   sign::Pkey key = sign::load_private_key(f.key, sign::passphrase_from_env(f.passphrase_env));
-  image::Registry reg(r.host, f.registry.options());
+  auto reg_ptr = std::make_shared<image::Registry>(r.host, f.registry.options());
+  image::Registry& reg = *reg_ptr;
   sign::RegistryRepository repo(reg, r.name);
   // One GET: the digest signed is the digest of the bytes read, never a separate HEAD's answer.
-  std::string digest = sign::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest).digest();
+  image::Manifest m = sign::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
+  std::string digest = m.digest();
   // Identity: REGISTRY/REPO:TAG (cosign and containers/image both accept it);
   // for a digest reference without --identity, REGISTRY/REPO.
   std::string identity = !f.identity.empty() ? f.identity : repo.name() + (r.tag.empty() ? "" : ":" + r.tag);
   sign::SignResult s = sign::sign_digest(repo, *key, {digest, identity, parse_annotations(f.annotations)});
   std::cout << (s.already_signed ? "already signed " : "signed ") << repo.name() << "@" << digest << " as " << identity
             << " -> " << s.signature_tag << " (" << s.layers << " signature(s))\n";
+  if (!f.no_sbom && !image::is_index(m)) {  // the SBOM of the same digest, attested with the same key (sbom/publish.h)
+    image::DockerSource src(reg_ptr, r.name, digest);
+    sign::AttestResult a = sbom::attest_sbom(repo, src, m, *key);
+    std::cout << (a.already_attested ? "already attested " : "attested ") << "SPDX SBOM -> " << a.attestation_tag << "\n";
+  }
   return 0;
 }
 
@@ -51,6 +62,7 @@ Registration reg{{"sign", "Sign an image in a registry (cosign format: sha256-<h
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding the key's passphrase");
                     sub.add_option("--identity", f->identity, "docker-reference to sign (default REGISTRY/REPO:TAG)");
                     sub.add_option("--annotation", f->annotations, "KEY=VALUE added to the signed payload (repeatable)");
+                    sub.add_flag("--no-sbom", f->no_sbom, "do not attach the SPDX SBOM attestation (sha256-<hex>.att)");
                     f->registry.add(sub);
                     return [f] { return run_sign(*f); };
                   }}};

@@ -14,6 +14,7 @@
 #include "sign/keys.h"
 #include "sign/registry_repository.h"
 #include "verify/report_render.h"
+#include "verify/sbom_check.h"
 #include "verify/static_checks.h"
 #include "run/render.h"
 #include "verify/verify_smoke.h"
@@ -23,7 +24,7 @@ namespace {
 
 struct VerifyFlags {
   std::string ref, key, identity, junit;
-  bool no_smoke = false, json = false, no_signature = false, no_claims = false;
+  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false;
   RegistryFlags registry;
   verify::VerifySmokeOptions smoke;
   std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
@@ -76,6 +77,9 @@ int run_verify(const VerifyFlags& f) {
   verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
   if (!f.no_smoke) opt.smoke = smoke_hook(f);
   verify::Report report = verify::verify_static(in, opt);
+  // Registry images: the SPDX attestation of the same digest (one read above), vs the layers.
+  if (repo && pub && !f.no_signature && !f.no_sbom && !report.digest.empty())
+    verify::add_sbom_rows(report, *repo, *source, sign::resolve_manifest(*repo, report.digest), *pub, f.key);
   emit(f, report);
   return report.ok() ? 0 : 1;
 }
@@ -102,6 +106,8 @@ Registration reg{{"verify", "Verify an image: signature, labels/tag vs actual co
                     sub.add_flag("--no-record", f->no_record, "smoke: do not store or judge throughput");
                     sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
                     sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
+                    sub.add_flag("--no-sbom", f->no_sbom,
+                                 "skip the SBOM check (registry images: the signed SPDX attestation vs the layers)");
                     sub.add_flag("--json", f->json, "print the report as JSON");
                     sub.add_option("--junit", f->junit, "also write a JUnit XML report to FILE");
                     f->registry.add(sub);

@@ -9,7 +9,8 @@ APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
   docker-registry docker-compose skopeo umoci debootstrap apache2-utils openssl curl python3 python3-pip
   python3-jwt python3-cryptography  # the test token server (image/testing/token_server.py)
   clang libfuzzer-14-dev libclang-rt-14-dev  # fuzz targets (fuzz/)
-  python3-yaml fuse-overlayfs iproute2 util-linux gcc)  # the GPU test engine (tests/gpu_engine)
+  python3-yaml fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
+  python3-venv)  # the spdx-tools venv (SBOM tests, below)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,4 +34,7 @@ for spec in "${PY_PKGS[@]}"; do
   python3 -m pip show -q "$name" >/dev/null 2>&1 || python3 -m pip install -q "$spec" 2>/dev/null \
     || python3 -m pip install -q --break-system-packages "$spec"
 done
+# spdx-tools (pyspdxtools): validates imgtool's SPDX SBOMs in sbom/ tests; its own cached venv.
+SPDX_VENV="${IMGTOOL_CACHE:-$HOME/.cache/imgtool}/venv-spdx"
+[ -x "$SPDX_VENV/bin/pyspdxtools" ] || { python3 -m venv "$SPDX_VENV" && "$SPDX_VENV/bin/pip" install -q "spdx-tools==0.8.3"; }
 docker info >/dev/null 2>&1 || { echo "install-deps: the Docker engine is not reachable (docker info failed)" >&2; exit 1; }

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "sign/attestation.h"
 #include "sign/sign_image.h"
 
 namespace imgtool::sign {
@@ -42,6 +43,7 @@ PublishResult publish_signed(Repository& repo, const std::function<image::Manife
   if (!c.ok)
     throw CheckFailed(repo.name() + "@" + m.digest() + ": expected the new signature to verify, found " +
                       c.summary() + "; another signer may have rewritten " + s.signature_tag + " — re-run");
+  if (req.attach) req.attach(m);                                // 2b. e.g. the SBOM attestation
   if (req.gate) req.gate(m);
   repo.put_manifest(m, req.tag);                                // 3. tag last
   return {m.digest(), s.signature_tag, s.already_signed};
@@ -59,6 +61,13 @@ PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteReque
     throw CheckFailed(repo.name() + "@" + req.digest + ": expected a valid signature by the given key "
                       "before moving tag " + req.tag + ", found " + r.signature.summary() +
                       "; sign it with `imgtool sign` (tag not moved)");
+  if (!req.require_attestation.empty()) {
+    AttestationCheck a = check_attestation(repo, req.digest, public_key, req.require_attestation);
+    if (!a.ok)
+      throw CheckFailed(repo.name() + "@" + req.digest + ": expected an attestation (" + req.require_attestation +
+                        ") by the given key before moving tag " + req.tag + ", found " + a.summary() +
+                        "; attach it with `imgtool sign` (tag not moved)");
+  }
   if (req.gate) req.gate(m);
   if (auto prev = repo.manifest(req.tag)) r.previous_digest = prev->digest();
   if (req.resign_key) sign_digest(repo, *req.resign_key, {req.digest, repo.name() + ":" + req.tag, {}});

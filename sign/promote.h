@@ -34,6 +34,10 @@ struct PublishRequest {
   std::string identity;                            // default: repo.name() + ":" + tag
   std::map<std::string, std::string> annotations;  // signed payload "optional"
   PromoteGate gate;                                // optional, runs before the tag moves
+  // optional, runs after the signature holds and before the gate and the tag
+  // PUT: attaches what must exist before the tag does (the SBOM attestation,
+  // sbom/publish.h); a throw leaves the tag where it was.
+  std::function<void(const image::Manifest&)> attach;
 };
 
 struct PublishResult {
@@ -53,6 +57,10 @@ struct PromoteRequest {
   std::string identity;  // required signed identity; default: repo.name() (any tag)
   PromoteGate gate;
   EVP_PKEY* resign_key = nullptr;  // if set, also sign identity repo:tag before moving
+  // If set, the digest must also carry an attestation of this predicate type
+  // (e.g. kSpdxPredicateType, sign/attestation.h) that verifies with the key
+  // and names the digest: no tag onto an image without its SBOM.
+  std::string require_attestation;
 };
 
 struct PromoteResult {

@@ -1,0 +1,39 @@
+// The SBOM of a published image, attested in its registry repository
+// (cosign format, sign/attestation.h: `sha256-<hex>.att`, predicate type
+// https://spdx.dev/Document, DSSE-signed with the release key).
+//
+//   sign::publish_signed(repo, push, key, {.tag = t, .attach = attach_sbom_hook(repo, src_for, key)})
+//
+// attaches it after the image is signed and BEFORE the tag moves, so no tag
+// points at an image without its SBOM (the nightly's publish step does this).
+#pragma once
+#include <openssl/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "image/image.h"
+#include "sbom/build.h"
+#include "sign/attestation.h"
+#include "sign/repository.h"
+
+namespace imgtool::sbom {
+
+// Reads the config of `m` and streams its layers once from `src`; the SBOM
+// names the image `name` at `digest`.
+Document sbom_of(image::ImageSource& src, const image::Manifest& m, const std::string& name, const std::string& digest,
+                 const SbomOptions& opt = {});
+
+// Builds the SBOM of `m` (layers from `src`, which must serve m's blobs) and
+// attaches it for m's digest in `repo`, signed with `private_key`.
+sign::AttestResult attest_sbom(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+                               EVP_PKEY& private_key, const SbomOptions& opt = {});
+
+// The publish_signed attach step: `open_source(m)` gives a source serving m's
+// blobs (e.g. the registry repository by digest).
+std::function<void(const image::Manifest&)> attach_sbom_hook(
+    sign::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
+    EVP_PKEY& private_key);
+
+}  // namespace imgtool::sbom

@@ -1,0 +1,214 @@
+// The SBOM end to end, with real components: a real docker-registry on
+// loopback, the real Paddle CPU test image (tests/test_images.h), the nightly's
+// publish path (sign::publish_signed + the SBOM attach hook), the imgtool
+// binary for verify/sbom, spdx-tools (pyspdxtools, scripts/install-deps.sh) for
+// the SPDX validation, and `dpkg-query` / `pip list` run INSIDE the image as
+// the cross-check of what the layers say.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/fs.h"
+#include "image/copy.h"
+#include "image/daemon_transport.h"
+#include "image/docker_transport.h"
+#include "image/registry.h"
+#include "sbom/inventory.h"
+#include "sbom/publish.h"
+#include "sign/attestation.h"
+#include "sign/keys.h"
+#include "sign/promote.h"
+#include "sign/registry_repository.h"
+#include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
+#include "tests/test_images.h"
+
+using namespace imgtool;
+using namespace imgtool::testing;
+using nlohmann::json;
+
+namespace {
+
+RunResult cli(const std::vector<std::string>& args) {
+  RunResult r = imgtool::testing::imgtool(args);
+  MESSAGE("imgtool " << args[0] << " -> " << r.exit_code << "\n" << r.out << r.err);
+  return r;
+}
+
+std::string pyspdxtools() {
+  return env_or("IMGTOOL_CACHE", env_or("HOME", "/tmp") + "/.cache/imgtool") + "/venv-spdx/bin/pyspdxtools";
+}
+
+// publish_signed exactly as the nightly calls it: copy by digest, sign, attach the SBOM, move the tag.
+sign::PublishResult publish(std::shared_ptr<image::Registry> reg, const std::string& repo, const std::string& local,
+                            const std::string& tag, EVP_PKEY& key) {
+  sign::RegistryRepository srepo(*reg, repo);
+  auto push = [&] {
+    image::DaemonSource src(local);
+    image::DockerDestination dst(reg, repo);
+    return reg->get_manifest(repo, image::copy_image(src, dst, "").digest);
+  };
+  auto by_digest = [&](const image::Manifest& m) { return std::make_unique<image::DockerSource>(reg, repo, m.digest()); };
+  sign::PublishRequest req{.tag = tag};
+  req.attach = sbom::attach_sbom_hook(srepo, by_digest, key);
+  return sign::publish_signed(srepo, push, key, req);
+}
+
+std::string row(const json& report, const std::string& id) {
+  for (const auto& c : report["checks"])
+    if (c["id"] == id) return c["status"].get<std::string>() + ": " + c["found"].get<std::string>();
+  return "absent";
+}
+
+// name@version of the SBOM's packages of one purl type ("deb", "pypi"), optionally under one site-packages.
+std::set<std::string> sbom_set(const json& doc, const std::string& type, const std::string& site = "") {
+  std::set<std::string> out;
+  for (const auto& p : doc["packages"]) {
+    std::string loc = p.value("externalRefs", json::array()).empty() ? "" : p["externalRefs"][0].value("referenceLocator", "");
+    if (loc.rfind("pkg:" + type + "/", 0) != 0) continue;
+    if (!site.empty() && p.value("comment", "") != "site-packages: " + site) continue;
+    std::string name = p["name"];
+    if (type == "pypi") name = sbom::canonical_python_name(name);
+    out.insert(name + "@" + p["versionInfo"].get<std::string>());
+  }
+  return out;
+}
+
+std::set<std::string> dpkg_in_image(const std::string& img) {
+  auto r = run({"docker", "run", "--rm", "--network", "none", "--entrypoint", "dpkg-query", img, "-W", "-f",
+                "${db:Status-Status}\t${Package}\t${Version}\n"});
+  REQUIRE_MESSAGE(r.ok(), r.err);
+  std::set<std::string> out;
+  std::istringstream in(r.out);
+  std::string status, name, version;
+  while (std::getline(in, status, '\t') && std::getline(in, name, '\t') && std::getline(in, version))
+    if (status == "installed") out.insert(name + "@" + version);
+  return out;
+}
+
+std::set<std::string> pip_in_image(const std::string& img, const std::string& python) {
+  auto r = run({"docker", "run", "--rm", "--network", "none", "--entrypoint", python, img, "-m", "pip", "list",
+                "--format", "json", "--disable-pip-version-check"});
+  REQUIRE_MESSAGE(r.ok(), r.err);
+  std::set<std::string> out;
+  for (const auto& p : json::parse(r.out)) out.insert(sbom::canonical_python_name(p["name"]) + "@" + p["version"].get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross-check, tampering") {
+  RegistryServer server;
+  ScratchDir d("sbom-e2e");
+  auto reg = std::make_shared<image::Registry>(server.host(), server.options());
+  std::string k = (d.path / "release").string();
+  REQUIRE(cli({"keygen", "--out", k}).ok());
+  sign::Pkey key = sign::load_private_key(k + ".key", "");
+  std::string img = paddle_cpu_image();
+  std::string small = labelled("imgtool-test/sbom-small:cpu", base_image(), "cpu");
+  std::string repo = "ai/paddle", ref = "docker://" + server.host() + "/" + repo;
+
+  sign::PublishResult pub = publish(reg, repo, img, "3.2.0-cpu", *key);
+  sign::PublishResult other = publish(reg, repo, small, "small", *key);
+  sign::RegistryRepository srepo(*reg, repo);
+  REQUIRE(srepo.manifest(sign::attestation_tag(pub.digest)));  // attached before the tag moved
+
+  auto verify = [&](const std::string& r) {
+    auto res = cli({"verify", r, "--key", k + ".pub", "--no-smoke", "--no-claims", "--json"});  // claims: verify's own tests
+    return std::make_pair(res.exit_code, json::parse(res.out.empty() ? "{}" : res.out));
+  };
+
+  // One registry and one publish for all steps, in order (doctest SUBCASEs would re-publish each time).
+  {
+    INFO("verify passes; sbom prints the attested document; spdx-tools validates it; it matches the image");
+    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    CHECK(rc == 0);
+    CHECK(row(report, "sbom.attestation").rfind("pass", 0) == 0);
+    CHECK(row(report, "sbom.document").rfind("pass", 0) == 0);
+    CHECK(row(report, "sbom.packages").rfind("pass", 0) == 0);
+
+    std::string out = (d.path / "paddle.spdx.json").string();
+    REQUIRE(cli({"sbom", ref + ":3.2.0-cpu", "--key", k + ".pub", "--out", out}).ok());
+    json doc = json::parse(read_file(out));
+    auto v = run({pyspdxtools(), "-i", out});
+    INFO("pyspdxtools (scripts/install-deps.sh installs it): " << v.out << v.err);
+    CHECK(v.ok());
+
+    // Every installed dpkg package, exactly; the venv's pip list, exactly (names canonical).
+    std::set<std::string> debs = dpkg_in_image(img);
+    CHECK(debs.size() > 50);
+    CHECK(sbom_set(doc, "deb") == debs);
+    std::set<std::string> pips = pip_in_image(img, "/opt/venv/bin/python3");
+    CHECK(pips.count("paddlepaddle@3.2.0") == 1);
+    CHECK(sbom_set(doc, "pypi", "/opt/venv/lib/python3.11/site-packages") == pips);
+
+    // Built on the fly from the local engine: the same packages as the attested one.
+    std::string local = (d.path / "local.spdx.json").string();
+    REQUIRE(cli({"sbom", "docker-daemon:" + img, "--out", local}).ok());
+    json ldoc = json::parse(read_file(local));
+    CHECK(sbom_set(ldoc, "deb") == sbom_set(doc, "deb"));
+    CHECK(sbom_set(ldoc, "pypi") == sbom_set(doc, "pypi"));
+    CHECK(run({pyspdxtools(), "-i", local}).ok());
+  }
+
+  {
+    INFO("no attestation: verify fails with the fix; sbom says none");
+    std::string bare = labelled("imgtool-test/sbom-bare:cpu", base_image(), "cpu");  // a digest of its own
+    auto r = cli({"copy", "docker-daemon:" + bare, ref + ":bare", "--json"});
+    REQUIRE(r.ok());
+    std::string bare_digest = json::parse(r.out)["digest"];
+    REQUIRE(cli({"sign", ref + ":bare", "--key", k + ".key", "--no-sbom"}).ok());
+    auto [rc, report] = verify(ref + ":bare");
+    CHECK(rc == 1);
+    CHECK(row(report, "signature").rfind("pass", 0) == 0);
+    CHECK(row(report, "sbom.attestation").rfind("fail: no attestation", 0) == 0);
+    CHECK(cli({"sbom", ref + ":bare"}).exit_code == 1);
+    auto bad = cli({"sbom", "docker-daemon:" + small, "--created", "yesterday", "--out", (d.path / "x.json").string()});
+    CHECK(bad.exit_code == 2);  // bad input: one line naming the flag, nothing written
+    CHECK(bad.err.find("--created: expected a UTC time") != std::string::npos);
+    CHECK_FALSE(fs::exists(d.path / "x.json"));
+    // promote refuses to move a tag onto it (no tag without its SBOM) ...
+    auto p = cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"});
+    CHECK(p.exit_code == 1);
+    CHECK(p.err.find("expected an attestation") != std::string::npos);
+    CHECK_FALSE(reg->head_manifest(repo, "stable").has_value());
+    // ... imgtool sign attaches it by default: then verify passes and promote moves the tag.
+    REQUIRE(cli({"sign", ref + ":bare", "--key", k + ".key"}).ok());
+    CHECK(verify(ref + ":bare").first == 0);
+    CHECK(cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"}).ok());
+    CHECK(reg->resolve(repo, "stable") == bare_digest);
+  }
+  {
+    INFO("a signed SBOM that leaves a package out fails, naming it");
+    image::DockerSource src(reg, repo, pub.digest);
+    image::Manifest m = reg->get_manifest(repo, pub.digest);
+    nlohmann::ordered_json doc = sbom::sbom_of(src, m, srepo.name(), pub.digest).to_json();
+    std::string dropped;
+    auto& ps = doc["packages"];
+    for (auto it = ps.begin(); it != ps.end(); ++it)
+      if ((*it)["name"] == "libc6") {
+        dropped = (*it)["externalRefs"][0]["referenceLocator"];
+        ps.erase(it);
+        break;
+      }
+    REQUIRE(!dropped.empty());
+    sign::attach_attestation(srepo, *key, {pub.digest, "", sign::kSpdxPredicateType, doc});
+    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    CHECK(rc == 1);
+    CHECK(row(report, "sbom.attestation").rfind("pass", 0) == 0);
+    CHECK(row(report, "sbom.packages").find("missing from the SBOM: " + dropped) != std::string::npos);
+  }
+
+  {
+    INFO("another image's attestation under this digest's tag fails on the subject");
+    auto theirs = srepo.manifest(sign::attestation_tag(other.digest));
+    REQUIRE(theirs);
+    srepo.put_manifest(*theirs, sign::attestation_tag(pub.digest));
+    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    CHECK(rc == 1);
+    CHECK(row(report, "sbom.attestation").find("another image") != std::string::npos);
+    CHECK(cli({"sbom", ref + ":3.2.0-cpu", "--key", k + ".pub"}).exit_code == 1);
+  }
+
+}
