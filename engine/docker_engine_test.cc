@@ -92,3 +92,21 @@ TEST_CASE("real engine: build, inspect, run, timeout, save/load, remove") {
   CHECK_FALSE(e.remove(loaded));
   CHECK(e.inspect(name));  // still there under its own name
 }
+
+TEST_CASE("real engine: a failing classic build leaves no stopped container behind") {
+  ScratchDir dir("engine-fail");
+  DockerEngine e;
+  const std::string marker = "imgtool-engine-test-fail-" + pid();
+  write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nRUN echo " + marker + " && exit 3\n");
+  auto containers = [&] {
+    return run({"docker", "ps", "-a", "--no-trunc", "--filter", "status=exited", "--format", "{{.Command}}"},
+               {.timeout = std::chrono::seconds(60)})
+        .out;
+  };
+  auto r = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile",
+                    .image = "imgtool-engine-test/fail:" + pid(), .timeout = std::chrono::seconds(600),
+                    .log_path = dir.path / "build.log"});
+  CHECK(!r.ok());
+  CHECK(read_file(dir.path / "build.log").find(marker) != std::string::npos);
+  CHECK(containers().find(marker) == std::string::npos);
+}

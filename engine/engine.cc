@@ -12,7 +12,9 @@ std::vector<std::optional<ImageInfo>> Engine::inspect_all(const std::vector<std:
 }
 
 std::vector<std::string> build_argv(const BuildRequest& r, const fs::path& iidfile) {
-  std::vector<std::string> a = {"docker", "build", "--file", r.dockerfile.string(), "--tag", r.image,
+  // --force-rm: the classic builder keeps a failed step's container otherwise (one per failed
+  // nightly cell, piling up on the build host); BuildKit ignores the flag.
+  std::vector<std::string> a = {"docker", "build", "--force-rm", "--file", r.dockerfile.string(), "--tag", r.image,
                                 "--iidfile", iidfile.string()};
   if (!r.target.empty()) a.insert(a.end(), {"--target", r.target});
   for (auto& [k, v] : r.build_args) a.insert(a.end(), {"--build-arg", k + "=" + v});

@@ -3,6 +3,8 @@
 // real engine reaches only the engine $DOCKER_HOST names.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <optional>
 
@@ -53,6 +55,7 @@ TEST_CASE("build_argv: labels and target, context last") {
                  .labels = {{"io.imgtool.tag", "a"}}};
   auto a = build_argv(b, "/tmp/iid");
   CHECK(has_seq(a, "--iidfile", "/tmp/iid"));
+  CHECK(std::find(a.begin(), a.end(), "--force-rm") != a.end());  // no failed step's container left behind
   CHECK(has_seq(a, "--target", "build"));
   CHECK(has_seq(a, "--label", "io.imgtool.tag=a"));
   CHECK(a.back() == "/ctx");
