@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "image/http.h"
+
 namespace imgtool::sbom {
 
 using nlohmann::ordered_json;
@@ -34,23 +36,6 @@ ordered_json package_json(const Package& p) {
 
 bool id_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
-
-bool unreserved(char c) { return id_char(c) || c == '_' || c == '~'; }
-
-std::string pct(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (unreserved(static_cast<char>(c))) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -89,8 +74,8 @@ void make_ids_unique(std::vector<Package>& packages) {
 
 std::string purl(const std::string& type, const std::string& ns, const std::string& name, const std::string& version,
                  const std::string& qualifiers) {
-  std::string s = "pkg:" + type + "/" + (ns.empty() ? "" : pct(ns) + "/") + pct(name);
-  if (!version.empty()) s += "@" + pct(version);
+  std::string s = "pkg:" + type + "/" + (ns.empty() ? "" : image::url_escape(ns) + "/") + image::url_escape(name);
+  if (!version.empty()) s += "@" + image::url_escape(version);
   if (!qualifiers.empty()) s += "?" + qualifiers;
   return s;
 }
