@@ -10,9 +10,12 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "tests/error_of.h"
 
 using namespace imgtool;
 using namespace imgtool::image;
+
+using imgtool::testing::error_of;
 
 namespace {
 
@@ -56,15 +59,6 @@ std::string inflate_all(BlobReader& compressed, size_t chunk = 1 << 20) {
 std::string inflate_all(const std::string& compressed, size_t chunk = 1 << 20) {
   StringReader r(compressed);
   return inflate_all(r, chunk);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

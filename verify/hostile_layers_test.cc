@@ -9,22 +9,13 @@
 #include "verify/contents_tree.h"
 #include "verify/name_match.h"
 #include "verify/static_test_util.h"
+#include "tests/error_of.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
 using namespace imgtool::verify::testing;
 
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using imgtool::testing::error_of;
 
 TEST_CASE("a 50 KB path is refused with a clear error, and never crashes the scan") {
   std::string deep = "usr/lib/python3.11/site-packages/";

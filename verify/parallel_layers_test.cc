@@ -14,10 +14,13 @@
 #include "verify/contents_facts.h"
 #include "verify/contents_tree.h"
 #include "verify/static_test_util.h"
+#include "tests/error_of.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
 using namespace imgtool::verify::testing;
+
+using imgtool::testing::error_of;
 
 namespace {
 
@@ -62,15 +65,6 @@ Snapshot snapshot(const ContentsTree& t) {
   Snapshot s;
   for (const auto& [p, e] : t.entries()) s[p] = {e.type, e.link, e.size, e.content ? *e.content : "<none>"};
   return s;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const std::vector<std::vector<TarItem>> kStack = {
