@@ -2,15 +2,13 @@
 
 #include "host/doctor.h"
 #include "host/recorded_host.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::host;
 
 namespace {
-const matrix::KnowledgeBase& kb() {
-  static auto k = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
-  return k;
-}
+const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 RecordedHost recorded(const std::string& name) { return RecordedHost::load(std::string(IMGTOOL_SOURCE_DIR) + "/host/testdata/" + name); }
 DoctorReport doctor(const std::string& name) {
   auto h = recorded(name);

@@ -4,15 +4,13 @@
 #include "host/registry_candidates.h"
 #include "host/select.h"
 #include "matrix/matrix.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::host;
 
 namespace {
-const matrix::KnowledgeBase& kb() {
-  static auto k = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
-  return k;
-}
+const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 std::vector<matrix::Cell> cells() {
   static auto p = matrix::plan_matrix(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/paddle.yaml", kb(), {"2026-11-22"});
   return p.kept;

@@ -6,15 +6,13 @@
 #include "matrix/kb.h"
 #include "run/image_facts.h"
 #include "run/render.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::runconf;
 
 namespace {
-const matrix::KnowledgeBase& kb() {
-  static auto k = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
-  return k;
-}
+const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 RunSpec ocr(std::vector<std::string> sets = {}) {
   return load_profile({{"ocr"}, sets, {std::string(IMGTOOL_SOURCE_DIR) + "/run/profiles"}});
 }

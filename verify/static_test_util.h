@@ -15,14 +15,12 @@
 #include "image/image.h"
 #include "matrix/kb.h"
 #include "verify/contents_tree.h"
+#include "tests/source_kb.h"
 
 namespace imgtool::verify::testing {
 
 // The source tree's knowledge base (driver floors for the claims check).
-inline const matrix::KnowledgeBase& test_kb() {
-  static const matrix::KnowledgeBase kb = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
-  return kb;
-}
+inline const matrix::KnowledgeBase& test_kb() { return imgtool::testing::source_kb(); }
 
 struct TarItem {
   std::string path;

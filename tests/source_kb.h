@@ -1,0 +1,14 @@
+// The source tree's knowledge base (matrix/kb), loaded once per test binary.
+#pragma once
+#include <string>
+
+#include "matrix/kb.h"
+
+namespace imgtool::testing {
+
+inline const matrix::KnowledgeBase& source_kb() {
+  static const matrix::KnowledgeBase kb = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
+  return kb;
+}
+
+}  // namespace imgtool::testing
