@@ -13,6 +13,14 @@
 
 namespace imgtool {
 
+// IMGTOOL_DATA_DIR_DEFAULT is defined for this one file only (core/CMakeLists.txt): an absolute
+// path in every TU's flags would make each checkout miss the compiler cache.
+std::string data_dir() {
+  const char* v = std::getenv("IMGTOOL_DATA_DIR");
+  if (v && *v) return v;
+  return IMGTOOL_DATA_DIR_DEFAULT;
+}
+
 namespace {
 
 std::string env(const char* name) {

@@ -7,11 +7,7 @@
 
 namespace imgtool {
 
-inline std::string data_dir() {
-  const char* v = std::getenv("IMGTOOL_DATA_DIR");
-  if (v && *v) return v;
-  return IMGTOOL_DATA_DIR_DEFAULT;
-}
+std::string data_dir();
 
 // Cache root for downloads and state: $IMGTOOL_CACHE, else
 // $XDG_CACHE_HOME/imgtool, else $HOME/.cache/imgtool, else the account's home

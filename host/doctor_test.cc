@@ -3,13 +3,14 @@
 #include "host/doctor.h"
 #include "host/recorded_host.h"
 #include "tests/source_kb.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::host;
 
 namespace {
 const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
-RecordedHost recorded(const std::string& name) { return RecordedHost::load(std::string(IMGTOOL_SOURCE_DIR) + "/host/testdata/" + name); }
+RecordedHost recorded(const std::string& name) { return RecordedHost::load(imgtool::testing::source_dir() + "/host/testdata/" + name); }
 DoctorReport doctor(const std::string& name) {
   auto h = recorded(name);
   return diagnose(detect(h), kb());

@@ -5,6 +5,7 @@
 #include "host/select.h"
 #include "matrix/matrix.h"
 #include "tests/source_kb.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::host;
@@ -12,7 +13,7 @@ using namespace imgtool::host;
 namespace {
 const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 std::vector<matrix::Cell> cells() {
-  static auto p = matrix::plan_matrix(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/paddle.yaml", kb(), {"2026-11-22"});
+  static auto p = matrix::plan_matrix(imgtool::testing::source_dir() + "/matrix/paddle.yaml", kb(), {"2026-11-22"});
   return p.kept;
 }
 const PassedOver* passed(const SelectResult& r, const std::string& tag) {

@@ -6,13 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/fixtures.h"
+#include "tests/test_dirs.h"
 
 namespace {
 imgtool::RunResult cli(std::vector<std::string> args) { return imgtool::testing::imgtool(std::move(args)); }
 }  // namespace
 
 namespace {
-const std::string kPaddle = std::string(IMGTOOL_SOURCE_DIR) + "/matrix/paddle.yaml";
+const std::string kPaddle = imgtool::testing::source_dir() + "/matrix/paddle.yaml";
 }
 
 TEST_CASE("imgtool matrix: table, json, explain, host") {

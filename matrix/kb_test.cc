@@ -5,10 +5,11 @@
 
 #include "core/error.h"
 #include "matrix/kb.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool::matrix;
 
-static KnowledgeBase kb() { return KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb"); }
+static KnowledgeBase kb() { return KnowledgeBase::load(imgtool::testing::source_dir() + "/matrix/kb"); }
 
 TEST_CASE("the KB loads and every fact has a source") {
   auto k = kb();
@@ -131,7 +132,7 @@ TEST_CASE("bad KB data: file:line:col") {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / "imgtool-kb-bad";
   fs::remove_all(dir);
-  fs::copy(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb", dir);
+  fs::copy(imgtool::testing::source_dir() + "/matrix/kb", dir);
   std::ofstream(dir / "python.yaml") << "python:\n  - {python: \"3.x\", eol: \"2020-01-01\", source: s}\n";
   try {
     KnowledgeBase::load(dir.string());
@@ -142,7 +143,7 @@ TEST_CASE("bad KB data: file:line:col") {
   }
   std::ofstream(dir / "python.yaml") << "python:\n  - {python: \"3.10\", eol: \"2020-01-01\"}\n";
   CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"), imgtool::InputError);
-  fs::copy_file(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb/python.yaml", dir / "python.yaml", fs::copy_options::overwrite_existing);
+  fs::copy_file(imgtool::testing::source_dir() + "/matrix/kb/python.yaml", dir / "python.yaml", fs::copy_options::overwrite_existing);
   std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.x\"], source: s}\n";
   CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml:2:"), imgtool::InputError);
   std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.8\"]}\n";

@@ -8,12 +8,13 @@
 #include "matrix/explain.h"
 #include "matrix/host.h"
 #include "matrix/matrix.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool::matrix;
 namespace fs = std::filesystem;
 
 namespace {
-const std::string kSrc = IMGTOOL_SOURCE_DIR;
+const std::string kSrc = imgtool::testing::source_dir();
 const KnowledgeBase& kb() {
   static KnowledgeBase k = KnowledgeBase::load(kSrc + "/matrix/kb");
   return k;

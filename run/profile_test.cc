@@ -6,13 +6,14 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "run/profile.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::runconf;
 namespace fs = std::filesystem;
 
 namespace {
-std::string profiles() { return std::string(IMGTOOL_SOURCE_DIR) + "/run/profiles"; }
+std::string profiles() { return imgtool::testing::source_dir() + "/run/profiles"; }
 
 struct Dir {
   fs::path p = fs::temp_directory_path() / ("imgtool-run-profile-test-" + std::to_string(::getpid()));
@@ -108,5 +109,5 @@ TEST_CASE("bad profiles: one line naming file:line or the key") {
 TEST_CASE("every key in the table has help, and the shipped profiles load") {
   for (auto& k : profile_keys()) CHECK(std::string(k.help).size() > 5);
   for (auto& name : {"base", "ocr", "detection"}) CHECK_NOTHROW(load({name}));
-  CHECK_NOTHROW(load({std::string(IMGTOOL_SOURCE_DIR) + "/run/examples/invoice-ocr.yaml"}));
+  CHECK_NOTHROW(load({imgtool::testing::source_dir() + "/run/examples/invoice-ocr.yaml"}));
 }

@@ -7,6 +7,7 @@
 #include "run/image_facts.h"
 #include "run/render.h"
 #include "tests/source_kb.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::runconf;
@@ -14,7 +15,7 @@ using namespace imgtool::runconf;
 namespace {
 const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 RunSpec ocr(std::vector<std::string> sets = {}) {
-  return load_profile({{"ocr"}, sets, {std::string(IMGTOOL_SOURCE_DIR) + "/run/profiles"}});
+  return load_profile({{"ocr"}, sets, {imgtool::testing::source_dir() + "/run/profiles"}});
 }
 ImageFacts gpu_image(const std::string& cuda) {
   return ImageFacts::from_labels("reg/paddle:x", {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", cuda}});

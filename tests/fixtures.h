@@ -10,13 +10,13 @@
 
 #include "core/error.h"
 #include "core/process.h"
+#include "tests/test_dirs.h"
 
 namespace imgtool::testing {
 
 namespace fs = std::filesystem;
 
-inline std::string source_dir() { return IMGTOOL_SOURCE_DIR; }
-inline std::string imgtool_bin() { return std::string(IMGTOOL_BINARY_DIR) + "/cli/imgtool"; }
+inline std::string imgtool_bin() { return binary_dir() + "/cli/imgtool"; }
 
 inline std::string env_or(const char* name, const std::string& dflt) {
   const char* v = std::getenv(name);

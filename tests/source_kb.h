@@ -3,11 +3,12 @@
 #include <string>
 
 #include "matrix/kb.h"
+#include "tests/test_dirs.h"
 
 namespace imgtool::testing {
 
 inline const matrix::KnowledgeBase& source_kb() {
-  static const matrix::KnowledgeBase kb = matrix::KnowledgeBase::load(std::string(IMGTOOL_SOURCE_DIR) + "/matrix/kb");
+  static const matrix::KnowledgeBase kb = matrix::KnowledgeBase::load(imgtool::testing::source_dir() + "/matrix/kb");
   return kb;
 }
 

@@ -28,12 +28,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "tests/test_dirs.h"
 
 extern char** environ;
 
 namespace imgtool::image::testing {
 
-inline std::filesystem::path testing_dir() { return std::filesystem::path(IMGTOOL_SOURCE_DIR) / "image" / "testing"; }
+inline std::filesystem::path testing_dir() { return std::filesystem::path(imgtool::testing::source_dir()) / "image" / "testing"; }
 
 inline std::string python3() { return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
 
