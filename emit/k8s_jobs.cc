@@ -8,18 +8,11 @@
 #include "emit/yaml_out.h"
 #include "matrix/labels.h"
 #include "run/render.h"
-#include "run/yaml_scalar.h"
 
 namespace imgtool::emit {
 namespace {
 
 constexpr const char* kProbeMount = "/imgtool-probe";
-
-std::string emit(const YAML::Node& n) {
-  YAML::Emitter e;
-  e << n;
-  return std::string(e.c_str()) + "\n";
-}
 
 std::string configmap_name(const std::string& probe) { return "imgtool-probe-" + sha256_hex(probe).substr(0, 10); }
 
@@ -79,7 +72,7 @@ std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::Know
   vol["name"] = "probe";
   vol["configMap"]["name"] = configmap_name(o.probe_text);
   pod["volumes"].push_back(vol);
-  return emit(j);
+  return to_yaml(j);
 }
 
 std::string collect_script(const std::vector<CellImage>& cells) {

@@ -1,20 +1,12 @@
-// YAML text for the CI files emit/ writes: a YAML::Node tree, emitted in
-// insertion order (deterministic), multi-line strings as literal blocks
-// (`run: |`), strings YAML would read as another type ("1/4" is fine, "true",
-// "1" are not) double-quoted, empty maps as `{}`.
+// emit/'s names for the shared YAML writer (run/yaml_text.h): str() and seq() keep a string a
+// string, to_yaml() writes the tree in insertion order.
 #pragma once
-#include <string>
-#include <vector>
-
-#include <yaml-cpp/yaml.h>
+#include "run/yaml_text.h"
 
 namespace imgtool::emit {
 
-// A string scalar that stays a string (runconf::str_node: tagged when YAML would retype it).
-YAML::Node str(const std::string& s);
-YAML::Node seq(const std::vector<std::string>& items);
-
-// `header` lines become "# …" comments above the document.
-std::string to_yaml(const YAML::Node& root, const std::vector<std::string>& header = {});
+inline YAML::Node str(const std::string& s) { return runconf::str_node(s); }
+inline YAML::Node seq(const std::vector<std::string>& items) { return runconf::str_seq(items); }
+using runconf::to_yaml;
 
 }  // namespace imgtool::emit

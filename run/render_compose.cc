@@ -4,7 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "run/render.h"
-#include "run/yaml_scalar.h"
+#include "run/yaml_text.h"
 
 namespace imgtool::runconf {
 
@@ -68,9 +68,7 @@ std::string render_compose(const RunSpec& s, const std::string& image) {
   if (s.wants_gpu()) svc["deploy"]["resources"]["reservations"]["devices"].push_back(gpu_reservation(s));
   YAML::Node root;
   root["services"][s.name] = svc;
-  YAML::Emitter e;
-  e << root;
-  return std::string(e.c_str()) + "\n";
+  return to_yaml(root);
 }
 
 }  // namespace imgtool::runconf

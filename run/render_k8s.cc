@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "run/render.h"
-#include "run/yaml_scalar.h"
+#include "run/yaml_text.h"
 
 namespace imgtool::runconf {
 
@@ -147,9 +147,7 @@ std::string render_k8s(const RunSpec& s, const std::string& image, const std::st
     root["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] = label_safe(s.name);
   }
   root["spec"]["template"] = pod_template(s, image, job ? "OnFailure" : "Always", kb);
-  YAML::Emitter e;
-  e << root;
-  return std::string(e.c_str()) + "\n";
+  return to_yaml(root);
 }
 
 }  // namespace imgtool::runconf

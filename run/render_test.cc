@@ -63,7 +63,11 @@ TEST_CASE("compose: a service with GPU reservations, ulimits, read-only code") {
 }
 
 TEST_CASE("k8s: Job and Deployment") {
-  YAML::Node job = YAML::Load(render_k8s(ocr({"gpu_model=A10"}), "reg/paddle:x", "job", kb()));
+  std::string text = render_k8s(ocr({"gpu_model=A10"}), "reg/paddle:x", "job", kb());
+  // Strings YAML would retype are plain double-quoted, as a person writes them.
+  CHECK(text.find("nvidia.com/gpu: \"1\"") != std::string::npos);
+  CHECK(text.find("!<") == std::string::npos);
+  YAML::Node job = YAML::Load(text);
   CHECK(job["kind"].as<std::string>() == "Job");
   CHECK(job["spec"]["backoffLimit"].as<int>() == 4);
   auto pod = job["spec"]["template"]["spec"];

@@ -1,9 +1,13 @@
-#include "emit/yaml_out.h"
+#include "run/yaml_text.h"
 
-#include "run/yaml_scalar.h"
+#include <regex>
 
-namespace imgtool::emit {
+namespace imgtool::runconf {
 namespace {
+
+// !!str (str_node) or "!" (how yaml-cpp reads back a quoted scalar, e.g. a rendered Job that
+// emit/ loads to extend): either way a string that must stay quoted.
+bool is_string_tag(const std::string& tag) { return tag == "tag:yaml.org,2002:str" || tag == "!"; }
 
 void put(YAML::Emitter& e, const YAML::Node& n) {
   switch (n.Type()) {
@@ -27,7 +31,7 @@ void put(YAML::Emitter& e, const YAML::Node& n) {
     default: {
       const std::string& s = n.Scalar();
       if (s.find('\n') != std::string::npos) e << YAML::Literal << s;
-      else if (n.Tag() == "tag:yaml.org,2002:str") e << YAML::DoubleQuoted << s;
+      else if (is_string_tag(n.Tag())) e << YAML::DoubleQuoted << s;
       else e << s;
     }
   }
@@ -35,11 +39,18 @@ void put(YAML::Emitter& e, const YAML::Node& n) {
 
 }  // namespace
 
-YAML::Node str(const std::string& s) { return runconf::str_node(s); }
+YAML::Node str_node(const std::string& v) {
+  static const std::regex typed(
+      R"(^(|~|null|true|false|yes|no|on|off|y|n|[-+]?[0-9][0-9_]*(\.[0-9]*)?([eE][-+]?[0-9]+)?|[-+]?\.[0-9]+)$)",
+      std::regex::icase);
+  YAML::Node n(v);
+  if (std::regex_match(v, typed)) n.SetTag("tag:yaml.org,2002:str");
+  return n;
+}
 
-YAML::Node seq(const std::vector<std::string>& items) {
+YAML::Node str_seq(const std::vector<std::string>& items) {
   YAML::Node n(YAML::NodeType::Sequence);
-  for (auto& i : items) n.push_back(str(i));
+  for (auto& i : items) n.push_back(str_node(i));
   return n;
 }
 
@@ -53,4 +64,4 @@ std::string to_yaml(const YAML::Node& root, const std::vector<std::string>& head
   return out + e.c_str() + "\n";
 }
 
-}  // namespace imgtool::emit
+}  // namespace imgtool::runconf
