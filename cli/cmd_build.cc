@@ -41,7 +41,7 @@ int run_build(const BuildFlags& f) {
   return rep.ok() ? 0 : 1;
 }
 
-Registration reg({"build", "Build the images of a matrix (or a folder of generated cells) with docker",
+Registration build_registration({"build", "Build the images of a matrix (or a folder of generated cells) with docker",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<BuildFlags>();
                     sub.add_option("input", f->input, "matrix file (YAML/JSON) or folder of generated cells")

@@ -49,7 +49,7 @@ int run_copy(const CopyFlags& f) {
   return 0;
 }
 
-Registration reg{{"copy", "Copy an image between docker-daemon:NAME:TAG, oci:DIR[:TAG] and docker://HOST/REPO[:TAG|@DIGEST]",
+Registration copy_registration{{"copy", "Copy an image between docker-daemon:NAME:TAG, oci:DIR[:TAG] and docker://HOST/REPO[:TAG|@DIGEST]",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<CopyFlags>();
                     sub.add_option("SRC", f->src, "source reference")->required();

@@ -22,7 +22,7 @@ int run_doctor(const DoctorOptions& o) {
   return report.failed() ? 1 : 0;
 }
 
-Registration reg{{"doctor", "Inspect this host: NVIDIA driver, GPUs, Docker engine, NVIDIA container runtime, docker run --gpus",
+Registration doctor_registration{{"doctor", "Inspect this host: NVIDIA driver, GPUs, Docker engine, NVIDIA container runtime, docker run --gpus",
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<DoctorOptions>();
                     sub.add_flag("--json", o->json, "machine-readable output");

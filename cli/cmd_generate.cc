@@ -52,7 +52,7 @@ int run_generate(const GenerateCliOptions& o) {
   return 0;
 }
 
-Registration reg{{"generate", "Generate one Dockerfile folder (Dockerfile, cell.json, context files) per kept matrix cell",
+Registration generate_registration{{"generate", "Generate one Dockerfile folder (Dockerfile, cell.json, context files) per kept matrix cell",
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<GenerateCliOptions>();
                     sub.add_option("file", o->file, "matrix file (YAML or JSON), e.g. matrix/paddle.yaml")->required();

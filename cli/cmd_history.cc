@@ -21,7 +21,7 @@ int run_history(const HistoryFlags& f) {
   return 0;
 }
 
-Registration reg({"history", "Show throughput records of an image tag over time, per GPU and driver",
+Registration history_registration({"history", "Show throughput records of an image tag over time, per GPU and driver",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<HistoryFlags>();
                     sub.add_option("--tag", f->opt.tag, "image tag (io.imgtool.tag) whose series to show")->required();

@@ -20,7 +20,7 @@ int run_keygen(const KeygenFlags& f) {
   return 0;
 }
 
-Registration reg{{"keygen", "Create an ECDSA P-256 signing key pair (PREFIX.key, mode 0600, and PREFIX.pub); cosign-compatible",
+Registration keygen_registration{{"keygen", "Create an ECDSA P-256 signing key pair (PREFIX.key, mode 0600, and PREFIX.pub); cosign-compatible",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<KeygenFlags>();
                     sub.add_option("--out", f->out, "path prefix, e.g. keys/release")->required();

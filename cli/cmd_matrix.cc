@@ -103,7 +103,7 @@ int run_matrix(const MatrixOptions& o) {
   return 0;
 }
 
-Registration reg{{"matrix", "Expand a matrix file against the compatibility knowledge base: kept cells, skipped cells with the rule and source",
+Registration matrix_registration{{"matrix", "Expand a matrix file against the compatibility knowledge base: kept cells, skipped cells with the rule and source",
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<MatrixOptions>();
                     sub.add_option("file", o->file, "matrix file (YAML or JSON), e.g. matrix/paddle.yaml")->required();
@@ -130,7 +130,7 @@ int run_plan(PlanFlags& f) {
   return 0;
 }
 
-Registration plan_reg{{"plan", "Write the files that run a matrix elsewhere: a sharded CI matrix (github, gitlab), buildx "
+Registration plan_registration{{"plan", "Write the files that run a matrix elsewhere: a sharded CI matrix (github, gitlab), buildx "
                                "bake files, Kubernetes GPU smoke Jobs (k8s)",
                        [](CLI::App& sub) -> Action {
                          auto f = std::make_shared<PlanFlags>();

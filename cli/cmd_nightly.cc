@@ -102,7 +102,7 @@ int run_collect(const NightlyFlags& f) {
   return report.ok() ? 0 : 1;
 }
 
-Registration reg({"nightly",
+Registration nightly_registration({"nightly",
                   "Build, smoke, push by digest, sign and tag every cell of a matrix; write a report "
                   "(`nightly merge` joins shard reports)",
                   [](CLI::App& sub) -> Action {

@@ -53,7 +53,7 @@ int run_promote(const PromoteFlags& f) {
   return 0;
 }
 
-Registration reg{{"promote", "Move a tag onto a digest only if that digest is signed by the key (and its contents match its claims)",
+Registration promote_registration{{"promote", "Move a tag onto a digest only if that digest is signed by the key (and its contents match its claims)",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<PromoteFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO@sha256:<hex>")->required();

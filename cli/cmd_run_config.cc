@@ -41,7 +41,7 @@ int run_config(const RunConfigOptions& o) {
   return 0;
 }
 
-Registration reg{{"run-config", "Render how to run an image (docker run, compose, Kubernetes) from layered run profiles",
+Registration run_config_registration{{"run-config", "Render how to run an image (docker run, compose, Kubernetes) from layered run profiles",
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<RunConfigOptions>();
                     sub.add_option("image", o->image, "image: a local name, docker-daemon:NAME, docker://HOST/REPO:TAG or oci:DIR:TAG");

@@ -62,7 +62,7 @@ int run_sbom(const SbomFlags& f) {
   return 0;
 }
 
-Registration reg{{"sbom", "Print or write an image's SPDX 2.3 SBOM (registry: the attested one; local: built now)",
+Registration sbom_registration{{"sbom", "Print or write an image's SPDX 2.3 SBOM (registry: the attested one; local: built now)",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<SbomFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, docker-daemon:NAME:TAG or oci:DIR:TAG")

@@ -52,7 +52,7 @@ int run_select(const SelectOptions& o) {
   return r.chosen ? 0 : 1;
 }
 
-Registration reg{{"select", "Choose the best tag for a host (this one or --host-driver/--gpu) from a matrix or a signed registry repository",
+Registration select_registration{{"select", "Choose the best tag for a host (this one or --host-driver/--gpu) from a matrix or a signed registry repository",
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<SelectOptions>();
                     sub.add_option("--matrix", o->matrix, "matrix file: candidates are its kept cells");

@@ -54,7 +54,7 @@ int run_sign(const SignFlags& f) {
   return 0;
 }
 
-Registration reg{{"sign", "Sign an image in a registry (cosign format: sha256-<hex>.sig, ECDSA P-256)",
+Registration sign_registration{{"sign", "Sign an image in a registry (cosign format: sha256-<hex>.sig, ECDSA P-256)",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<SignFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>")->required();

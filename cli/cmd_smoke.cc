@@ -48,7 +48,7 @@ int run_smoke_cmd(SmokeFlags& f) {
   return res.passed() ? 0 : 1;
 }
 
-Registration reg({"smoke", "Run the GPU smoke probe inside an image (docker run, probe mounted read-only) and judge it",
+Registration smoke_registration({"smoke", "Run the GPU smoke probe inside an image (docker run, probe mounted read-only) and judge it",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<SmokeFlags>();
                     sub.add_option("image", f->opt.image, "image reference (local)")->required();

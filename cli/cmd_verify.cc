@@ -84,7 +84,7 @@ int run_verify(const VerifyFlags& f) {
   return report.ok() ? 0 : 1;
 }
 
-Registration reg{{"verify", "Verify an image: signature, labels/tag vs actual contents (streamed, not run), GPU smoke",
+Registration verify_registration{{"verify", "Verify an image: signature, labels/tag vs actual contents (streamed, not run), GPU smoke",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<VerifyFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")

@@ -33,18 +33,18 @@ bool Statement::names_digest(const std::string& digest) const {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& expected, const std::string& found) {
+[[noreturn]] void bad_statement(const std::string& expected, const std::string& found) {
   throw CheckFailed("in-toto statement: expected " + expected + ", found " + found);
 }
 
 std::string str(const ordered_json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) bad(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
+  if (it == j.end() || !it->is_string()) bad_statement(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
   return it->get<std::string>();
 }
 
 Subject parse_subject(const ordered_json& s) {
-  if (!s.is_object() || !s.contains("digest") || !s["digest"].is_object()) bad("subject {name, digest}", s.dump());
+  if (!s.is_object() || !s.contains("digest") || !s["digest"].is_object()) bad_statement("subject {name, digest}", s.dump());
   Subject out{s.contains("name") ? str(s, "name") : "", ""};
   if (s["digest"].contains("sha256")) out.sha256 = str(s["digest"], "sha256");
   return out;
@@ -54,15 +54,15 @@ Subject parse_subject(const ordered_json& s) {
 
 Statement parse_statement(const std::string& bytes) {
   ordered_json j = ordered_json::parse(bytes, nullptr, false);
-  if (!j.is_object()) bad("a JSON object", "invalid JSON");
+  if (!j.is_object()) bad_statement("a JSON object", "invalid JSON");
   Statement s;
   s.type = str(j, "_type");
   if (s.type != kInTotoStatementV01 && s.type != kInTotoStatementV1)
-    bad(std::string("_type ") + kInTotoStatementV01 + " or " + kInTotoStatementV1, s.type);
+    bad_statement(std::string("_type ") + kInTotoStatementV01 + " or " + kInTotoStatementV1, s.type);
   s.predicate_type = str(j, "predicateType");
-  if (!j.contains("subject") || !j["subject"].is_array() || j["subject"].empty()) bad("a non-empty subject array", "none");
+  if (!j.contains("subject") || !j["subject"].is_array() || j["subject"].empty()) bad_statement("a non-empty subject array", "none");
   for (const auto& sub : j["subject"]) s.subjects.push_back(parse_subject(sub));
-  if (!j.contains("predicate")) bad("a predicate", "none");
+  if (!j.contains("predicate")) bad_statement("a predicate", "none");
   s.predicate = j["predicate"];
   return s;
 }

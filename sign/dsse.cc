@@ -35,22 +35,22 @@ bool verify_envelope(EVP_PKEY& key, const Envelope& e) {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& expected, const std::string& found) {
+[[noreturn]] void bad_envelope(const std::string& expected, const std::string& found) {
   throw CheckFailed("DSSE envelope: expected " + expected + ", found " + found);
 }
 
 std::string string_field(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) bad(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
+  if (it == j.end() || !it->is_string()) bad_envelope(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
   return it->get<std::string>();
 }
 
 DsseSignature parse_signature(const nlohmann::json& s) {
-  if (!s.is_object()) bad("signature objects", s.dump());
+  if (!s.is_object()) bad_envelope("signature objects", s.dump());
   for (const auto& [k, v] : s.items())
-    if (k != "keyid" && k != "sig") bad("only keyid and sig in a signature", "\"" + k + "\"");
+    if (k != "keyid" && k != "sig") bad_envelope("only keyid and sig in a signature", "\"" + k + "\"");
   DsseSignature out{s.contains("keyid") ? string_field(s, "keyid") : "", string_field(s, "sig")};
-  if (!base64_decode(out.sig)) bad("base64 in sig", "something else (truncated or corrupted)");
+  if (!base64_decode(out.sig)) bad_envelope("base64 in sig", "something else (truncated or corrupted)");
   return out;
 }
 
@@ -58,15 +58,15 @@ DsseSignature parse_signature(const nlohmann::json& s) {
 
 Envelope parse_envelope(const std::string& bytes) {
   nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
-  if (!j.is_object()) bad("a JSON object", "invalid JSON (" + std::to_string(bytes.size()) + " bytes)");
+  if (!j.is_object()) bad_envelope("a JSON object", "invalid JSON (" + std::to_string(bytes.size()) + " bytes)");
   for (const auto& [k, v] : j.items())
-    if (k != "payloadType" && k != "payload" && k != "signatures") bad("only payloadType, payload, signatures", "\"" + k + "\"");
+    if (k != "payloadType" && k != "payload" && k != "signatures") bad_envelope("only payloadType, payload, signatures", "\"" + k + "\"");
   Envelope e;
   e.payload_type = string_field(j, "payloadType");
   auto payload = base64_decode(string_field(j, "payload"));
-  if (!payload) bad("base64 in payload", "something else (truncated or corrupted)");
+  if (!payload) bad_envelope("base64 in payload", "something else (truncated or corrupted)");
   e.payload = *payload;
-  if (!j.contains("signatures") || !j["signatures"].is_array()) bad("a signatures array", "none");
+  if (!j.contains("signatures") || !j["signatures"].is_array()) bad_envelope("a signatures array", "none");
   for (const auto& s : j["signatures"]) e.signatures.push_back(parse_signature(s));
   return e;
 }

@@ -24,7 +24,6 @@ const std::vector<LibDist> kLibDists = {{"nvidia_cuda_runtime", false, "cudart"}
                                         {"nvidia_cudnn", false, "cudnn"},
                                         {"tensorrt", true, "tensorrt"}};
 
-std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

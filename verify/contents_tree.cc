@@ -71,13 +71,6 @@ void restrict_filters(archive* a) {
   if (archive_read_support_filter_none(a) != ARCHIVE_OK) throw Error("libarchive: cannot read unfiltered tar");
 }
 
-std::string dirname_of(const std::string& p) {
-  size_t s = p.rfind('/');
-  return s == 0 || s == std::string::npos ? "/" : p.substr(0, s);
-}
-
-std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
-
 FsEntry::Type type_of(mode_t t) {
   switch (t) {
     case AE_IFREG: return FsEntry::Type::kFile;
@@ -329,5 +322,12 @@ std::optional<std::string> ContentsTree::resolve(const std::string& path) const 
   }
   return done;
 }
+
+std::string dirname_of(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == 0 || s == std::string::npos ? "/" : p.substr(0, s);
+}
+
+std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
 }  // namespace imgtool::verify

@@ -123,4 +123,8 @@ class ContentsTree {
   int64_t kept_bytes_ = 0;
 };
 
+// An image path's folder ("/usr/lib/x.so" -> "/usr/lib", "/x" -> "/") and last part.
+std::string dirname_of(const std::string& path);
+std::string basename_of(const std::string& path);
+
 }  // namespace imgtool::verify

@@ -21,11 +21,6 @@ const std::vector<std::string> kDefaultDirs = {"/lib/x86_64-linux-gnu", "/usr/li
 const std::regex kCudaLib(R"(^(lib(?:cudart|cublas|cublasLt|cudnn|nccl|nvinfer|nvrtc|curand|cusolver|cusparse|cufft))\.so\.(\d+(?:\.\d+)*)$)");
 const std::regex kSite(R"(^(.*/lib/python3\.\d+/(?:site|dist)-packages)/.*$)");
 
-std::string dirname_of(const std::string& p) {
-  auto i = p.rfind('/');
-  return i == 0 ? "/" : p.substr(0, i);
-}
-std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
   for (const auto& kv : env)
