@@ -41,7 +41,7 @@ test-asan: deps fixtures
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_SANITIZE=address,undefined >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	IMGTOOL_TEST_WHEELHOUSE=$$(scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE)) \
-	  ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	  ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:suppressions=$(CURDIR)/tests/sanitizer/asan.supp} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 2400
 
 # Long fuzz runs with a table of executions, crashes and coverage (bench/fuzz.sh).

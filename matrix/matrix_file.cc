@@ -140,7 +140,7 @@ void read_axes(const YamlDoc& d, const YAML::Node& axes, const KnowledgeBase& kb
   m.axes_where = d.where(axes);
   for (auto it = axes.begin(); it != axes.end(); ++it) {
     std::string name = it->first.Scalar();
-    const YAML::Node& vals = it->second;
+    YAML::Node vals = it->second;  // a handle copy: it->second dies with the iterator proxy
     if (vals.IsScalar()) {  // "python: 3.11" is a one-value axis
       axis_checks().at(name)(d, vals, kb);
       m.axes[name].push_back(vals.Scalar());

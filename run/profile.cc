@@ -146,7 +146,7 @@ struct Loader {
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string key = prefix + it->first.as<std::string>();
       if (key == "extends") continue;  // applied first, by apply()
-      const YAML::Node& v = it->second;
+      YAML::Node v = it->second;  // a handle copy: it->second dies with the iterator proxy
       std::string origin = doc.file() + ":" + std::to_string(it->first.Mark().line + 1);
       const KeyInfo* k = key_info(key);
       if (v.IsMap() && !k) { walk(doc, v, key + "."); continue; }

@@ -21,6 +21,6 @@ CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -D
   -DIMGTOOL_SANITIZE=address,undefined >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 echo "test-sanitized: clang ASan+UBSan+fuzz build took $(( $(date +%s) - start )) s"
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/sanitizer/asan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -L 'unit|fuzz' --timeout 1200
