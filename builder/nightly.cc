@@ -28,6 +28,8 @@ NightlyCell cell_header(const GeneratedCell& g, const CellBuild& b) {
   c.image = b.image;
   c.image_id = b.image_id;
   c.inputs_hash = g.inputs_hash;
+  c.kb_version = g.kb_version;
+  c.base = g.cell.base_digest.empty() ? g.cell.base_image : g.cell.base_image + "@" + g.cell.base_digest;
   c.variant = g.cell.variant;
   c.cuda = g.cell.cuda;
   c.python = g.cell.python;
@@ -106,19 +108,40 @@ struct Pipeline {
     return s;
   }
 
-  PublishStep publish(const GeneratedCell& g, const CellBuild& b) {
-    if (!steps) return {.status = PublishStatus::failed, .error = steps_missing};
+  // Publishes (or finds unchanged) the cell, filling c.publish and, from what was pushed, its
+  // layers and SBOM packages.
+  void publish(const GeneratedCell& g, const CellBuild& b, NightlyCell& c) {
+    if (!steps) {
+      c.publish = {.status = PublishStatus::failed, .error = steps_missing};
+      return;
+    }
     std::string ref = opt.target.ref(g.cell);
-    if (auto done = unchanged(g, b, ref)) return *done;
+    if (auto done = unchanged(g, b, ref)) {
+      c.publish = *done;
+      c.layers = layers_of(g, done->digest);
+      return;
+    }
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
     auto t0 = Clock::now();
     try {
       PublishOutcome p = steps->publish(g, b);
       store.record_step({"publish", g.cell.tag, ref, p.digest, b.image_id, 0});
-      return {p.unchanged ? PublishStatus::unchanged : PublishStatus::published, since(t0), p.ref, p.digest,
-              p.signature_tag, ""};
+      c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published, since(t0), p.ref, p.digest,
+                   p.signature_tag, ""};
+      c.layers = p.layers.empty() ? layers_of(g, p.digest) : p.layers;
+      c.packages = p.packages;
     } catch (const std::exception& e) {
-      return {PublishStatus::failed, since(t0), ref, "", "", e.what()};
+      c.publish = {PublishStatus::failed, since(t0), ref, "", "", e.what()};
+    }
+  }
+
+  // Sizes are report detail: a registry that cannot answer leaves them out, never fails the cell.
+  std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) {
+    try {
+      return steps->layers_of(g, digest);
+    } catch (const std::exception& e) {
+      event("layers of " + g.cell.tag + " not read: " + e.what());
+      return {};
     }
   }
 
@@ -151,7 +174,7 @@ struct Pipeline {
       c.publish.error = "release gate did not pass (claims contradict contents): the tag is not moved";
       return c;
     }
-    c.publish = publish(g, b);
+    publish(g, b, c);
     return c;
   }
 };

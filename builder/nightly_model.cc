@@ -92,8 +92,11 @@ void from_json(const json& j, SmokeStep& s) {
 
 void to_json(json& j, const NightlyCell& c) {
   j = {{"tag", c.tag},         {"image", c.image},   {"image_id", c.image_id}, {"inputs_hash", c.inputs_hash},
+       {"kb_version", c.kb_version}, {"base", c.base},
        {"variant", c.variant}, {"cuda", c.cuda},     {"python", c.python},     {"paddle", c.paddle},
-       {"ok", c.ok()},         {"smoke", c.smoke}};
+       {"ok", c.ok()},         {"smoke", c.smoke},   {"packages", c.packages}, {"changes", c.changes}};
+  j["layers"] = json::array();
+  for (auto& l : c.layers) j["layers"].push_back({{"digest", l.digest}, {"size", l.size}});
   j["build"] = {{"status", to_string(c.build.status)}, {"attempts", c.build.attempts}, {"seconds", c.build.seconds},
                 {"log", c.build.log},                  {"error", c.build.error}};
   j["gate"] = {{"status", to_string(c.gate.status)}, {"seconds", c.gate.seconds}, {"failed", c.gate.failed},
@@ -105,7 +108,8 @@ void to_json(json& j, const NightlyCell& c) {
 
 void from_json(const json& j, NightlyCell& c) {
   for (auto [field, to] : std::initializer_list<Field>{{"tag", &c.tag}, {"image", &c.image}, {"image_id", &c.image_id},
-                           {"inputs_hash", &c.inputs_hash}, {"variant", &c.variant}, {"cuda", &c.cuda},
+                           {"inputs_hash", &c.inputs_hash}, {"kb_version", &c.kb_version}, {"base", &c.base},
+                           {"variant", &c.variant}, {"cuda", &c.cuda},
                            {"python", &c.python}, {"paddle", &c.paddle}})
     *to = j.value(field, "");
   const json &b = part(j, "build"), &g = part(j, "gate"), &p = part(j, "publish");
@@ -116,20 +120,29 @@ void from_json(const json& j, NightlyCell& c) {
             strings(g, "failed"), g.value("error", "")};
   c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0), p.value("ref", ""), p.value("digest", ""),
                p.value("signature_tag", ""), p.value("error", "")};
+  c.layers.clear();
+  for (auto& l : j.value("layers", json::array()))
+    if (l.is_object()) c.layers.push_back({l.value("digest", ""), l.value("size", 0LL)});
+  c.packages.clear();
+  if (j.contains("packages") && j["packages"].is_object())
+    for (auto& [k, v] : j["packages"].items())
+      if (v.is_string()) c.packages[k] = v.get<std::string>();
+  c.changes = strings(j, "changes");
 }
 
 void to_json(json& j, const NightlyReport& r) {
   j = {{"kind", "imgtool-nightly-report"}, {"matrix", r.matrix},   {"registry", r.registry},
        {"gpus", r.gpus},                   {"builder", r.builder}, {"shards", r.shards},
        {"started", r.started},             {"seconds", r.seconds}, {"docker_builds", r.docker_builds},
-       {"ok", r.ok()},                     {"cells", r.cells}};
+       {"ok", r.ok()},                     {"previous", r.previous}, {"cells", r.cells}};
 }
 
 void from_json(const json& j, NightlyReport& r) {
   if (!j.is_object() || j.value("kind", "") != "imgtool-nightly-report")
     throw InputError("nightly report: field 'kind' expected imgtool-nightly-report");
   for (auto [field, to] : std::initializer_list<Field>{{"matrix", &r.matrix}, {"registry", &r.registry}, {"gpus", &r.gpus},
-                           {"builder", &r.builder}, {"started", &r.started}})
+                           {"builder", &r.builder}, {"started", &r.started},
+                           {"previous", &r.previous}})
     *to = j.value(field, "");
   r.shards = strings(j, "shards");
   r.seconds = j.value("seconds", 0.0);

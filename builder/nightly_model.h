@@ -3,13 +3,16 @@
 // to/from JSON (nightly.json; field names below). Renderers and the merge read
 // this model; no status is compared as a string.
 //
-//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok,
-//    cells:[{tag, image, image_id, inputs_hash, variant, cuda, python, paddle, ok,
+//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous,
+//    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, ok,
+//            layers:[{digest, size}] (the published manifest's, compressed), packages:{"<purl type>/<name>": version}
+//            (from the SBOM), changes:["what changed since the previous run", …],
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
 //            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
 //            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,12 +63,21 @@ struct PublishStep {
   bool ok() const { return status == PublishStatus::published || status == PublishStatus::unchanged; }
 };
 
+// One layer of a published image: its blob digest and compressed size.
+struct LayerSize {
+  std::string digest;
+  long long size = 0;
+};
+
 struct NightlyCell {
-  std::string tag, image, image_id, inputs_hash, variant, cuda, python, paddle;
+  std::string tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle;
   BuildStep build;
   SmokeStep smoke;
   GateStep gate;
   PublishStep publish;
+  std::vector<LayerSize> layers;                  // of the published image; empty when not published
+  std::map<std::string, std::string> packages;    // "<purl type>/<name>" -> version, from the image's SBOM
+  std::vector<std::string> changes;               // since the previous run (builder/report_changes.h)
   // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
   // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
   bool ok() const { return publish.ok() && smoke.ok(); }
@@ -75,6 +87,7 @@ struct NightlyCell {
 
 struct NightlyReport {
   std::string matrix, registry, gpus, builder, started;
+  std::string previous;  // `started` of the run this one was compared with; "" = none
   std::vector<std::string> shards;
   double seconds = 0;
   int docker_builds = 0;

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/build_driver.h"
+#include "builder/nightly_model.h"
 
 namespace imgtool::builder {
 
@@ -41,6 +42,8 @@ struct PublishOutcome {
   std::string digest;         // manifest digest the tag now names
   std::string signature_tag;  // sha256-<hex>.sig
   bool unchanged = false;     // the tag already named this signed digest (nothing pushed)
+  std::vector<LayerSize> layers;                 // the pushed manifest's layers
+  std::map<std::string, std::string> packages;   // from the SBOM attested with it ("<purl type>/<name>" -> version)
 };
 
 struct PublishTarget {
@@ -62,6 +65,9 @@ class NightlySteps {
   // The digest the cell's tag names in the registry now ("" when none): one
   // HEAD request, so an unchanged image is not pushed again.
   virtual std::string registry_digest(const GeneratedCell& g) = 0;
+  // The layers of the cell's manifest `digest` in the registry (sizes for the report of an unchanged
+  // cell, which is not pushed again): one GET of the manifest.
+  virtual std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) = 0;
 };
 
 }  // namespace imgtool::builder

@@ -33,7 +33,7 @@ class RealSteps : public NightlySteps {
     so.image = image_of(b);
     so.gpus = o_.gpus;
     so.shm_size = o_.shm_size;
-    so.no_gpu_host = o_.no_gpu_host;
+    so.gpu_host = o_.gpu_host;
     auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records}, engine_);
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
     for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, verify::records_path({.records = o_.records})));
@@ -66,9 +66,17 @@ class RealSteps : public NightlySteps {
     // The SPDX SBOM is attested (read back from the registry by digest) before the tag moves.
     auto by_digest = [&](const image::Manifest& m) { return std::make_unique<image::DockerSource>(reg_, repo, m.digest()); };
     sign::PublishRequest req{.tag = g.cell.tag};
-    req.attach = sbom::attach_sbom_hook(srepo, by_digest, *key_);
+    std::map<std::string, std::string> packages;
+    req.attach = sbom::attach_sbom_hook(srepo, by_digest, *key_,
+                                        [&](const sbom::Document& d) { packages = sbom::package_versions(d); });
     auto res = sign::publish_signed(srepo, push_by_digest, *key_, req);
-    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed};
+    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers_of(g, res.digest), packages};
+  }
+
+  std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) override {
+    std::vector<LayerSize> out;
+    for (auto& l : reg_->get_manifest(o_.target.repo(g.cell), digest).layers()) out.push_back({l.digest, l.size});
+    return out;
   }
 
   std::string registry_digest(const GeneratedCell& g) override {

@@ -8,6 +8,7 @@
 
 #include "builder/nightly_steps.h"
 #include "engine/engine.h"
+#include "verify/gpu_host.h"
 
 namespace imgtool::builder {
 
@@ -16,7 +17,7 @@ struct RealStepsOptions {
   std::filesystem::path key;           // private signing key (0600)
   std::string passphrase_env;          // env var holding the key's passphrase; empty = none
   std::string gpus = "auto";           // docker run --gpus for the smoke (auto: all for gpu images)
-  bool no_gpu_host = false;            // smoke gpu images up to the driver (verify::SmokeOptions)
+  verify::GpuHost gpu_host = verify::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)
   std::string shm_size;                // docker run --shm-size for the smoke
   std::string records;                 // throughput records file; empty = verify's default
   std::string ca_file;                 // registry CA

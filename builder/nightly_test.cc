@@ -38,7 +38,12 @@ class FakeSteps : public NightlySteps {
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     calls.push_back("publish " + g.cell.tag);
     registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
-    return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false};
+    return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false, layers_of(g, registry[g.cell.tag]),
+            {{"pypi/numpy", "1.26.4"}, {"deb/libc6", "2.36-9"}}};
+  }
+  // Every cell shares the base layer; its own layer is named after the digest.
+  std::vector<LayerSize> layers_of(const GeneratedCell&, const std::string& digest) override {
+    return {{"sha256:base", 30 << 20}, {"sha256:own-" + digest.substr(7, 12), 5 << 20}};
   }
   std::string registry_digest(const GeneratedCell& g) override {
     calls.push_back("head " + g.cell.tag);

@@ -1,5 +1,7 @@
 #include "builder/report.h"
 
+#include "builder/report_changes.h"
+
 #include <algorithm>
 #include <iomanip>
 #include <set>
@@ -103,10 +105,18 @@ std::vector<StepView> steps_of(const NightlyCell& c) {
            {{"ref", c.publish.ref}, {"digest", c.publish.digest}, {"error", c.publish.error}}}};
 }
 
+long long cell_bytes(const NightlyCell& c) {
+  long long n = 0;
+  for (auto& l : c.layers) n += l.size;
+  return n;
+}
+
+std::string size_of(const NightlyCell& c) { return c.layers.empty() ? "" : human_bytes(cell_bytes(c)); }
+
 std::string md_row(const NightlyCell& c) {
   std::string row = "| " + escape_md(c.tag) + " |";
   for (auto& s : steps_of(c)) row += " " + s.status + " |";
-  return row + " " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) + " |\n";
+  return row + " " + size_of(c) + " | " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) + " |\n";
 }
 
 void copy_file_if_there(const fs::path& from, const fs::path& to) {
@@ -121,17 +131,121 @@ std::string render_svg_chart(const NightlyCell& cell) {
   if (tp.empty()) {
     std::string why = cell.smoke.status == SmokeStatus::skipped ? "smoke did not run"
                                                                 : "no throughput measured (GPU part did not run)";
-    return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"28\"><text x=\"4\" y=\"18\" "
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"640\" height=\"28\"><text x=\"4\" y=\"18\" "
            "fill=\"#666\">" + xml_escape(why) + "</text></svg>";
   }
-  int row = 40, width = 640;
+  // Series grouped by the device they were measured on (a header row whenever it changes), so a
+  // test double's or a CPU's figures are never read as a GPU's.
+  int row = 40, header = 20, width = 640, y = 4;
+  std::ostringstream body;
+  std::string device = "\x01";
+  for (auto& t : tp) {
+    std::string dev = metric_field(t, "gpu");
+    if (dev != device) {
+      device = dev;
+      body << "<text class=\"device\" x=\"4\" y=\"" << y + 14 << "\" fill=\"#444\" font-weight=\"bold\">"
+           << xml_escape(dev.empty() ? "device not recorded" : dev) << "</text>";
+      y += header;
+    }
+    body << metric_svg(t, y, width, row - 10);
+    y += row;
+  }
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << row * tp.size() + 8
-    << "\" font-family=\"sans-serif\" font-size=\"12\">";
-  for (size_t i = 0; i < tp.size(); ++i) s << metric_svg(tp[i], static_cast<int>(i) * row + 4, width, row - 10);
-  s << "</svg>";
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" << width << "\" height=\"" << y + 4
+    << "\" font-family=\"sans-serif\" font-size=\"12\">" << body.str() << "</svg>";
   return s.str();
 }
+
+namespace {
+
+std::string log_name(const NightlyCell& c) { return c.build.log.empty() ? "" : fs::path(c.build.log).filename().string(); }
+
+std::string matrix_line(const MatrixLayers& m) {
+  int shared = 0;
+  for (auto& l : m.layers) shared += l.cells.size() > 1 ? 1 : 0;
+  return std::to_string(m.cells) + " published cell(s), " + std::to_string(m.layers.size()) + " distinct layer(s), " +
+         std::to_string(shared) + " shared: a pull of the whole matrix costs " + human_bytes(m.unique_bytes) +
+         " (" + human_bytes(m.total_bytes) + " if every cell were pulled on its own)";
+}
+
+// The smoke and gate rows of a cell, as (summary, lines) pairs: what the collapsed rows show.
+std::vector<std::pair<std::string, std::vector<std::string>>> check_rows(const NightlyCell& c) {
+  std::vector<std::string> smoke = c.smoke.reasons;
+  for (auto& w : c.smoke.warnings) smoke.push_back("warning: " + w);
+  if (!c.smoke.error.empty()) smoke.push_back("error: " + c.smoke.error);
+  if (!c.smoke.source.empty()) smoke.push_back("source: " + c.smoke.source);
+  std::vector<std::string> gate = c.gate.failed;
+  if (!c.gate.error.empty()) gate.push_back("error: " + c.gate.error);
+  auto summary = [](const std::string& step, const std::string& status, size_t reasons, size_t warnings) {
+    return step + ": " + status + " — " + std::to_string(reasons) + " reason(s), " + std::to_string(warnings) + " warning(s)";
+  };
+  return {{summary("smoke", to_string(c.smoke.status), c.smoke.reasons.size(), c.smoke.warnings.size()), smoke},
+          {summary("gate", to_string(c.gate.status), c.gate.failed.size(), 0), gate}};
+}
+
+void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous) {
+  s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19) << ")\n- inputs hash: `"
+    << c.inputs_hash << "`, KB " << c.kb_version << ", base `" << c.base << "`\n- build: " << to_string(c.build.status)
+    << " in " << fixed(c.build.seconds) << " s, log " << (log_name(c).empty() ? "(none)" : "[" + log_name(c) + "](logs/" + log_name(c) + ")")
+    << "\n";
+  for (auto& [summary, lines] : check_rows(c)) {
+    s << "- " << summary;
+    for (auto& l : lines) s << "\n  - " << l;
+    s << "\n";
+  }
+  s << "- publish: " << to_string(c.publish.status) << ' ' << c.publish.ref << ' ' << c.publish.digest << ' '
+    << c.publish.error << "\n";
+  if (!c.layers.empty()) s << "- size: " << size_of(c) << " in " << c.layers.size() << " layer(s)\n";
+  s << "- changes since " << (previous.empty() ? "the previous run" : previous) << ":";
+  for (auto& ch : c.changes) s << "\n  - " << escape_md(ch);
+  s << "\n";
+  for (auto& t : c.smoke.throughput)
+    s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' ' << metric_field(t, "unit")
+      << " (" << str(t, "status") << ")" << (metric_field(t, "gpu").empty() ? "" : " on " + metric_field(t, "gpu")) << "\n";
+}
+
+void html_details(std::ostream& s, const std::string& summary, const std::vector<std::string>& lines) {
+  s << "<details><summary>" << xml_escape(summary) << "</summary><ul>";
+  for (auto& l : lines) s << "<li>" << xml_escape(l) << "</li>";
+  s << "</ul></details>";
+}
+
+void html_layers(std::ostream& s, const NightlyCell& c) {
+  if (c.layers.empty()) return;
+  s << "<details class=\"layers\"><summary>size " << size_of(c) << " in " << c.layers.size()
+    << " layer(s)</summary><table><tr><th>#</th><th>layer</th><th>size</th></tr>";
+  for (size_t i = 0; i < c.layers.size(); ++i)
+    s << "<tr><td>" << i + 1 << "</td><td><code>" << xml_escape(c.layers[i].digest.substr(0, 19)) << "</code></td><td>"
+      << human_bytes(c.layers[i].size) << "</td></tr>";
+  s << "</table></details>";
+}
+
+void html_cell(std::ostream& s, const NightlyCell& c, const std::string& previous) {
+  s << "<section class=\"cell\" id=\"cell-" << xml_escape(c.tag) << "\"><h2>" << xml_escape(c.tag) << "</h2><p>image <code>"
+    << xml_escape(c.image) << "</code> (" << xml_escape(c.image_id.substr(0, 19)) << "), KB " << xml_escape(c.kb_version)
+    << ", base <code>" << xml_escape(c.base) << "</code>";
+  if (!log_name(c).empty()) s << ", <a href=\"logs/" << xml_escape(log_name(c)) << "\">build log</a>";
+  s << "</p><p>changes since " << xml_escape(previous.empty() ? "the previous run" : previous) << ":</p><ul class=\"changes\">";
+  for (auto& ch : c.changes) s << "<li>" << xml_escape(ch) << "</li>";
+  s << "</ul>";
+  for (auto& [summary, lines] : check_rows(c)) html_details(s, summary, lines);
+  html_layers(s, c);
+  s << "<p>throughput (this run last; dashed: floor)</p>" << render_svg_chart(c) << "</section>";
+}
+
+void html_matrix_layers(std::ostream& s, const NightlyReport& r) {
+  MatrixLayers m = matrix_layers(r);
+  if (m.cells == 0) return;
+  s << "<h2 id=\"layers\">Layers across the matrix</h2><p>" << xml_escape(matrix_line(m))
+    << "</p><table class=\"shared\"><tr><th>shared layer</th><th>size</th><th>cells</th></tr>";
+  for (auto& l : m.layers)
+    if (l.cells.size() > 1)
+      s << "<tr><td><code>" << xml_escape(l.layer.digest.substr(0, 19)) << "</code></td><td>" << human_bytes(l.layer.size)
+        << "</td><td>" << l.cells.size() << ": " << xml_escape(strings::join(l.cells, ", ")) << "</td></tr>";
+  s << "</table>";
+}
+
+}  // namespace
 
 std::string render_markdown(const NightlyReport& r) {
   std::ostringstream s;
@@ -140,43 +254,40 @@ std::string render_markdown(const NightlyReport& r) {
   s << "# imgtool nightly — " << r.matrix << "\n\n" << headline(r) << "  \n"
     << "registry `" << r.registry << "`, shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
     << "`\n\n";
-  s << "| cell | build | smoke | gate | publish | digest | problem |\n|---|---|---|---|---|---|---|\n";
+  s << "| cell | build | smoke | gate | publish | size | digest | problem |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& c : r.cells) s << md_row(c);
-  for (auto& c : r.cells) {
-    s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19) << ")\n- inputs hash: `"
-      << c.inputs_hash << "`\n- build: " << to_string(c.build.status) << " in " << fixed(c.build.seconds) << " s, log `"
-      << c.build.log << "`\n";
-    s << "- smoke: " << to_string(c.smoke.status);
-    for (auto& why : c.smoke.reasons) s << "\n  - " << why;
-    s << "\n- gate: " << to_string(c.gate.status);
-    for (auto& why : c.gate.failed) s << "\n  - " << why;
-    s << "\n- publish: " << to_string(c.publish.status) << ' ' << c.publish.ref << ' ' << c.publish.digest << ' '
-      << c.publish.error << "\n";
-    for (auto& t : c.smoke.throughput)
-      s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' '
-        << metric_field(t, "unit") << " (" << str(t, "status") << ")\n";
+  MatrixLayers m = matrix_layers(r);
+  if (m.cells > 0) {
+    s << "\n## Layers across the matrix\n\n" << matrix_line(m) << "\n\n| shared layer | size | cells |\n|---|---|---|\n";
+    for (auto& l : m.layers)
+      if (l.cells.size() > 1)
+        s << "| `" << l.layer.digest.substr(0, 19) << "` | " << human_bytes(l.layer.size) << " | " << l.cells.size() << ": "
+          << escape_md(strings::join(l.cells, ", ")) << " |\n";
   }
+  for (auto& c : r.cells) md_cell(s, c, r.previous);
   return s.str();
 }
 
 std::string render_html(const NightlyReport& r) {
   std::ostringstream s;
   s << "<!doctype html><html><head><meta charset=\"utf-8\"><title>imgtool nightly</title><style>"
-       "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-       "padding:4px 8px}.ok{color:#2ca02c}.bad{color:#d62728}</style></head><body>";
+       "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+       "padding:4px 8px}.ok{color:#2ca02c}.bad{color:#d62728}td code{word-break:break-all}details{margin:.3em 0}"
+       "section.cell{border-top:1px solid #ddd;margin-top:1.5em}svg.chart{max-width:100%;height:auto}</style></head><body>";
   s << "<h1>imgtool nightly — " << xml_escape(r.matrix) << "</h1><p>" << xml_escape(headline(r)) << "<br>registry "
-    << xml_escape(r.registry) << ", builder " << xml_escape(r.builder) << "</p>";
-  s << "<table><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>digest</th>"
-       "<th>problem</th></tr>";
+    << xml_escape(r.registry) << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
+  s << "<table class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
+       "<th>digest</th><th>problem</th></tr>";
   for (auto& c : r.cells) {
-    s << "<tr class=\"" << (c.ok() ? "ok" : "bad") << "\"><td>" << xml_escape(c.tag) << "</td>";
+    s << "<tr class=\"" << (c.ok() ? "ok" : "bad") << "\"><td><a href=\"#cell-" << xml_escape(c.tag) << "\">"
+      << xml_escape(c.tag) << "</a></td>";
     for (auto& step : steps_of(c)) s << "<td>" << xml_escape(step.status) << "</td>";
-    s << "<td><code>" << xml_escape(c.publish.digest.substr(0, 19)) << "</code></td><td>" << xml_escape(c.problem())
-      << "</td></tr>";
+    s << "<td>" << size_of(c) << "</td><td><code>" << xml_escape(c.publish.digest.substr(0, 19)) << "</code></td><td>"
+      << xml_escape(c.problem()) << "</td></tr>";
   }
   s << "</table>";
-  for (auto& c : r.cells)
-    s << "<h2>" << xml_escape(c.tag) << "</h2><p>throughput (this run last; dashed: floor)</p>" << render_svg_chart(c);
+  html_matrix_layers(s, r);
+  for (auto& c : r.cells) html_cell(s, c, r.previous);
   s << "</body></html>\n";
   return s.str();
 }

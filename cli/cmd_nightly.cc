@@ -10,6 +10,7 @@
 #include "builder/nightly_collect.h"
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
+#include "builder/report_changes.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 
@@ -22,7 +23,7 @@ namespace bt = imgtool::builder;
 
 struct NightlyFlags {
   std::string input, registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size;
-  std::string gpus = "auto";
+  std::string gpus = "auto", gpu_host;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
   bool no_record = false;
@@ -40,7 +41,7 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
   std::cout << "report: " << (dir / "report.html").string() << " (also report.md, nightly.json, junit.xml, logs/)\n";
 }
 
-bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state) {
+bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, verify::GpuHost host) {
   // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
   // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
   auto target = bt::parse_registry(f.registry);
@@ -52,7 +53,7 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state)
           .target = target,
           .shard = shard,
           .matrix = f.input,
-          .gpus = f.no_gpu_host ? f.gpus + " (no GPU host)" : f.gpus,  // also the smoke cache key
+          .gpus = f.gpus + verify::gpu_host_mode(host).note,  // also the smoke cache key
           .fresh_smoke = f.fresh_smoke};
 }
 
@@ -61,10 +62,11 @@ int run_nightly_cmd(const NightlyFlags& f) {
     throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
-  auto opt = nightly_options(f, state);
+  auto host = verify::parse_gpu_host(f.gpu_host, f.no_gpu_host);
+  auto opt = nightly_options(f, state, host);
   engine::Engine& docker = engine::local_engine();  // the run's one engine: build, smoke, gate and push read it
   auto steps = bt::make_real_steps({.target = opt.target, .key = f.key, .passphrase_env = f.passphrase_env,
-                                    .gpus = f.gpus, .no_gpu_host = f.no_gpu_host, .shm_size = f.shm_size, .records = f.records,
+                                    .gpus = f.gpus, .gpu_host = host, .shm_size = f.shm_size, .records = f.records,
                                     .ca_file = f.ca_file, .insecure_http = f.insecure_http,
                                     .engine = &docker});
   bt::StateStore store(state);  // one run per state folder: taken before generating into it
@@ -73,6 +75,7 @@ int run_nightly_cmd(const NightlyFlags& f) {
   std::cerr << "nightly: shard " << opt.shard.text() << ": " << cells.size() << " of " << src.cells.size()
             << " cell(s) from " << src.generated_dir.string() << std::endl;
   auto report = bt::run_nightly(cells, opt, docker, store, steps.get());
+  bt::compare_with_last_run(report, state);
   bt::write_report(f.report, report);
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
@@ -119,6 +122,8 @@ Registration nightly_registration({"nightly",
                     sub.add_flag("--no-gpu-host", f->no_gpu_host,
                                  "this host has no GPU: gpu images are smoke-tested up to the driver (imgtool smoke "
                                  "--no-gpu-host) and the report says the GPU part was not run");
+                    sub.add_option("--gpu-host", f->gpu_host, "gpu (default), none (= --no-gpu-host) or test-double: "
+                                   "what this host offers gpu images (imgtool smoke --gpu-host)");
                     sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
                     sub.add_option("--only", f->only, "only these tags")->delimiter(',');
                     sub.add_option("--state", f->state, "state folder (default: the imgtool cache folder)");

@@ -14,7 +14,8 @@ namespace {
 struct SmokeFlags {
   verify::SmokeOptions opt;
   bool json = false;
-  bool no_record = false;
+  bool no_record = false, no_gpu_host = false;
+  std::string gpu_host;
   int timeout_s = 900;
   int reps = 0;
   std::string records;
@@ -34,6 +35,7 @@ void apply_profile(SmokeFlags& f, bool gpus_given, bool shm_given) {
 
 int run_smoke_cmd(SmokeFlags& f) {
   f.opt.timeout = std::chrono::seconds(f.timeout_s);
+  f.opt.gpu_host = verify::parse_gpu_host(f.gpu_host, f.no_gpu_host);
   if (f.reps > 0) f.opt.probe_args = {"--reps", std::to_string(f.reps)};
   apply_profile(f, f.opt.gpus != "none", !f.opt.shm_size.empty());
   auto [res, throughput] = verify::smoke_and_judge(f.opt, {.record = !f.no_record, .records = f.records});
@@ -56,9 +58,11 @@ Registration smoke_registration({"smoke", "Run the GPU smoke probe inside an ima
                                    "docker run --gpus value: auto (default: all for gpu images, none for cpu), all, "
                                    "device=0, …; none = no --gpus")
                         ->default_val("auto");
-                    sub.add_flag("--no-gpu-host", f->opt.no_gpu_host,
-                                 "this host has no GPU: judge a gpu image up to the driver (GPU Paddle imports, CUDA "
-                                 "libraries load) and report the GPU part as not run");
+                    sub.add_flag("--no-gpu-host", f->no_gpu_host, "the same as --gpu-host none");
+                    sub.add_option("--gpu-host", f->gpu_host,
+                                   "what this host offers a gpu image: gpu (default: judged in full), none (judged up to "
+                                   "the driver; the GPU part reported as not run), test-double (the imgtool driver "
+                                   "double: cudart, cuBLAS and Paddle on the GPU reported as not judged)");
                     sub.add_option("--shm-size", f->opt.shm_size, "docker run --shm-size (e.g. 2g); default Docker's 64 MB");
                     sub.add_option("--expect-variant", f->opt.expect_variant,
                                    "gpu|cpu; default: the io.imgtool.variant label")

@@ -10,6 +10,7 @@
 #include <openssl/types.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -31,9 +32,15 @@ sign::AttestResult attest_sbom(sign::Repository& repo, image::ImageSource& src, 
                                EVP_PKEY& private_key, const SbomOptions& opt = {});
 
 // The publish_signed attach step: `open_source(m)` gives a source serving m's
-// blobs (e.g. the registry repository by digest).
+// blobs (e.g. the registry repository by digest); `on_document`, when set, sees
+// the SBOM that was attested (the nightly's report lists its packages).
 std::function<void(const image::Manifest&)> attach_sbom_hook(
     sign::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
-    EVP_PKEY& private_key);
+    EVP_PKEY& private_key, std::function<void(const Document&)> on_document = {});
+
+// "<purl type>/<name>" -> version for every package of `doc` with a purl (the
+// image itself excluded; NVIDIA libraries as "nvidia/<name>"): what the nightly
+// compares between runs.
+std::map<std::string, std::string> package_versions(const Document& doc);
 
 }  // namespace imgtool::sbom

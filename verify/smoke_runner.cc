@@ -83,7 +83,7 @@ engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& nam
                        .timeout = opt.timeout};
   if (!opt.expect_variant.empty()) r.args.insert(r.args.end(), {"--expect-variant", opt.expect_variant});
   if (!opt.expect_cuda.empty()) r.args.insert(r.args.end(), {"--expect-cuda", opt.expect_cuda});
-  if (opt.no_gpu_host) r.args.push_back("--no-gpu-host");
+  if (opt.gpu_host != GpuHost::gpu) r.args.insert(r.args.end(), {"--gpu-host", gpu_host_mode(opt.gpu_host).name});
   r.args.insert(r.args.end(), opt.probe_args.begin(), opt.probe_args.end());
   return r;
 }
@@ -114,7 +114,7 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   res.image = inspect_image(opt.image, docker);
   resolve_expectations(opt, res.image);
   // --gpus auto (the default): every GPU for a gpu image, none for a cpu one.
-  if (opt.gpus.empty() || opt.gpus == "auto") opt.gpus = opt.expect_variant == "gpu" && !opt.no_gpu_host ? "all" : "none";
+  if (opt.gpus.empty() || opt.gpus == "auto") opt.gpus = opt.expect_variant == "gpu" ? gpu_host_mode(opt.gpu_host).auto_gpus : "none";
   res.expect_variant = opt.expect_variant;
   res.expect_cuda = opt.expect_cuda;
   engine::RunRequest req = smoke_request(opt, container_name());

@@ -25,6 +25,7 @@
 
 #include "core/process.h"
 #include "engine/engine.h"
+#include "verify/gpu_host.h"
 #include "verify/smoke_diagnosis.h"
 
 namespace imgtool::verify {
@@ -32,7 +33,7 @@ namespace imgtool::verify {
 struct SmokeOptions {
   std::string image;                   // any reference `docker run` accepts
   std::string gpus = "none";           // "none": no --gpus flag; "auto": all for gpu images, none for cpu; else the value
-  bool no_gpu_host = false;            // the host has no GPU: probe --no-gpu-host, and auto = none
+  GpuHost gpu_host = GpuHost::gpu;     // what the host offers (gpu_host.h): the probe's --gpu-host and what auto means
   std::string shm_size;                // empty: Docker's default (64 MB)
   std::string expect_variant;          // "gpu" | "cpu"; empty: the io.imgtool.variant label
   std::string expect_cuda;             // "12.6"; empty: the io.imgtool.cuda label

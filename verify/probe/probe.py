@@ -385,6 +385,60 @@ def verdict_without_gpu(report):
             "warnings": warnings, "gpu_part": "not run (--no-gpu-host)"}
 
 
+TEST_DOUBLE_NAME = "imgtool fake GPU (test double, not hardware)"  # verify/probe/testdata/fake_libcuda.c
+# Sections the driver double cannot serve: the image's real cudart (and so cuBLAS and Paddle's GPU
+# run) calls driver entry points the double does not implement.
+NOT_JUDGED_ON_TEST_DOUBLE = ("compat", "blas")
+
+
+def same_cuda(a, b):
+    """'11.8' vs '11.8.89': the same major.minor."""
+    pa, pb = parse_version(a or ""), parse_version(b or "")
+    return bool(pa) and bool(pb) and pa[:2] == pb[:2]
+
+
+def verdict_on_test_double(report):
+    """--gpu-host test-double: every visible device must be imgtool's driver double (real hardware is
+    judged in full, never by this rule); then the double's driver, the probe's PTX kernels on it, the
+    image's CUDA libraries (found by its loader) and a GPU Paddle built for the image's CUDA must all
+    hold. What the double cannot serve is listed as not judged."""
+    sec = lambda k: report.get(k) or {}
+    drv, paddle, libs = sec("driver"), sec("paddle"), sec("libraries")
+    expect_cuda = sec("expect").get("cuda")
+    reasons = []
+    devices = drv.get("devices") or []
+    real = [d for d in devices if d.get("name") != TEST_DOUBLE_NAME]
+    if drv.get("status") != "ok":
+        reasons.append("driver: %s" % drv.get("reason"))
+    elif real or not devices:
+        reasons.append("--gpu-host test-double refused: device %s is %r, not imgtool's driver double; real hardware "
+                       "is judged in full (fix: drop --gpu-host test-double)" %
+                       ((real[0].get("device"), real[0].get("name")) if real else ("0", drv.get("name"))))
+    if not reasons and sec("kernels").get("status") != "ok":
+        reasons.append("kernels: %s" % sec("kernels").get("reason"))
+    if libs.get("status") != "ok":
+        reasons.append("libraries: %s (the image's loader must find them; fix: ld.so.conf.d + ldconfig or "
+                       "LD_LIBRARY_PATH)" % libs.get("reason"))
+    if "version" not in paddle:
+        reasons.append("paddle: %s" % paddle.get("reason"))
+    elif paddle.get("compiled_with_cuda") is not True:
+        reasons.append("paddle: %s" % paddle.get("reason", "a CPU-only Paddle build in a gpu image"))
+    elif expect_cuda and not same_cuda(paddle.get("cuda"), expect_cuda):
+        reasons.append("paddle: built for CUDA %s, the image claims CUDA %s" % (paddle.get("cuda"), expect_cuda))
+    not_judged = ["%s (%s)" % (k, sec(k).get("reason")) for k in NOT_JUDGED_ON_TEST_DOUBLE if sec(k).get("status") != "ok"]
+    if paddle.get("status") != "ok" and "version" in paddle:
+        not_judged.append("paddle on the GPU (%s)" % paddle.get("reason"))
+    warnings = ["not judged on the GPU test double: %s" % w for w in not_judged]
+    warnings += ["%s: %s" % (k, v.get("reason")) for k, v in report.items()
+                 if k not in ("driver", "compat", "kernels", "blas", "paddle") and isinstance(v, dict) and v.get("status") == "warn"]
+    return {"status": "fail" if reasons else "pass", "expect_variant": "gpu", "reasons": reasons, "warnings": warnings,
+            "gpu_part": "test double (%s): driver and PTX kernels judged; cudart, cuBLAS and Paddle on the GPU not judged"
+                        % TEST_DOUBLE_NAME}
+
+
+GPU_HOST_VERDICTS = {"none": verdict_without_gpu, "test-double": verdict_on_test_double}
+
+
 def cpu_section(info):
     """CPU baseline measured in the Paddle child: a warning (never a failure) when it could not run."""
     model = cpu_model()
@@ -409,14 +463,16 @@ def cpu_model(cpuinfo="/proc/cpuinfo"):
     return platform.machine() or "unknown"
 
 
-def verdict(report, expect_variant, no_gpu_host=False):
+def verdict(report, expect_variant, gpu_host="gpu"):
     """Overall judgement. A gpu image passes only with a working GPU and a GPU Paddle;
     a cpu image passes when Paddle imports and run_check works on CPU. /dev/shm is a warning.
-    no_gpu_host (--no-gpu-host: the host has no GPU, said on purpose): a gpu image is judged up to
-    the driver instead — GPU Paddle imports, cudart/cuBLAS/cuDNN load — and the GPU part not run
-    is a warning that says so."""
-    if no_gpu_host and expect_variant == "gpu":
-        return verdict_without_gpu(report)
+    gpu_host (--gpu-host, said on purpose, never guessed) changes how far a gpu image is judged:
+    "none" (no GPU on this host): up to the driver — GPU Paddle imports, cudart/cuBLAS/cuDNN load —
+    and the GPU part not run is a warning that says so; "test-double" (imgtool's driver double):
+    up to what the double serves, see verdict_on_test_double."""
+    special = GPU_HOST_VERDICTS.get(gpu_host) if expect_variant == "gpu" else None
+    if special:
+        return special(report)
     reasons, warnings = [], []
     sec = lambda k: report.get(k) or {}
     for k, v in report.items():
@@ -1229,7 +1285,7 @@ def run_probe(args):
         report["paddle"] = judge_paddle(info, exp["variant"], exp["cuda"])
         report["cpu"] = cpu_section(info)
     report["metrics"] = metrics(report)
-    report["verdict"] = verdict(report, exp["variant"], args.no_gpu_host)
+    report["verdict"] = verdict(report, exp["variant"], "none" if args.no_gpu_host else args.gpu_host)
     return report
 
 
@@ -1311,6 +1367,9 @@ def parse_args(argv):
     ap.add_argument("--gemm-n", type=int, default=0, help="GEMM size (default 8192, 4096 under 16 GiB)")
     ap.add_argument("--bw-bytes", type=int, default=0, help="bytes per bandwidth array (default max(256 MiB, 8*L2))")
     ap.add_argument("--skip-paddle", action="store_true")
+    ap.add_argument("--gpu-host", choices=["gpu", "none", "test-double"], default="gpu",
+                    help="what the host offers a gpu image: gpu (judged in full), none (up to the driver), "
+                         "test-double (imgtool's driver double: up to what it serves)")
     ap.add_argument("--no-gpu-host", action="store_true",
                     help="the host has no GPU: judge a gpu image up to the driver, report the GPU part as not run")
     # Run-profile promises (imgtool smoke --profile): bytes, -1 = unlimited; user "uid[:gid]".

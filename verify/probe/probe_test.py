@@ -242,15 +242,64 @@ class MultiGpuAndCpuTest(unittest.TestCase):
                 "paddle": {"status": "ok", "reason": "works on 1 CPU", "run_check": {"works_on": "cpu"}},
                 "libraries": {"status": "ok", "reason": "cudart, cuBLAS and cuDNN found"}}
         self.assertEqual(probe.verdict(base, "gpu")["status"], "fail")  # without the flag: a GPU is required
-        v = probe.verdict(base, "gpu", no_gpu_host=True)
+        v = probe.verdict(base, "gpu", gpu_host="none")
         self.assertEqual(v["status"], "pass")
         self.assertIn("GPU part not run", v["warnings"][0])
         missing = dict(base, libraries={"status": "warn", "reason": "not found: cudnn"})
-        v = probe.verdict(missing, "gpu", no_gpu_host=True)
+        v = probe.verdict(missing, "gpu", gpu_host="none")
         self.assertEqual(v["status"], "fail")
         self.assertIn("not found: cudnn", v["reasons"][0])
         cpu_only = dict(base, paddle={"status": "fail", "reason": "CPU-only Paddle build in a gpu image"})
-        self.assertEqual(probe.verdict(cpu_only, "gpu", no_gpu_host=True)["status"], "fail")
+        self.assertEqual(probe.verdict(cpu_only, "gpu", gpu_host="none")["status"], "fail")
+
+    def on_test_double(self, name=probe.TEST_DOUBLE_NAME, **over):
+        fake = {"device": 0, "name": name, "cc": [8, 0]}
+        report = {"expect": {"cuda": "11.8"},
+                  "driver": {"status": "ok", "name": name, "devices": [fake], "reason": "device 0"},
+                  "compat": {"status": "fail", "reason": "cudaGetDeviceCount failed with error 36"},
+                  "kernels": {"status": "ok", "reason": "saxpy correct"},
+                  "blas": {"status": "fail", "reason": "cublasCreate failed"},
+                  "libraries": {"status": "ok", "reason": "found"},
+                  "paddle": {"status": "fail", "version": "2.6.2", "compiled_with_cuda": True, "cuda": "11.8",
+                             "reason": "paddle.utils.run_check() failed"}}
+        report.update(over)
+        return probe.verdict(report, "gpu", gpu_host="test-double")
+
+    def test_test_double_judges_what_the_double_serves_and_lists_the_rest(self):
+        v = self.on_test_double()
+        self.assertEqual(v["status"], "pass", v)
+        self.assertIn("test double", v["gpu_part"])
+        joined = " ".join(v["warnings"])
+        for part in ("compat", "blas", "paddle on the GPU"):
+            self.assertIn("not judged on the GPU test double: " + part, joined)
+        # without the mode the same report fails (a real GPU is judged in full)
+        self.assertEqual(probe.verdict({"driver": {"status": "ok"}, "blas": {"status": "fail", "reason": "x"}}, "gpu")["status"], "fail")
+
+    def test_test_double_refused_on_real_hardware(self):
+        v = self.on_test_double(name="NVIDIA H100 80GB HBM3")
+        self.assertEqual(v["status"], "fail")
+        self.assertIn("refused", v["reasons"][0])
+        self.assertIn("NVIDIA H100", v["reasons"][0])
+        mixed = {"status": "ok", "name": probe.TEST_DOUBLE_NAME,
+                 "devices": [{"device": 0, "name": probe.TEST_DOUBLE_NAME}, {"device": 1, "name": "NVIDIA A100-SXM4-80GB"}]}
+        v = self.on_test_double(driver=mixed)
+        self.assertEqual(v["status"], "fail")
+        self.assertIn("device 1", v["reasons"][0])
+
+    def test_test_double_still_fails_what_it_can_judge(self):
+        cases = {
+            "kernels": {"kernels": {"status": "fail", "reason": "saxpy wrong"}},
+            "libraries": {"libraries": {"status": "warn", "reason": "not found: cudnn"}},
+            "CPU-only": {"paddle": {"status": "fail", "version": "2.6.2", "compiled_with_cuda": False,
+                                    "reason": "CPU-only Paddle build in a gpu image"}},
+            "claims CUDA 12.6": {"expect": {"cuda": "12.6"}},
+            "import paddle failed": {"paddle": {"status": "fail", "reason": "import paddle failed: x"}},
+            "driver": {"driver": {"status": "fail", "reason": "libcuda.so.1 missing"}},
+        }
+        for needle, over in cases.items():
+            v = self.on_test_double(**over)
+            self.assertEqual(v["status"], "fail", needle)
+            self.assertIn(needle, " ".join(v["reasons"]), needle)
 
     def test_cpu_model(self):
         import tempfile
