@@ -10,7 +10,8 @@ APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
   python3-jwt python3-cryptography  # the test token server (image/testing/token_server.py)
   clang libfuzzer-14-dev libclang-rt-14-dev  # fuzz targets (fuzz/)
   python3-yaml fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
-  python3-venv)  # the spdx-tools venv (SBOM tests, below)
+  python3-venv  # the spdx-tools venv (SBOM tests, below)
+  chromium)  # the nightly report rendered by a real browser (builder/report_browser_test)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
