@@ -5,6 +5,8 @@
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "image/copy.h"
+#include "image/docker_transport.h"
 #include "image/platform.h"
 #include "image/transport.h"
 #include "sign/keys.h"
@@ -18,7 +20,7 @@ namespace imgtool::cli {
 namespace {
 
 struct PromoteFlags {
-  std::string ref, tag, key, identity, sign_key, passphrase_env;
+  std::string ref, tag, key, identity, sign_key, passphrase_env, to;
   bool no_verify_contents = false, no_sbom = false;
   RegistryFlags registry;
 };
@@ -36,9 +38,49 @@ sign::PromoteGate contents_gate(const image::Reference& r, const image::Transpor
   };
 }
 
+// --to: from the staging repository into the release repository, by digest (blobs mounted when
+// both are on one registry), attested and signed there, the tag moved last (sign::promote_across).
+// The release repository of --to, refused (InputError) before anything is read or copied.
+image::Reference release_repository(const PromoteFlags& f) {
+  image::Reference t = docker_reference(f.to, "promote --to");
+  bool bare = f.to.rfind(':') < f.to.rfind('/') || f.to.rfind(':') == f.to.find("://");  // no :TAG after the last '/'
+  if (!bare || !t.digest.empty())
+    throw InputError("promote --to: expected docker://HOST/REPO (no tag or digest: the tag is --tag), found '" + f.to + "'");
+  if (f.sign_key.empty())
+    throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
+  return t;
+}
+
+int run_promote_across(const PromoteFlags& f, const image::Reference& r, const image::Reference& t, EVP_PKEY& pub) {
+  sign::Pkey key = sign::load_private_key(f.sign_key, sign::passphrase_from_env(f.passphrase_env));
+  auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
+  auto to_reg = t.host == r.host ? from_reg : std::make_shared<image::Registry>(t.host, f.registry.options());
+  sign::RegistryRepository from(*from_reg, r.name), to(*to_reg, t.name);
+  sign::CrossPromoteRequest req{.digest = r.digest, .tag = f.tag, .identity = f.identity};
+  if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
+  if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;
+  image::CopyResult copied;
+  req.copy_by_digest = [&] {
+    image::DockerSource src(from_reg, r.name, r.digest);
+    image::DockerDestination dst(to_reg, t.name);
+    copied = image::copy_image(src, dst, "");
+  };
+  sign::PromoteResult res = sign::promote_across(from, to, pub, *key, req);
+  std::cout << "copied by digest: " << copied.blobs_skipped << " of " << copied.blobs
+            << " blob(s) mounted or already there, " << copied.bytes_copied << " byte(s) uploaded\n";
+  std::cout << "promoted " << from.name() << "@" << r.digest << " -> " << to.name() << ":" << f.tag
+            << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
+            << res.signature.summary() << "\n";
+  return 0;
+}
+
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
   if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
+  if (!f.to.empty()) {
+    image::Reference t = release_repository(f);
+    return run_promote_across(f, r, t, *sign::load_public_key(f.key));
+  }
   sign::Pkey pub = sign::load_public_key(f.key);
   sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_private_key(f.sign_key, sign::passphrase_from_env(f.passphrase_env));
   image::Registry reg(r.host, f.registry.options());
@@ -58,6 +100,9 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                     auto f = std::make_shared<PromoteFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO@sha256:<hex>")->required();
                     sub.add_option("--tag", f->tag, "the tag to move")->required();
+                    sub.add_option("--to", f->to, "docker://HOST/REPO: promote into this (release) repository — copied "
+                                                  "by digest (blobs mounted on one registry), attested and signed there "
+                                                  "with --sign-key, then tagged");
                     sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
                     sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
                     sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key before moving");

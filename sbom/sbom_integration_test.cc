@@ -178,6 +178,22 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     CHECK(verify(ref + ":bare").first == 0);
     CHECK(cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"}).ok());
     CHECK(reg->resolve(repo, "stable") == bare_digest);
+
+    // Staging -> release: promoted across repositories (never rebuilt): blobs mounted, attested
+    // and signed for the release repository, then tagged; verify passes there with the key.
+    std::string release = "docker://" + server.host() + "/release/paddle";
+    auto refused = cli({"promote", ref + "@" + bare_digest, "--to", release, "--tag", "1.0", "--key", k + ".pub"});
+    CHECK(refused.exit_code == 2);  // no --sign-key: one line, nothing copied
+    CHECK(refused.err.find("expected --sign-key") != std::string::npos);
+    auto across = cli({"promote", ref + "@" + bare_digest, "--to", release, "--tag", "1.0", "--key", k + ".pub",
+                       "--sign-key", k + ".key", "--no-verify-contents"});
+    REQUIRE(across.ok());
+    CHECK(across.out.find(" 0 byte(s) uploaded") != std::string::npos);  // every layer mounted from ai/paddle
+    CHECK(reg->resolve("release/paddle", "1.0") == bare_digest);
+    auto [rel_rc, rel] = verify(release + ":1.0");
+    CHECK(rel_rc == 0);
+    CHECK(row(rel, "sbom.attestation").rfind("pass", 0) == 0);
+    CHECK(row(rel, "sbom.packages").rfind("pass", 0) == 0);
   }
   {
     INFO("a signed SBOM that leaves a package out fails, naming it");

@@ -49,29 +49,71 @@ PublishResult publish_signed(Repository& repo, const std::function<image::Manife
   return {m.digest(), s.signature_tag, s.already_signed};
 }
 
-PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req) {
-  require_tag(req.tag);
-  if (!is_sha256_digest(req.digest))
-    throw InputError("promote: expected an image reference by digest (…@sha256:<hex>), found '" + req.digest + "'");
-  image::Manifest m = stored_manifest(repo, req.digest);
-  PromoteResult r;
-  std::string identity = req.identity.empty() ? repo.name() : req.identity;
-  r.signature = check_signature(repo, req.digest, public_key, identity);
+namespace {
+
+// Step 1 of promote() and promote_across(): the digest's manifest (read once), its signature, the
+// required attestation and the gate, all in `repo`. CheckFailed naming what is missing.
+image::Manifest checked_for_promotion(Repository& repo, EVP_PKEY& public_key, const std::string& digest,
+                                      const std::string& tag, const std::string& identity,
+                                      const std::string& require_attestation, const PromoteGate& gate,
+                                      PromoteResult& r, Statement* attested = nullptr) {
+  require_tag(tag);
+  if (!is_sha256_digest(digest))
+    throw InputError("promote: expected an image reference by digest (…@sha256:<hex>), found '" + digest + "'");
+  image::Manifest m = stored_manifest(repo, digest);
+  r.signature = check_signature(repo, digest, public_key, identity.empty() ? repo.name() : identity);
   if (!r.signature.ok)
-    throw CheckFailed(repo.name() + "@" + req.digest + ": expected a valid signature by the given key "
-                      "before moving tag " + req.tag + ", found " + r.signature.summary() +
+    throw CheckFailed(repo.name() + "@" + digest + ": expected a valid signature by the given key "
+                      "before moving tag " + tag + ", found " + r.signature.summary() +
                       "; sign it with `imgtool sign` (tag not moved)");
-  if (!req.require_attestation.empty()) {
-    AttestationCheck a = check_attestation(repo, req.digest, public_key, req.require_attestation);
+  if (!require_attestation.empty()) {
+    AttestationCheck a = check_attestation(repo, digest, public_key, require_attestation);
     if (!a.ok)
-      throw CheckFailed(repo.name() + "@" + req.digest + ": expected an attestation (" + req.require_attestation +
-                        ") by the given key before moving tag " + req.tag + ", found " + a.summary() +
+      throw CheckFailed(repo.name() + "@" + digest + ": expected an attestation (" + require_attestation +
+                        ") by the given key before moving tag " + tag + ", found " + a.summary() +
                         "; attach it with `imgtool sign` (tag not moved)");
+    if (attested) *attested = a.statement;
   }
-  if (req.gate) req.gate(m);
+  if (gate) gate(m);
+  return m;
+}
+
+}  // namespace
+
+PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req) {
+  PromoteResult r;
+  image::Manifest m = checked_for_promotion(repo, public_key, req.digest, req.tag, req.identity,
+                                            req.require_attestation, req.gate, r);
   if (auto prev = repo.manifest(req.tag)) r.previous_digest = prev->digest();
   if (req.resign_key) sign_digest(repo, *req.resign_key, {req.digest, repo.name() + ":" + req.tag, {}});
   repo.put_manifest(m, req.tag);
+  return r;
+}
+
+PromoteResult promote_across(Repository& from, Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
+                             const CrossPromoteRequest& req) {
+  PromoteResult r;
+  Statement attested;
+  checked_for_promotion(from, public_key, req.digest, req.tag, req.identity, req.require_attestation, req.gate, r,
+                        &attested);
+  if (!req.copy_by_digest) throw InputError("promote: a promotion across repositories needs a copy step");
+  req.copy_by_digest();                                                   // 2. the image, by digest
+  image::Manifest m = stored_manifest(to, req.digest);
+  if (!req.require_attestation.empty()) {  // 3. the statement checked in `from`, attested for `to` by the release signer
+    attach_attestation(to, sign_key, {req.digest, to.name(), req.require_attestation, attested.predicate});
+    AttestationCheck a = check_attestation(to, req.digest, sign_key, req.require_attestation);
+    if (!a.ok)
+      throw CheckFailed(to.name() + "@" + req.digest + ": expected the new attestation to verify, found " + a.summary() +
+                        " (tag not moved)");
+  }
+  std::string identity = to.name() + ":" + req.tag;                     // 4. signed for the release
+  SignResult s = sign_digest(to, sign_key, {req.digest, identity, {}});
+  SignatureCheck c = check_signature(to, req.digest, sign_key, identity);
+  if (!c.ok)
+    throw CheckFailed(to.name() + "@" + req.digest + ": expected the new signature to verify, found " + c.summary() +
+                      "; another signer may have rewritten " + s.signature_tag + " — re-run (tag not moved)");
+  if (auto prev = to.manifest(req.tag)) r.previous_digest = prev->digest();
+  to.put_manifest(m, req.tag);                                            // 5. tag last
   return r;
 }
 

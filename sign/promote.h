@@ -71,4 +71,28 @@ struct PromoteResult {
 // CheckFailed (tag untouched) if the digest is unknown, unsigned, or the gate fails.
 PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req);
 
+// A release is a promotion, never a rebuild: promote_across() moves a digest from a staging
+// repository `from` into a release repository `to`. In order:
+//   1. in `from`: the manifest read once, its signature by `public_key` (req.identity, default
+//      from.name()), the required attestation, and the gate — as promote();
+//   2. `copy_by_digest()` stores the image in `to` by digest, without a tag (the CLI and the
+//      nightly use the copy engine, which mounts blobs across repositories of one registry and
+//      uploads them when the registry declines the mount); the stored bytes must hash to the digest;
+//   3. the attested statement checked in `from` is attested again in `to` (subject `to`, signed with
+//      `sign_key`) and re-checked there;
+//   4. the digest is signed in `to` for `to:TAG` with `sign_key` and the signature re-checked;
+//   5. only then the tag moves in `to`.
+// A failure anywhere leaves `to`'s tag where it was (what was copied by digest is harmless).
+struct CrossPromoteRequest {
+  std::string digest;                  // "sha256:<hex>" in `from`
+  std::string tag;                     // the tag to move in `to`
+  std::string identity;                // required signed identity in `from`; default from.name() (any tag)
+  PromoteGate gate;
+  std::string require_attestation;     // predicate type that must be attested in `from` (and is attested in `to`)
+  std::function<void()> copy_by_digest;
+};
+
+PromoteResult promote_across(Repository& from, Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
+                             const CrossPromoteRequest& req);
+
 }  // namespace imgtool::sign

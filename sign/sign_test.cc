@@ -12,6 +12,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
+#include "sign/attestation.h"
 #include "sign/check_signature.h"
 #include "sign/ecdsa.h"
 #include "sign/keys.h"
@@ -343,4 +344,60 @@ TEST_CASE("six concurrent signers on one digest: every signature stays") {
   for (auto& t : signers) t.join();
   for (int i = 0; i < 6; ++i) CHECK_MESSAGE(check_signature(repo, a.digest(), *keys[i], repo.name()).ok, "signer " << i);
   CHECK(repo.manifest(signature_tag(a.digest()))->layers().size() == 6);
+}
+
+TEST_CASE("promote_across: staging → release by digest, attested and signed there, the tag last") {
+  MemoryRepository staging("127.0.0.1:5000/staging/paddle"), release("127.0.0.1:5000/release/paddle");
+  Pkey nightly = generate_key(), release_key = generate_key();
+  image::Manifest a = fake_image(staging, "a");
+  staging.put_manifest(a, "");
+  int copies = 0;
+  auto copy = [&] {  // what the copy engine does: blobs, then the manifest by digest
+    ++copies;
+    for (auto& d : {a.config(), a.layers()[0]}) release.put_blob(d, staging.blob(d));
+    release.put_manifest(a, "");
+  };
+  CrossPromoteRequest req{.digest = a.digest(), .tag = "3.2.0", .require_attestation = kSpdxPredicateType,
+                          .copy_by_digest = copy};
+
+  // Unsigned in staging: nothing is copied, no tag.
+  CHECK_THROWS_WITH_AS(promote_across(staging, release, *nightly, *release_key, req),
+                       doctest::Contains("expected a valid signature"), CheckFailed);
+  CHECK(copies == 0);
+  sign_digest(staging, *nightly, {a.digest(), identity(staging, "nightly-20261124"), {}});
+  // Signed but without its SBOM: still nothing.
+  CHECK_THROWS_WITH_AS(promote_across(staging, release, *nightly, *release_key, req),
+                       doctest::Contains("expected an attestation"), CheckFailed);
+  CHECK(copies == 0);
+  nlohmann::ordered_json sbom = {{"spdxVersion", "SPDX-2.3"}, {"name", "a"}};
+  attach_attestation(staging, *nightly, {a.digest(), staging.name(), kSpdxPredicateType, sbom});
+  // A gate that refuses: nothing.
+  CrossPromoteRequest gated = req;
+  gated.gate = [](const image::Manifest&) { throw CheckFailed("claims differ"); };
+  CHECK_THROWS_AS(promote_across(staging, release, *nightly, *release_key, gated), CheckFailed);
+  CHECK(copies == 0);
+
+  PromoteResult r = promote_across(staging, release, *nightly, *release_key, req);
+  CHECK(copies == 1);
+  CHECK(r.previous_digest.empty());
+  CHECK(release.tags.at("3.2.0") == a.digest());
+  CHECK(check_signature(release, a.digest(), *release_key, identity(release, "3.2.0")).ok);
+  CHECK_FALSE(check_signature(release, a.digest(), *nightly, release.name()).ok);  // signed by the release key only
+  AttestationCheck att = check_attestation(release, a.digest(), *release_key, kSpdxPredicateType);
+  CHECK(att.ok);
+  CHECK(att.statement.subjects.at(0).name == release.name());
+  CHECK(att.statement.predicate == sbom);
+  CHECK(staging.tags.count("3.2.0") == 0);  // staging untouched
+}
+
+TEST_CASE("promote_across: a copy that stores other bytes moves no tag") {
+  MemoryRepository staging("reg/staging/p"), release("reg/release/p");
+  Pkey key = generate_key();
+  image::Manifest a = fake_image(staging, "a"), b = fake_image(release, "b");
+  staging.put_manifest(a, "");
+  sign_digest(staging, *key, {a.digest(), identity(staging, "n"), {}});
+  auto wrong = [&] { release.manifests[a.digest()] = b; };  // a registry that stores something else
+  CHECK_THROWS_WITH_AS(promote_across(staging, release, *key, *key, {.digest = a.digest(), .tag = "1", .copy_by_digest = wrong}),
+                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
+  CHECK(release.tags.count("1") == 0);
 }
