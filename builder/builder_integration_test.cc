@@ -14,6 +14,8 @@
 // (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include <regex>
 #include <set>
 
@@ -211,6 +213,10 @@ TEST_CASE("nightly: nothing changed → no docker build, cpu smoke reused, publi
   auto merged = nlohmann::json::parse(read_file(shared().scratch.path / "merged" / "nightly.json"));
   CHECK(cell(merged, "it-cpu")["smoke"]["status"] == "cached");
   CHECK(cell(merged, "it-cpu")["publish"]["status"] == "unchanged");
+  // The report: nothing changed since the first run on this state; the unchanged cell's size is read back.
+  CHECK(cell(merged, "it-cpu")["changes"] == nlohmann::json::array({"unchanged"}));
+  CHECK(cell(merged, "it-cpu")["layers"].size() >= 2);
+  CHECK(read_file(shared().scratch.path / "merged" / "report.html").find("Layers across the matrix") != std::string::npos);
   CHECK(cell(merged, "it-gpu-cpuwheel")["publish"]["status"] == "skipped");
 }
 
@@ -255,4 +261,32 @@ TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed n
   CHECK(m.config().digest == id);  // the smoked image, not what the name names now
   auto tags = reg.list_tags("race/imgtool-it/paddle");
   CHECK(std::count(tags.begin(), tags.end(), "sha256-" + out.digest.substr(7) + ".sig") == 1);
+}
+
+TEST_CASE("nightly --stage-repository: published to staging only; the report's promote command releases it") {
+  auto dir = shared().scratch.path / "staged";
+  auto r = publish().nightly(dir, {"--stage-repository", publish().registry.host() + "/staging"}, "it-cpu");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto rep = nlohmann::json::parse(read_file(dir / "nightly.json"));
+  auto cpu = cell(rep, "it-cpu");
+  std::string digest = cpu["publish"]["digest"];
+  image::Registry reg(publish().registry.host());
+  CHECK(reg.resolve("staging/imgtool-it/paddle", "it-cpu") == digest);
+  CHECK(rep["release"] == publish().registry.host() + "/ai");
+  std::string cmd = cpu["promote"];
+  CHECK(cmd.find("--to docker://" + publish().registry.host() + "/ai/imgtool-it/paddle") != std::string::npos);
+  CHECK(read_file(dir / "report.md").find(cmd) != std::string::npos);
+  // The command as printed, with the keys filled in: the staged digest becomes the release tag.
+  std::vector<std::string> args;
+  std::istringstream words(cmd.substr(std::string("imgtool ").size()));
+  for (std::string w; words >> w;)
+    args.push_back(w == "RELEASE.pub" ? publish().key_prefix.string() + ".pub"
+                   : w == "RELEASE.key" ? publish().key_prefix.string() + ".key"
+                   : !args.empty() && args.back() == "--tag" ? "it-cpu-release"  // a release tag of its own
+                                                             : w);
+  auto p = imgtool::testing::imgtool(args);
+  INFO("promote: " << p.out << p.err);
+  REQUIRE(p.exit_code == 0);
+  CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu-release") == digest);
 }

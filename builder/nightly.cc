@@ -199,6 +199,18 @@ NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const Nightly
   return report;
 }
 
+void stage_promotions(NightlyReport& report, const PublishTarget& stage, const PublishTarget& release) {
+  report.release = release.host + "/" + release.ns;
+  std::string prefix = stage.host + "/" + (stage.ns.empty() ? "" : stage.ns + "/");
+  for (auto& c : report.cells) {
+    if (!c.publish.ok() || c.publish.ref.rfind(prefix, 0) != 0) continue;
+    std::string repo = c.publish.ref.substr(prefix.size(), c.publish.ref.rfind(':') - prefix.size());
+    std::string to = release.host + "/" + (release.ns.empty() ? "" : release.ns + "/") + repo;
+    c.promote = "imgtool promote docker://" + prefix + repo + "@" + c.publish.digest + " --to docker://" + to + " --tag " +
+                c.tag + " --key RELEASE.pub --sign-key RELEASE.key";
+  }
+}
+
 PublishTarget parse_registry(const std::string& text) {
   std::string t = text;
   if (t.rfind("docker://", 0) == 0) t = t.substr(9);

@@ -43,4 +43,9 @@ struct NightlyOptions {
 NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const NightlyOptions& opt, engine::Engine& docker,
                           StateStore& store, NightlySteps* steps, const std::string& steps_missing = "");
 
+// `nightly --stage-repository`: the run published into `stage`; a release is a promotion, never a
+// rebuild, so each published cell gets the `imgtool promote … --to` command that moves its digest
+// into the same repository under `release` (the report shows it; nothing is tagged there).
+void stage_promotions(NightlyReport& report, const PublishTarget& stage, const PublishTarget& release);
+
 }  // namespace imgtool::builder

@@ -94,7 +94,8 @@ void to_json(json& j, const NightlyCell& c) {
   j = {{"tag", c.tag},         {"image", c.image},   {"image_id", c.image_id}, {"inputs_hash", c.inputs_hash},
        {"kb_version", c.kb_version}, {"base", c.base},
        {"variant", c.variant}, {"cuda", c.cuda},     {"python", c.python},     {"paddle", c.paddle},
-       {"ok", c.ok()},         {"smoke", c.smoke},   {"packages", c.packages}, {"changes", c.changes}};
+       {"ok", c.ok()},         {"smoke", c.smoke},   {"packages", c.packages}, {"changes", c.changes},
+       {"promote", c.promote}};
   j["layers"] = json::array();
   for (auto& l : c.layers) j["layers"].push_back({{"digest", l.digest}, {"size", l.size}});
   j["build"] = {{"status", to_string(c.build.status)}, {"attempts", c.build.attempts}, {"seconds", c.build.seconds},
@@ -128,13 +129,14 @@ void from_json(const json& j, NightlyCell& c) {
     for (auto& [k, v] : j["packages"].items())
       if (v.is_string()) c.packages[k] = v.get<std::string>();
   c.changes = strings(j, "changes");
+  c.promote = j.value("promote", "");
 }
 
 void to_json(json& j, const NightlyReport& r) {
   j = {{"kind", "imgtool-nightly-report"}, {"matrix", r.matrix},   {"registry", r.registry},
        {"gpus", r.gpus},                   {"builder", r.builder}, {"shards", r.shards},
        {"started", r.started},             {"seconds", r.seconds}, {"docker_builds", r.docker_builds},
-       {"ok", r.ok()},                     {"previous", r.previous}, {"cells", r.cells}};
+       {"ok", r.ok()},                     {"previous", r.previous}, {"release", r.release}, {"cells", r.cells}};
 }
 
 void from_json(const json& j, NightlyReport& r) {
@@ -142,7 +144,7 @@ void from_json(const json& j, NightlyReport& r) {
     throw InputError("nightly report: field 'kind' expected imgtool-nightly-report");
   for (auto [field, to] : std::initializer_list<Field>{{"matrix", &r.matrix}, {"registry", &r.registry}, {"gpus", &r.gpus},
                            {"builder", &r.builder}, {"started", &r.started},
-                           {"previous", &r.previous}})
+                           {"previous", &r.previous}, {"release", &r.release}})
     *to = j.value(field, "");
   r.shards = strings(j, "shards");
   r.seconds = j.value("seconds", 0.0);

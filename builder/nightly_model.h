@@ -3,10 +3,10 @@
 // to/from JSON (nightly.json; field names below). Renderers and the merge read
 // this model; no status is compared as a string.
 //
-//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous,
+//   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous, release,
 //    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, ok,
 //            layers:[{digest, size}] (the published manifest's, compressed), packages:{"<purl type>/<name>": version}
-//            (from the SBOM), changes:["what changed since the previous run", …],
+//            (from the SBOM), changes:["what changed since the previous run", …], promote (staged cells),
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
 //            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
@@ -78,6 +78,7 @@ struct NightlyCell {
   std::vector<LayerSize> layers;                  // of the published image; empty when not published
   std::map<std::string, std::string> packages;    // "<purl type>/<name>" -> version, from the image's SBOM
   std::vector<std::string> changes;               // since the previous run (builder/report_changes.h)
+  std::string promote;                            // staged (--stage-repository): the command that releases it
   // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
   // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
   bool ok() const { return publish.ok() && smoke.ok(); }
@@ -88,6 +89,7 @@ struct NightlyCell {
 struct NightlyReport {
   std::string matrix, registry, gpus, builder, started;
   std::string previous;  // `started` of the run this one was compared with; "" = none
+  std::string release;   // --stage-repository: the release HOST/NS the staged cells are promoted into; "" = none
   std::vector<std::string> shards;
   double seconds = 0;
   int docker_builds = 0;

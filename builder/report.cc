@@ -196,6 +196,7 @@ void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous)
   s << "- publish: " << to_string(c.publish.status) << ' ' << c.publish.ref << ' ' << c.publish.digest << ' '
     << c.publish.error << "\n";
   if (!c.layers.empty()) s << "- size: " << size_of(c) << " in " << c.layers.size() << " layer(s)\n";
+  if (!c.promote.empty()) s << "- staged; release with: `" << c.promote << "`\n";
   s << "- changes since " << (previous.empty() ? "the previous run" : previous) << ":";
   for (auto& ch : c.changes) s << "\n  - " << escape_md(ch);
   s << "\n";
@@ -225,6 +226,7 @@ void html_cell(std::ostream& s, const NightlyCell& c, const std::string& previou
     << xml_escape(c.image) << "</code> (" << xml_escape(c.image_id.substr(0, 19)) << "), KB " << xml_escape(c.kb_version)
     << ", base <code>" << xml_escape(c.base) << "</code>";
   if (!log_name(c).empty()) s << ", <a href=\"logs/" << xml_escape(log_name(c)) << "\">build log</a>";
+  if (!c.promote.empty()) s << "</p><p>staged; release with: <code class=\"promote\">" << xml_escape(c.promote) << "</code>";
   s << "</p><p>changes since " << xml_escape(previous.empty() ? "the previous run" : previous) << ":</p><ul class=\"changes\">";
   for (auto& ch : c.changes) s << "<li>" << xml_escape(ch) << "</li>";
   s << "</ul>";
@@ -252,7 +254,8 @@ std::string render_markdown(const NightlyReport& r) {
   std::string shards;
   for (auto& sh : r.shards) shards += (shards.empty() ? "" : ", ") + sh;
   s << "# imgtool nightly — " << r.matrix << "\n\n" << headline(r) << "  \n"
-    << "registry `" << r.registry << "`, shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
+    << "registry `" << r.registry << "`" << (r.release.empty() ? "" : " (staging; releases go to `" + r.release + "` by promotion)")
+    << ", shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
     << "`\n\n";
   s << "| cell | build | smoke | gate | publish | size | digest | problem |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& c : r.cells) s << md_row(c);
@@ -275,7 +278,8 @@ std::string render_html(const NightlyReport& r) {
        "padding:4px 8px}.ok{color:#2ca02c}.bad{color:#d62728}td code{word-break:break-all}details{margin:.3em 0}"
        "section.cell{border-top:1px solid #ddd;margin-top:1.5em}svg.chart{max-width:100%;height:auto}</style></head><body>";
   s << "<h1>imgtool nightly — " << xml_escape(r.matrix) << "</h1><p>" << xml_escape(headline(r)) << "<br>registry "
-    << xml_escape(r.registry) << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
+    << xml_escape(r.registry)
+    << xml_escape(r.release.empty() ? "" : " (staging; releases go to " + r.release + " by promotion)") << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
   s << "<table class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
        "<th>digest</th><th>problem</th></tr>";
   for (auto& c : r.cells) {

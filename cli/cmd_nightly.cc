@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace bt = imgtool::builder;
 
 struct NightlyFlags {
-  std::string input, registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size;
+  std::string input, registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size, stage;
   std::string gpus = "auto", gpu_host;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
@@ -44,7 +44,7 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
 bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, verify::GpuHost host) {
   // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
   // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
-  auto target = bt::parse_registry(f.registry);
+  auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
   auto shard = bt::parse_shard(f.shard);
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
@@ -75,6 +75,7 @@ int run_nightly_cmd(const NightlyFlags& f) {
   std::cerr << "nightly: shard " << opt.shard.text() << ": " << cells.size() << " of " << src.cells.size()
             << " cell(s) from " << src.generated_dir.string() << std::endl;
   auto report = bt::run_nightly(cells, opt, docker, store, steps.get());
+  if (!f.stage.empty()) bt::stage_promotions(report, opt.target, bt::parse_registry(f.registry));
   bt::compare_with_last_run(report, state);
   bt::write_report(f.report, report);
   print_summary(report, f.report);
@@ -111,7 +112,11 @@ Registration nightly_registration({"nightly",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<NightlyFlags>();
                     sub.add_option("matrix", f->input, "matrix file or folder of generated cells");
-                    sub.add_option("--registry", f->registry, "HOST[:PORT]/NAMESPACE to publish to");
+                    sub.add_option("--registry", f->registry, "HOST[:PORT]/NAMESPACE to publish to (the release "
+                                                              "registry when --stage-repository is given)");
+                    sub.add_option("--stage-repository", f->stage,
+                                   "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
+                                   "gives each cell the `imgtool promote --to` command that releases it into --registry");
                     sub.add_option("--key", f->key, "private signing key (PEM, mode 0600; imgtool keygen)");
                     sub.add_option("--passphrase-env", f->passphrase_env, "env var holding the key's passphrase");
                     sub.add_option("--report", f->report, "report folder (md, html, json, junit)");
