@@ -100,13 +100,13 @@ RegistryPrunePlan plan_registry_prune(const std::vector<TagDigest>& tags, int ke
   for (const auto& t : tags) present.insert(t.tag);
   std::vector<Nightly> old;
   for (auto& [cell, v] : nightlies_by_cell(tags))
-    for (size_t i = static_cast<size_t>(keep); i < v.size(); ++i) {
-      old.push_back(v[i]);
-      going.insert(v[i].tag);
+    for (size_t i = v.size(); i > static_cast<size_t>(keep); --i) {  // oldest first
+      old.push_back(v[i - 1]);
+      going.insert(v[i - 1].tag);
     }
   RegistryPrunePlan plan;
   std::map<std::string, size_t> index;  // digest -> deletions[i]
-  for (auto it = old.rbegin(); it != old.rend(); ++it) {  // oldest first
+  for (auto it = old.begin(); it != old.end(); ++it) {
     if (std::string h = holder_of(it->digest, tags, going); !h.empty()) {
       plan.kept.push_back({PruneKind::nightly_tag, it->tag, "older than the newest " + std::to_string(keep) +
                                                               " of " + it->parts.cell + ", but its digest is also named by " + h, ""});
