@@ -43,8 +43,8 @@ std::string stage_key_of(const ImageInfo& s) {
 
 void plan_stage(const ImageInfo& s, const Needed& need, std::vector<PruneItem>& out) {
   if (s.repo_tags.empty()) {
-    out.push_back({PruneKind::dangling_image, s.id, "dangling shared-stage image (stage of " +
-                                                        label_of(s, labels::kStageOf) + ", rebuilt since)", ""});
+    out.push_back({PruneKind::dangling_image, s.id, "shared stage of " + label_of(s, labels::kStageOf) +
+                                                        "'s group, rebuilt since", ""});
     return;
   }
   std::string key = stage_key_of(s);
@@ -110,8 +110,8 @@ std::vector<PruneItem> plan_engine_prune(const std::vector<ImageInfo>& cell_imag
   for (const auto& s : stage_images) plan_stage(s, need, out);
   for (const auto& c : cell_images)
     if (c.repo_tags.empty())
-      out.push_back({PruneKind::dangling_image, c.id, "dangling cell image of " + label_of(c, labels::kTag) +
-                                                          " (its tag moved to a newer build)", ""});
+      out.push_back({PruneKind::dangling_image, c.id, "cell image of " + label_of(c, labels::kTag) +
+                                                          ", its tag moved to a newer build", ""});
   return out;
 }
 

@@ -146,3 +146,9 @@ TEST_CASE("prune: bad --keep and a non-registry reference are refused with exit 
   CHECK(prune({"docker://127.0.0.1:1/ai/paddle", "--no-engine"}).exit_code == 2);  // --keep required with a repository
   CHECK(prune({"oci:./layout", "--keep", "1", "--no-engine"}).exit_code == 2);
 }
+
+TEST_CASE("prune: a reference with a tag is refused naming the expected form") {
+  RunResult r = prune({"docker://127.0.0.1:1/ai/paddle:3.2.0", "--keep", "1", "--no-engine"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("expected a repository docker://HOST/REPO") != std::string::npos);
+}

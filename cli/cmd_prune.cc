@@ -24,9 +24,13 @@ struct PruneFlags {
 
 // docker://HOST/REPO, no tag or digest: prune works on a whole repository.
 image::Reference repository_ref(const std::string& text) {
-  image::Reference r = docker_reference(text, "prune");
-  bool pinned = !r.digest.empty() || text.find(':', text.find('/', std::string("docker://").size())) != std::string::npos;
-  if (pinned) throw InputError("prune: expected a repository docker://HOST/REPO (no tag or digest), found '" + text + "'");
+  auto refuse = [&] {
+    return InputError("prune: expected a repository docker://HOST/REPO (no tag or digest), found '" + text + "'");
+  };
+  image::Reference r = image::parse_reference(text);
+  if (r.transport != "docker") throw refuse();
+  if (!r.digest.empty() || text.find(':', text.find('/', std::string("docker://").size())) != std::string::npos)
+    throw refuse();
   return r;
 }
 
