@@ -90,7 +90,7 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   req.context = g.dir;
   req.dockerfile = g.dockerfile();
   req.image = local_image(g.cell, opt.image_prefix);
-  req.labels = {{kInputsHashLabel, g.inputs_hash}, {labels::kTag, g.cell.tag}};
+  req.labels = {{kInputsHashLabel, g.inputs_hash}, {labels::kTag, g.cell.tag}, {labels::kStageKey, base_key(g)}};
   if (!g.kb_version.empty()) req.labels[labels::kKbVersion] = g.kb_version;
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
@@ -173,7 +173,7 @@ void build_stage(Run& run, const StageGroup& grp) {
   BuildRequest req = request_for(leader, run.opt);
   req.image = grp.stage_image();
   req.target = grp.stage;
-  req.labels = {{labels::kStageOf, leader.cell.tag}};
+  req.labels = {{labels::kStageOf, leader.cell.tag}, {labels::kStageKey, grp.key}};
   req.log_path = run.opt.log_dir / ("stage-" + grp.key + ".log");
   write_file_atomic(req.log_path, "");
   run.event("stage " + req.image + " (shared by " + std::to_string(grp.cells.size()) + " cells)");

@@ -19,6 +19,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kApi = "http://docker/v1.41";
+constexpr size_t kMaxImageListBytes = 64u << 20;  // a listing is ~0.5 KiB an image
 
 fs::path iid_path() {
   static std::atomic<int> n{0};
@@ -50,6 +51,27 @@ ImageInfo image_info_from_json(const json& j) {
   i.env = strings(cfg, "Env");
   if (j.contains("RootFS") && j["RootFS"].is_object()) i.diff_ids = strings(j["RootFS"], "Layers");
   return i;
+}
+
+ImageInfo image_summary_from_json(const json& j) {
+  ImageInfo i;
+  i.id = j.value("Id", "");
+  for (auto& t : strings(j, "RepoTags"))
+    if (t != "<none>:<none>") i.repo_tags.push_back(t);
+  for (auto& d : strings(j, "RepoDigests"))
+    if (d != "<none>@<none>") i.repo_digests.push_back(d);
+  if (j.contains("Labels") && j["Labels"].is_object())
+    for (const auto& [k, v] : j["Labels"].items())
+      if (v.is_string()) i.labels[k] = v.get<std::string>();
+  if (j.contains("Size") && j["Size"].is_number_integer()) i.size = j["Size"].get<int64_t>();
+  return i;
+}
+
+std::string image_filters_json(const ImageFilter& f) {
+  json filters = json::object();
+  if (!f.labels.empty()) filters["label"] = f.labels;
+  if (f.dangling) filters["dangling"] = {"true"};
+  return filters.dump();
 }
 
 DockerEngine::DockerEngine()
@@ -124,6 +146,25 @@ LoadResult DockerEngine::load(image::ImageSource& src, const std::string& name,
   co.log = log;
   auto res = image::copy_image(src, dst, "", co);
   return {res.digest, res.blobs, res.seconds};
+}
+
+std::vector<ImageInfo> DockerEngine::list_images(const ImageFilter& f) {
+  std::string url = std::string(kApi) + "/images/json?filters=" + image::url_escape(image_filters_json(f));
+  image::HttpResponse r;
+  try {
+    r = api_.send({.method = "GET", .url = url, .max_body = kMaxImageListBytes});
+  } catch (const image::HttpTransportError& e) {
+    throw Error("cannot talk to the Docker engine at unix://" + socket_ + ": " + e.what() +
+                    " (fix: start dockerd or set DOCKER_HOST=unix:///PATH/TO/docker.sock)",
+                true);
+  }
+  if (r.status != 200) throw Error("docker image ls: HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
+  json j = json::parse(r.body, nullptr, false);
+  if (!j.is_array()) throw Error("docker image ls: expected a JSON array, found: " + r.body.substr(0, 200));
+  std::vector<ImageInfo> out;
+  for (const auto& e : j)
+    if (e.is_object()) out.push_back(image_summary_from_json(e));
+  return out;
 }
 
 bool DockerEngine::remove(const std::string& ref) {

@@ -8,6 +8,7 @@
 //   run       `docker run --rm --name N …`; on timeout `docker rm -f N`
 //   save      the docker-daemon: transport's source (image/daemon_transport.h)
 //   load      the copy engine into the docker-daemon: destination
+//   list      Engine API GET /images/json?filters=… (labels, dangling)
 //   remove    `docker image rm`
 #pragma once
 #include <memory>
@@ -33,6 +34,7 @@ class DockerEngine : public Engine {
   std::unique_ptr<image::ImageSource> save(const std::string& ref) override;
   LoadResult load(image::ImageSource& src, const std::string& name,
                   const std::function<void(const std::string&)>& log = {}) override;
+  std::vector<ImageInfo> list_images(const ImageFilter& f) override;
   bool remove(const std::string& ref) override;
 
   const std::string& socket() const { return socket_; }
@@ -49,5 +51,12 @@ class DockerEngine : public Engine {
 
 // `docker image inspect`'s JSON object (Engine API /images/NAME/json) → ImageInfo.
 ImageInfo image_info_from_json(const nlohmann::json& j);
+
+// One entry of the Engine API's image list (/images/json) → ImageInfo (id,
+// repo_tags without "<none>:<none>", repo_digests, labels, size).
+ImageInfo image_summary_from_json(const nlohmann::json& j);
+
+// The Engine API `filters` query value for `f` (JSON, not yet URL-escaped).
+std::string image_filters_json(const ImageFilter& f);
 
 }  // namespace imgtool::engine

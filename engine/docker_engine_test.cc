@@ -110,3 +110,35 @@ TEST_CASE("real engine: a failing classic build leaves no stopped container behi
   CHECK(read_file(dir.path / "build.log").find(marker) != std::string::npos);
   CHECK(containers().find(marker) == std::string::npos);
 }
+
+TEST_CASE("real engine: list_images by label, and a rebuilt name leaves the old image dangling") {
+  ScratchDir dir("engine-list");
+  DockerEngine e;
+  const std::string name = "imgtool-engine-test/list:" + pid(), label = "imgtool.engine.list=" + pid();
+  auto build = [&](const std::string& text) {
+    write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.list=" + pid() +
+                                                   " imgtool.engine.text=" + text + "\n");
+    auto r = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
+                      .timeout = std::chrono::seconds(600), .log_path = dir.path / "build.log"});
+    REQUIRE(r.ok());
+    return r.image_id;
+  };
+  std::string first = build("one");
+  auto listed = e.list_images({.labels = {label}});
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].id == first);
+  CHECK(listed[0].repo_tags == std::vector<std::string>{name});
+  CHECK(listed[0].labels.at("imgtool.engine.text") == "one");
+  CHECK(e.list_images({.labels = {label}, .dangling = true}).empty());
+  CHECK(e.list_images({.labels = {label, "imgtool.engine.text=two"}}).empty());
+
+  std::string second = build("two");
+  auto dangling = e.list_images({.labels = {label}, .dangling = true});
+  REQUIRE(dangling.size() == 1);
+  CHECK(dangling[0].id == first);
+  CHECK(dangling[0].repo_tags.empty());  // no "<none>:<none>"
+  CHECK(e.list_images({.labels = {label, "imgtool.engine.text=two"}}).at(0).id == second);
+  CHECK(e.remove(first));
+  CHECK(e.remove(name));
+  CHECK(e.list_images({.labels = {label}}).empty());
+}

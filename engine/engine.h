@@ -14,6 +14,7 @@
 //   BuildRequest  one `docker build`; BuildResult: its run + the image ID
 //   RunRequest    one `docker run --rm` of a command in an image (the smoke probe)
 //   LoadResult    what loading an image (ImageSource → engine) did
+//   ImageFilter   which local images list_images() returns (labels, dangling)
 #pragma once
 #include <chrono>
 #include <filesystem>
@@ -87,6 +88,13 @@ struct LoadResult {
   double seconds = 0;
 };
 
+// Which local images list_images() returns (`docker image ls --filter …`);
+// every condition must hold.
+struct ImageFilter {
+  std::vector<std::string> labels;  // "KEY" (the label is set) or "KEY=VALUE"
+  bool dangling = false;            // only untagged images (`--filter dangling=true`)
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -121,6 +129,13 @@ class Engine {
   // re-encodes images (check with inspect). Throws imgtool::Error on failure.
   virtual LoadResult load(image::ImageSource& src, const std::string& name,
                           const std::function<void(const std::string&)>& log = {}) = 0;
+
+  // The engine's top-level images matching `f` (no classic-builder
+  // intermediates: an intermediate goes with the image removed above it).
+  // ImageInfo holds what a listing tells: id, repo_tags (empty for a dangling
+  // image), repo_digests, labels, size — no env, os or diff_ids (inspect them).
+  // Throws imgtool::Error (retryable) when the engine cannot be reached.
+  virtual std::vector<ImageInfo> list_images(const ImageFilter& f) = 0;
 
   // Removes the local image `ref` (`docker image rm`, untag first). Returns false
   // when the engine had no such image; throws imgtool::Error for anything else

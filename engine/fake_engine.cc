@@ -151,6 +151,27 @@ LoadResult FakeEngine::load(image::ImageSource& src, const std::string& name,
   return {res.digest, res.blobs, res.seconds};
 }
 
+// "KEY" matches a label that is set, "KEY=VALUE" one with that value (docker's --filter label=).
+static bool fake_label_matches(const ImageInfo& i, const std::string& want) {
+  auto eq = want.find('=');
+  auto it = i.labels.find(want.substr(0, eq));
+  return it != i.labels.end() && (eq == std::string::npos || it->second == want.substr(eq + 1));
+}
+
+std::vector<ImageInfo> FakeEngine::list_images(const ImageFilter& f) {
+  std::lock_guard lock(mu_);
+  std::string call = "list";
+  for (size_t k = 0; k < f.labels.size(); ++k) call += (k ? "," : " ") + f.labels[k];
+  enter(call + (f.dangling ? " dangling" : ""));
+  std::vector<ImageInfo> out;
+  for (const auto& [id, info] : images_) {
+    bool ok = !f.dangling || info.repo_tags.empty();
+    for (const auto& l : f.labels) ok = ok && fake_label_matches(info, l);
+    if (ok) out.push_back(info);
+  }
+  return out;
+}
+
 bool FakeEngine::remove(const std::string& ref) {
   std::lock_guard lock(mu_);
   enter("remove " + ref);

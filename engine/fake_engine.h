@@ -15,8 +15,11 @@
 //   run        answered by `on_run` (default: exit 0, no output); a request
 //              whose image the engine lacks fails as docker does (exit 125).
 //   unreachable  every call throws a retryable imgtool::Error (engine down).
+//   list       list_images() filters the images by their labels; dangling =
+//              no name left (a rebuilt name moves to the new image, as in docker).
 //   calls      a log of every call, in order: "inspect REF", "build IMAGE",
-//              "run IMAGE", "save REF", "load NAME", "remove REF"; and the typed
+//              "run IMAGE", "save REF", "load NAME", "list LABEL[,LABEL…][ dangling]",
+//              "remove REF"; and the typed
 //              build and run requests.
 #pragma once
 #include <deque>
@@ -62,6 +65,7 @@ class FakeEngine : public Engine {
   std::unique_ptr<image::ImageSource> save(const std::string& ref) override;
   LoadResult load(image::ImageSource& src, const std::string& name,
                   const std::function<void(const std::string&)>& log = {}) override;
+  std::vector<ImageInfo> list_images(const ImageFilter& f) override;
   bool remove(const std::string& ref) override;
 
  private:

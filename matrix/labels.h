@@ -23,11 +23,16 @@ inline constexpr const char* kTag = "io.imgtool.tag";
 inline constexpr const char* kInputsHash = "io.imgtool.inputs-hash";
 inline constexpr const char* kKbVersion = "io.imgtool.kb-version";
 inline constexpr const char* kStageOf = "io.imgtool.stage-of";  // on shared-stage images only
+// The shared-stage group key (builder/stage_plan.h) a cell image was built
+// against, and a stage image was built as: `imgtool prune` keeps a stage
+// image while a tagged cell image names its key.
+inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 
 inline constexpr std::array<const char*, 8> kClaims = {kPaddle, kPython, kVariant, kFlavor,
                                                        kCuda,   kCudnn,  kTensorrt, kMinDriver};
-inline constexpr std::array<const char*, 12> kAll = {kPaddle, kPython, kVariant,    kFlavor,    kCuda,   kCudnn,
-                                                     kTensorrt, kMinDriver, kTag, kInputsHash, kKbVersion, kStageOf};
+inline constexpr std::array<const char*, 13> kAll = {kPaddle,    kPython, kVariant,    kFlavor,    kCuda,
+                                                     kCudnn,     kTensorrt, kMinDriver, kTag,     kInputsHash,
+                                                     kKbVersion, kStageOf,  kStageKey};
 
 // "io.imgtool.paddle" -> "paddle".
 constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }

@@ -11,6 +11,8 @@
 //   kBasicAuth  htpasswd (bcrypt, `htpasswd -B`) Basic auth; user()/password().
 //   kTls        TLS with a throw-away CA made by the openssl CLI; ca_file().
 // `extra_config` is appended to config.yml (e.g. an `auth: token:` block).
+// Manifest DELETE is enabled (`storage: delete: enabled: true`) unless
+// `allow_delete` is false (then the registry answers 405, as by default).
 // The constructor returns once the port accepts connections; the destructor
 // kills the server and removes its folder. Logs: dir()/registry.log.
 #pragma once
@@ -66,8 +68,9 @@ class RegistryServer {
  public:
   enum class Mode { kHttp, kBasicAuth, kTls };
 
-  explicit RegistryServer(Mode mode = Mode::kHttp, const std::string& name = "registry", std::string extra_config = "")
-      : mode_(mode), extra_config_(std::move(extra_config)) {
+  explicit RegistryServer(Mode mode = Mode::kHttp, const std::string& name = "registry", std::string extra_config = "",
+                          bool allow_delete = true)
+      : mode_(mode), extra_config_(std::move(extra_config)), allow_delete_(allow_delete) {
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("imgtool-registry-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
@@ -166,7 +169,7 @@ class RegistryServer {
     std::ofstream c(dir_ / "config.yml");
     c << "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n"
       << "storage:\n  filesystem:\n    rootdirectory: " << (dir_ / "storage").string()
-      << "\n  delete:\n    enabled: true\n"
+      << "\n  delete:\n    enabled: " << (allow_delete_ ? "true" : "false") << "\n"
       << "http:\n  addr: 127.0.0.1:" << port_ << "\n";
     if (mode_ == Mode::kTls)
       c << "  tls:\n    certificate: " << (dir_ / "server.crt").string() << "\n    key: " << (dir_ / "server.key").string() << "\n";
@@ -177,6 +180,7 @@ class RegistryServer {
 
   Mode mode_;
   std::string extra_config_;
+  bool allow_delete_ = true;
   std::filesystem::path dir_;
   int port_ = 0;
   pid_t pid_ = -1;

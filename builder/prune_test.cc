@@ -1,0 +1,165 @@
+// `imgtool prune` without a network: the engine rule on the fake engine after
+// real build_cells runs (so the labels are the ones the builder really sets),
+// and the registry rule's plan over tag listings. The registry half against a
+// real docker-registry: prune_registry_test.cc.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "builder/build_driver.h"
+#include "builder/nightly_tag.h"
+#include "builder/prune.h"
+#include "builder/registry_prune.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/hash.h"
+#include "dockerfiles/stages.h"
+#include "engine/fake_engine.h"
+#include "matrix/labels.h"
+#include "sign/attestation.h"
+#include "sign/sig_manifest.h"
+
+using namespace imgtool;
+using namespace imgtool::builder;
+using imgtool::engine::FakeEngine;
+
+namespace {
+
+struct Host {
+  fs::path root = fs::temp_directory_path() / ("imgtool-prune-test-" + std::to_string(::getpid()));
+  FakeEngine docker;
+  Host() {
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~Host() { fs::remove_all(root); }
+
+  GeneratedCell cell(const std::string& tag, const std::string& first_stage) {
+    std::string dockerfile = "FROM base AS build\n" + first_stage + "\nFROM base\nCOPY --from=build /x /x\n";
+    matrix::Cell c;
+    c.tag = tag;
+    c.repository = "paddle";
+    auto shared = dockerfiles::shared_stage(dockerfile);
+    nlohmann::json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag + dockerfile)}, {"kb_version", "t"},
+                        {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
+    fs::path dir = root / "gen" / tag;
+    write_file_atomic(dir / "cell.json", j.dump());
+    write_file_atomic(dir / "Dockerfile", dockerfile);
+    return load_generated_cell(dir);
+  }
+
+  // The builder's real run over `cells` on the fake engine.
+  void build(const std::vector<GeneratedCell>& cells) {
+    BuildOptions o;
+    o.log_dir = root / "logs";
+    StateStore store(root / "state");
+    REQUIRE(build_cells(cells, o, docker, store).ok());
+  }
+
+  std::vector<std::string> names() {
+    std::vector<std::string> v;
+    for (auto& i : docker.list_images({})) v.insert(v.end(), i.repo_tags.begin(), i.repo_tags.end());
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+};
+
+std::vector<std::string> whats(const std::vector<PruneItem>& items, PruneKind k) {
+  std::vector<std::string> v;
+  for (const auto& i : items)
+    if (i.kind == k) v.push_back(i.what);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::string digest_of(const std::string& name) { return sha256_digest(name); }
+
+}  // namespace
+
+TEST_CASE("engine prune: after a stage change, the old stage image and the replaced cell images go; current ones stay") {
+  Host h;
+  auto v1 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.1"), h.cell("b", "RUN pip install paddle==3.1")};
+  h.build(v1);
+  std::string old_stage = "imgtool-stage/" + v1[0].stage_key + ":build";
+  std::string old_a = h.docker.inspect("paddle:a")->id, old_b = h.docker.inspect("paddle:b")->id;
+  CHECK(h.docker.inspect("paddle:a")->labels.at(labels::kStageKey) == v1[0].stage_key);
+  CHECK(h.docker.inspect(old_stage)->labels.at(labels::kStageKey) == v1[0].stage_key);
+
+  auto v2 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.2"), h.cell("b", "RUN pip install paddle==3.2")};
+  h.build(v2);
+  std::string new_stage = "imgtool-stage/" + v2[0].stage_key + ":build";
+  h.docker.add_image({"user/own:1"});                          // no imgtool label: never touched
+  h.docker.add_image({}, {.labels = {{"maintainer", "me"}}});  // dangling, but not imgtool's
+
+  PruneReport dry = prune_engine(h.docker, true);
+  CHECK(whats(dry.removed, PruneKind::stage_image) == std::vector<std::string>{old_stage});
+  auto dangling = std::vector<std::string>{old_a, old_b};
+  std::sort(dangling.begin(), dangling.end());
+  CHECK(whats(dry.removed, PruneKind::dangling_image) == dangling);
+  CHECK_FALSE(h.docker.called("remove"));
+  CHECK(render_text(dry).find("would remove stage-image " + old_stage) != std::string::npos);
+
+  auto before = h.docker.list_images({}).size();
+  PruneReport done = prune_engine(h.docker, false);
+  CHECK(done.ok());
+  CHECK(done.removed.size() == 3);
+  CHECK(h.docker.list_images({}).size() == before - 3);
+  CHECK(h.names() == std::vector<std::string>{new_stage, "paddle:a", "paddle:b", "user/own:1"});
+  CHECK(prune_engine(h.docker, false).removed.empty());  // nothing left to do
+}
+
+TEST_CASE("engine prune: a stage image stays for a cell image built before the stage-key label (by stage-of)") {
+  Host h;
+  h.docker.add_image({"imgtool-stage/abc123abc123:build"}, {.labels = {{labels::kStageOf, "a"}}});
+  h.docker.add_image({"imgtool-stage/def456def456:build"}, {.labels = {{labels::kStageOf, "gone"}}});
+  h.docker.add_image({"paddle:a"}, {.labels = {{labels::kTag, "a"}, {labels::kInputsHash, "sha256:1"}}});
+  auto items = prune_engine(h.docker, true).removed;
+  CHECK(whats(items, PruneKind::stage_image) == std::vector<std::string>{"imgtool-stage/def456def456:build"});
+  CHECK(whats(items, PruneKind::dangling_image).empty());
+}
+
+TEST_CASE("nightly tags: <cell>-nightly-<YYYYMMDD>, anything else is not one") {
+  CHECK(nightly_tag("3.0.0-gpu-cuda12.6-cudnn9.5", "20261123") == "3.0.0-gpu-cuda12.6-cudnn9.5-nightly-20261123");
+  auto n = parse_nightly_tag("3.0.0-gpu-cuda12.6-cudnn9.5-nightly-20261123");
+  REQUIRE(n);
+  CHECK(n->cell == "3.0.0-gpu-cuda12.6-cudnn9.5");
+  CHECK(n->date == "20261123");
+  CHECK_FALSE(parse_nightly_tag("3.0.0-gpu-cuda12.6-cudnn9.5"));
+  CHECK_FALSE(parse_nightly_tag("3.0.0-nightly-2026112"));
+  CHECK_FALSE(parse_nightly_tag("-nightly-20261123"));
+  CHECK_THROWS_AS(nightly_tag("3.0.0", "2026-11-23"), InputError);
+  CHECK(is_signature_tag(sign::signature_tag(digest_of("x"))));
+  CHECK(is_signature_tag(sign::attestation_tag(digest_of("x"))));
+  CHECK_FALSE(is_signature_tag("sha256-abc.sig"));
+}
+
+TEST_CASE("registry plan: keep N per cell by date; never a digest a release or a kept tag names; .sig/.att go along") {
+  std::string d1 = digest_of("a1"), d2 = digest_of("a2"), d3 = digest_of("a3"), e1 = digest_of("b1"), e2 = digest_of("b2");
+  std::vector<TagDigest> tags = {
+      {"3.2.0-nightly-20261120", d1}, {"3.2.0-nightly-20261122", d3}, {"3.2.0-nightly-20261121", d2},
+      {"3.2.0", d3},                                                   // the moving cell tag
+      {"3.1.9", d1},                                                   // a release names the oldest
+      {"3.2.0-gpu-nightly-20261121", e1}, {"3.2.0-gpu-nightly-20261122", e2}, {"3.2.0-gpu-nightly-20261120", e2},
+      {sign::signature_tag(d2), ""}, {sign::attestation_tag(d2), ""}, {sign::signature_tag(e1), ""}};
+  RegistryPrunePlan p = plan_registry_prune(tags, 1);
+  REQUIRE(p.deletions.size() == 2);
+  CHECK(p.deletions[0].digest == d2);
+  CHECK(p.deletions[0].tags == std::vector<std::string>{"3.2.0-nightly-20261121"});
+  CHECK(p.deletions[0].signature);
+  CHECK(p.deletions[0].attestation);
+  CHECK(p.deletions[1].digest == e1);
+  CHECK(p.deletions[1].signature);
+  CHECK_FALSE(p.deletions[1].attestation);
+  CHECK(whats(p.kept, PruneKind::nightly_tag) ==
+        std::vector<std::string>{"3.2.0-gpu-nightly-20261120", "3.2.0-nightly-20261120"});
+  for (const auto& k : p.kept)
+    CHECK(k.reason.find(k.what == "3.2.0-nightly-20261120" ? "release tag 3.1.9" : "kept nightly tag 3.2.0-gpu-nightly-20261122") !=
+          std::string::npos);
+  auto items = plan_items("ai/paddle", p.deletions[0], 1);
+  REQUIRE(items.size() == 4);  // tag, .sig, .att, then the manifest
+  CHECK(items.back().what == "ai/paddle@" + d2);
+  CHECK(plan_registry_prune(tags, 3).deletions.empty());
+  CHECK_THROWS_AS(plan_registry_prune(tags, 0), InputError);
+}
