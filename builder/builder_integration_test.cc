@@ -184,6 +184,10 @@ TEST_CASE("nightly: the passing cpu cell is pushed and signed; the gpu cell with
   CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu") == digest);
   CHECK(std::count(tags.begin(), tags.end(), "sha256-" + digest.substr(7) + ".sig") == 1);
   CHECK(std::count(tags.begin(), tags.end(), "it-gpu-cpuwheel") == 0);
+  // Tonight's dated tag names the same digest (what `imgtool prune --keep N` ages out).
+  std::string dated = cpu["publish"]["dated_tag"];
+  CHECK(dated.rfind("it-cpu-nightly-", 0) == 0);
+  CHECK(reg.resolve("ai/imgtool-it/paddle", dated) == digest);
   // The signature verifies with the public key (imgtool verify, static checks only).
   auto v = imgtool::testing::imgtool({"verify", "docker://" + publish().registry.host() + "/ai/imgtool-it/paddle:it-cpu",
                                       "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});

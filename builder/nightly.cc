@@ -5,6 +5,7 @@
 #include <ctime>
 #include <optional>
 
+#include "builder/nightly_tag.h"
 #include "core/error.h"
 
 namespace imgtool::builder {
@@ -14,6 +15,13 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string utc_day() {
+  std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y%m%d", std::gmtime(&t));
+  return buf;
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -44,6 +52,7 @@ struct Pipeline {
   StateStore& store;
   NightlySteps* steps;
   std::string steps_missing;
+  std::string today;  // YYYYMMDD
 
   void event(const std::string& line) const {
     if (opt.build.on_event) opt.build.on_event(line);
@@ -119,6 +128,7 @@ struct Pipeline {
     if (auto done = unchanged(g, b, ref)) {
       c.publish = *done;
       c.layers = layers_of(g, done->digest);
+      dated_tag(g, c);
       return;
     }
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
@@ -130,8 +140,21 @@ struct Pipeline {
                    p.signature_tag, ""};
       c.layers = p.layers.empty() ? layers_of(g, p.digest) : p.layers;
       c.packages = p.packages;
+      dated_tag(g, c);
     } catch (const std::exception& e) {
       c.publish = {PublishStatus::failed, since(t0), ref, "", "", e.what()};
+    }
+  }
+
+  // Tonight's dated tag onto the published digest: history for rollback and `imgtool prune --keep N`.
+  // Not writing it leaves the cell published (the tag that matters moved); the report says so.
+  void dated_tag(const GeneratedCell& g, NightlyCell& c) {
+    std::string tag = nightly_tag(g.cell.tag, today);
+    try {
+      steps->add_tag(g, c.publish.digest, tag);
+      c.publish.dated_tag = tag;
+    } catch (const std::exception& e) {
+      event("dated tag " + tag + " not written: " + e.what());
     }
   }
 
@@ -191,7 +214,7 @@ NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const Nightly
   report.shards = {opt.shard.text()};
   report.started = utc_now();
   BuildReport built = build_cells(cells, opt.build, docker, store);
-  Pipeline p{opt, store, steps, steps_missing};
+  Pipeline p{opt, store, steps, steps_missing, opt.today.empty() ? utc_day() : opt.today};
   for (size_t i = 0; i < cells.size(); ++i) report.cells.push_back(p.cell(cells[i], built.cells[i]));
   report.builder = built.builder;
   report.docker_builds = built.docker_builds;

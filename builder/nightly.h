@@ -35,6 +35,7 @@ struct NightlyOptions {
   std::string matrix;            // for the report's title
   std::string gpus = "none";     // for the report and the smoke cache key
   bool fresh_smoke = false;
+  std::string today;             // YYYYMMDD of the dated nightly tags (nightly_tag.h); empty = today, UTC
 };
 
 // Runs the pipeline over `cells` (already sharded) and returns the report

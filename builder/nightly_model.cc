@@ -104,7 +104,7 @@ void to_json(json& j, const NightlyCell& c) {
                {"error", c.gate.error}};
   j["publish"] = {{"status", to_string(c.publish.status)}, {"seconds", c.publish.seconds}, {"ref", c.publish.ref},
                   {"digest", c.publish.digest}, {"signature_tag", c.publish.signature_tag},
-                  {"error", c.publish.error}};
+                  {"error", c.publish.error}, {"dated_tag", c.publish.dated_tag}};
 }
 
 void from_json(const json& j, NightlyCell& c) {
@@ -121,6 +121,7 @@ void from_json(const json& j, NightlyCell& c) {
             strings(g, "failed"), g.value("error", "")};
   c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0), p.value("ref", ""), p.value("digest", ""),
                p.value("signature_tag", ""), p.value("error", "")};
+  c.publish.dated_tag = p.value("dated_tag", "");
   c.layers.clear();
   for (auto& l : j.value("layers", json::array()))
     if (l.is_object()) c.layers.push_back({l.value("digest", ""), l.value("size", 0LL)});

@@ -10,7 +10,7 @@
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
 //            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
-//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error}}]}
+//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error, dated_tag}}]}
 #pragma once
 #include <map>
 #include <string>
@@ -60,6 +60,7 @@ struct PublishStep {
   PublishStatus status = PublishStatus::skipped;
   double seconds = 0;
   std::string ref, digest, signature_tag, error;
+  std::string dated_tag;  // "<tag>-nightly-<YYYYMMDD>" pointed at digest ("" = not written)
   bool ok() const { return status == PublishStatus::published || status == PublishStatus::unchanged; }
 };
 

@@ -68,6 +68,9 @@ class NightlySteps {
   // The layers of the cell's manifest `digest` in the registry (sizes for the report of an unchanged
   // cell, which is not pushed again): one GET of the manifest.
   virtual std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) = 0;
+  // Points `tag` of the cell's repository at `digest` (already published: signed, attested), unless
+  // it does already: the dated nightly tag (nightly_tag.h) that `imgtool prune --keep N` ages out.
+  virtual void add_tag(const GeneratedCell& g, const std::string& digest, const std::string& tag) = 0;
 };
 
 }  // namespace imgtool::builder

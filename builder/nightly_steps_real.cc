@@ -73,6 +73,13 @@ class RealSteps : public NightlySteps {
     return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers_of(g, res.digest), packages};
   }
 
+  void add_tag(const GeneratedCell& g, const std::string& digest, const std::string& tag) override {
+    std::string repo = o_.target.repo(g.cell);
+    if (auto cur = reg_->head_manifest(repo, tag); cur && cur->digest == digest) return;
+    image::Manifest m = reg_->get_manifest(repo, digest);  // the published bytes, by digest
+    reg_->put_manifest(repo, tag, m.raw, m.media_type);
+  }
+
   std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) override {
     std::vector<LayerSize> out;
     for (auto& l : reg_->get_manifest(o_.target.repo(g.cell), digest).layers()) out.push_back({l.digest, l.size});

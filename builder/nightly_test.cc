@@ -41,6 +41,13 @@ class FakeSteps : public NightlySteps {
     return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false, layers_of(g, registry[g.cell.tag]),
             {{"pypi/numpy", "1.26.4"}, {"deb/libc6", "2.36-9"}}};
   }
+  std::map<std::string, std::string> extra_tags;  // tag -> digest
+  bool tag_fails = false;
+  void add_tag(const GeneratedCell&, const std::string& digest, const std::string& tag) override {
+    calls.push_back("tag " + tag);
+    if (tag_fails) throw Error("registry: 500 on PUT");
+    extra_tags[tag] = digest;
+  }
   // Every cell shares the base layer; its own layer is named after the digest.
   std::vector<LayerSize> layers_of(const GeneratedCell&, const std::string& digest) override {
     return {{"sha256:base", 30 << 20}, {"sha256:own-" + digest.substr(7, 12), 5 << 20}};
@@ -72,6 +79,7 @@ struct Fixture {
     o.build.log_dir = root / "logs";
     o.target = parse_registry("127.0.0.1:5000/ai");
     o.matrix = "test";
+    o.today = "20261124";
     return o;
   }
 };
@@ -95,7 +103,24 @@ TEST_CASE("nightly: only cells whose smoke passed are published; failures are is
   CHECK(r.cells[2].publish.status == PublishStatus::skipped);
   CHECK(std::find(steps.calls.begin(), steps.calls.end(), "publish gpu") == steps.calls.end());
   CHECK(r.cells[2].gate.status == GateStatus::skipped);
-  CHECK(steps.calls == std::vector<std::string>{"smoke cpu", "gate cpu", "publish cpu", "smoke gpu"});
+  CHECK(steps.calls ==
+        std::vector<std::string>{"smoke cpu", "gate cpu", "publish cpu", "tag cpu-nightly-20261124", "smoke gpu"});
+  CHECK(steps.extra_tags.at("cpu-nightly-20261124") == r.cells[1].publish.digest);
+  CHECK(r.cells[1].publish.dated_tag == "cpu-nightly-20261124");
+  CHECK(r.cells[2].publish.dated_tag.empty());
+}
+
+TEST_CASE("nightly: a dated tag that cannot be written leaves the cell published, the report without it") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
+  FakeEngine docker;
+  FakeSteps steps;
+  steps.tag_fails = true;
+  StateStore store(f.root / "state");
+  NightlyReport r = run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(r.ok());
+  CHECK(r.cells[0].publish.status == PublishStatus::published);
+  CHECK(r.cells[0].publish.dated_tag.empty());
 }
 
 TEST_CASE("nightly: a cell whose contents contradict its claims is FAILED with the failed rows, never published") {
@@ -130,7 +155,7 @@ TEST_CASE("nightly: nothing changed → no build, smoke and gate verdicts reused
   CHECK(r.cells[0].smoke.status == SmokeStatus::cached);
   CHECK(r.cells[0].publish.status == PublishStatus::unchanged);
   CHECK(r.cells[0].gate.status == GateStatus::cached);
-  CHECK(steps.calls == std::vector<std::string>{"head cpu"});
+  CHECK(steps.calls == std::vector<std::string>{"head cpu", "tag cpu-nightly-20261124"});  // the day's tag: kept
   CHECK(r.ok());
   // A failed gate is never reused: the lying cell is gated again on every run.
   std::vector<GeneratedCell> lying = {f.cell("lying", "cpu")};
