@@ -1,5 +1,7 @@
 #include "builder/build_driver.h"
 
+#include "builder/build_progress.h"
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -31,12 +33,30 @@ struct Run {
   std::vector<CellBuild>& results;
   std::atomic<int> docker_builds{0};
   std::mutex event_mu;
+  std::unique_ptr<ProgressWatcher> progress;  // step lines from the growing logs; null without on_event
 
   void event(const std::string& line) {
     if (!opt.on_event) return;
     std::lock_guard lock(event_mu);
     opt.on_event(line);
   }
+};
+
+// A build's log watched for step progress while it runs (build_progress.h).
+class Watched {
+ public:
+  Watched(Run& run, std::string name, const fs::path& log) : run_(run), name_(std::move(name)) {
+    if (run_.progress) run_.progress->watch(name_, log);
+  }
+  ~Watched() {
+    if (run_.progress) run_.progress->forget(name_);
+  }
+  Watched(const Watched&) = delete;
+  Watched& operator=(const Watched&) = delete;
+
+ private:
+  Run& run_;
+  std::string name_;
 };
 
 void append_log(const fs::path& log, const std::string& line) {
@@ -147,7 +167,10 @@ void build_cell_unguarded(Run& run, size_t i) {
   BuildRequest req = request_for(g, run.opt);
   write_file_atomic(req.log_path, "");  // one log per cell: the latest build's
   run.event("build " + g.cell.tag + " → " + req.image);
-  BuildResult r = build_with_retry(run, req, g.cell.tag, out.attempts);
+  BuildResult r = [&] {
+    Watched w(run, g.cell.tag, req.log_path);
+    return build_with_retry(run, req, g.cell.tag, out.attempts);
+  }();
   out.seconds = since(t0);
   if (!r.ok()) {
     out.status = CellStatus::failed;
@@ -180,6 +203,7 @@ void build_stage(Run& run, const StageGroup& grp) {
   int attempts = 0;
   std::string why;
   try {
+    Watched w(run, "stage " + grp.key, req.log_path);
     BuildResult r = build_with_retry(run, req, "stage " + grp.key, attempts);
     if (!r.ok()) why = "failed";
   } catch (const std::exception& e) {
@@ -255,11 +279,13 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
       if (opt.on_event) opt.on_event("FAILED " + cells[i].cell.tag + ": " + cells[i].generate_error);
     }
   Run run{cells, opt, docker, store, rep.cells};
+  if (opt.on_event) run.progress = std::make_unique<ProgressWatcher>([&run](const std::string& l) { run.event(l); });
   {
     TaskPool pool(opt.jobs);
     for (auto& grp : groups) pool.submit([&run, &pool, grp] { run_group(run, pool, grp); });
     pool.wait();
   }
+  run.progress.reset();  // no step line after the run
   rep.docker_builds = run.docker_builds;
   rep.seconds = since(t0);
   return rep;

@@ -72,12 +72,15 @@ Shared& shared() {
   return s;
 }
 
+std::string last_stderr;  // of the last build()
+
 nlohmann::json build(const std::vector<std::string>& extra, int expect_rc) {
   std::vector<std::string> args = {"build", shared().gen.string(), "-j", "2", "--state", shared().state.string(),
                                    "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = imgtool::testing::imgtool(args);
   INFO("stderr: " << r.err);
+  last_stderr = r.err;
   REQUIRE(r.exit_code == expect_rc);
   return nlohmann::json::parse(r.out);
 }
@@ -103,6 +106,9 @@ std::string line_after_step(const std::string& log, const std::string& step) {
 TEST_CASE("build: good cells build, the broken cell fails alone, exit 1 and the summary names it") {
   auto rep = build({}, 1);
   CHECK(cell(rep, "it-cpu")["status"] == "built");
+  // Progress: not a terminal, so plain lines, one per step change of each build (no escapes).
+  CHECK(last_stderr.find("build: build it-cpu: step ") != std::string::npos);
+  CHECK(last_stderr.find("\033[") == std::string::npos);
   CHECK(cell(rep, "it-gpu-cpuwheel")["status"] == "built");
   auto broken = cell(rep, "it-broken");
   CHECK(broken["status"] == "FAILED");
@@ -117,7 +123,8 @@ TEST_CASE("build: good cells build, the broken cell fails alone, exit 1 and the 
 
 TEST_CASE("build: the shared first stage is built once and every cell reuses its layers from the cache") {
   auto groups = std::set<std::string>();
-  auto rep = build({"--only", "it-cpu,it-gpu-cpuwheel", "--force"}, 0);
+  auto rep = build({"--only", "it-cpu,it-gpu-cpuwheel", "--force", "--quiet"}, 0);
+  CHECK(last_stderr.find(": step ") == std::string::npos);  // --quiet: no progress lines
   for (auto& c : rep["cells"]) groups.insert(c["stage_group"].get<std::string>());
   CHECK(groups.size() == 1);
   // The expensive step of the first stage (the wheel install) came from the cache in both cells.

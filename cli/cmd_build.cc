@@ -4,6 +4,7 @@
 
 #include "builder/build_driver.h"
 #include "builder/cell_source.h"
+#include "cli/progress_printer.h"
 #include "cli/subcommand.h"
 
 namespace imgtool::cli {
@@ -15,7 +16,7 @@ struct BuildFlags {
   std::string input, state, image_prefix;
   std::vector<std::string> only;
   int jobs = 1, timeout = 3600, attempts = 3;
-  bool json = false, force = false;
+  bool json = false, force = false, quiet = false;
 };
 
 int run_build(const BuildFlags& f) {
@@ -30,7 +31,7 @@ int run_build(const BuildFlags& f) {
                             .timeout = std::chrono::seconds(f.timeout),
                             .max_attempts = f.attempts,
                             .force = f.force,
-                            .on_event = [](const std::string& line) { std::cerr << "build: " << line << std::endl; }};
+                            .on_event = progress_printer("build", f.quiet)};
   std::cerr << "build: " << cells.size() << " cell(s) from " << src.generated_dir.string() << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
   auto rep = builder::build_cells(cells, opt, docker, store);
@@ -56,6 +57,7 @@ Registration build_registration({"build", "Build the images of a matrix (or a fo
                     sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
                     sub.add_flag("--force", f->force, "build even cells that are up to date");
                     sub.add_flag("--json", f->json, "print the summary as JSON");
+                    sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");
                     return [f] { return run_build(*f); };
                   }});
 

@@ -11,6 +11,7 @@
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
 #include "builder/report_changes.h"
+#include "cli/progress_printer.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 
@@ -28,7 +29,7 @@ struct NightlyFlags {
   std::string from_report;
   bool no_record = false;
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, insecure_http = false, no_gpu_host = false;
+  bool fresh_smoke = false, insecure_http = false, no_gpu_host = false, quiet = false;
 };
 
 void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
@@ -49,7 +50,7 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
                     .timeout = std::chrono::seconds(f.timeout),
-                    .on_event = [](const std::string& line) { std::cerr << "nightly: " << line << std::endl; }},
+                    .on_event = progress_printer("nightly", f.quiet)},
           .target = target,
           .shard = shard,
           .matrix = f.input,
@@ -137,6 +138,7 @@ Registration nightly_registration({"nightly",
                     sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
                     sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
                     sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
+                    sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary, report and errors still print)");
                     CLI::App* merge = sub.add_subcommand("merge", "Join shard report folders into one report");
                     merge->add_option("dirs", f->merge_dirs, "shard report folders")->required();
                     merge->add_option("--report", f->report, "merged report folder")->required();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <boost/process.hpp>
 #include <filesystem>
@@ -49,44 +50,96 @@ class PrivateDir {
 
 bool have_program(const std::string& name) { return !bp::search_path(name).empty(); }
 
+namespace {
+
+// The log of a run with RunOptions::log_path: the command line first, then the child's stdout and
+// stderr written straight into it as they come (so `tail -f` follows a build), then the outcome.
+class RunLog {
+ public:
+  RunLog(const std::string& path, const std::vector<std::string>& argv) : file_(std::fopen(path.c_str(), "ab")), path_(path) {
+    if (!file_) throw Error("cannot open the log " + path + " for appending");
+    std::string head = "$";
+    for (auto& a : argv) head += " " + a;
+    head += "\n";
+    std::fwrite(head.data(), 1, head.size(), file_);
+    std::fflush(file_);
+    start_ = std::ftell(file_);
+  }
+  ~RunLog() {
+    if (file_) std::fclose(file_);
+  }
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
+  FILE* file() const { return file_; }
+  // What the child wrote (both streams, in the order they came).
+  std::string output() const {
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(start_);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  void finish(const RunResult& r, const RunOptions& opt) {
+    std::ostringstream s;
+    if (r.timed_out) s << "[imgtool] timed out after " << opt.timeout->count() << "s\n";
+    s << "[imgtool] exit " << r.exit_code << '\n';
+    std::fseek(file_, 0, SEEK_END);
+    std::fwrite(s.str().data(), 1, s.str().size(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  FILE* file_;
+  std::string path_;
+  long start_ = 0;
+};
+
+void wait_child(bp::child& c, const RunOptions& opt, RunResult& r) {
+  if (opt.timeout && !c.wait_for(*opt.timeout)) {
+    r.timed_out = true;
+    c.terminate();
+  }
+  c.wait();
+  r.exit_code = r.timed_out ? -1 : c.exit_code();
+}
+
+}  // namespace
+
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   if (argv.empty()) throw Error("run: empty command");
   auto exe = bp::search_path(argv[0]);
   if (argv[0].find('/') != std::string::npos) exe = argv[0];
   if (exe.empty()) throw Error("program not found in PATH: " + argv[0]);
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  PrivateDir tmp;
-  fs::path out_p = tmp / "out", err_p = tmp / "err";
   auto env = boost::this_process::environment();
   bp::environment child_env = env;
   for (auto& [k, v] : opt.env) child_env[k] = v;
+  std::string cwd = opt.cwd.empty() ? fs::current_path().string() : opt.cwd;
   RunResult r;
   bp::opstream in;
-  bp::child c(exe, bp::args(args), bp::std_out > out_p.string(), bp::std_err > err_p.string(),
-              bp::std_in < in, child_env, bp::start_dir(opt.cwd.empty() ? fs::current_path().string() : opt.cwd));
-  if (!opt.stdin_data.empty()) in.write(opt.stdin_data.data(), opt.stdin_data.size());
-  in.flush();
-  in.pipe().close();
-  if (opt.timeout) {
-    if (!c.wait_for(*opt.timeout)) {
-      r.timed_out = true;
-      c.terminate();
-      c.wait();
-    }
-  } else {
-    c.wait();
+  auto feed = [&] {
+    if (!opt.stdin_data.empty()) in.write(opt.stdin_data.data(), opt.stdin_data.size());
+    in.flush();
+    in.pipe().close();
+  };
+  if (!opt.log_path.empty()) {  // both streams into the log as they come; `out` holds them merged
+    RunLog log(opt.log_path, argv);
+    bp::child c(exe, bp::args(args), (bp::std_out & bp::std_err) > log.file(), bp::std_in < in, child_env,
+                bp::start_dir(cwd));
+    feed();
+    wait_child(c, opt, r);
+    r.out = log.output();
+    log.finish(r, opt);
+    return r;
   }
-  r.exit_code = r.timed_out ? -1 : c.exit_code();
+  PrivateDir tmp;
+  fs::path out_p = tmp / "out", err_p = tmp / "err";
+  bp::child c(exe, bp::args(args), bp::std_out > out_p.string(), bp::std_err > err_p.string(), bp::std_in < in, child_env,
+              bp::start_dir(cwd));
+  feed();
+  wait_child(c, opt, r);
   r.out = slurp(out_p);
   r.err = slurp(err_p);
-  if (!opt.log_path.empty()) {
-    std::ofstream log(opt.log_path, std::ios::app | std::ios::binary);
-    log << "$";
-    for (auto& a : argv) log << ' ' << a;
-    log << '\n' << r.out << r.err;
-    if (r.timed_out) log << "[imgtool] timed out after " << opt.timeout->count() << "s\n";
-    log << "[imgtool] exit " << r.exit_code << '\n';
-  }
   return r;
 }
 

@@ -14,7 +14,9 @@ namespace imgtool {
 struct RunOptions {
   std::string stdin_data;                         // written to the child's stdin, then closed
   std::optional<std::chrono::seconds> timeout;    // none = wait forever
-  std::string log_path;                           // if set, stdout+stderr are appended here
+  std::string log_path;                           // if set, stdout+stderr go straight into this file (appended,
+                                                  // as they come: tail -f follows) and RunResult::out holds
+                                                  // both, merged in order (err stays empty)
   std::map<std::string, std::string> env;         // added to (overriding) the inherited environment
   std::string cwd;                                // empty = inherit
 };

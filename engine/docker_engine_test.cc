@@ -5,6 +5,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include "core/fs.h"
 #include "engine/docker_engine.h"
 #include "image/image.h"
@@ -141,4 +145,40 @@ TEST_CASE("real engine: list_images by label, and a rebuilt name leaves the old 
   CHECK(e.remove(first));
   CHECK(e.remove(name));
   CHECK(e.list_images({.labels = {label}}).empty());
+}
+
+TEST_CASE("real engine: the build log grows while docker builds (tail -f follows it)") {
+  ScratchDir dir("engine-live-log");
+  DockerEngine e;
+  const std::string name = "imgtool-engine-test/live:" + pid(), first = "imgtool-first-" + pid(),
+                    second = "imgtool-second-" + pid();
+  // printf's output differs from the command docker echoes in its "Step 2/2 : RUN …" line.
+  write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nRUN printf 'imgtool-%s-%s\\n' first " + pid() +
+                                                 " && sleep 8 && printf 'imgtool-%s-%s\\n' second " + pid() + "\n");
+  fs::path log = dir.path / "build.log";
+  auto building = std::async(std::launch::async, [&] {
+    return e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
+                    .timeout = std::chrono::seconds(600), .log_path = log});
+  });
+  // Read the log as `tail -f` would, while the build runs.
+  bool seen_first_while_running = false, second_already = false;
+  for (int i = 0; i < 600 && building.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready; ++i) {
+    std::string now = fs::exists(log) ? read_file(log) : "";
+    if (now.find(first) != std::string::npos) {
+      seen_first_while_running = true;
+      second_already = now.find(second) != std::string::npos;
+      break;
+    }
+  }
+  CHECK(seen_first_while_running);
+  CHECK_FALSE(second_already);  // the RUN step was still sleeping: the log was read mid-build
+  BuildResult b = building.get();
+  INFO(b.run.out);
+  CHECK(b.ok());
+  std::string all = read_file(log);
+  CHECK(all.rfind("$ ", 0) == 0);                          // the command line first
+  CHECK(all.find(second) != std::string::npos);
+  CHECK(all.find("[imgtool] exit 0") != std::string::npos);  // the outcome last
+  CHECK(b.run.out.find(first) != std::string::npos);         // and the result holds the output too
+  e.remove(name);
 }
