@@ -45,6 +45,24 @@ bool step_of(std::string_view l, int& step, int& total) {
   return false;
 }
 
+// The line without terminal control: escape sequences (ESC [ … final byte) and other control
+// characters go, so build output (pip's colours, a hostile RUN) never drives the user's terminal.
+std::string printable(std::string_view l) {
+  std::string out;
+  for (size_t i = 0; i < l.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(l[i]);
+    if (c == 0x1b) {
+      if (i + 1 < l.size() && l[i + 1] == '[')
+        for (i += 2; i < l.size() && !(l[i] >= '@' && l[i] <= '~'); ++i) {
+        }
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) continue;
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
 std::string tail_of(const std::filesystem::path& log) {
   std::ifstream in(log, std::ios::binary | std::ios::ate);
   if (!in) return "";
@@ -66,7 +84,7 @@ BuildStepProgress parse_build_progress(std::string_view log) {
     if (end == std::string_view::npos) end = log.size();
     std::string_view line = log.substr(start, end - start);
     start = end + 1;
-    std::string t = strings::trim(line);
+    std::string t = strings::trim(printable(line));
     if (t.empty()) continue;
     step_of(t, p.step, p.total);
     p.last_line = t.size() > kMaxLine ? t.substr(0, kMaxLine) + "…" : t;

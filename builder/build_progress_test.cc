@@ -24,6 +24,8 @@ TEST_CASE("parse_build_progress: classic and BuildKit step lines; the last line;
   auto none = parse_build_progress("Step x/9 : nope\n#5 [internal] load metadata\nStep 3/9 no colon\n");
   CHECK(none.step == 0);
   CHECK(parse_build_progress(std::string(300, 'x')).last_line.size() < 200);  // long lines are cut
+  // Terminal control in build output never reaches the user's terminal.
+  CHECK(parse_build_progress("Step 2/3 : RUN x\n\x1b[31mred\x1b[0m \x1b]0;title\x07ok\r\n").last_line == "red ]0;titleok");
 }
 
 TEST_CASE("ProgressWatcher: one line per step change while the log grows; nothing after forget") {

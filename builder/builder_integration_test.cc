@@ -107,6 +107,7 @@ TEST_CASE("build: good cells build, the broken cell fails alone, exit 1 and the 
   auto rep = build({}, 1);
   CHECK(cell(rep, "it-cpu")["status"] == "built");
   // Progress: not a terminal, so plain lines, one per step change of each build (no escapes).
+  INFO("build stderr: " << last_stderr);
   CHECK(last_stderr.find("build: build it-cpu: step ") != std::string::npos);
   CHECK(last_stderr.find("\033[") == std::string::npos);
   CHECK(cell(rep, "it-gpu-cpuwheel")["status"] == "built");
