@@ -16,17 +16,11 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string utc_day() {
-  std::time_t t = std::time(nullptr);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y%m%d", std::gmtime(&t));
-  return buf;
-}
-
-std::string utc_now() {
+// Now, UTC, in strftime's `format`.
+std::string utc(const char* format) {
   std::time_t t = std::time(nullptr);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::strftime(buf, sizeof buf, format, std::gmtime(&t));
   return buf;
 }
 
@@ -212,9 +206,9 @@ NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const Nightly
   report.registry = opt.target.host + "/" + opt.target.ns;
   report.gpus = opt.gpus;
   report.shards = {opt.shard.text()};
-  report.started = utc_now();
+  report.started = utc("%Y-%m-%dT%H:%M:%SZ");
   BuildReport built = build_cells(cells, opt.build, docker, store);
-  Pipeline p{opt, store, steps, steps_missing, opt.today.empty() ? utc_day() : opt.today};
+  Pipeline p{opt, store, steps, steps_missing, opt.today.empty() ? utc("%Y%m%d") : opt.today};
   for (size_t i = 0; i < cells.size(); ++i) report.cells.push_back(p.cell(cells[i], built.cells[i]));
   report.builder = built.builder;
   report.docker_builds = built.docker_builds;
