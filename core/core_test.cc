@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,4 +203,27 @@ TEST_CASE("sqlite: schema, bind, step, columns; errors name the store") {
   }
   CHECK_THROWS_AS(sqlite::Database("/proc/imgtool-no/t.db", "", 10, "x"), Error);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run: a child started by another thread meanwhile never holds this run's stdin open") {
+  // One thread keeps starting `sleep 2`; the other feeds `cat` and waits for it. If the sleepers
+  // inherited the write end of cat's stdin pipe, cat would see EOF only when they exit (~2 s).
+  std::atomic<bool> stop{false};
+  std::thread sleepers([&] {
+    while (!stop) imgtool::run({"sleep", "2"});
+  });
+  std::thread more_sleepers([&] {
+    while (!stop) imgtool::run({"sleep", "2"});
+  });
+  double slowest = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = imgtool::run({"cat"}, {.stdin_data = "x"});
+    slowest = std::max(slowest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    CHECK(r.out == "x");
+  }
+  stop = true;
+  sleepers.join();
+  more_sleepers.join();
+  CHECK(slowest < 1.5);
 }

@@ -1,6 +1,10 @@
 #include "core/process.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +60,7 @@ namespace {
 // stderr written straight into it as they come (so `tail -f` follows a build), then the outcome.
 class RunLog {
  public:
-  RunLog(const std::string& path, const std::vector<std::string>& argv) : file_(std::fopen(path.c_str(), "ab")), path_(path) {
+  RunLog(const std::string& path, const std::vector<std::string>& argv) : file_(std::fopen(path.c_str(), "abe")), path_(path) {
     if (!file_) throw Error("cannot open the log " + path + " for appending");
     std::string head = "$";
     for (auto& a : argv) head += " " + a;
@@ -94,6 +98,15 @@ class RunLog {
   long start_ = 0;
 };
 
+// The stdin pipe with both ends close-on-exec: a child another thread starts meanwhile (-j 2
+// builds) must not inherit the write end, or this run's child would wait for EOF until that
+// unrelated child ends. The child it is meant for gets its end through dup2, which clears the flag.
+bp::pipe cloexec_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  return bp::pipe(fds[0], fds[1]);
+}
+
 void wait_child(bp::child& c, const RunOptions& opt, RunResult& r) {
   if (opt.timeout && !c.wait_for(*opt.timeout)) {
     r.timed_out = true;
@@ -116,7 +129,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   for (auto& [k, v] : opt.env) child_env[k] = v;
   std::string cwd = opt.cwd.empty() ? fs::current_path().string() : opt.cwd;
   RunResult r;
-  bp::opstream in;
+  bp::opstream in(cloexec_pipe());
   auto feed = [&] {
     if (!opt.stdin_data.empty()) in.write(opt.stdin_data.data(), opt.stdin_data.size());
     in.flush();
