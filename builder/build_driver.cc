@@ -279,7 +279,11 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
       if (opt.on_event) opt.on_event("FAILED " + cells[i].cell.tag + ": " + cells[i].generate_error);
     }
   Run run{cells, opt, docker, store, rep.cells};
-  if (opt.on_event) run.progress = std::make_unique<ProgressWatcher>([&run](const std::string& l) { run.event(l); });
+  if (opt.on_progress || opt.on_event)
+    run.progress = std::make_unique<ProgressWatcher>([&run](const ProgressEvent& e) {
+      if (run.opt.on_progress) run.opt.on_progress(e);
+      else if (!e.done) run.event(to_line(e));
+    });
   {
     TaskPool pool(opt.jobs);
     for (auto& grp : groups) pool.submit([&run, &pool, grp] { run_group(run, pool, grp); });

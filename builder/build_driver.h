@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "builder/build_progress.h"
 #include "builder/generated_cell.h"
 #include "builder/state_store.h"
 #include "engine/engine.h"
@@ -35,6 +36,8 @@ struct BuildOptions {
   std::chrono::milliseconds retry_backoff{5000};     // before the 2nd attempt; doubled after each
   bool force = false;                                // build even when up to date
   std::function<void(const std::string&)> on_event;  // progress lines (the library never prints)
+  // A running build's step (build_progress.h); null = as plain lines through on_event.
+  std::function<void(const ProgressEvent&)> on_progress;
 };
 
 enum class CellStatus { built, up_to_date, failed };

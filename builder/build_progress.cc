@@ -1,6 +1,7 @@
 #include "builder/build_progress.h"
 
 #include <fstream>
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -110,9 +111,21 @@ void ProgressWatcher::watch(const std::string& name, const std::filesystem::path
 }
 
 void ProgressWatcher::forget(const std::string& name) {
-  poll(name);  // the step it ended on, if no line said it yet: every build with a step shows at least one
-  std::lock_guard<std::mutex> l(mu_);
-  watched_.erase(name);
+  poll(name);  // the step it ended on, if no event said it yet: every build with a step shows at least one
+  std::chrono::steady_clock::time_point started;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = watched_.find(name);
+    if (it == watched_.end()) return;
+    started = it->second.started;
+    watched_.erase(it);
+  }
+  emit_({name, {}, std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count(), true});
+}
+
+std::string to_line(const ProgressEvent& e) {
+  return "build " + e.name + ": step " + std::to_string(e.progress.step) + "/" + std::to_string(e.progress.total) + ", " +
+         std::to_string(e.seconds) + " s: " + e.progress.last_line;
 }
 
 void ProgressWatcher::loop() {
@@ -143,9 +156,58 @@ void ProgressWatcher::poll(const std::string& only) {
       it->second.reported_step = p.step;
     }
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - w.started).count();
-    emit_("build " + name + ": step " + std::to_string(p.step) + "/" + std::to_string(p.total) + ", " +
-          std::to_string(secs) + " s: " + p.last_line);
+    emit_({name, p, secs, false});
   }
+}
+
+ProgressPrinter::Mode ProgressPrinter::mode_for(bool quiet, bool is_tty, const char* no_color) {
+  if (quiet) return Mode::quiet;
+  return is_tty && !(no_color && *no_color) ? Mode::tty : Mode::plain;
+}
+
+ProgressPrinter::ProgressPrinter(std::ostream& out, std::string prefix, Mode mode, size_t width)
+    : out_(out), prefix_(std::move(prefix)), mode_(mode), width_(width) {}
+
+void ProgressPrinter::clear_block() {
+  for (size_t i = 0; i < drawn_; ++i) out_ << "\033[1A\r\033[K";  // up one line, erase it
+  drawn_ = 0;
+}
+
+void ProgressPrinter::draw_block() {
+  for (auto& [name, text] : live_) out_ << (prefix_ + ": " + text).substr(0, width_) << '\n';
+  drawn_ = live_.size();
+  out_ << std::flush;
+}
+
+void ProgressPrinter::line(const std::string& text) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (mode_ == Mode::quiet && text.rfind("FAILED", 0) != 0) return;
+  if (mode_ != Mode::tty) {
+    out_ << prefix_ << ": " << text << std::endl;
+    return;
+  }
+  clear_block();
+  out_ << prefix_ << ": " << text << '\n';
+  draw_block();
+}
+
+void ProgressPrinter::progress(const ProgressEvent& e) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (mode_ == Mode::quiet || (mode_ == Mode::plain && e.done)) return;
+  if (mode_ == Mode::plain) {
+    out_ << prefix_ << ": " << to_line(e) << std::endl;
+    return;
+  }
+  clear_block();
+  auto it = std::find_if(live_.begin(), live_.end(), [&](auto& p) { return p.first == e.name; });
+  if (e.done) {
+    if (it != live_.end()) live_.erase(it);
+  } else if (it == live_.end()) {
+    live_.emplace_back(e.name, to_line(e));
+  } else {
+    it->second = to_line(e);
+  }
+  draw_block();
 }
 
 }  // namespace imgtool::builder

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -34,9 +35,9 @@ TEST_CASE("ProgressWatcher: one line per step change while the log grows; nothin
   std::mutex mu;
   std::vector<std::string> lines;
   {
-    ProgressWatcher w([&](const std::string& l) {
+    ProgressWatcher w([&](const ProgressEvent& e) {
       std::lock_guard<std::mutex> g(mu);
-      lines.push_back(l);
+      lines.push_back(e.done ? "done " + e.name : to_line(e));
     }, std::chrono::milliseconds(20));
     w.watch("3.2.0", log);
     auto wait_for = [&](size_t n) {
@@ -60,9 +61,61 @@ TEST_CASE("ProgressWatcher: one line per step change while the log grows; nothin
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::filesystem::remove(log);
-  REQUIRE(lines.size() == 3);
+  REQUIRE(lines.size() == 4);
   CHECK(lines[2].rfind("build 3.2.0: step 3/3, ", 0) == 0);
+  CHECK(lines[3] == "done 3.2.0");
   CHECK(lines[0].rfind("build 3.2.0: step 1/3, ", 0) == 0);
   CHECK(lines[1].rfind("build 3.2.0: step 2/3, ", 0) == 0);
   CHECK(lines[1].find(": Collecting numpy") != std::string::npos);
+}
+
+namespace {
+
+ProgressEvent step(const std::string& name, int n, const std::string& last) { return {name, {n, 5, last}, 7, false}; }
+
+}  // namespace
+
+TEST_CASE("ProgressPrinter: a terminal keeps one redrawn line per running build; plain and quiet print no escapes") {
+  std::ostringstream tty;
+  ProgressPrinter t(tty, "build", ProgressPrinter::Mode::tty);
+  t.progress(step("a", 1, "FROM base"));
+  t.progress(step("b", 2, "RUN pip"));
+  t.progress(step("a", 3, "COPY x"));  // a's line redrawn in place, b's kept
+  t.line("built c in 3 s");            // printed above the block, the block drawn again below it
+  t.progress({"a", {}, 9, true});      // a ended: its line goes
+  std::string out = tty.str();
+  const std::string up = "\033[1A\r\033[K";
+  // What the terminal ends up showing, replayed: each "up" erases the line above.
+  std::vector<std::string> screen;
+  for (size_t p = 0; p < out.size();) {
+    if (out.compare(p, up.size(), up) == 0) {
+      screen.pop_back();
+      p += up.size();
+      continue;
+    }
+    size_t nl = out.find('\n', p);
+    screen.push_back(out.substr(p, nl - p));
+    p = nl + 1;
+  }
+  CHECK(screen == std::vector<std::string>{"build: built c in 3 s", "build: build b: step 2/5, 7 s: RUN pip"});
+  CHECK(out.find("build a: step 3/5, 7 s: COPY x") != std::string::npos);
+
+  std::ostringstream plain;
+  ProgressPrinter p(plain, "build", ProgressPrinter::Mode::plain);
+  p.progress(step("a", 1, "FROM base"));
+  p.progress({"a", {}, 9, true});
+  p.line("built a in 9 s");
+  CHECK(plain.str() == "build: build a: step 1/5, 7 s: FROM base\nbuild: built a in 9 s\n");
+
+  std::ostringstream quiet;
+  ProgressPrinter q(quiet, "nightly", ProgressPrinter::Mode::quiet);
+  q.progress(step("a", 1, "FROM base"));
+  q.line("built a in 9 s");
+  q.line("FAILED b: returned a non-zero code: 4");
+  CHECK(quiet.str() == "nightly: FAILED b: returned a non-zero code: 4\n");
+
+  CHECK(ProgressPrinter::mode_for(false, true, nullptr) == ProgressPrinter::Mode::tty);
+  CHECK(ProgressPrinter::mode_for(false, true, "1") == ProgressPrinter::Mode::plain);  // NO_COLOR
+  CHECK(ProgressPrinter::mode_for(false, false, nullptr) == ProgressPrinter::Mode::plain);
+  CHECK(ProgressPrinter::mode_for(true, true, nullptr) == ProgressPrinter::Mode::quiet);
 }

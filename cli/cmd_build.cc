@@ -30,8 +30,8 @@ int run_build(const BuildFlags& f) {
                             .image_prefix = f.image_prefix,
                             .timeout = std::chrono::seconds(f.timeout),
                             .max_attempts = f.attempts,
-                            .force = f.force,
-                            .on_event = progress_printer("build", f.quiet)};
+                            .force = f.force};
+  print_progress(opt, "build", f.quiet);
   std::cerr << "build: " << cells.size() << " cell(s) from " << src.generated_dir.string() << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
   auto rep = builder::build_cells(cells, opt, docker, store);

@@ -49,8 +49,7 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
   auto shard = bt::parse_shard(f.shard);
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
-                    .timeout = std::chrono::seconds(f.timeout),
-                    .on_event = progress_printer("nightly", f.quiet)},
+                    .timeout = std::chrono::seconds(f.timeout)},
           .target = target,
           .shard = shard,
           .matrix = f.input,
@@ -65,6 +64,7 @@ int run_nightly_cmd(const NightlyFlags& f) {
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
   auto host = verify::parse_gpu_host(f.gpu_host, f.no_gpu_host);
   auto opt = nightly_options(f, state, host);
+  print_progress(opt.build, "nightly", f.quiet);
   engine::Engine& docker = engine::local_engine();  // the run's one engine: build, smoke, gate and push read it
   auto steps = bt::make_real_steps({.target = opt.target, .key = f.key, .passphrase_env = f.passphrase_env,
                                     .gpus = f.gpus, .gpu_host = host, .shm_size = f.shm_size, .records = f.records,
