@@ -160,9 +160,16 @@ namespace {
 
 std::string log_name(const NightlyCell& c) { return c.build.log.empty() ? "" : fs::path(c.build.log).filename().string(); }
 
+// The layers more than one cell carries (the matrix's shared bytes).
+std::vector<SharedLayer> shared_layers(const MatrixLayers& m) {
+  std::vector<SharedLayer> out;
+  for (auto& l : m.layers)
+    if (l.cells.size() > 1) out.push_back(l);
+  return out;
+}
+
 std::string matrix_line(const MatrixLayers& m) {
-  int shared = 0;
-  for (auto& l : m.layers) shared += l.cells.size() > 1 ? 1 : 0;
+  size_t shared = shared_layers(m).size();
   return std::to_string(m.cells) + " published cell(s), " + std::to_string(m.layers.size()) + " distinct layer(s), " +
          std::to_string(shared) + " shared: a pull of the whole matrix costs " + human_bytes(m.unique_bytes) +
          " (" + human_bytes(m.total_bytes) + " if every cell were pulled on its own)";
@@ -238,12 +245,13 @@ void html_cell(std::ostream& s, const NightlyCell& c, const std::string& previou
 void html_matrix_layers(std::ostream& s, const NightlyReport& r) {
   MatrixLayers m = matrix_layers(r);
   if (m.cells == 0) return;
-  s << "<h2 id=\"layers\">Layers across the matrix</h2><p>" << xml_escape(matrix_line(m))
-    << "</p><table class=\"shared\"><tr><th>shared layer</th><th>size</th><th>cells</th></tr>";
-  for (auto& l : m.layers)
-    if (l.cells.size() > 1)
-      s << "<tr><td><code>" << xml_escape(l.layer.digest.substr(0, 19)) << "</code></td><td>" << human_bytes(l.layer.size)
-        << "</td><td>" << l.cells.size() << ": " << xml_escape(strings::join(l.cells, ", ")) << "</td></tr>";
+  s << "<h2 id=\"layers\">Layers across the matrix</h2><p>" << xml_escape(matrix_line(m)) << "</p>";
+  auto shared = shared_layers(m);
+  if (shared.empty()) return;
+  s << "<table class=\"shared\"><tr><th>shared layer</th><th>size</th><th>cells</th></tr>";
+  for (auto& l : shared)
+    s << "<tr><td><code>" << xml_escape(l.layer.digest.substr(0, 19)) << "</code></td><td>" << human_bytes(l.layer.size)
+      << "</td><td>" << l.cells.size() << ": " << xml_escape(strings::join(l.cells, ", ")) << "</td></tr>";
   s << "</table>";
 }
 
@@ -260,12 +268,12 @@ std::string render_markdown(const NightlyReport& r) {
   s << "| cell | build | smoke | gate | publish | size | digest | problem |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& c : r.cells) s << md_row(c);
   MatrixLayers m = matrix_layers(r);
-  if (m.cells > 0) {
-    s << "\n## Layers across the matrix\n\n" << matrix_line(m) << "\n\n| shared layer | size | cells |\n|---|---|---|\n";
-    for (auto& l : m.layers)
-      if (l.cells.size() > 1)
-        s << "| `" << l.layer.digest.substr(0, 19) << "` | " << human_bytes(l.layer.size) << " | " << l.cells.size() << ": "
-          << escape_md(strings::join(l.cells, ", ")) << " |\n";
+  if (m.cells > 0) s << "\n## Layers across the matrix\n\n" << matrix_line(m) << "\n";
+  if (auto shared = shared_layers(m); !shared.empty()) {
+    s << "\n| shared layer | size | cells |\n|---|---|---|\n";
+    for (auto& l : shared)
+      s << "| `" << l.layer.digest.substr(0, 19) << "` | " << human_bytes(l.layer.size) << " | " << l.cells.size() << ": "
+        << escape_md(strings::join(l.cells, ", ")) << " |\n";
   }
   for (auto& c : r.cells) md_cell(s, c, r.previous);
   return s.str();

@@ -125,4 +125,10 @@ TEST_CASE("matrix_layers: a shared layer is pulled once; sizes per cell and for 
   CHECK(html.find("<a href=\"#cell-a\">a</a>") != std::string::npos);
   CHECK(md.find("| `sha256:base` | 300.0 MiB | 3: a, b, c |") != std::string::npos);
   CHECK(md.find("log [a.log](logs/a.log)") != std::string::npos);
+
+  // One cell: nothing is shared, so no table of shared layers (only the line saying so).
+  auto single = run_of({published("a", "sha256:d1", {base, py}, {})}, "t");
+  CHECK(render_html(single).find("0 shared: a pull of the whole matrix costs 320.0 MiB") != std::string::npos);
+  CHECK(render_html(single).find("shared layer") == std::string::npos);
+  CHECK(render_markdown(single).find("| shared layer |") == std::string::npos);
 }
