@@ -53,6 +53,7 @@ class RealSteps : public NightlySteps {
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     std::string repo = o_.target.repo(g.cell);
     sign::RegistryRepository srepo(*reg_, repo);
+    std::vector<LayerSize> layers;
     auto push_by_digest = [&] {
       auto src = engine_.save(image_of(b));
       image::DockerDestination dst(reg_, repo);
@@ -61,6 +62,7 @@ class RealSteps : public NightlySteps {
       if (m.config().digest != b.image_id)
         throw CheckFailed("publish " + g.cell.tag + ": refusing to sign: the pushed config digest " + m.config().digest +
                           " is not the smoked image ID " + b.image_id);
+      layers = sizes_of(m);  // the report's sizes, from the manifest just read (no second GET)
       return m;
     };
     // The SPDX SBOM is attested (read back from the registry by digest) before the tag moves.
@@ -70,7 +72,7 @@ class RealSteps : public NightlySteps {
     req.attach = sbom::attach_sbom_hook(srepo, by_digest, *key_,
                                         [&](const sbom::Document& d) { packages = sbom::package_versions(d); });
     auto res = sign::publish_signed(srepo, push_by_digest, *key_, req);
-    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers_of(g, res.digest), packages};
+    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, packages};
   }
 
   void add_tag(const GeneratedCell& g, const std::string& digest, const std::string& tag) override {
@@ -81,9 +83,7 @@ class RealSteps : public NightlySteps {
   }
 
   std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) override {
-    std::vector<LayerSize> out;
-    for (auto& l : reg_->get_manifest(o_.target.repo(g.cell), digest).layers()) out.push_back({l.digest, l.size});
-    return out;
+    return sizes_of(reg_->get_manifest(o_.target.repo(g.cell), digest));
   }
 
   std::string registry_digest(const GeneratedCell& g) override {
@@ -93,6 +93,12 @@ class RealSteps : public NightlySteps {
 
  private:
   // The image ID from the build (what was smoked); the name only when no ID is known.
+  static std::vector<LayerSize> sizes_of(const image::Manifest& m) {
+    std::vector<LayerSize> out;
+    for (auto& l : m.layers()) out.push_back({l.digest, l.size});
+    return out;
+  }
+
   static std::string image_of(const CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 
   RealStepsOptions o_;
