@@ -16,6 +16,7 @@
 #   env: BENCH_IMAGE (default: the largest local cpu image labelled io.imgtool.paddle,
 #        i.e. the demo's ~1 GB Paddle image), BENCH_RUNS (3), IMGTOOL (the binary),
 #        BENCH_BASELINE (optional: another imgtool binary, e.g. main's, timed too)
+# imgtool is also timed with IMGTOOL_INFLATE_JOBS=1 (one gzip decoder, no chunks in parallel).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${BENCH_RUNS:-3}
@@ -56,10 +57,10 @@ now() { date +%s.%N; }
 declare -A T
 record() { T[$1]="${T[$1]:-} $2"; printf '  %-14s run %s: %6.2f s\n' "$1" "$3" "$2" >&2; }
 
-verify_with() {  # name binary run
+verify_with() {  # name binary run [inflate jobs]
   local t0 t1 scan
   t0=$(now)
-  IMGTOOL_TRACE=1 "$2" verify "$REF" --key "$WORK/key.pub" --no-smoke >"$WORK/verify.out" 2>"$WORK/$1.trace" ||
+  IMGTOOL_INFLATE_JOBS=${4:-} IMGTOOL_TRACE=1 "$2" verify "$REF" --key "$WORK/key.pub" --no-smoke >"$WORK/verify.out" 2>"$WORK/$1.trace" ||
     { cat "$WORK/verify.out" "$WORK/$1.trace" >&2; echo "verify-scan.sh: $2 verify failed" >&2; exit 1; }
   t1=$(now)
   record "$1-total" "$(echo "$t1 - $t0" | bc)" "$3"
@@ -86,6 +87,7 @@ skopeo_tar() {  # run
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq 1 "$RUNS"); do
   verify_with imgtool "$IMGTOOL" "$r"
+  verify_with imgtool1 "$IMGTOOL" "$r" 1
   skopeo_tar "$r"
   [ -n "$BASELINE" ] && verify_with baseline "$BASELINE" "$r"
 done
@@ -102,7 +104,10 @@ echo "machine: $(nproc) cores, $(. /etc/os-release; echo "$PRETTY_NAME"), $(grep
 printf '%-44s %8s\n' "step" "median"
 printf '%-44s %7.2fs\n' "imgtool verify --no-smoke: layer scan" "$(M imgtool-scan)"
 printf '%-44s %7.2fs\n' "imgtool verify --no-smoke: whole command" "$(M imgtool-total)"
+printf '%-44s %7.2fs\n' "  the same, one gzip decoder: layer scan" "$(M imgtool1-scan)"
+printf '%-44s %7.2fs\n' "  the same, one gzip decoder: whole command" "$(M imgtool1-total)"
 if [ -n "$BASELINE" ]; then
+  printf '%-44s %7.2fs\n' "baseline verify --no-smoke: layer scan" "$(M baseline-scan)"
   printf '%-44s %7.2fs\n' "baseline verify --no-smoke: whole command" "$(M baseline-total)"
 fi
 printf '%-44s %7.2fs\n' "skopeo copy docker:// -> dir:" "$(M skopeo-copy)"
@@ -112,6 +117,7 @@ echo
 ratio() { echo "scale=2; $1 / $2" | bc; }
 echo "ratio skopeo+tar / imgtool verify (whole):   $(ratio "$(M skopeo+tar)" "$(M imgtool-total)")x"
 echo "ratio tar -t alone / imgtool layer scan:     $(ratio "$(M tar-list)" "$(M imgtool-scan)")x"
+echo "ratio one decoder / parallel (layer scan):   $(ratio "$(M imgtool1-scan)" "$(M imgtool-scan)")x"
 [ -n "$BASELINE" ] && [ -n "${T[baseline-total]:-}" ] &&
   echo "ratio baseline / imgtool verify (whole):     $(ratio "$(M baseline-total)" "$(M imgtool-total)")x"
 scan=$(M imgtool-scan)

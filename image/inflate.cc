@@ -4,10 +4,13 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
+#include "image/gunzip_parallel.h"
 
 namespace imgtool::image {
 
@@ -45,11 +48,21 @@ const char* isal_error_name(int rc) {
   }
 }
 
+unsigned inflate_jobs(unsigned asked) {
+  if (asked > 0) return asked;
+  if (const char* e = std::getenv("IMGTOOL_INFLATE_JOBS"); e && std::atoi(e) > 0) return static_cast<unsigned>(std::atoi(e));
+  return std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 struct InflatingReader::Impl {
   BlobReader& src;
   std::string where;
+  unsigned jobs;
+  std::unique_ptr<ParallelGunzip> par;  // the first gzip member, while it is decoded in parallel
+  size_t par_chunks = 0;
+  std::exception_ptr src_error;          // what src threw on the parallel reader's thread
   std::vector<uint8_t> in = std::vector<uint8_t>(kInBuf);
   size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
   bool src_eof = false, done = false, detected = false;
@@ -59,7 +72,7 @@ struct InflatingReader::Impl {
   ZSTD_DCtx* zd = nullptr;
   bool between_frames = true;  // zstd: the last call ended a frame
 
-  Impl(BlobReader& s, std::string w) : src(s), where(std::move(w)) {}
+  Impl(BlobReader& s, std::string w, unsigned j) : src(s), where(std::move(w)), jobs(inflate_jobs(j)) {}
   ~Impl() { ZSTD_freeDCtx(zd); }
 
   [[noreturn]] void corrupt(const std::string& why) const {
@@ -68,6 +81,7 @@ struct InflatingReader::Impl {
 
   // Reads more input after the unread rest (moved to the front). False at the end.
   bool refill() {
+    if (src_error) std::rethrow_exception(src_error);
     if (src_eof) return false;
     if (in_pos > 0) {
       std::memmove(in.data(), in.data() + in_pos, in_end - in_pos);
@@ -92,7 +106,7 @@ struct InflatingReader::Impl {
     size_t n = lookahead(4);
     const uint8_t* p = in.data() + in_pos;
     codec = is_gzip(p, n) ? Codec::kGzip : is_zstd(p, n) ? Codec::kZstd : Codec::kNone;
-    if (codec == Codec::kGzip) start_member();
+    if (codec == Codec::kGzip && !(jobs > 1 && start_parallel())) start_member();
     if (codec == Codec::kZstd && !(zd = ZSTD_createDCtx())) throw Error("zstd: out of memory");
   }
 
@@ -105,6 +119,38 @@ struct InflatingReader::Impl {
     gz->crc_flag = ISAL_GZIP;
     gz->next_out = next_out;
     gz->avail_out = avail_out;
+  }
+
+  // The gzip header is parsed here (ISA-L); the deflate stream after it goes to
+  // ParallelGunzip. A header not complete within the first 64 KiB is left to
+  // the sequential path.
+  bool start_parallel() {
+    inflate_state& s = *gz;
+    isal_inflate_init(&s);
+    isal_gzip_header h;
+    isal_gzip_header_init(&h);
+    s.next_in = in.data() + in_pos;
+    s.avail_in = static_cast<uint32_t>(lookahead(64 << 10));
+    if (src_eof || isal_read_gzip_header(&s, &h) != ISAL_DECOMP_OK) return false;  // small, or odd: sequential
+    std::vector<uint8_t> first(s.next_in, in.data() + in_end);
+    par = std::make_unique<ParallelGunzip>(src, std::move(first), where, jobs);
+    in_pos = in_end = 0;
+    return true;
+  }
+
+  // The parallel member ended (or is abandoned): what its reader thread read
+  // beyond it becomes this reader's input.
+  void end_parallel() {
+    ParallelGunzip::Rest r = par->release();
+    compressed += par->source_bytes();
+    par_chunks = par->stats().parallel;
+    par.reset();
+    if (r.bytes.size() > in.size()) in.resize(r.bytes.size());
+    std::copy(r.bytes.begin(), r.bytes.end(), in.begin());
+    in_pos = 0;
+    in_end = r.bytes.size();
+    src_eof = r.eof;
+    src_error = r.error;
   }
 
   size_t read_none(uint8_t* out, size_t len) {
@@ -124,6 +170,11 @@ struct InflatingReader::Impl {
   }
 
   size_t read_gzip(uint8_t* out, size_t len) {
+    if (par) {
+      if (size_t n = par->read(out, len)) return n;
+      end_parallel();
+      next_member();
+    }
     inflate_state& s = *gz;
     s.next_out = out;
     s.avail_out = static_cast<uint32_t>(std::min<size_t>(len, UINT32_MAX));
@@ -166,8 +217,8 @@ struct InflatingReader::Impl {
   }
 };
 
-InflatingReader::InflatingReader(BlobReader& compressed, std::string where)
-    : impl_(std::make_unique<Impl>(compressed, std::move(where))) {}
+InflatingReader::InflatingReader(BlobReader& compressed, std::string where, unsigned jobs)
+    : impl_(std::make_unique<Impl>(compressed, std::move(where), jobs)) {}
 
 InflatingReader::~InflatingReader() = default;
 
@@ -188,7 +239,21 @@ size_t InflatingReader::read(char* buf, size_t len) {
   return n;
 }
 
-int64_t InflatingReader::compressed_bytes() const { return impl_->compressed; }
+int64_t InflatingReader::compressed_bytes() const {
+  return impl_->compressed + (impl_->par ? impl_->par->source_bytes() : 0);
+}
+
+int64_t InflatingReader::drain() {
+  Impl& m = *impl_;
+  if (m.par) m.end_parallel();
+  m.in_pos = m.in_end = 0;
+  while (m.refill()) m.in_pos = m.in_end;
+  return m.compressed;
+}
+
+size_t InflatingReader::parallel_chunks() const {
+  return impl_->par ? impl_->par->stats().parallel : impl_->par_chunks;
+}
 int64_t InflatingReader::decoded_bytes() const { return impl_->decoded; }
 
 }  // namespace imgtool::image

@@ -13,6 +13,12 @@
 // The codec is detected from the first bytes (magic numbers), never taken from
 // a media type, so a mislabelled layer is read as what it is.
 //
+// Parallel gzip (issue 9): with jobs > 1 the first gzip member is decoded by
+// gunzip_parallel.h (a reader thread reads `compressed`, workers decode the
+// chunks between the full-flush marks compress.h writes; checked, so any gzip
+// gives the same bytes); members after it are read here, one after another.
+// jobs = 0: IMGTOOL_INFLATE_JOBS if set, else the cores (at most 8).
+//
 // Errors: a corrupt or truncated stream throws imgtool::Error naming `where`
 // and the codec; an exception from the compressed reader propagates as it was
 // (its type and retryable flag intact).
@@ -31,14 +37,19 @@ std::string codec_name(Codec c);  // "none" | "gzip" | "zstd"
 
 class InflatingReader : public BlobReader {
  public:
-  // `compressed` must outlive this reader; it is read in 1 MiB chunks.
-  InflatingReader(BlobReader& compressed, std::string where);
+  // `compressed` must outlive this reader; it is read in 1 MiB chunks, from
+  // another thread when gzip is decoded in parallel (never two at once).
+  InflatingReader(BlobReader& compressed, std::string where, unsigned jobs = 0);
   ~InflatingReader() override;
   // Decompressed bytes; 0 at the end of the (last) member or frame.
   size_t read(char* buf, size_t len) override;
   Codec codec();                     // reads the first bytes if not yet done
   int64_t compressed_bytes() const;  // read from `compressed` so far
   int64_t decoded_bytes() const;     // returned by read() so far
+  // Reads `compressed` to its end (where a blob reader checks its digest),
+  // whatever read() has not needed; returns compressed_bytes() then.
+  int64_t drain();
+  size_t parallel_chunks() const;    // gzip chunks a worker decoded and read() used
   struct Impl;
 
  private:

@@ -155,3 +155,41 @@ TEST_CASE("inflate: the compressed reader's exception comes back as it was") {
     CHECK(e.retryable);
   }
 }
+
+TEST_CASE("inflate: with jobs > 1 a big gzip layer is decoded in parallel; with 1, in order; the same bytes") {
+  std::string data;
+  for (unsigned seed = 20; data.size() < (12u << 20); ++seed) data += sample(1 << 20, 600000, seed);
+  std::string gz = compress(data, Compression::kGzip) + compress("second member", Compression::kGzip);
+  for (unsigned jobs : {1u, 4u}) {
+    CAPTURE(jobs);
+    StringReader in(gz);
+    InflatingReader r(in, "layer", jobs);
+    std::string out, buf(1 << 20, '\0');
+    while (size_t n = r.read(buf.data(), buf.size())) out.append(buf.data(), n);
+    CHECK(out == data + "second member");
+    CHECK(r.compressed_bytes() == static_cast<int64_t>(gz.size()));
+    if (jobs == 1)
+      CHECK(r.parallel_chunks() == 0);
+    else
+      CHECK_MESSAGE(r.parallel_chunks() >= 2, r.parallel_chunks());
+  }
+}
+
+TEST_CASE("inflate: drain() reads the rest of the blob, past what read() needed") {
+  std::string gz = compress(sample(6 << 20, 1 << 20, 30), Compression::kGzip) + std::string(5000, 'x');
+  for (unsigned jobs : {1u, 3u}) {
+    CAPTURE(jobs);
+    StringReader in(gz);
+    InflatingReader r(in, "layer", jobs);
+    std::string buf(1000, '\0');
+    CHECK(r.read(buf.data(), buf.size()) == 1000);
+    CHECK(r.drain() == static_cast<int64_t>(gz.size()));
+    char c;
+    CHECK(in.read(&c, 1) == 0);
+  }
+  CutReader cut(gz);
+  InflatingReader r(cut, "layer", 2);
+  std::string buf(1000, '\0');
+  r.read(buf.data(), buf.size());
+  CHECK(error_of([&] { r.drain(); }) == "connection cut by the test");
+}

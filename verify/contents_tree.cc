@@ -209,10 +209,9 @@ ContentsTree::LayerScan ContentsTree::scan(image::BlobReader& layer, const std::
   a.reset();
   s.stats.codec = image::codec_name(tar.codec());
   s.stats.tar = tar.decoded_bytes();
-  s.stats.compressed = tar.compressed_bytes();
-  // Drain the blob past the tar's end (padding, trailer): lets the reader verify the digest.
-  std::vector<char> sink(1 << 16);
-  while (size_t n = layer.read(sink.data(), sink.size())) s.stats.compressed += static_cast<int64_t>(n);
+  s.stats.parallel_chunks = tar.parallel_chunks();
+  // Read the blob past the tar's end (padding, trailer): lets the reader verify the digest.
+  s.stats.compressed = tar.drain();
   s.stats.seconds = seconds_since(t0);
   return s;
 }

@@ -69,6 +69,7 @@ struct LayerStats {
   int64_t tar = 0;             // tar bytes decoded
   size_t entries = 0;
   double seconds = 0;
+  size_t parallel_chunks = 0;  // gzip chunks decoded on worker threads (image/gunzip_parallel.h)
 };
 
 class ContentsTree {

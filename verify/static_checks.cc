@@ -55,7 +55,8 @@ void trace_scan(const std::vector<LayerStats>& stats, std::chrono::steady_clock:
   int64_t tar = 0, blob = 0;
   for (size_t i = 0; i < stats.size(); ++i) {
     const LayerStats& s = stats[i];
-    image::trace("verify: layer " + std::to_string(i) + ": " + mib(s.compressed) + " " + s.codec + " -> " + mib(s.tar) +
+    std::string chunks = s.parallel_chunks ? " (" + std::to_string(s.parallel_chunks) + " chunks in parallel)" : "";
+    image::trace("verify: layer " + std::to_string(i) + ": " + mib(s.compressed) + " " + s.codec + chunks + " -> " + mib(s.tar) +
                  " tar, " + std::to_string(s.entries) + " entries, " + std::to_string(s.seconds) + " s");
     tar += s.tar;
     blob += s.compressed;
