@@ -60,7 +60,7 @@ TEST_CASE("shards: adding cells never reshuffles the others") {
   auto after = before;
   for (auto& t : many_tags(7, "3.3.0-cpu-py3.")) after.push_back(t);
   auto a = assignment(before, 5), b = assignment(after, 5);
-  for (auto& [tag, shard] : a) CHECK_MESSAGE(b.at(tag) == shard, tag << " moved");
+  for (auto& kv : a) CHECK_MESSAGE(b.at(kv.first) == kv.second, kv.first << " moved");
   // Removing a cell moves nothing either.
   auto fewer = std::vector<std::string>(before.begin() + 1, before.end());
   auto c = assignment(fewer, 5);
