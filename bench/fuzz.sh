@@ -12,7 +12,7 @@ SECONDS_PER_TARGET=${FUZZ_SECONDS:-1200}
 BUILD=${BUILD_FUZZ:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer dsse statement)
+[ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer dsse statement gunzip)
 BIN_DIR=${FUZZ_BIN_DIR:-}  # prebuilt fuzz_<target> binaries: skip the build
 if [ -z "$BIN_DIR" ]; then
   CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_FUZZ=ON \
