@@ -202,7 +202,7 @@ TEST_CASE("bake: one file per shared-stage group, documented target attributes, 
       REQUIRE(j["target"].contains(name.get<std::string>()));
       CHECK(std::regex_match(name.get<std::string>(), target_name));
       auto t = j["target"][name.get<std::string>()];
-      for (auto& [k, v] : t.items()) CHECK_MESSAGE(documented.count(k), "undocumented attribute " << k);
+      for (auto& kv : t.items()) CHECK_MESSAGE(documented.count(kv.key()), "undocumented attribute " << kv.key());
       fs::path ctx = d.path / "out" / t["context"].get<std::string>();
       CHECK(fs::exists(ctx / "Dockerfile"));
       auto cell = nlohmann::json::parse(read_file(ctx / "cell.json"));
