@@ -25,15 +25,6 @@ uint32_t le32_at(const uint8_t* p) {
   return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
-const char* isal_error_text(int rc) {
-  switch (rc) {
-    case ISAL_INVALID_BLOCK: return "invalid deflate block";
-    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-    case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
-    default: return "unknown error";
-  }
-}
-
 std::unique_ptr<inflate_state> raw_decoder() {
   auto s = std::make_unique<inflate_state>();  // ~200 KiB: on the heap
   isal_inflate_init(s.get());
@@ -297,7 +288,7 @@ struct ParallelGunzip::Impl {
     dec->avail_out = static_cast<uint32_t>(std::min<size_t>(len, UINT32_MAX));
     uint32_t in_before = dec->avail_in;
     int rc = isal_inflate(dec.get());
-    if (rc < 0) corrupt(gc::isal_error_text(rc));
+    if (rc < 0) corrupt(isal_inflate_error(rc));
     size_t n = static_cast<size_t>(dec->next_out - out);
     filled = dec->avail_out == 0;
     if (n == 0 && !filled && dec->avail_in == in_before && in_before > 0 && dec->block_state != ISAL_BLOCK_FINISH)
@@ -393,6 +384,19 @@ struct ParallelGunzip::Impl {
     return std::move(rest);
   }
 };
+
+const char* isal_inflate_error(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
+    case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "CRC-32 mismatch";
+    case ISAL_NEED_DICT: return "needs a preset dictionary";
+    default: return "unknown error";
+  }
+}
 
 ParallelGunzip::ParallelGunzip(BlobReader& src, std::vector<uint8_t> first, std::string where, unsigned jobs,
                                Limits limits)

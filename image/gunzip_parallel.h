@@ -40,6 +40,9 @@
 
 namespace imgtool::image {
 
+// ISA-L's isal_inflate() error codes in words ("invalid deflate block", ...).
+const char* isal_inflate_error(int rc);
+
 struct GunzipLimits {
   size_t target = 2u << 20;       // cut at the first mark past this many input bytes
   size_t max_input = 8u << 20;    // no mark by then: cut anyway (a chunk read() decodes)

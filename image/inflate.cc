@@ -35,19 +35,6 @@ bool is_zstd(const uint8_t* p, size_t n) {
   return n >= 4 && (le32(p) == ZSTD_MAGICNUMBER || (le32(p) & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START);
 }
 
-const char* isal_error_name(int rc) {
-  switch (rc) {
-    case ISAL_INVALID_BLOCK: return "invalid deflate block";
-    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-    case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
-    case ISAL_INVALID_WRAPPER: return "invalid gzip header";
-    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
-    case ISAL_INCORRECT_CHECKSUM: return "CRC-32 mismatch";
-    case ISAL_NEED_DICT: return "needs a preset dictionary";
-    default: return "unknown error";
-  }
-}
-
 unsigned inflate_jobs(unsigned asked) {
   if (asked > 0) return asked;
   if (const char* e = std::getenv("IMGTOOL_INFLATE_JOBS"); e && std::atoi(e) > 0) return static_cast<unsigned>(std::atoi(e));
@@ -185,7 +172,7 @@ struct InflatingReader::Impl {
       s.next_in = in.data() + in_pos;
       s.avail_in = static_cast<uint32_t>(in_end - in_pos);
       int rc = isal_inflate(&s);
-      if (rc < 0) corrupt(isal_error_name(rc));
+      if (rc < 0) corrupt(isal_inflate_error(rc));
       in_pos = static_cast<size_t>(s.next_in - in.data());  // ISA-L hands back the bytes past the trailer
       if (s.block_state == ISAL_BLOCK_FINISH) {
         next_member();
