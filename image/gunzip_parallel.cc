@@ -32,14 +32,31 @@ std::unique_ptr<inflate_state> raw_decoder() {
   return s;
 }
 
+// resize() without zero-filling: read into and decoded into right after.
+template <class T>
+struct NoInit : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInit<U>;
+  };
+  NoInit() = default;
+  template <class U>
+  NoInit(const NoInit<U>&) {}
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+};
+using Bytes = std::vector<uint8_t, NoInit<uint8_t>>;
+
 // A piece of the compressed stream, from `offset` (bytes after the gzip header).
 struct Chunk {
   int64_t offset = 0;
-  std::vector<uint8_t> in;
+  Bytes in;
   bool speculative = false;  // starts at a mark: a worker decodes it on its own
   // The worker's result (valid once `done`).
   std::unique_ptr<inflate_state> state;
-  std::vector<uint8_t> out;
+  Bytes out;
   bool failed = false, full = false, done = false;
   std::atomic<bool> abandoned{false};
 };
@@ -107,7 +124,7 @@ struct ParallelGunzip::Impl {
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
       : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2) {
     auto c = std::make_shared<gc::Chunk>();
-    c->in = std::move(first);
+    c->in.assign(first.begin(), first.end());
     c->speculative = true;  // the member's deflate stream starts here
     try {
       threads.emplace_back([this, c] { read_source(c); });
@@ -144,27 +161,49 @@ struct ParallelGunzip::Impl {
     cv.notify_all();
   }
 
-  // Cuts `c` at the first mark past limits.target (or at max_input), as often as it can.
+  // Where the piece of `in` from `start` ends: at the first mark whose end is
+  // limits.target bytes or more past `start` (the next piece begins with a
+  // block: speculative), else at limits.max_input (not speculative); 0 when
+  // neither is in `in` yet. Marks are searched from `searched` on.
+  size_t piece_end(const gc::Bytes& in, size_t start, size_t& searched, bool& mark) const {
+    size_t width = sizeof gc::kMark;
+    size_t from = std::max(searched, start + limits.target - std::min(limits.target, width));
+    size_t limit = start + limits.max_input;
+    auto hit = std::search(in.begin() + static_cast<ptrdiff_t>(std::min(from, in.size())), in.end(), gc::kMark,
+                           gc::kMark + width);
+    size_t hit_end = hit == in.end() ? 0 : static_cast<size_t>(hit - in.begin()) + width;
+    mark = hit_end != 0 && hit_end <= limit;
+    if (mark) return hit_end;
+    if (in.size() >= limit) return limit;
+    searched = std::max(from, in.size() - std::min(in.size(), width - 1));  // a mark may straddle the end
+    return 0;
+  }
+
+  // Cuts `c` into pieces, pushes every whole one (each byte copied once) and
+  // returns the last, still growing.
   gc::ChunkPtr cut(gc::ChunkPtr c, size_t& searched) {
-    while (c->in.size() >= limits.target) {
-      size_t from = std::max(searched, limits.target) - std::min(limits.target, sizeof gc::kMark);
-      auto hit = std::search(c->in.begin() + static_cast<ptrdiff_t>(from), c->in.end(), gc::kMark, gc::kMark + sizeof gc::kMark);
-      size_t at_byte = hit == c->in.end() ? c->in.size() : static_cast<size_t>(hit - c->in.begin()) + sizeof gc::kMark;
-      if (hit == c->in.end() && c->in.size() < limits.max_input) {
-        searched = c->in.size();
-        break;
-      }
-      auto next = std::make_shared<gc::Chunk>();
-      next->offset = c->offset + static_cast<int64_t>(at_byte);
-      next->speculative = hit != c->in.end();
-      next->in.reserve(limits.max_input + gc::kReadSize);
-      next->in.assign(c->in.begin() + static_cast<ptrdiff_t>(at_byte), c->in.end());
-      c->in.resize(at_byte);
-      push(c);
-      c = next;
-      searched = 0;
+    std::vector<std::pair<size_t, bool>> ends;  // where a piece ends; whether the next is speculative
+    size_t start = 0;
+    bool mark = false;
+    while (size_t end = piece_end(c->in, start, searched, mark)) {
+      ends.emplace_back(end, mark);
+      start = end;
     }
-    return c;
+    if (ends.empty()) return c;
+    std::vector<gc::ChunkPtr> pieces;
+    for (size_t i = 0; i < ends.size(); ++i) {
+      size_t from = ends[i].first, to = i + 1 < ends.size() ? ends[i + 1].first : c->in.size();
+      auto p = std::make_shared<gc::Chunk>();
+      p->offset = c->offset + static_cast<int64_t>(from);
+      p->speculative = ends[i].second;
+      p->in.assign(c->in.begin() + static_cast<ptrdiff_t>(from), c->in.begin() + static_cast<ptrdiff_t>(to));
+      pieces.push_back(std::move(p));
+    }
+    searched = searched > ends.back().first ? searched - ends.back().first : 0;
+    c->in.resize(ends.front().first);
+    push(c);
+    for (size_t i = 0; i + 1 < pieces.size(); ++i) push(pieces[i]);
+    return pieces.back();
   }
 
   void read_source(gc::ChunkPtr c) {
