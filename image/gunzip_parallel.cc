@@ -121,13 +121,19 @@ struct ParallelGunzip::Impl {
   Rest rest;
   Stats stats;
 
+  // The reader's side: the piece still growing, and how far it was searched for marks.
+  gc::ChunkPtr growing;
+  size_t searched = 0;
+  bool inline_mode;                     // jobs == 0: no threads, read() does it all, in order
+
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
-      : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2) {
-    auto c = std::make_shared<gc::Chunk>();
-    c->in.assign(first.begin(), first.end());
-    c->speculative = true;  // the member's deflate stream starts here
+      : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2), inline_mode(jobs == 0) {
+    growing = std::make_shared<gc::Chunk>();
+    growing->in.assign(first.begin(), first.end());
+    growing->speculative = true;  // the member's deflate stream starts here
+    if (inline_mode) return;
     try {
-      threads.emplace_back([this, c] { read_source(c); });
+      threads.emplace_back([this] { read_source(); });
       for (unsigned i = 0; i < jobs; ++i) threads.emplace_back([this] { work(); });
     } catch (...) {
       halt();
@@ -149,15 +155,16 @@ struct ParallelGunzip::Impl {
     cv.notify_all();
     for (auto& t : threads)
       if (t.joinable()) t.join();
+    if (growing) queue.push_back(std::exchange(growing, nullptr));  // inline mode: what was read, not yet cut
   }
 
   // ---- reader thread: reads src, cuts chunks at marks ----
 
   void push(gc::ChunkPtr c) {
     std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] { return stop || queue.size() < max_in_flight; });
+    cv.wait(l, [&] { return stop || inline_mode || queue.size() < max_in_flight; });
     queue.push_back(c);
-    if (c->speculative && !stop) tasks.push_back(c);
+    if (c->speculative && !stop && !inline_mode) tasks.push_back(c);
     cv.notify_all();
   }
 
@@ -206,39 +213,50 @@ struct ParallelGunzip::Impl {
     return pieces.back();
   }
 
-  void read_source(gc::ChunkPtr c) {
-    size_t searched = 0;
+  // One read of src and the cuts it allows; false once src ended or failed
+  // (the last piece pushed, so that no byte read is lost).
+  bool read_step() {
     try {
-      for (;;) {
-        {
-          std::lock_guard<std::mutex> l(mu);
-          if (stop) break;
-        }
-        c = cut(c, searched);
-        size_t old = c->in.size(), n = 0;
-        c->in.resize(old + gc::kReadSize);
-        try {
-          n = src.read(reinterpret_cast<char*>(c->in.data() + old), gc::kReadSize);
-        } catch (...) {
-          c->in.resize(old);  // none of the room made for the read is data
-          throw;
-        }
-        c->in.resize(old + n);
-        src_bytes += static_cast<int64_t>(n);
-        if (n == 0) {
-          std::lock_guard<std::mutex> l(mu);
-          eof = true;
-          break;
-        }
+      growing = cut(growing, searched);
+      gc::Bytes& in = growing->in;
+      size_t old = in.size(), n = 0;
+      in.resize(old + gc::kReadSize);
+      try {
+        n = src.read(reinterpret_cast<char*>(in.data() + old), gc::kReadSize);
+      } catch (...) {
+        in.resize(old);  // none of the room made for the read is data
+        throw;
       }
+      in.resize(old + n);
+      src_bytes += static_cast<int64_t>(n);
+      if (n > 0) return true;
+      std::lock_guard<std::mutex> l(mu);
+      eof = true;
     } catch (...) {
       std::lock_guard<std::mutex> l(mu);
       src_error = std::current_exception();
     }
-    push(c);  // the last piece, so that no byte read is lost
+    end_reading();
+    return false;
+  }
+
+  void end_reading() {
+    push(growing);
+    growing = nullptr;
     std::lock_guard<std::mutex> l(mu);
     ended = true;
     cv.notify_all();
+  }
+
+  bool stopping() {
+    std::lock_guard<std::mutex> l(mu);
+    return stop;
+  }
+
+  void read_source() {
+    while (!stopping())
+      if (!read_step()) return;
+    end_reading();
   }
 
   // ---- worker threads ----
@@ -263,6 +281,8 @@ struct ParallelGunzip::Impl {
   // ---- read()'s side ----
 
   gc::ChunkPtr take() {
+    if (inline_mode)
+      while (queue.empty() && !ended && read_step()) {}
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !queue.empty() || ended; });
     if (queue.empty()) return nullptr;
@@ -274,6 +294,10 @@ struct ParallelGunzip::Impl {
 
   // A worker's decode of `c`, or false when it has none (stopped, or never started).
   bool wait_decoded(gc::Chunk& c) {
+    if (inline_mode && !c.done) {
+      gc::decode_alone(c, limits.max_output);
+      c.done = true;
+    }
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return c.done || stop; });
     return c.done && !c.failed;
@@ -439,7 +463,7 @@ const char* isal_inflate_error(int rc) {
 
 ParallelGunzip::ParallelGunzip(BlobReader& src, std::vector<uint8_t> first, std::string where, unsigned jobs,
                                Limits limits)
-    : impl_(std::make_unique<Impl>(src, std::move(first), std::move(where), std::max(1u, jobs), limits)) {}
+    : impl_(std::make_unique<Impl>(src, std::move(first), std::move(where), jobs, limits)) {}
 
 ParallelGunzip::~ParallelGunzip() = default;
 

@@ -53,6 +53,9 @@ class ParallelGunzip {
  public:
   using Limits = GunzipLimits;
   // `first`: the bytes already read from `src` after the member's gzip header.
+  // jobs: worker threads (plus one reading src); 0: no thread at all, read()
+  // reads, cuts and decodes each chunk on its own itself, in order (the same
+  // checks, deterministic: the fuzz target's mode).
   ParallelGunzip(BlobReader& src, std::vector<uint8_t> first, std::string where, unsigned jobs,
                  Limits limits = {});
   ~ParallelGunzip();

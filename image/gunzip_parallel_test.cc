@@ -131,6 +131,10 @@ TEST_CASE("parallel gunzip: the chunks of compress.h's layers are decoded by the
   Decoded r = gunzip(ragged, "", 3, lim, 777);
   CHECK(r.out == data);
   CHECK(r.stats.parallel == r.stats.chunks);
+  Decoded alone = gunzip(gz, 0, lim);  // no threads: the same chunks, used the same way
+  CHECK(alone.out == data);
+  CHECK(alone.stats.parallel == alone.stats.chunks);
+  CHECK(alone.stats.chunks == d.stats.chunks);
   // With small limits the stored MiB is cut without marks: those chunks are decoded in order.
   Decoded small = gunzip(gz, 2);
   CHECK(small.out == data);
@@ -148,12 +152,14 @@ TEST_CASE("parallel gunzip: the default limits on a layer of 24 MiB") {
 TEST_CASE("parallel gunzip: sync flushes that refer back are decoded in order, never from a chunk's own decode") {
   std::string data = words(3 << 20, 6);
   std::string gz = compress_sync_flush(data, 256 << 10);
-  Decoded d = gunzip(gz, 4);
-  CHECK(d.out == data);
-  // Each chunk after the first starts at a mark, but its decode without history
-  // fails (a reference before its start): only the member's first chunk is a worker's.
-  CHECK(d.stats.chunks >= 6);
-  CHECK(d.stats.parallel == 1);
+  for (unsigned jobs : {4u, 0u}) {
+    Decoded d = gunzip(gz, jobs);
+    CHECK(d.out == data);
+    // Each chunk after the first starts at a mark, but its decode without history
+    // fails (a reference before its start): only the member's first chunk is a worker's.
+    CHECK(d.stats.chunks >= 6);
+    CHECK(d.stats.parallel == 1);
+  }
 }
 
 TEST_CASE("parallel gunzip: 00 00 FF FF inside stored data is a false mark, and changes nothing") {
@@ -201,10 +207,12 @@ TEST_CASE("parallel gunzip: what follows the trailer is handed back") {
   std::string a = words(1 << 20, 10);
   std::string gz = compress_layer(a);
   std::string tail = compress_layer("next member") + "and then some bytes";
-  Decoded d = gunzip(gz + tail, 2);
-  CHECK(d.out == a);
-  CHECK(std::string(d.rest.bytes.begin(), d.rest.bytes.end()) == tail);
-  CHECK(d.rest.eof);
+  for (unsigned jobs : {2u, 0u}) {
+    Decoded d = gunzip(gz + tail, jobs);
+    CHECK(d.out == a);
+    CHECK(std::string(d.rest.bytes.begin(), d.rest.bytes.end()) == tail);
+    CHECK(d.rest.eof);
+  }
 }
 
 TEST_CASE("parallel gunzip: trailer, truncation and corruption are errors naming the layer") {
