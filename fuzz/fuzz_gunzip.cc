@@ -48,7 +48,7 @@ bool sequential(const std::string& in, std::string& out) {
 
 bool parallel(const std::string& in, std::string& out) {
   imgtool::image::StringReader src(in);
-  imgtool::image::ParallelGunzip g(src, {}, "fuzz", 0, {64, 1024, 1 << 16});  // no threads: deterministic
+  imgtool::image::ParallelGunzip g(src, {}, "fuzz", 0, {128, 1024, 1 << 16});  // no threads: deterministic
   std::vector<uint8_t> buf(777);
   try {
     while (size_t n = g.read(buf.data(), buf.size())) {

@@ -26,7 +26,7 @@ uint32_t le32_at(const uint8_t* p) {
 }
 
 std::unique_ptr<inflate_state> raw_decoder() {
-  auto s = std::make_unique<inflate_state>();  // ~200 KiB: on the heap
+  std::unique_ptr<inflate_state> s(new inflate_state);  // ~200 KiB: on the heap, not zeroed (init sets what it reads)
   isal_inflate_init(s.get());
   s->crc_flag = ISAL_DEFLATE;
   return s;

@@ -108,17 +108,19 @@ struct InflatingReader::Impl {
     gz->avail_out = avail_out;
   }
 
-  // The gzip header is parsed here (ISA-L); the deflate stream after it goes to
-  // ParallelGunzip. A header not complete within the first 64 KiB is left to
-  // the sequential path.
+  // A blob that does not end within its first MiB: the gzip header is parsed
+  // here (ISA-L), the deflate stream after it goes to ParallelGunzip. A smaller
+  // blob, or a header longer than that MiB, is read by the sequential path.
   bool start_parallel() {
+    size_t n = lookahead(kInBuf);
+    if (src_eof) return false;
     inflate_state& s = *gz;
     isal_inflate_init(&s);
     isal_gzip_header h;
     isal_gzip_header_init(&h);
     s.next_in = in.data() + in_pos;
-    s.avail_in = static_cast<uint32_t>(lookahead(64 << 10));
-    if (src_eof || isal_read_gzip_header(&s, &h) != ISAL_DECOMP_OK) return false;  // small, or odd: sequential
+    s.avail_in = static_cast<uint32_t>(n);
+    if (isal_read_gzip_header(&s, &h) != ISAL_DECOMP_OK) return false;
     std::vector<uint8_t> first(s.next_in, in.data() + in_end);
     par = std::make_unique<ParallelGunzip>(src, std::move(first), where, jobs);
     in_pos = in_end = 0;
