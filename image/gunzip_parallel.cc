@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/buffer.h"
 #include "core/error.h"
 
 namespace imgtool::image {
@@ -32,22 +33,7 @@ std::unique_ptr<inflate_state> raw_decoder() {
   return s;
 }
 
-// resize() without zero-filling: read into and decoded into right after.
-template <class T>
-struct NoInit : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = NoInit<U>;
-  };
-  NoInit() = default;
-  template <class U>
-  NoInit(const NoInit<U>&) {}
-  template <class U>
-  void construct(U* p) {
-    ::new (static_cast<void*>(p)) U;
-  }
-};
-using Bytes = std::vector<uint8_t, NoInit<uint8_t>>;
+using Bytes = Buffer;  // core/buffer.h: read into and decoded into right after it grows
 
 // A piece of the compressed stream, from `offset` (bytes after the gzip header).
 struct Chunk {

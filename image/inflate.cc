@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/error.h"
 #include "image/gunzip_parallel.h"
 
@@ -50,12 +51,12 @@ struct InflatingReader::Impl {
   std::unique_ptr<ParallelGunzip> par;  // the first gzip member, while it is decoded in parallel
   size_t par_chunks = 0;
   std::exception_ptr src_error;          // what src threw on the parallel reader's thread
-  std::vector<uint8_t> in = std::vector<uint8_t>(kInBuf);
+  Buffer in = Buffer(kInBuf);  // not zero-filled: reads fill it
   size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
   bool src_eof = false, done = false, detected = false;
   Codec codec = Codec::kNone;
   int64_t compressed = 0, decoded = 0;
-  std::unique_ptr<inflate_state> gz = std::make_unique<inflate_state>();  // ~200 KiB: on the heap
+  std::unique_ptr<inflate_state> gz;  // ~200 KiB: on the heap, made for gzip only
   ZSTD_DCtx* zd = nullptr;
   bool between_frames = true;  // zstd: the last call ended a frame
 
@@ -93,6 +94,7 @@ struct InflatingReader::Impl {
     size_t n = lookahead(4);
     const uint8_t* p = in.data() + in_pos;
     codec = is_gzip(p, n) ? Codec::kGzip : is_zstd(p, n) ? Codec::kZstd : Codec::kNone;
+    if (codec == Codec::kGzip) gz = std::make_unique<inflate_state>();
     if (codec == Codec::kGzip && !(jobs > 1 && start_parallel())) start_member();
     if (codec == Codec::kZstd && !(zd = ZSTD_createDCtx())) throw Error("zstd: out of memory");
   }

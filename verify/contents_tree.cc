@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/buffer.h"
 #include "image/inflate.h"
 
 namespace imgtool::verify {
@@ -47,7 +48,7 @@ struct ArchiveFree {
 // `r` yields tar bytes (the layer already inflated by image::InflatingReader).
 struct ReadCtx {
   image::BlobReader* r;
-  std::vector<char> buf = std::vector<char>(1 << 20);
+  Buffer buf = Buffer(1 << 20);  // not zero-filled: each read fills what it returns
   std::exception_ptr error;
 };
 
@@ -55,7 +56,7 @@ la_ssize_t read_cb(archive* a, void* p, const void** out) {
   auto* c = static_cast<ReadCtx*>(p);
   *out = c->buf.data();
   try {
-    return static_cast<la_ssize_t>(c->r->read(c->buf.data(), c->buf.size()));
+    return static_cast<la_ssize_t>(c->r->read(reinterpret_cast<char*>(c->buf.data()), c->buf.size()));
   } catch (...) {
     c->error = std::current_exception();
     archive_set_error(a, EIO, "the layer's reader failed");
