@@ -11,6 +11,7 @@
 #include <optional>
 #include <filesystem>
 
+#include "core/buffer.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -226,4 +227,20 @@ TEST_CASE("run: a child started by another thread meanwhile never holds this run
   sleepers.join();
   more_sleepers.join();
   CHECK(slowest < 1.5);
+}
+
+TEST_CASE("Buffer: growing keeps the bytes it had; assign and release") {
+  imgtool::Buffer b(3);
+  std::memcpy(b.data(), "abc", 3);
+  b.resize(1 << 20);  // grows: the first bytes stay
+  CHECK(b.size() == size_t(1) << 20);
+  CHECK(std::memcmp(b.data(), "abc", 3) == 0);
+  b.resize(2);
+  CHECK(std::string(b.begin(), b.end()) == "ab");
+  const uint8_t more[] = {'x', 'y', 'z', 'w'};
+  b.assign(more, more + 4);
+  CHECK(std::string(b.begin(), b.end()) == "xyzw");
+  b.release();
+  CHECK(b.empty());
+  CHECK(b.data() == nullptr);
 }

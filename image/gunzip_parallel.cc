@@ -33,7 +33,7 @@ std::unique_ptr<inflate_state> raw_decoder() {
   return s;
 }
 
-using Bytes = Buffer;  // core/buffer.h: read into and decoded into right after it grows
+using Bytes = Buffer;  // core/buffer.h: written right after it grows, never zero-filled
 
 // A piece of the compressed stream, from `offset` (bytes after the gzip header).
 struct Chunk {
@@ -115,7 +115,7 @@ struct ParallelGunzip::Impl {
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
       : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2), inline_mode(jobs == 0) {
     growing = std::make_shared<gc::Chunk>();
-    growing->in.assign(first.begin(), first.end());
+    growing->in.assign(first.data(), first.data() + first.size());
     growing->speculative = true;  // the member's deflate stream starts here
     if (inline_mode) return;
     try {
@@ -328,7 +328,7 @@ struct ParallelGunzip::Impl {
     size_t n = std::min(len, pending->out.size() - pending_pos);
     std::memcpy(out, pending->out.data() + pending_pos, n);
     pending_pos += n;
-    if (pending_pos == pending->out.size()) pending->out = {};  // hand the memory back early
+    if (pending_pos == pending->out.size()) pending->out.release();  // hand the memory back early
     return n;
   }
 
