@@ -76,10 +76,18 @@ int run_verify(const VerifyFlags& f) {
   if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
   verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
   if (!f.no_smoke) opt.smoke = smoke_hook(f);
+  // Registry images: the SPDX attestation of the same digest (one read above), vs the layers,
+  // whose inventory the claims scan gathers on the way (the layers are decoded once).
+  bool sbom_rows = repo && pub && !f.no_signature && !f.no_sbom;
+  std::optional<sbom::Inventory> inventory;
+  if (sbom_rows) {
+    opt.keep_also = sbom::keep_for_inventory;
+    opt.on_contents = [&inventory](const verify::ContentsTree& tree) { inventory = sbom::gather_inventory(tree); };
+  }
   verify::Report report = verify::verify_static(in, opt);
-  // Registry images: the SPDX attestation of the same digest (one read above), vs the layers.
-  if (repo && pub && !f.no_signature && !f.no_sbom && !report.digest.empty())
-    verify::add_sbom_rows(report, *repo, *source, sign::resolve_manifest(*repo, report.digest), *pub, f.key);
+  if (sbom_rows && !report.digest.empty())
+    verify::add_sbom_rows(report, *repo, *source, sign::resolve_manifest(*repo, report.digest), *pub, f.key,
+                          inventory ? &*inventory : nullptr);
   emit(f, report);
   return report.ok() ? 0 : 1;
 }

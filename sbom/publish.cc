@@ -4,8 +4,12 @@ namespace imgtool::sbom {
 
 Document sbom_of(image::ImageSource& src, const image::Manifest& m, const std::string& name, const std::string& digest,
                  const SbomOptions& opt) {
+  return sbom_of(scan_image(src, m), src, m, name, digest, opt);
+}
+
+Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Manifest& m, const std::string& name,
+                 const std::string& digest, const SbomOptions& opt) {
   auto config = nlohmann::json::parse(image::read_all(*src.open_blob(m.config())));
-  Inventory inv = scan_image(src, m);
   return build_sbom(inv, image_info(name, digest, config), opt);
 }
 

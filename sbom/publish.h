@@ -16,6 +16,7 @@
 
 #include "image/image.h"
 #include "sbom/build.h"
+#include "sbom/inventory.h"
 #include "sign/attestation.h"
 #include "sign/repository.h"
 
@@ -25,6 +26,10 @@ namespace imgtool::sbom {
 // names the image `name` at `digest`.
 Document sbom_of(image::ImageSource& src, const image::Manifest& m, const std::string& name, const std::string& digest,
                  const SbomOptions& opt = {});
+// The same from the inventory of a scan already made (verify's: gather_inventory
+// of its tree); only the config is read from `src`.
+Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Manifest& m, const std::string& name,
+                 const std::string& digest, const SbomOptions& opt = {});
 
 // Builds the SBOM of `m` (layers from `src`, which must serve m's blobs) and
 // attaches it for m's digest in `repo`, signed with `private_key`.

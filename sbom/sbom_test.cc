@@ -12,7 +12,9 @@
 #include "sbom/spdx.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
+#include "sign/sign_image.h"
 #include "verify/sbom_check.h"
+#include "verify/static_checks.h"
 #include "verify/static_test_util.h"
 
 using namespace imgtool;
@@ -222,4 +224,47 @@ TEST_CASE("verify's SBOM rows over an in-memory repository: pass, other image, a
     CHECK(s.rfind("fail", 0) == 0);
     CHECK(s.find("pkg:deb/debian/libc6@2.36-9%2Bdeb12u4?arch=amd64") != std::string::npos);
   }
+}
+
+namespace {
+// Counts the layer blobs opened (the config is read by several steps, layers only by scans).
+struct CountingLayers : image::ImageSource {
+  explicit CountingLayers(MemorySource& s) : src(s) {}
+  image::Manifest manifest() override { return src.manifest(); }
+  std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
+    if (d.media_type != image::media::kOciConfig) ++layer_opens;
+    return src.open_blob(d);
+  }
+  std::string describe() const override { return src.describe(); }
+  MemorySource& src;
+  int layer_opens = 0;
+};
+}  // namespace
+
+TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers are read once") {
+  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key();
+  MemorySource mem(config(), {lower_layer(), upper_layer()});
+  image::Manifest m = mem.manifest();
+  attest_sbom(repo, mem, m, *key);
+  sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":t", {}});
+  CountingLayers src(mem);
+  std::optional<Inventory> inventory;
+  verify::VerifyOptions opt{key.get(), "release.pub", "", true, true, nullptr, &verify::testing::test_kb()};
+  opt.keep_also = keep_for_inventory;
+  opt.on_contents = [&](const verify::ContentsTree& tree) { inventory = gather_inventory(tree); };
+  verify::StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:t", &src, &repo, "", "t"};
+  verify::verify_static(in, opt);
+  REQUIRE(inventory);
+  CHECK(src.layer_opens == 2);
+  auto rows = verify::sbom_rows(repo, src, m, *key, "release.pub", &*inventory);
+  bool packages_pass = false;
+  for (const auto& r : rows)
+    if (r.id == "sbom.packages") packages_pass = r.status == verify::Status::kPass && r.found == "8 packages, the same";
+  CHECK(packages_pass);
+  CHECK(src.layer_opens == 2);  // the SBOM rows read no layer again
+  // The inventory of verify's scan is the SBOM scan's own.
+  SbomOptions at{.created = "2026-11-24T00:00:00Z"};
+  CHECK(sbom_of(*inventory, mem, m, repo.name(), m.digest(), at).to_json() ==
+        sbom_of(mem, m, repo.name(), m.digest(), at).to_json());
 }

@@ -29,9 +29,11 @@ CheckResult document_row(const nlohmann::json& doc) {
 }
 
 CheckResult packages_row(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                         const nlohmann::json& attested) {
+                         const nlohmann::json& attested, const sbom::Inventory* inventory) {
   std::string created = attested.value("creationInfo", nlohmann::json::object()).value("created", "");
-  sbom::Document scanned = sbom::sbom_of(src, m, repo.name(), m.digest(), {.created = created});
+  sbom::SbomOptions opt{.created = created};
+  sbom::Document scanned = inventory ? sbom::sbom_of(*inventory, src, m, repo.name(), m.digest(), opt)
+                                     : sbom::sbom_of(src, m, repo.name(), m.digest(), opt);
   sbom::PackageDiff d = sbom::compare_packages(attested, nlohmann::json(scanned.to_json()));
   size_t n = sbom::package_keys(attested).size();
   return {"sbom.packages", "SBOM packages match the image's layers", d.empty() ? Status::kPass : Status::kFail,
@@ -47,7 +49,7 @@ CheckResult skipped(const std::string& id, const std::string& why) {
 }  // namespace
 
 std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                                   EVP_PKEY& key, const std::string& key_name) {
+                                   EVP_PKEY& key, const std::string& key_name, const sbom::Inventory* scanned) {
   auto c = sign::check_attestation(repo, m.digest(), key, sign::kSpdxPredicateType);
   std::vector<CheckResult> rows{attestation_row(c, m.digest(), key_name)};
   if (!c.ok) {
@@ -57,7 +59,7 @@ std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& s
   nlohmann::json doc = c.statement.predicate;
   rows.push_back(document_row(doc));
   try {
-    rows.push_back(packages_row(repo, src, m, doc));
+    rows.push_back(packages_row(repo, src, m, doc, scanned));
   } catch (const std::exception& e) {
     rows.push_back({"sbom.packages", "SBOM packages match the image's layers", Status::kFail,
                     "the image's layers readable", e.what(), "check the registry and the image"});
@@ -66,13 +68,13 @@ std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& s
 }
 
 void add_sbom_rows(Report& report, sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                   EVP_PKEY& key, const std::string& key_name) {
+                   EVP_PKEY& key, const std::string& key_name, const sbom::Inventory* scanned) {
   for (const auto& c : report.checks)
     if (c.id == "signature" && c.status != Status::kPass) {
       report.add(skipped("sbom", "not checked: the image signature failed"));
       return;
     }
-  for (auto& r : sbom_rows(repo, src, m, key, key_name)) report.add(std::move(r));
+  for (auto& r : sbom_rows(repo, src, m, key, key_name, scanned)) report.add(std::move(r));
 }
 
 }  // namespace imgtool::verify

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "image/image.h"
+#include "sbom/inventory.h"
 #include "sign/repository.h"
 #include "verify/report_model.h"
 
@@ -21,12 +22,15 @@ namespace imgtool::verify {
 
 // `src` serves the blobs of `m` (the manifest read once for this verification);
 // never throws for a missing, forged or mismatched SBOM (a failed row says so).
+// `scanned`: the inventory of the layers when a scan already gathered it
+// (verify's claims scan, VerifyOptions::on_contents); nullptr: the layers are read here.
 std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                                   EVP_PKEY& public_key, const std::string& key_name);
+                                   EVP_PKEY& public_key, const std::string& key_name,
+                                   const sbom::Inventory* scanned = nullptr);
 
 // The same, appended to `report` unless its "signature" row failed (then one
 // skipped row: an unsigned image's layers are not parsed).
 void add_sbom_rows(Report& report, sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                   EVP_PKEY& public_key, const std::string& key_name);
+                   EVP_PKEY& public_key, const std::string& key_name, const sbom::Inventory* scanned = nullptr);
 
 }  // namespace imgtool::verify

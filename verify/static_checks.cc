@@ -81,8 +81,10 @@ std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader>
 }
 
 // Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
-ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
-  ContentsTree tree([](const std::string& p, int64_t n) { return keep_for_facts(p, n) || keep_for_loader(p, n); });
+ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, const ContentsTree::KeepContent& also) {
+  ContentsTree tree([also](const std::string& p, int64_t n) {
+    return keep_for_facts(p, n) || keep_for_loader(p, n) || (also && also(p, n));
+  });
   std::vector<LayerInput> layers;
   for (const auto& l : m.layers())
     layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
@@ -92,10 +94,12 @@ ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m) {
   return tree;
 }
 
-void add_claims(const StaticInputs& in, const matrix::KnowledgeBase& kb, const image::Manifest& m, Report& r) {
+void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r) {
   auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
   Claims claims = read_claims(config, in.tag);
-  ContentsTree tree = read_contents(*in.source, m);
+  ContentsTree tree = read_contents(*in.source, m, opt.keep_also);
+  if (opt.on_contents) opt.on_contents(tree);
+  const matrix::KnowledgeBase& kb = *opt.kb;
   ContentsFacts facts = gather_facts(tree);
   for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));
   std::vector<std::string> env;
@@ -130,7 +134,7 @@ Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
     r.add(not_scanned());
   } else if (opt.claims) {
     try {
-      add_claims(in, *opt.kb, m, r);
+      add_claims(in, opt, m, r);
     } catch (const std::exception& e) {
       r.add(read_failure("config and layers of " + in.ref, e.what()));
     }
