@@ -114,6 +114,10 @@ struct ParallelGunzip::Impl {
 
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
       : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2), inline_mode(jobs == 0) {
+    // Pieces of at least 16 bytes: the 8 bytes a decoder reads ahead (where the trailer is
+    // looked for) then lie in the last two chunks, the ones read() still holds.
+    limits.target = std::max<size_t>(limits.target, 16);
+    limits.max_input = std::max(limits.max_input, limits.target);
     growing = std::make_shared<gc::Chunk>();
     growing->in.assign(first.data(), first.data() + first.size());
     growing->speculative = true;  // the member's deflate stream starts here
