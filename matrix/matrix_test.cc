@@ -250,6 +250,9 @@ TEST_CASE("JSON and YAML forms give the same plan") {
 TEST_CASE("bad input: one line with file:line:col") {
   CHECK(error_of("syn.yaml", "axes: [\n").find("imgtool-matrix-test-syn.yaml:2:1: expected valid YAML") != std::string::npos);
   CHECK(error_of("syn.json", "{\"axes\": }").find("syn.json:1:10: expected valid JSON") != std::string::npos);
+  // A number too large for a double is nlohmann's out_of_range, not a parse_error (found by fuzz_matrix).
+  std::string big = error_of("big.json", "{\"axes\":\n  {\"cuda\": [1E5555]}}");
+  CHECK_MESSAGE(big.find("big.json:2:13: expected valid JSON, found number overflow parsing '1E5555'") != std::string::npos, big);
   CHECK(error_of("key.yaml", std::string(kHeader) + "colour: red\n").find("key.yaml:7:1: expected a key of a matrix file") != std::string::npos);
   CHECK(error_of("axis.yaml", std::string(kHeader) + "  gcc: [\"8.2\"]\n").find("axis.yaml:7:3: expected a key of axes") != std::string::npos);
   CHECK(error_of("ver.yaml", "axes:\n  paddle: [\"3.1.0\", \"9.9.9\"]\n").find("ver.yaml:2:21: expected a Paddle version listed in the knowledge base") != std::string::npos);

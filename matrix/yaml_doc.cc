@@ -19,15 +19,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 void check_json_syntax(const std::string& text, const std::string& name) {
-  try {
-    auto parsed = nlohmann::json::parse(text);
-    (void)parsed;
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    auto pos = what.find("syntax error");
-    std::string msg = pos == std::string::npos ? what : what.substr(pos);
-    throw InputError(name + ":" + line_col_at(text, e.byte ? e.byte - 1 : 0) + ": expected valid JSON, found " + msg);
-  }
+  (void)parse_json_text(text, name, "valid JSON");
 }
 
 // The first byte that is not part of well-formed UTF-8 (RFC 3629: no overlongs, no
