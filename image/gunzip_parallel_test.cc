@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "image/testing/blob_readers.h"
 #include "tests/error_of.h"
 
 using namespace imgtool;
@@ -50,9 +51,10 @@ std::string compress_layer(const std::string& data) {
   return out;
 }
 
-// A gzip member whose blocks end in SYNC flushes every `block` bytes: the 00 00 FF FF
-// marks are there, but the blocks after them refer back (pigz's default).
-std::string compress_sync_flush(const std::string& data, size_t block) {
+// One gzip member by ISA-L's streaming deflate, fed `block` bytes a call with `flush`:
+// SYNC_FLUSH leaves 00 00 FF FF marks after which blocks still refer back (pigz's
+// default); NO_FLUSH with one block is ordinary gzip, no marks at all.
+std::string isal_gzip(const std::string& data, size_t block, int flush) {
   isal_zstream s;
   isal_deflate_init(&s);
   std::vector<uint8_t> level(ISAL_DEF_LVL1_DEFAULT);
@@ -60,7 +62,7 @@ std::string compress_sync_flush(const std::string& data, size_t block) {
   s.level_buf = level.data();
   s.level_buf_size = static_cast<uint32_t>(level.size());
   s.gzip_flag = IGZIP_GZIP;
-  s.flush = SYNC_FLUSH;
+  s.flush = flush;
   std::string out(data.size() + data.size() / 2 + (1 << 16), '\0');
   s.next_out = reinterpret_cast<uint8_t*>(out.data());
   s.avail_out = static_cast<uint32_t>(out.size());
@@ -151,7 +153,7 @@ TEST_CASE("parallel gunzip: the default limits on a layer of 24 MiB") {
 
 TEST_CASE("parallel gunzip: sync flushes that refer back are decoded in order, never from a chunk's own decode") {
   std::string data = words(3 << 20, 6);
-  std::string gz = compress_sync_flush(data, 256 << 10);
+  std::string gz = isal_gzip(data, 256 << 10, SYNC_FLUSH);
   for (unsigned jobs : {4u, 0u}) {
     Decoded d = gunzip(gz, jobs);
     CHECK(d.out == data);
@@ -175,21 +177,7 @@ TEST_CASE("parallel gunzip: 00 00 FF FF inside stored data is a false mark, and 
 
 TEST_CASE("parallel gunzip: a stream without marks is decoded in order") {
   std::string data = words(1 << 20, 8);
-  isal_zstream s;  // one deflate stream, no flush: ordinary gzip
-  isal_deflate_init(&s);
-  std::vector<uint8_t> level(ISAL_DEF_LVL1_DEFAULT);
-  s.level = 1;
-  s.level_buf = level.data();
-  s.level_buf_size = static_cast<uint32_t>(level.size());
-  s.gzip_flag = IGZIP_GZIP;
-  s.end_of_stream = 1;
-  std::string gz(data.size() * 2, '\0');
-  s.next_in = reinterpret_cast<uint8_t*>(data.data());
-  s.avail_in = static_cast<uint32_t>(data.size());
-  s.next_out = reinterpret_cast<uint8_t*>(gz.data());
-  s.avail_out = static_cast<uint32_t>(gz.size());
-  REQUIRE(isal_deflate(&s) == COMP_OK);
-  gz.resize(gz.size() - s.avail_out);
+  std::string gz = isal_gzip(data, data.size(), NO_FLUSH);  // one deflate stream, no flush: ordinary gzip
   Decoded d = gunzip(gz, 4);
   CHECK(d.out == data);
 }
@@ -236,23 +224,9 @@ TEST_CASE("parallel gunzip: trailer, truncation and corruption are errors naming
   CHECK_MESSAGE(e.rfind("test layer: expected a valid gzip stream, found ", 0) == 0, e);
 }
 
-namespace {
-struct CutReader : BlobReader {
-  explicit CutReader(std::string b) : bytes(std::move(b)) {}
-  size_t read(char* buf, size_t len) override {
-    if (pos >= bytes.size() / 2) throw Error("connection cut by the test", true);
-    size_t n = std::min({len, bytes.size() / 2 - pos, size_t(50000)});
-    std::copy_n(bytes.data() + pos, n, buf);
-    pos += n;
-    return n;
-  }
-  std::string bytes;
-  size_t pos = 0;
-};
-}  // namespace
 
 TEST_CASE("parallel gunzip: the source's exception, thrown on the reader thread, comes back as it was") {
-  CutReader cut(compress_layer(words(2 << 20, 13)).substr(10));
+  image::testing::CutReader cut(compress_layer(words(2 << 20, 13)).substr(10), 50000);
   try {
     gunzip(cut, "", 3);
     FAIL("expected the reader's error");

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "image/testing/blob_readers.h"
 #include "tests/error_of.h"
 
 using namespace imgtool;
@@ -130,20 +131,7 @@ TEST_CASE("inflate: truncated and corrupt streams are errors naming the layer an
   CHECK_MESSAGE(e.find("expected a valid zstd stream") != std::string::npos, e);
 }
 
-namespace {
-struct CutReader : BlobReader {
-  explicit CutReader(std::string b) : bytes(std::move(b)) {}
-  size_t read(char* buf, size_t len) override {
-    if (pos >= bytes.size() / 2) throw Error("connection cut by the test", true);
-    size_t n = std::min(len, bytes.size() / 2 - pos);
-    std::copy_n(bytes.data() + pos, n, buf);
-    pos += n;
-    return n;
-  }
-  std::string bytes;
-  size_t pos = 0;
-};
-}  // namespace
+using imgtool::image::testing::CutReader;
 
 TEST_CASE("inflate: the compressed reader's exception comes back as it was") {
   CutReader cut(compress(sample(1 << 20, 1 << 20, 9), Compression::kGzip));

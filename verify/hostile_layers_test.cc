@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "verify/contents_facts.h"
+#include "image/testing/blob_readers.h"
 #include "verify/contents_tree.h"
 #include "verify/name_match.h"
 #include "verify/static_test_util.h"
@@ -79,26 +80,11 @@ TEST_CASE("hard links share the kept bytes of their target instead of copying th
   CHECK(t.find("/link0")->content->size() == size_t(1) << 20);
 }
 
-namespace {
-// Serves part of a layer, then fails like a cut connection.
-struct FailingReader : image::BlobReader {
-  explicit FailingReader(std::string bytes) : data(std::move(bytes)) {}
-  size_t read(char* buf, size_t len) override {
-    if (pos >= data.size() / 2) throw Error("connection cut by the test", true);
-    size_t n = std::min(len, data.size() / 2 - pos);
-    std::copy_n(data.data() + pos, n, buf);
-    pos += n;
-    return n;
-  }
-  std::string data;
-  size_t pos = 0;
-};
-}  // namespace
 
 TEST_CASE("the reader's exception comes back as it was, not through libarchive's C frames") {
   std::vector<TarItem> items;
   for (int i = 0; i < 200; ++i) items.push_back({"f" + std::to_string(i), std::string(4096, 'a' + i % 26)});
-  FailingReader r(make_tar(items));
+  image::testing::CutReader r(make_tar(items));
   ContentsTree t;
   try {
     t.add_layer(r, "layer");
