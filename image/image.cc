@@ -13,7 +13,12 @@ void to_json(nlohmann::json& j, const Descriptor& d) {
 void from_json(const nlohmann::json& j, Descriptor& d) {
   d.media_type = j.value("mediaType", "");
   d.digest = j.at("digest").get<std::string>();
-  d.size = j.at("size").get<int64_t>();
+  // An integer that fits int64: get<int64_t>() of a float out of range is undefined
+  // behaviour (UBSan, found by fuzz_manifest: "size": 1.1e119).
+  const nlohmann::json& size = j.at("size");
+  if (!size.is_number_integer() || (size.is_number_unsigned() && size.get<uint64_t>() > INT64_MAX))
+    throw Error("descriptor: expected an integer size, found " + size.dump());
+  d.size = size.get<int64_t>();
   if (j.contains("annotations")) d.annotations = j["annotations"].get<std::map<std::string, std::string>>();
   if (!is_sha256_digest(d.digest)) throw Error("descriptor: expected a sha256 digest, found '" + d.digest + "'");
 }

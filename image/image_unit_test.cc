@@ -173,3 +173,25 @@ TEST_CASE("layer compression: an empty layer is a valid gzip") {
   CHECK(d.ok());
   CHECK(d.out.empty());
 }
+
+TEST_CASE("manifest descriptors: a size that is not an integer of int64 is refused, naming it") {
+  std::string digest = "sha256:" + std::string(64, 'a');
+  auto manifest_with_size = [&](const std::string& size) {
+    return imgtool::image::Manifest{R"({"schemaVersion": 2, "mediaType": ")" + std::string(imgtool::image::media::kOciManifest) +
+                                        R"(", "config": {"mediaType": "x", "digest": ")" + digest + R"(", "size": 2}, )" +
+                                        R"("layers": [{"mediaType": "y", "digest": ")" + digest + R"(", "size": )" + size + "}]}",
+                                    imgtool::image::media::kOciManifest};
+  };
+  CHECK(manifest_with_size("7").layers().at(0).size == 7);
+  // Found by fuzz_manifest: get<int64_t>() of 1.1e119 was undefined behaviour.
+  for (std::string bad : {"1.1e119", "2.5", "18446744073709551615", "\"7\""}) {
+    CAPTURE(bad);
+    try {
+      manifest_with_size(bad).layers();
+      FAIL("expected the descriptor to be refused");
+    } catch (const std::exception& e) {
+      CHECK(std::string(e.what()).find("expected an integer size, found " + (bad == "\"7\"" ? bad : std::string())) !=
+            std::string::npos);
+    }
+  }
+}
