@@ -1,6 +1,7 @@
 #include "builder/nightly_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "core/error.h"
@@ -46,6 +47,19 @@ E parse(const Names<E>& t, const json& j, const char* field) {
 
 std::vector<std::string> strings(const json& j, const char* key) {
   return j.contains(key) && j[key].is_array() ? j[key].get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// An integer field, `fallback` when absent. Anything but an integer that fits T is the
+// report's error: nlohmann's get<int>() of 1e300 would be undefined behaviour.
+template <typename T>
+T integer(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  bool fits = it->is_number_integer() && !(it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX);
+  int64_t v = fits ? it->get<int64_t>() : 0;
+  if (!fits || v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+    throw InputError(std::string("nightly report: field '") + key + "' expected an integer, found " + it->dump());
+  return static_cast<T>(v);
 }
 
 const json& part(const json& j, const char* key) {
@@ -114,7 +128,7 @@ void from_json(const json& j, NightlyCell& c) {
                            {"python", &c.python}, {"paddle", &c.paddle}})
     *to = j.value(field, "");
   const json &b = part(j, "build"), &g = part(j, "gate"), &p = part(j, "publish");
-  c.build = {parse(kBuild, b, "status"), b.value("attempts", 0), b.value("seconds", 0.0), b.value("log", ""),
+  c.build = {parse(kBuild, b, "status"), integer(b, "attempts", 0), b.value("seconds", 0.0), b.value("log", ""),
              b.value("error", "")};
   c.smoke = part(j, "smoke").get<SmokeStep>();
   c.gate = {g.contains("status") ? parse(kGate, g, "status") : GateStatus::skipped, g.value("seconds", 0.0),
@@ -124,7 +138,7 @@ void from_json(const json& j, NightlyCell& c) {
   c.publish.dated_tag = p.value("dated_tag", "");
   c.layers.clear();
   for (auto& l : j.value("layers", json::array()))
-    if (l.is_object()) c.layers.push_back({l.value("digest", ""), l.value("size", 0LL)});
+    if (l.is_object()) c.layers.push_back({l.value("digest", ""), integer<int64_t>(l, "size", 0)});
   c.packages.clear();
   if (j.contains("packages") && j["packages"].is_object())
     for (auto& [k, v] : j["packages"].items())
@@ -149,7 +163,7 @@ void from_json(const json& j, NightlyReport& r) {
     *to = j.value(field, "");
   r.shards = strings(j, "shards");
   r.seconds = j.value("seconds", 0.0);
-  r.docker_builds = j.value("docker_builds", 0);
+  r.docker_builds = integer(j, "docker_builds", 0);
   r.cells.clear();
   for (auto& c : j.value("cells", json::array())) r.cells.push_back(c.get<NightlyCell>());
 }

@@ -225,6 +225,17 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find((f.root / "bad" / "nightly.json").string()) != std::string::npos);
   }
+  // Counts that are not integers (1e300 would be undefined behaviour as an int): the field, named.
+  for (std::string bad : {"1e300", "2.5", "\"3\"", "99999999999"}) {
+    CAPTURE(bad);
+    write_file_atomic(f.root / "bad" / "nightly.json", "{\"kind\": \"imgtool-nightly-report\", \"docker_builds\": " + bad + "}");
+    try {
+      read_report(f.root / "bad");
+      FAIL("a report with docker_builds " << bad << " was read");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("field 'docker_builds' expected an integer, found ") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("nightly model: one to/from JSON round trip keeps every step and status") {
