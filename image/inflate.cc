@@ -51,7 +51,7 @@ struct InflatingReader::Impl {
   std::unique_ptr<ParallelGunzip> par;  // the first gzip member, while it is decoded in parallel
   size_t par_chunks = 0;
   std::exception_ptr src_error;          // what src threw on the parallel reader's thread
-  Buffer in = Buffer(kInBuf);  // not zero-filled: reads fill it
+  Buffer in = Buffer(64 << 10);  // not zero-filled: reads fill it; grows to kInBuf when a read fills it
   size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
   bool src_eof = false, done = false, detected = false;
   Codec codec = Codec::kNone;
@@ -76,6 +76,7 @@ struct InflatingReader::Impl {
       in_end -= in_pos;
       in_pos = 0;
     }
+    if (in_end == in.size() && in.size() < kInBuf) in.resize(std::min(kInBuf, 2 * in.size()));
     size_t n = src.read(reinterpret_cast<char*>(in.data() + in_end), in.size() - in_end);
     compressed += static_cast<int64_t>(n);
     in_end += n;

@@ -46,17 +46,23 @@ struct ArchiveFree {
 // The read callback runs inside libarchive's C frames: an exception must not
 // unwind through them. It is stored here and rethrown once libarchive returns.
 // `r` yields tar bytes (the layer already inflated by image::InflatingReader).
+// The buffer starts at 64 KiB and doubles, up to 1 MiB, each time a read fills
+// it (a small layer never maps a big one; libarchive is done with the last
+// block when it asks for the next).
 struct ReadCtx {
   image::BlobReader* r;
-  Buffer buf = Buffer(1 << 20);  // not zero-filled: each read fills what it returns
+  Buffer buf = Buffer(64 << 10);  // not zero-filled: each read fills what it returns
+  size_t last = 0;
   std::exception_ptr error;
 };
 
 la_ssize_t read_cb(archive* a, void* p, const void** out) {
   auto* c = static_cast<ReadCtx*>(p);
+  if (c->last == c->buf.size() && c->buf.size() < (1 << 20)) c->buf = Buffer(2 * c->buf.size());
   *out = c->buf.data();
   try {
-    return static_cast<la_ssize_t>(c->r->read(reinterpret_cast<char*>(c->buf.data()), c->buf.size()));
+    c->last = c->r->read(reinterpret_cast<char*>(c->buf.data()), c->buf.size());
+    return static_cast<la_ssize_t>(c->last);
   } catch (...) {
     c->error = std::current_exception();
     archive_set_error(a, EIO, "the layer's reader failed");
