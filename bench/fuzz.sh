@@ -3,7 +3,7 @@
 # FUZZ_SECONDS seconds, whichever comes first, starting from its checked-in corpus, and prints
 # one row per target: executions, exec/s, crashes (crash-/leak-/timeout-/oom- files),
 # coverage (cov = edges, ft = features) and corpus size. Defaults: RUNS=10000000,
-# FUZZ_SECONDS=1200. The build is the one scripts/test-sanitized.sh makes (build-fuzz, clang,
+# FUZZ_SECONDS=1200; FUZZ_PARALLEL=N runs N targets at once. The build is the one scripts/test-sanitized.sh makes (build-fuzz, clang,
 # ASan+UBSan). Findings are kept under $OUT (default build-fuzz/fuzz-runs/<target>/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +21,10 @@ if [ -z "$BIN_DIR" ]; then
   BIN_DIR=$BUILD/fuzz
 fi
 OUT=${OUT:-$BUILD/fuzz-runs}
-rows=()
-for t in "${targets[@]}"; do
-  dir="$OUT/$t"; rm -rf "$dir"; mkdir -p "$dir/corpus" "$dir/artifacts"
+# One target: its run, then its row in $OUT/<target>/row.
+fuzz_one() {
+  local t=$1 dir="$OUT/$1" start rc secs execs rate cov ft corp crashes log
+  rm -rf "$dir"; mkdir -p "$dir/corpus" "$dir/artifacts"
   log="$dir/log.txt"
   start=$(date +%s)
   set +e
@@ -32,14 +33,24 @@ for t in "${targets[@]}"; do
   rc=$?
   set -e
   secs=$(( $(date +%s) - start ))
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
-  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
-  corp=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
+  corp=$(grep -oE 'corp: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
   crashes=$(find "$dir/artifacts" -type f | wc -l)
-  rows+=("$(printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s' "$t" "${execs:-?}" "${rate:-?}" "$crashes" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$secs" "$rc")")
+  printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s\n' "$t" "${execs:-?}" "${rate:-?}" "$crashes" "${cov:-?}" "${ft:-?}" \
+    "${corp:-?}" "$secs" "$rc" >"$dir/row"
+}
+# FUZZ_PARALLEL targets at once (default 1: each target alone has every core's share).
+PARALLEL=${FUZZ_PARALLEL:-1}
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || true; done
+  fuzz_one "$t" &
 done
+wait
+rows=()
+for t in "${targets[@]}"; do rows+=("$(cat "$OUT/$t/row")"); done
 printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s\n' TARGET EXECUTIONS EXEC/S CRASHES COV FT CORPUS SECS RC
 printf '%s\n' "${rows[@]}"
 echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target; logs and findings under $OUT/<target>/)"
