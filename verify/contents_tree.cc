@@ -158,6 +158,9 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
   if (const char* hl = archive_entry_hardlink(e)) r.hardlink = normalize(checked_path(hl, limits_.max_path, where, "link target"));
   r.entry.type = type_of(archive_entry_filetype(e));
   r.entry.size = archive_entry_size(e);
+  if (r.entry.size < 0)  // libarchive can report one for a GNU tar (found by fuzz_layer: kept, it sized a string)
+    throw Error(where + ": expected tar entries of non-negative size, found " + std::to_string(r.entry.size) + " for " +
+                r.path);
   if (const char* l = archive_entry_symlink(e)) r.entry.link = checked_path(l, limits_.max_path, where, "link target");
   if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(r.path, r.entry.size)) {
     int64_t n = std::max<int64_t>(r.entry.size, 0);

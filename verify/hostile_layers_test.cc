@@ -10,13 +10,16 @@
 #include "verify/contents_tree.h"
 #include "verify/name_match.h"
 #include "verify/static_test_util.h"
+#include "core/fs.h"
 #include "tests/error_of.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
 using namespace imgtool::verify::testing;
 
 using imgtool::testing::error_of;
+using imgtool::testing::source_dir;
 
 TEST_CASE("a 50 KB path is refused with a clear error, and never crashes the scan") {
   std::string deep = "usr/lib/python3.11/site-packages/";
@@ -26,6 +29,16 @@ TEST_CASE("a 50 KB path is refused with a clear error, and never crashes the sca
   std::string err = error_of([&] { add(t, {{deep, "Name: paddlepaddle\n"}}); });
   CHECK(err.find("paths of at most 4096 bytes") != std::string::npos);
   gather_facts(t);  // whatever was kept: no crash
+}
+
+TEST_CASE("a tar entry of negative size is refused, naming it (found by fuzz_layer)") {
+  // libarchive refuses a negative size in a plain header, but this GNU tar reaches it: kept
+  // (a negative size passes "size < 4096"), it used to size a std::string (length_error).
+  std::string tar = read_file(source_dir() + "/fuzz/corpus/layer/crash-negative-size");
+  ContentsTree tree([](const std::string&, int64_t size) { return size < 4096; });
+  image::StringReader in(tar);
+  std::string e = error_of([&] { tree.add_layer(in, "layer 1"); });
+  CHECK_MESSAGE(e.rfind("layer 1: expected tar entries of non-negative size, found -", 0) == 0, e);
 }
 
 TEST_CASE("long paths under the cap are scanned without std::regex (no stack overflow)") {
