@@ -163,7 +163,7 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
                 r.path);
   if (const char* l = archive_entry_symlink(e)) r.entry.link = checked_path(l, limits_.max_path, where, "link target");
   if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(r.path, r.entry.size)) {
-    int64_t n = std::max<int64_t>(r.entry.size, 0);
+    int64_t n = r.entry.size;  // not negative: refused above
     if (budget.kept.fetch_add(n) + n > limits_.max_kept_bytes)
       throw Error(where + ": expected at most " + std::to_string(limits_.max_kept_bytes) +
                   " bytes of kept small files in the image, found more (a hostile layer?)");
