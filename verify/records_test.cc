@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include "core/fs.h"
+#include "tests/test_dirs.h"
 #include "verify/history_view.h"
 #include "verify/records_judge.h"
 
@@ -172,4 +174,25 @@ TEST_CASE("kb_peaks: device names resolve through the knowledge base (matrix/kb/
   CHECK(h100->bw_GBps > 1000);
   CHECK(h100->fp16_tensor_tflops > h100->fp32_tflops);
   CHECK_FALSE(peaks("Imaginary GPU 9000"));
+}
+
+TEST_CASE("a real H100's probe document: its series carry the device's name and pass the KB floors") {
+  // verify/probe/testdata/h100-probe.json: bench/gpu-probe.sh on a lent NVIDIA H100 80GB HBM3
+  // (driver 580.159.04, CUDA 13.0, cuBLAS 13.1), 2026-11-24, Paddle skipped (none on that machine).
+  auto probe = nlohmann::json::parse(
+      imgtool::read_file(imgtool::testing::source_dir() + "/verify/probe/testdata/h100-probe.json"));
+  auto records = records_from_probe(probe, "sha256:h100", "bench", 1);
+  REQUIRE(records.size() == 4);
+  auto peaks = kb_peaks();
+  auto h100 = peaks(records[0].gpu);
+  REQUIRE(h100);  // the name the driver reports is the KB's own
+  for (const auto& r : records) {
+    CHECK(r.gpu == "NVIDIA H100 80GB HBM3");
+    CHECK(r.driver == "580.159.04");
+    auto j = judge_record(r, h100, {});
+    CHECK_MESSAGE(j.status == "ok", r.metric);
+    REQUIRE(j.floor);
+    // Real hardware reaches well above the deliberately low floors: at least 1.3x each.
+    CHECK_MESSAGE(r.value >= 1.3 * *j.floor, r.metric + " " + std::to_string(r.value));
+  }
 }

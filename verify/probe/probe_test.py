@@ -407,7 +407,14 @@ class FakeDriverTest(unittest.TestCase):
         self.assertEqual(d["status"], "ok", d)
         self.assertEqual((d["name"], d["cc"], d["sm_count"], d["driver_cuda"]), ("imgtool fake GPU (test double, not hardware)", [9, 0], 132, "12.4"))
         self.assertAlmostEqual(d["peak_bandwidth_GBps"], 3352.3, places=1)
-        self.assertEqual(r["compat"]["code"], "minor_version_compat")
+        rt = r["libraries"].get("cudart_runtime")
+        if rt and rt["status"] == "fail":
+            # A GPU host: the host's real cudart (13.x on the lent H100) was found and asked the
+            # double's 12.4 driver for devices; it answers error 35, which outranks the warning.
+            self.assertEqual(r["compat"]["code"], "driver_too_old", r["compat"])
+            self.assertIn("error 35", r["compat"]["reason"])
+        else:
+            self.assertEqual(r["compat"]["code"], "minor_version_compat")
         k = r["kernels"]
         self.assertEqual((k["status"], k["cuda_error"]), ("fail", 221))
         self.assertIn("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", k["reason"])
