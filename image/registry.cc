@@ -86,7 +86,7 @@ bool is_loopback_host(const std::string& host) {
   return inet_pton(AF_INET6, h.c_str(), a) == 1 && IN6_IS_ADDR_LOOPBACK(reinterpret_cast<in6_addr*>(a));
 }
 
-namespace {
+namespace registry_detail {  // named: Registry::Impl holds it (no -Wsubobject-linkage)
 
 // One origin's credentials and what its challenges yielded: containerd's "one
 // authorizer per host". Its secrets are only ever attached to requests whose
@@ -101,6 +101,11 @@ struct Authorizer {
   std::string basic;                          // "Basic ..." once a Basic challenge was seen
   std::map<std::string, std::string> tokens;  // scope -> bearer token
 };
+
+}  // namespace registry_detail
+using registry_detail::Authorizer;
+
+namespace {
 
 std::string form_field(const std::string& k, const std::string& v) { return k + "=" + url_escape(v); }
 
