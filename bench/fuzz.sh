@@ -3,12 +3,16 @@
 # FUZZ_SECONDS seconds, whichever comes first, starting from its checked-in corpus, and prints
 # one row per target: executions, exec/s, crashes (crash-/leak-/timeout-/oom- files),
 # coverage (cov = edges, ft = features) and corpus size. Defaults: RUNS=10000000,
-# FUZZ_SECONDS=1200; FUZZ_PARALLEL=N runs N targets at once. The build is the one scripts/test-sanitized.sh makes (build-fuzz, clang,
-# ASan+UBSan). Findings are kept under $OUT (default build-fuzz/fuzz-runs/<target>/).
+# FUZZ_SECONDS=1200; FUZZ_PARALLEL=N runs N targets at once; FUZZ_TIMEOUT (default 10) is
+# libFuzzer's per-input limit in seconds (raise it to pause runs with SIGSTOP: a unit
+# stopped longer than it is reported as a timeout). The build is the one
+# scripts/test-sanitized.sh makes (build-fuzz, clang, ASan+UBSan). Findings are kept under
+# $OUT (default build-fuzz/fuzz-runs/<target>/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10000000}
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-1200}
+TIMEOUT=${FUZZ_TIMEOUT:-10}
 BUILD=${BUILD_FUZZ:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 targets=("$@")
@@ -28,7 +32,7 @@ fuzz_one() {
   log="$dir/log.txt"
   start=$(date +%s)
   set +e
-  "$BIN_DIR/fuzz_$t" -runs="$RUNS" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+  "$BIN_DIR/fuzz_$t" -runs="$RUNS" -max_total_time="$SECONDS_PER_TARGET" -timeout="$TIMEOUT" -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   set -e
@@ -53,4 +57,4 @@ rows=()
 for t in "${targets[@]}"; do rows+=("$(cat "$OUT/$t/row")"); done
 printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s\n' TARGET EXECUTIONS EXEC/S CRASHES COV FT CORPUS SECS RC
 printf '%s\n' "${rows[@]}"
-echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target; logs and findings under $OUT/<target>/)"
+echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target, ${TIMEOUT}s per input; logs and findings under $OUT/<target>/)"
