@@ -13,6 +13,7 @@
 
 #include "core/buffer.h"
 #include "core/error.h"
+#include "image/inflate_state.h"
 
 namespace imgtool::image {
 
@@ -26,8 +27,10 @@ uint32_t le32_at(const uint8_t* p) {
   return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
-std::unique_ptr<inflate_state> raw_decoder() {
-  std::unique_ptr<inflate_state> s(new inflate_state);  // ~200 KiB: on the heap, not zeroed (init sets what it reads)
+using Decoder = InflateState;  // ~200 KiB, from inflate_state.h's pool
+
+Decoder raw_decoder() {
+  Decoder s = take_inflate_state();
   isal_inflate_init(s.get());
   s->crc_flag = ISAL_DEFLATE;
   return s;
@@ -41,7 +44,7 @@ struct Chunk {
   Bytes in;
   bool speculative = false;  // starts at a mark: a worker decodes it on its own
   // The worker's result (valid once `done`).
-  std::unique_ptr<inflate_state> state;
+  Decoder state;
   Bytes out;
   bool failed = false, full = false, done = false;
   std::atomic<bool> abandoned{false};
@@ -96,7 +99,7 @@ struct ParallelGunzip::Impl {
   std::vector<std::thread> threads;
 
   // read()'s side.
-  std::unique_ptr<inflate_state> dec;   // the decoder in use (null before the first chunk)
+  gc::Decoder dec;                      // the decoder in use (null before the first chunk)
   gc::ChunkPtr at, before;                  // the chunk `dec` reads, and the one before it
   gc::ChunkPtr pending;                     // a worker's output being handed out
   size_t pending_pos = 0;
@@ -111,6 +114,7 @@ struct ParallelGunzip::Impl {
   gc::ChunkPtr growing;
   size_t searched = 0;
   bool inline_mode;                     // jobs == 0: no threads, read() does it all, in order
+  size_t read_size;                     // one read of src: 1 MiB, less when the limits are tiny (tests)
 
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
       : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2), inline_mode(jobs == 0) {
@@ -118,6 +122,7 @@ struct ParallelGunzip::Impl {
     // looked for) then lie in the last two chunks, the ones read() still holds.
     limits.target = std::max<size_t>(limits.target, 16);
     limits.max_input = std::max(limits.max_input, limits.target);
+    read_size = std::min(gc::kReadSize, std::max<size_t>(limits.max_input, 4096));
     growing = std::make_shared<gc::Chunk>();
     growing->in.assign(first.data(), first.data() + first.size());
     growing->speculative = true;  // the member's deflate stream starts here
@@ -210,9 +215,9 @@ struct ParallelGunzip::Impl {
       growing = cut(growing, searched);
       gc::Bytes& in = growing->in;
       size_t old = in.size(), n = 0;
-      in.resize(old + gc::kReadSize);
+      in.resize(old + read_size);
       try {
-        n = src.read(reinterpret_cast<char*>(in.data() + old), gc::kReadSize);
+        n = src.read(reinterpret_cast<char*>(in.data() + old), read_size);
       } catch (...) {
         in.resize(old);  // none of the room made for the read is data
         throw;

@@ -12,6 +12,7 @@
 #include "core/buffer.h"
 #include "core/error.h"
 #include "image/gunzip_parallel.h"
+#include "image/inflate_state.h"
 
 namespace imgtool::image {
 
@@ -51,12 +52,12 @@ struct InflatingReader::Impl {
   std::unique_ptr<ParallelGunzip> par;  // the first gzip member, while it is decoded in parallel
   size_t par_chunks = 0;
   std::exception_ptr src_error;          // what src threw on the parallel reader's thread
-  Buffer in = Buffer(64 << 10);  // not zero-filled: reads fill it; grows to kInBuf when a read fills it
+  Buffer in = Buffer(16 << 10);  // not zero-filled: reads fill it; doubles to kInBuf when a read fills it
   size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
   bool src_eof = false, done = false, detected = false;
   Codec codec = Codec::kNone;
   int64_t compressed = 0, decoded = 0;
-  std::unique_ptr<inflate_state> gz;  // ~200 KiB: on the heap, made for gzip only
+  InflateState gz;  // ~200 KiB (inflate_state.h's pool), taken for gzip only
   ZSTD_DCtx* zd = nullptr;
   bool between_frames = true;  // zstd: the last call ended a frame
 
@@ -95,14 +96,22 @@ struct InflatingReader::Impl {
     size_t n = lookahead(4);
     const uint8_t* p = in.data() + in_pos;
     codec = is_gzip(p, n) ? Codec::kGzip : is_zstd(p, n) ? Codec::kZstd : Codec::kNone;
-    if (codec == Codec::kGzip) gz = std::make_unique<inflate_state>();
+    if (codec == Codec::kGzip) gz = new_state();
     if (codec == Codec::kGzip && !(jobs > 1 && start_parallel())) start_member();
     if (codec == Codec::kZstd && !(zd = ZSTD_createDCtx())) throw Error("zstd: out of memory");
   }
 
+  // A pooled state with no output window yet (start_member() keeps the window it finds).
+  static InflateState new_state() {
+    InflateState s = take_inflate_state();
+    s->next_out = nullptr;
+    s->avail_out = 0;
+    return s;
+  }
+
   // isal_inflate_init() resets the whole state: the output window is kept across it.
   void start_member() {
-    if (!gz) gz = std::make_unique<inflate_state>();
+    if (!gz) gz = new_state();
     uint8_t* next_out = gz->next_out;
     uint32_t avail_out = gz->avail_out;
     isal_inflate_init(gz.get());

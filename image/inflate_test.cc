@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "image/inflate_state.h"
 #include "image/testing/blob_readers.h"
 #include "tests/error_of.h"
 
@@ -180,4 +181,20 @@ TEST_CASE("inflate: drain() reads the rest of the blob, past what read() needed"
   std::string buf(1000, '\0');
   r.read(buf.data(), buf.size());
   CHECK(error_of([&] { r.drain(); }) == "connection cut by the test");
+}
+
+TEST_CASE("inflate: decoder states come back to the pool and are reused, one gzip layer after another") {
+  std::string data = sample(300000, 1000, 7), gz = compress(data, Compression::kGzip);
+  inflate_state* first = nullptr;
+  {
+    InflateState s = take_inflate_state();
+    first = s.get();
+  }  // released: the pool keeps it
+  InflateState again = take_inflate_state();
+  CHECK(again.get() == first);
+  again.reset();
+  // Readers one after another: each takes a pooled state, reads right, gives it back.
+  for (int i = 0; i < 3; ++i) CHECK(inflate_all(gz) == data);
+  InflateState after = take_inflate_state();
+  CHECK(after.get() == first);
 }

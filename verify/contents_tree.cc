@@ -46,12 +46,12 @@ struct ArchiveFree {
 // The read callback runs inside libarchive's C frames: an exception must not
 // unwind through them. It is stored here and rethrown once libarchive returns.
 // `r` yields tar bytes (the layer already inflated by image::InflatingReader).
-// The buffer starts at 64 KiB and doubles, up to 1 MiB, each time a read fills
+// The buffer starts at 16 KiB and doubles, up to 1 MiB, each time a read fills
 // it (a small layer never maps a big one; libarchive is done with the last
 // block when it asks for the next).
 struct ReadCtx {
   image::BlobReader* r;
-  Buffer buf = Buffer(64 << 10);  // not zero-filled: each read fills what it returns
+  Buffer buf = Buffer(16 << 10);  // not zero-filled: each read fills what it returns
   size_t last = 0;
   std::exception_ptr error;
 };
