@@ -5,12 +5,16 @@ TEST_PY ?= 3.11
 TEST_PADDLE ?= paddlepaddle==3.2.0
 export IMGTOOL_TEST_BASE ?= imgtool-base/debian:bookworm-py3
 
-.PHONY: all deps build build-cli fixtures test test-sanitized test-asan fuzz unit demo bench clean
+.PHONY: all deps deps-demo build build-cli fixtures demo-fixtures test test-sanitized test-asan fuzz unit demo bench clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh
+
+# What `make demo` needs only (no fuzz compilers, no browser, no test-only Python packages).
+deps-demo:
+	scripts/install-deps.sh --demo
 
 build:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -55,8 +59,14 @@ unit: build
 
 # The main job on the embedded default: build + smoke + sign + publish a small
 # matrix into a loopback registry and an OCI layout that it starts/creates itself.
-demo: deps build-cli fixtures
+# The compile (CPU) and the fixtures (debootstrap, downloads, the CUDA base) run side by side.
+demo: deps-demo
+	$(MAKE) --no-print-directory -j 2 build-cli demo-fixtures
 	scripts/demo.sh
+
+# The demo's base images and wheelhouses, made side by side (cached by their inputs).
+demo-fixtures:
+	scripts/demo.sh --fixtures
 
 clean:
 	rm -rf $(BUILD) build-fuzz

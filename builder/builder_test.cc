@@ -278,3 +278,38 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
   }
   CHECK(docker.builds.size() == 1);  // nothing built for the bad cell
 }
+
+TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a tag in two inputs or two files of one name are refused") {
+  Fixture f;
+  fs::path wh = f.root / "wh";
+  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(wh / "paddlepaddle-3.1.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  auto matrix = [&](const fs::path& path, const std::string& paddle) {
+    write_file_atomic(path, "repository: paddle-local\n"
+                            "axes:\n  variant: cpu\n  paddle: \"" + paddle + "\"\n  python: \"3.11\"\n"
+                            "  os: debian12\n  flavor: runtime\n"
+                            "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
+                            "  wheelhouse: \"" + wh.string() + "\"\n");
+    return path;
+  };
+  fs::path a = matrix(f.root / "a.yaml", "3.2.0"), b = matrix(f.root / "b.yaml", "3.1.0");
+  CellSource src = load_cells(std::vector<fs::path>{a, b}, f.root / "state");
+  REQUIRE(src.cells.size() == 2);
+  CHECK(src.cells[0].cell.tag == "3.1.0");  // sorted across inputs
+  CHECK(src.cells[1].cell.tag == "3.2.0");
+  CHECK(src.generated_dirs == std::vector<fs::path>{f.root / "state/generated/a", f.root / "state/generated/b"});
+  for (auto& c : src.cells) CHECK(c.generate_error.empty());
+  FakeEngine docker;
+  StateStore store(f.root / "state2");
+  CHECK(build_cells(src.cells, f.options(), docker, store).ok());
+  CHECK(docker.builds.size() == 2);
+
+  fs::path again = matrix(f.root / "c.yaml", "3.2.0");  // 3.2.0 is a.yaml's tag too
+  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, again}, f.root / "state"),
+                       (again.string() + ": expected tags no other input has, found '3.2.0' in " + a.string() + " too").c_str(),
+                       InputError);
+  fs::create_directories(f.root / "other");
+  fs::path same_stem = matrix(f.root / "other/a.yaml", "3.1.0");
+  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, same_stem}, f.root / "state"),
+                       doctest::Contains("expected matrix files with different names, found 'a'"), InputError);
+}

@@ -12,7 +12,7 @@ namespace imgtool::builder {
 
 struct CellSource {
   std::vector<GeneratedCell> cells;  // kept cells, sorted by tag
-  fs::path generated_dir;            // the folder the cells live in
+  std::vector<fs::path> generated_dirs;  // the folders the cells live in, one per input
   size_t skipped = 0;                // combinations the matrix rules excluded
   std::vector<std::string> warnings; // plan-wide warnings
   std::string kb_version;
@@ -25,5 +25,14 @@ struct CellSource {
 // generated (dockerfiles::generate_each) is still listed, with its
 // generate_error set, so it fails alone. InputError on bad input.
 CellSource load_cells(const fs::path& input, const fs::path& state_dir);
+
+// Several inputs in one run (`imgtool nightly M1 M2`, `imgtool build M1 M2`): each loaded as
+// above, their cells together, sorted by tag. Refused (InputError, before anything is built) when
+// a tag is in two inputs (the state store and the registry know a cell by its tag) or when two
+// matrix files would be generated into one folder (the same file stem).
+CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir);
+
+// "DIR" or "DIR1, DIR2": where the cells come from, for progress lines.
+std::string describe_dirs(const CellSource& src);
 
 }  // namespace imgtool::builder

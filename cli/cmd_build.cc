@@ -1,4 +1,4 @@
-// imgtool build INPUT: plan → generate (into the state folder) → docker build
+// imgtool build INPUT [INPUT…]: plan → generate (into the state folder) → docker build
 // every kept cell. INPUT is a matrix file or a folder of generated cells.
 #include <iostream>
 
@@ -13,7 +13,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BuildFlags {
-  std::string input, state, image_prefix;
+  std::vector<std::string> inputs;
+  std::string state, image_prefix;
   std::vector<std::string> only;
   int jobs = 1, timeout = 3600, attempts = 3;
   bool json = false, force = false, quiet = false;
@@ -22,7 +23,7 @@ struct BuildFlags {
 int run_build(const BuildFlags& f) {
   fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
-  auto src = builder::load_cells(f.input, state);
+  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state);
   auto cells = builder::select_tags(src.cells, f.only);
   engine::Engine& docker = engine::local_engine();  // the run's one engine ($DOCKER_HOST)
   builder::BuildOptions opt{.jobs = f.jobs,
@@ -32,7 +33,7 @@ int run_build(const BuildFlags& f) {
                             .max_attempts = f.attempts,
                             .force = f.force};
   print_progress(opt, "build", f.quiet);
-  std::cerr << "build: " << cells.size() << " cell(s) from " << src.generated_dir.string() << ", state "
+  std::cerr << "build: " << cells.size() << " cell(s) from " << builder::describe_dirs(src) << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
   auto rep = builder::build_cells(cells, opt, docker, store);
   if (f.json)
@@ -45,7 +46,7 @@ int run_build(const BuildFlags& f) {
 Registration build_registration({"build", "Build the images of a matrix (or a folder of generated cells) with docker",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<BuildFlags>();
-                    sub.add_option("input", f->input, "matrix file (YAML/JSON) or folder of generated cells")
+                    sub.add_option("input", f->inputs, "matrix file(s) (YAML/JSON) or folder(s) of generated cells")
                         ->required();
                     sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
                     sub.add_option("--only", f->only, "build only these tags")->delimiter(',');

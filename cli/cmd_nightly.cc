@@ -1,4 +1,4 @@
-// imgtool nightly M --registry HOST:PORT/NS --key K --report DIR [--shard i/n]
+// imgtool nightly M [M…] --registry HOST:PORT/NS --key K --report DIR [--shard i/n]
 //   plan → generate → build → smoke → release gate → (passed only) push by digest → sign → move tag.
 // imgtool nightly merge DIR… --report DIR   joins shard reports.
 // imgtool nightly collect TAG.json… --from-report DIR --report OUT   folds GPU smoke results
@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 namespace bt = imgtool::builder;
 
 struct NightlyFlags {
-  std::string input, registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size, stage;
+  std::vector<std::string> inputs;
+  std::string registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size, stage;
   std::string gpus = "auto", gpu_host;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
@@ -42,6 +43,12 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
   std::cout << "report: " << (dir / "report.html").string() << " (also report.md, nightly.json, junit.xml, logs/)\n";
 }
 
+std::string joined(const std::vector<std::string>& inputs) {
+  std::string out;
+  for (auto& i : inputs) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
 bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, verify::GpuHost host) {
   // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
   // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
@@ -52,13 +59,13 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
                     .timeout = std::chrono::seconds(f.timeout)},
           .target = target,
           .shard = shard,
-          .matrix = f.input,
+          .matrix = joined(f.inputs),
           .gpus = f.gpus + verify::gpu_host_mode(host).note,  // also the smoke cache key
           .fresh_smoke = f.fresh_smoke};
 }
 
 int run_nightly_cmd(const NightlyFlags& f) {
-  if (f.input.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
+  if (f.inputs.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
     throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
@@ -71,10 +78,10 @@ int run_nightly_cmd(const NightlyFlags& f) {
                                     .ca_file = f.ca_file, .insecure_http = f.insecure_http,
                                     .engine = &docker});
   bt::StateStore store(state);  // one run per state folder: taken before generating into it
-  auto src = bt::load_cells(f.input, state);
+  auto src = bt::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state);
   auto cells = bt::select_shard(bt::select_tags(src.cells, f.only), opt.shard);
   std::cerr << "nightly: shard " << opt.shard.text() << ": " << cells.size() << " of " << src.cells.size()
-            << " cell(s) from " << src.generated_dir.string() << std::endl;
+            << " cell(s) from " << bt::describe_dirs(src) << std::endl;
   auto report = bt::run_nightly(cells, opt, docker, store, steps.get());
   if (!f.stage.empty()) bt::stage_promotions(report, opt.target, bt::parse_registry(f.registry));
   bt::compare_with_last_run(report, state);
@@ -112,7 +119,8 @@ Registration nightly_registration({"nightly",
                   "(`nightly merge` joins shard reports)",
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<NightlyFlags>();
-                    sub.add_option("matrix", f->input, "matrix file or folder of generated cells");
+                    sub.add_option("matrix", f->inputs, "matrix file(s) or folder(s) of generated cells: one run, "
+                                                        "one report");
                     sub.add_option("--registry", f->registry, "HOST[:PORT]/NAMESPACE to publish to (the release "
                                                               "registry when --stage-repository is given)");
                     sub.add_option("--stage-repository", f->stage,

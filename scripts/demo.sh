@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (`make demo`, after `make build fixtures`):
+# The main job on the embedded default (`make demo`):
+#   0. the fixtures, side by side (`scripts/demo.sh --fixtures`; make demo runs that beside the
+#      compile): the Debian base (debootstrap), the CPU and GPU wheelhouses and NVIDIA's wheels
+#      (downloads), then the CUDA base on the Debian base; each cached by its inputs;
 #   1. a loopback docker-registry on a free port, storage in a temp folder;
 #   2. a signing key pair in a temp folder (private key 0600);
-#   3. imgtool nightly matrix/local.yaml → build, smoke, release gate, push by digest, sign, move tag;
-#      then the GPU cell, matrix/local-gpu.yaml (PyPI paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base
-#      scripts/make-cuda-base.sh makes from NVIDIA's PyPI wheels); on a host without a GPU its
-#      smoke runs with --no-gpu-host (judged up to the driver; the report says the GPU part was not run);
-#   4. an OCI layout copy of the published image (out/layout);
-#   5. signature + claims check of the published tag (imgtool verify), if available;
+#   3. ONE imgtool nightly over matrix/local.yaml (the CPU cell) and matrix/local-gpu.yaml (PyPI
+#      paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base scripts/make-cuda-base.sh makes from NVIDIA's
+#      PyPI wheels), both cells built at once (-j 2), then each smoked, gated, pushed by digest,
+#      signed and tagged; on a host without a GPU the smoke runs with --no-gpu-host (gpu images
+#      judged up to the driver; the report says the GPU part was not run);
+#   4. an OCI layout copy of the published images (out/layout);
+#   5. signature + claims check of the published tags (imgtool verify), if available;
 #   6. the same nightly again: nothing changed, so no build/smoke/push (timed);
 #   then a one-screen summary and where the report is. Exits non-zero if any step fails.
 #
@@ -28,6 +32,24 @@ STATE_ARGS=(); [ -n "${IMGTOOL_STATE:-}" ] && STATE_ARGS=(--state "$IMGTOOL_STAT
 
 die() { echo "demo: $*" >&2; exit 1; }
 step() { echo; echo "== $*"; }
+
+CPU_WHEELS=(3.11 paddlepaddle==3.2.0)
+GPU_WHEELS=(3.11 paddlepaddle-gpu==2.6.2 numpy==1.26.4 protobuf==3.20.3)
+BASE=${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}
+# Side by side: debootstrap (the longest) and the downloads; then the CUDA base, which needs the
+# Debian base and NVIDIA's wheels. Cached by their inputs: a second run only checks.
+fixtures() {
+  local pids=() rc=0 p
+  "$ROOT/scripts/make-base.sh" "$BASE" >/dev/null & pids+=($!)
+  "$ROOT/scripts/wheelhouse.sh" "${CPU_WHEELS[@]}" >/dev/null & pids+=($!)
+  "$ROOT/scripts/wheelhouse.sh" "${GPU_WHEELS[@]}" >/dev/null & pids+=($!)
+  "$ROOT/scripts/make-cuda-base.sh" --fetch 11.8 >/dev/null & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  [ "$rc" = 0 ] || die "a fixture failed (its error is above)"
+  "$ROOT/scripts/make-cuda-base.sh" 11.8 >/dev/null || die "the CUDA base failed (its error is above)"
+}
+if [ "${1:-}" = --fixtures ]; then fixtures; exit 0; fi
+
 [ -x "$IMGTOOL" ] || die "expected the imgtool binary at $IMGTOOL, found none; fix: make build"
 command -v docker-registry >/dev/null || die "docker-registry is not installed; fix: make deps"
 
@@ -60,32 +82,25 @@ mkdir -m 700 "$TMP/keys"
 "$IMGTOOL" keygen --out "$TMP/keys/release" >/dev/null
 echo "key $TMP/keys/release.key ($(stat -c %a "$TMP/keys/release.key")), public $TMP/keys/release.pub"
 
-step "wheelhouse + base image"
-IMGTOOL_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.2.0 | tail -1)
-export IMGTOOL_WHEELHOUSE
-"$ROOT/scripts/make-base.sh" "${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}" >/dev/null
-echo "wheelhouse $IMGTOOL_WHEELHOUSE"
-IMGTOOL_GPU_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" 3.11 paddlepaddle-gpu==2.6.2 numpy==1.26.4 protobuf==3.20.3 | tail -1)
-export IMGTOOL_GPU_WHEELHOUSE
-"$ROOT/scripts/make-cuda-base.sh" 11.8 >/dev/null
-echo "gpu wheelhouse $IMGTOOL_GPU_WHEELHOUSE; CUDA base imgtool-base/cuda:11.8-cudnn8-runtime-bookworm"
+step "fixtures: base images + wheelhouses"
+fixtures
+IMGTOOL_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" "${CPU_WHEELS[@]}" | tail -1)
+IMGTOOL_GPU_WHEELHOUSE=$("$ROOT/scripts/wheelhouse.sh" "${GPU_WHEELS[@]}" | tail -1)
+export IMGTOOL_WHEELHOUSE IMGTOOL_GPU_WHEELHOUSE
+echo "wheelhouses $IMGTOOL_WHEELHOUSE $IMGTOOL_GPU_WHEELHOUSE"
+echo "bases $BASE, imgtool-base/cuda:11.8-cudnn8-runtime-bookworm"
 
-step "nightly"
+step "nightly: the CPU and the GPU cell${GPU_HOST_ARGS[*]:+ (${GPU_HOST_ARGS[*]})}"
 REPORT=$OUT/demo
 t0=$(date +%s.%N)
-"$IMGTOOL" nightly "$MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$REPORT" -j 2 \
-  "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
+"$IMGTOOL" nightly "$MATRIX" "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$REPORT" -j 2 \
+  "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
 t1=$(date +%s.%N)
 
-step "nightly (GPU cell${GPU_HOST_ARGS[*]:+, ${GPU_HOST_ARGS[*]}})"
-GPU_REPORT=$OUT/demo-gpu
-"$IMGTOOL" nightly "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$GPU_REPORT" -j 1 \
-  "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" || die "GPU nightly failed; report: $GPU_REPORT/report.md"
-
 # The published cells, as "repository tag digest" lines.
-mapfile -t PUBLISHED < <(python3 - "$REPORT/nightly.json" "$GPU_REPORT/nightly.json" <<'PY'
+mapfile -t PUBLISHED < <(python3 - "$REPORT/nightly.json" <<'PY'
 import json, sys
-cells = [c for f in sys.argv[1:] for c in json.load(open(f))["cells"]]
+cells = json.load(open(sys.argv[1]))["cells"]
 for c in cells:
     if c["ok"]:
         ref = c["publish"]["ref"]            # HOST/NS/REPO:TAG
@@ -115,20 +130,18 @@ fi
 
 step "nightly again (nothing changed)"
 t2=$(date +%s.%N)
-"$IMGTOOL" nightly "$MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$OUT/demo-noop" -j 2 \
-  "${STATE_ARGS[@]}" >/dev/null || die "no-op nightly failed; report: $OUT/demo-noop/report.md"
+"$IMGTOOL" nightly "$MATRIX" "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$OUT/demo-noop" \
+  -j 2 "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" >/dev/null || die "no-op nightly failed; report: $OUT/demo-noop/report.md"
 t3=$(date +%s.%N)
 NOOP_BUILDS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["docker_builds"])' "$OUT/demo-noop/nightly.json")
 
 step "summary"
 sed -n '1,/^## /p' "$REPORT/report.md" | sed '$d'
-sed -n '1,/^## /p' "$GPU_REPORT/report.md" | sed '$d'
 for f in "$TMP"/verify-*gpu*.txt; do [ -f "$f" ] && { echo "imgtool verify of the GPU cell:"; cat "$f"; }; done
 python3 -c 'import sys; a=[float(x) for x in sys.argv[1:5]]
 print("nightly: %.1f s; no-op nightly: %.1f s with %s docker build(s)" % (a[1]-a[0], a[3]-a[2], sys.argv[5]))' \
   "$t0" "$t1" "$t2" "$t3" "$NOOP_BUILDS"
 for line in "${PUBLISHED[@]}"; do read -r repo tag digest <<<"$line"; echo "published $repo:$tag @ $digest (signed)"; done
 echo "report: $REPORT/report.html  ($REPORT/report.md, nightly.json, junit.xml, logs/)"
-echo "GPU report: $GPU_REPORT/report.html"
 [ -d "$OUT/layout" ] && echo "OCI layout: $OUT/layout"
 if [ "$KEEP_REGISTRY" = 1 ]; then echo "registry left running: $REGISTRY (pid $REG_PID, folder $TMP)"; fi

@@ -2,16 +2,23 @@
 # Installs everything imgtool's build, tests and README commands need on a
 # fresh Debian 12 machine. Idempotent and quick when all is present.
 set -euo pipefail
+# usage: scripts/install-deps.sh [--demo]
+#   --demo: only what `make demo` needs (build the imgtool binary, make the fixtures, run the
+#   registry): no compilers for the fuzz build, no browser, no test-only Python packages.
+DEMO=0; [ "${1:-}" = --demo ] && DEMO=1
 APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
   libarchive-dev libssl-dev libcurl4-openssl-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev libboost-system-dev doctest-dev libyaml-cpp-dev libcli11-dev
   libsqlite3-dev libzstd-dev libisal-dev
-  docker-registry docker-compose skopeo umoci debootstrap apache2-utils openssl curl python3 python3-pip
+  docker-registry debootstrap openssl curl python3 python3-pip
+  python3-yaml)  # scripts/make-cuda-base.sh reads matrix/kb/cuda_wheels.yaml
+TEST_APT_PKGS=(docker-compose skopeo umoci apache2-utils
   python3-jwt python3-cryptography  # the test token server (image/testing/token_server.py)
   clang libfuzzer-14-dev libclang-rt-14-dev  # fuzz targets (fuzz/)
-  python3-yaml fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
+  fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
   python3-venv  # the spdx-tools venv (SBOM tests, below)
   chromium)  # the nightly report rendered by a real browser (builder/report_browser_test)
+[ "$DEMO" = 1 ] || APT_PKGS+=("${TEST_APT_PKGS[@]}")
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -24,6 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The registry package starts a system service on :5000; tests run their own.
 if command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry >/dev/null 2>&1 || true; fi
+if [ "$DEMO" = 1 ]; then
+  docker info >/dev/null 2>&1 || { echo "install-deps: the Docker engine is not reachable (docker info failed)" >&2; exit 1; }
+  exit 0
+fi
 # BuildKit's Dockerfile parser (Go, wrapped for Python) checks generated Dockerfiles.
 # kubernetes-validate: offline Kubernetes schema validation of `imgtool run-config --format k8s`
 # and of `imgtool plan --emit k8s`.

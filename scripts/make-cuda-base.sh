@@ -6,12 +6,14 @@
 # The image carries the label imgtool.base.key = hash of every input (pins, recipe, base image
 # ID, this script): a second run with the same inputs builds nothing.
 #
-# usage: scripts/make-cuda-base.sh CUDA [TAG] [BASE]
+# usage: scripts/make-cuda-base.sh [--fetch] CUDA [TAG] [BASE]
 #   e.g. scripts/make-cuda-base.sh 11.8   -> imgtool-base/cuda:11.8-cudnn8-runtime-bookworm
-# prints the image ID on the last line.
+# prints the image ID on the last line. --fetch only fills the wheelhouse (no base image needed:
+# the demo downloads while debootstrap runs) and prints its folder.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 CUDA [TAG] [BASE]" >&2; exit 2; }
+FETCH_ONLY=0; [ "${1:-}" = --fetch ] && { FETCH_ONLY=1; shift; }
+[ $# -ge 1 ] || { echo "usage: $0 [--fetch] CUDA [TAG] [BASE]" >&2; exit 2; }
 CUDA=$1
 BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
 KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
@@ -38,10 +40,11 @@ PY
 CUDNN_MAJOR=${CUDNN_FULL%%.*}
 TAG=${2:-imgtool-base/cuda:$CUDA-cudnn$CUDNN_MAJOR-runtime-bookworm}
 
-BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null) \
-  || { echo "make-cuda-base: base image $BASE not found; fix: scripts/make-base.sh $BASE" >&2; exit 2; }
 # shellcheck disable=SC2086
 WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
+if [ "$FETCH_ONLY" = 1 ]; then echo "$WHEELS"; exit 0; fi
+BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null) \
+  || { echo "make-cuda-base: base image $BASE not found; fix: scripts/make-base.sh $BASE" >&2; exit 2; }
 KEY=$( { printf '%s\n' "$CUDA" "$CUDA_FULL" "$CUDNN_FULL" "$PINS" "$BASE_ID" "$SCRIPT_VERSION"; cat "$RECIPE"; } \
        | sha256sum | cut -c1-16)
 
