@@ -66,9 +66,11 @@ TEST_CASE("atomic writes and staging folders leave nothing half-written") {
   {
     StagingDir s(base / "out");
     write_file_atomic(s.path() / "f", "2");
+    CHECK(s.path().filename().string().rfind(".out.tmp-", 0) == 0);  // mkdtemp's name, beside the final folder
     s.commit();
   }
   CHECK(read_file(base / "out" / "f") == "2");
+  CHECK(fs::status(base / "out").permissions() == fs::perms(0755));  // an output folder, readable as before
   fs::remove_all(base);
 }
 

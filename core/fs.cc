@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -79,12 +80,32 @@ fs::path folder_name(const fs::path& p) {
 }
 }  // namespace
 
+namespace {
+
+fs::path make_private_dir(const fs::path& parent, const std::string& prefix) {
+  std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data()))
+    throw Error("cannot create a private temporary folder in " + parent.string() + ": " + std::strerror(errno));
+  return tmpl;
+}
+
+}  // namespace
+
+PrivateTempDir::PrivateTempDir(const std::string& prefix, const fs::path& parent)
+    : path_(make_private_dir(parent.empty() ? fs::temp_directory_path() : parent, prefix)) {}
+
+PrivateTempDir::~PrivateTempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+// The staging folder is made by mkdtemp beside the final one (same filesystem: commit() is a
+// rename), so no one can plant it or a link in its place.
 StagingDir::StagingDir(fs::path final_dir) : final_(folder_name(final_dir)) {
   fs::path parent = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
   fs::create_directories(parent);
-  tmp_ = parent / ("." + final_.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  fs::remove_all(tmp_);
-  fs::create_directories(tmp_);
+  tmp_ = make_private_dir(parent, "." + final_.filename().string() + ".tmp-");
+  fs::permissions(tmp_, fs::perms(0755));  // the output folder it becomes is meant to be read
 }
 
 StagingDir::~StagingDir() {

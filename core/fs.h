@@ -32,4 +32,21 @@ class StagingDir {
   bool committed_ = false;
 };
 
+// A private temporary folder: mkdtemp (an unpredictable name, mode 0700, never an existing
+// file or link) as `<parent>/<prefix>XXXXXX`, parent = the system temp folder by default;
+// removed with everything in it on destruction. No other user can pre-create, link or read
+// what is written in it: child output, a build's image-ID file, a credential helper's answer.
+class PrivateTempDir {
+ public:
+  explicit PrivateTempDir(const std::string& prefix = "imgtool-", const fs::path& parent = {});
+  ~PrivateTempDir();
+  PrivateTempDir(const PrivateTempDir&) = delete;
+  PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const char* name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
 }  // namespace imgtool

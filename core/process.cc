@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/fs.h"
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
@@ -27,28 +28,6 @@ std::string slurp(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-
-// A private folder (mkdtemp: unpredictable name, mode 0700) for one child's
-// stdout/stderr: no other user can pre-create, link or read the files in it
-// (a credential helper's answer passes through here). Removed on destruction.
-class PrivateDir {
- public:
-  PrivateDir() {
-    std::string tmpl = (fs::temp_directory_path() / "imgtool-run-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw Error("cannot create a private temporary folder in " + fs::temp_directory_path().string());
-    path_ = tmpl;
-  }
-  ~PrivateDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  PrivateDir(const PrivateDir&) = delete;
-  PrivateDir& operator=(const PrivateDir&) = delete;
-  fs::path operator/(const char* name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
 
 }  // namespace
 
@@ -145,7 +124,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
     log.finish(r, opt);
     return r;
   }
-  PrivateDir tmp;
+  PrivateTempDir tmp("imgtool-run-");
   fs::path out_p = tmp / "out", err_p = tmp / "err";
   bp::child c(exe, bp::args(args), bp::std_out > out_p.string(), bp::std_err > err_p.string(), bp::std_in < in, child_env,
               bp::start_dir(cwd));

@@ -1,8 +1,6 @@
 #include "engine/docker_engine.h"
 
-#include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -20,11 +18,6 @@ using nlohmann::json;
 
 constexpr const char* kApi = "http://docker/v1.41";
 constexpr size_t kMaxImageListBytes = 64u << 20;  // a listing is ~0.5 KiB an image
-
-fs::path iid_path() {
-  static std::atomic<int> n{0};
-  return fs::temp_directory_path() / ("imgtool-iid-" + std::to_string(::getpid()) + "-" + std::to_string(++n));
-}
 
 std::vector<std::string> strings(const json& j, const char* key) {
   std::vector<std::string> v;
@@ -115,16 +108,17 @@ std::optional<ImageInfo> DockerEngine::inspect(const std::string& ref) {
 // The timeout is enforced by coreutils timeout(1) rather than RunOptions::timeout:
 // Boost 1.74's wait_for waits on SIGCHLD, which with -j N threads can be taken
 // by another thread, leaving a finished build unnoticed until the deadline.
+// The image ID comes back through --iidfile, in a private folder of this build's own: the ID decides
+// what is smoked, gated, pushed and signed, so no other user may plant or rewrite that file.
 BuildResult DockerEngine::build(const BuildRequest& r) {
-  fs::path iid = iid_path();
+  PrivateTempDir dir("imgtool-build-");
+  fs::path iid = dir / "iid";
   auto argv = build_argv(r, iid);
   argv.insert(argv.begin(), {"timeout", "--kill-after=30", std::to_string(r.timeout.count())});
   RunOptions o{.log_path = r.log_path.string(), .env = {{"DOCKER_BUILDKIT", buildkit() ? "1" : "0"}}};
   BuildResult res{cli(argv, o), ""};
   if (res.run.exit_code == 124 || res.run.exit_code == 137) res.run.timed_out = true;
   if (res.run.ok() && fs::exists(iid)) res.image_id = read_file(iid);
-  std::error_code ec;
-  fs::remove(iid, ec);
   return res;
 }
 

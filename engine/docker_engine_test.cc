@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -95,6 +97,36 @@ TEST_CASE("real engine: build, inspect, run, timeout, save/load, remove") {
   CHECK(e.remove(loaded));
   CHECK_FALSE(e.remove(loaded));
   CHECK(e.inspect(name));  // still there under its own name
+}
+
+TEST_CASE("real engine: the image-ID file is private to the build, never at a predictable /tmp name") {
+  // The old scheme: docker build --iidfile /tmp/imgtool-iid-<pid>-<n>, read back after the build.
+  // Another local user rewriting that name in a loop made the ID read back theirs: the ID decides
+  // what is smoked, gated, pushed and signed.
+  ScratchDir dir("engine-iid");
+  const std::string fake = "sha256:" + std::string(64, 'f');
+  std::atomic<bool> done{false};
+  std::thread attacker([&] {
+    while (!done)
+      for (int n = 1; n <= 20; ++n) {
+        std::ofstream f(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)), std::ios::trunc);
+        f << fake;
+      }
+  });
+  DockerEngine e;
+  write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.iid=" + pid() + "\n");
+  const std::string name = "imgtool-engine-test/iid:" + pid();
+  BuildResult b = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
+                           .timeout = std::chrono::seconds(600), .log_path = dir.path / "build.log"});
+  done = true;
+  attacker.join();
+  for (int n = 1; n <= 20; ++n) fs::remove(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)));
+  REQUIRE(b.ok());
+  auto info = e.inspect(name);
+  REQUIRE(info);
+  CHECK(b.image_id != fake);
+  CHECK(b.image_id == info->id);
+  e.remove(name);
 }
 
 TEST_CASE("real engine: a failing classic build leaves no stopped container behind") {
