@@ -1,7 +1,7 @@
 #include "verify/claims_check.h"
 
 #include <optional>
-#include <regex>
+#include <string_view>
 
 #include "core/version.h"
 
@@ -159,8 +159,28 @@ void check_tensorrt(const Claims& c, const ContentsFacts& f, Checks& out) {
             "install TensorRT " + trt + " (tensorrt wheel or libnvinfer), or drop the trt claim", out);
 }
 
+// The version after the first "cuda>=" in NVIDIA_REQUIRE_CUDA (digits in dot-separated groups, as
+// cuda>=(\d+(?:\.\d+)*) would take it); "" when there is none. Plain string code: the value comes
+// from the image's config (std::regex recursed per character on a long one).
+std::string required_cuda(std::string_view env) {
+  size_t at = env.find("cuda>=");
+  if (at == std::string_view::npos) return "";
+  std::string_view v = env.substr(at + 6);
+  auto digits = [&](size_t from) {
+    size_t i = from;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    return i;
+  };
+  size_t end = digits(0);
+  while (end > 0 && end + 1 < v.size() && v[end] == '.') {
+    size_t next = digits(end + 1);
+    if (next == end + 1) break;  // a dot with no digits after it ends the version
+    end = next;
+  }
+  return std::string(v.substr(0, end));
+}
+
 void check_env(const Claims& c, Checks& out) {
-  std::smatch m;
   std::string found = c.require_cuda.empty() ? "unset" : "'" + c.require_cuda + "'";
   if (!c.gpu()) {
     out.push_back(judge(c.require_cuda.empty(), "claims.require-cuda", "NVIDIA_REQUIRE_CUDA unset for cpu",
@@ -168,9 +188,9 @@ void check_env(const Claims& c, Checks& out) {
     return;
   }
   std::string cuda = c.label("cuda");
-  bool has = std::regex_search(c.require_cuda, m, std::regex(R"(cuda>=(\d+(?:\.\d+)*))"));
+  std::string required = required_cuda(c.require_cuda);
   auto want = Version::parse(cuda);
-  auto got = has ? Version::parse(m[1].str()) : std::nullopt;
+  auto got = required.empty() ? std::nullopt : Version::parse(required);
   bool ok = want && got && got->truncated(2) == want->truncated(2);
   out.push_back(judge(ok, "claims.require-cuda", "NVIDIA_REQUIRE_CUDA matches the cuda claim",
                       "NVIDIA_REQUIRE_CUDA with cuda>=" + (cuda.empty() ? "<cuda>" : cuda), found,

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include "verify/name_match.h"
 
 namespace imgtool::verify {
 
@@ -17,9 +19,17 @@ namespace {
 const std::vector<std::string> kDefaultDirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
                                                "/usr/lib64", "/lib", "/usr/lib"};
 
-// basename -> (library stem, version); the CUDA libraries whose lookup is checked.
-const std::regex kCudaLib(R"(^(lib(?:cudart|cublas|cublasLt|cudnn|nccl|nvinfer|nvrtc|curand|cusolver|cusparse|cufft))\.so\.(\d+(?:\.\d+)*)$)");
-const std::regex kSite(R"(^(.*/lib/python3\.\d+/(?:site|dist)-packages)/.*$)");
+// The CUDA libraries whose lookup is checked: basenames STEM.so.N[.N…] (names::versioned: plain
+// string code, never std::regex on a layer's paths).
+const char* const kCudaLibs[] = {"libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libnvinfer",
+                                 "libnvrtc", "libcurand", "libcusolver", "libcusparse", "libcufft"};
+
+// "libcudart.so.12.6" -> "libcudart"; nullopt for any other name.
+std::optional<std::string> cuda_lib_stem(const std::string& base) {
+  for (const char* stem : kCudaLibs)
+    if (names::versioned(base, std::string(stem) + ".so.")) return std::string(stem);
+  return std::nullopt;
+}
 
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
@@ -78,12 +88,13 @@ void read_conf(const ContentsTree& t, const std::string& path, std::vector<Searc
 std::map<std::string, std::vector<std::string>> wanted_names(const ContentsTree& t) {
   std::map<std::string, std::string> soname;  // stem -> name
   std::map<std::string, std::vector<std::string>> where;  // name -> paths holding it
-  std::smatch m;
   for (const auto& [path, e] : t.entries()) {
     std::string base = basename_of(path);
-    if (e.type == FsEntry::Type::kDir || !std::regex_match(base, m, kCudaLib) || !t.resolve(path)) continue;
+    if (e.type == FsEntry::Type::kDir) continue;
+    auto stem = cuda_lib_stem(base);
+    if (!stem || !t.resolve(path)) continue;
     where[base].push_back(path);
-    std::string& s = soname[m[1]];
+    std::string& s = soname[*stem];
     if (s.empty() || std::count(base.begin(), base.end(), '.') < std::count(s.begin(), s.end(), '.')) s = base;
   }
   std::map<std::string, std::vector<std::string>> out;
@@ -140,9 +151,8 @@ std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const Conten
   read_conf(tree, "/etc/ld.so.conf", out, 0);
   for (const auto& d : kDefaultDirs) out.push_back({d, "default"});
   std::set<std::string> sites;
-  std::smatch m;
   for (const auto& p : facts.paddles)
-    if (std::regex_match(p.location, m, kSite)) sites.insert(m[1]);
+    if (auto site = names::site_packages(p.location)) sites.insert(site->dir);
   for (const auto& site : sites) {
     out.push_back({site + "/paddle/libs", "Paddle"});
     // <site>/nvidia/<pkg>/lib, from any entry under it (layers may omit directory entries).

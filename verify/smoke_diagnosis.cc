@@ -1,5 +1,6 @@
 #include "verify/smoke_diagnosis.h"
 
+#include <algorithm>
 #include <regex>
 #include <vector>
 
@@ -59,23 +60,26 @@ std::string substitute(std::string text, const std::string& capture) {
   return text;
 }
 
-std::string matched_line(std::string_view all, size_t pos) {
-  size_t b = all.rfind('\n', pos);
-  size_t e = all.find('\n', pos);
-  b = b == std::string_view::npos ? 0 : b + 1;
-  return std::string(all.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
-}
-
 }  // namespace
 
+// Docker's own messages are single short lines. The rules are matched line by line, and a line
+// longer than this is skipped: stderr also carries what the image printed (hostile text), and
+// libstdc++'s regex recurses once per character it matches ("[^"]*" over a megabyte of it
+// overflowed the stack).
+constexpr size_t kMaxDiagnosedLine = 4096;
+
 std::optional<HostDiagnosis> diagnose_docker_failure(std::string_view err) {
-  std::string text(err);
   for (const Rule& r : rules()) {
-    std::smatch m;
-    if (!std::regex_search(text, m, std::regex(r.pattern))) continue;
-    std::string cap = m.size() > 1 ? m[1].str() : "";
-    return HostDiagnosis{r.code, substitute(r.summary, cap), substitute(r.fix, cap),
-                         matched_line(text, static_cast<size_t>(m.position(0))), r.retryable};
+    std::regex re(r.pattern);
+    for (size_t b = 0; b < err.size();) {
+      size_t e = std::min(err.find('\n', b), err.size());
+      std::string line(err.substr(b, std::min(e - b, kMaxDiagnosedLine + 1)));
+      b = e + 1;
+      std::smatch m;
+      if (line.size() > kMaxDiagnosedLine || !std::regex_search(line, m, re)) continue;
+      std::string cap = m.size() > 1 ? m[1].str() : "";
+      return HostDiagnosis{r.code, substitute(r.summary, cap), substitute(r.fix, cap), line, r.retryable};
+    }
   }
   return std::nullopt;
 }

@@ -46,3 +46,15 @@ TEST_CASE("generic failure and timeout") {
   CHECK(g.code == "docker_run_failed");
   CHECK(g.summary.find("125") != std::string::npos);
 }
+
+TEST_CASE("hostile stderr: a megabyte line the image printed is skipped, docker's own line is still diagnosed") {
+  // stderr carries what the image printed. One rule's "[^"]*" over a megabyte of it made
+  // libstdc++'s regex recurse once per character and overflow the stack.
+  std::string junk = "could not select device driver \"" + std::string(1 << 20, 'a');
+  CHECK_FALSE(diagnose_docker_failure(junk));
+  auto d = diagnose_docker_failure(junk + "\ndocker: Error response from daemon: could not select device driver \"\" "
+                                          "with capabilities: [[gpu]].\n");
+  REQUIRE(d);
+  CHECK(d->code == "nvidia_runtime_missing");
+  CHECK(d->evidence.rfind("docker: Error response", 0) == 0);
+}

@@ -70,6 +70,24 @@ TEST_CASE("an honest gpu image passes every claim") {
   for (const auto& r : rows) CHECK_MESSAGE(r.status != Status::kFail, (r.id + ": " + r.found));
 }
 
+TEST_CASE("NVIDIA_REQUIRE_CUDA is read without std::regex: the version after cuda>=, and a hostile megabyte of it") {
+  auto require_cuda = [](const std::string& env) {
+    Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=" + env}), "");
+    for (const auto& r : check_claims(c, facts_of(honest_gpu_fs()), test_kb()))
+      if (r.id == "claims.require-cuda") return r.status;
+    return Status::kFail;
+  };
+  CHECK(require_cuda("cuda>=12.6 brand=tesla,driver>=470") == Status::kPass);
+  CHECK(require_cuda("brand=tesla cuda>=12.6.3.") == Status::kPass);
+  CHECK(require_cuda("cuda>=12.8") == Status::kFail);
+  CHECK(require_cuda("cuda>=") == Status::kFail);
+  CHECK(require_cuda("driver>=470") == Status::kFail);
+  // From the image's config: cuda>=(\d+(?:\.\d+)*) recursed once per character of this.
+  std::string hostile = "cuda>=12";
+  while (hostile.size() < (1 << 20)) hostile += ".6";
+  CHECK(require_cuda(hostile) == Status::kPass);
+}
+
 TEST_CASE("min-driver below the knowledge base's floor for the CUDA major fails") {
   auto labels = gpu_labels();
   labels["io.imgtool.min-driver"] = "470.57.02";
