@@ -25,6 +25,8 @@ void write_all(int fd, std::string_view content, const fs::path& tmp) {
   }
 }
 
+}  // namespace
+
 void fsync_dir(const fs::path& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -32,32 +34,39 @@ void fsync_dir(const fs::path& dir) {
   ::close(fd);
 }
 
-}  // namespace
-
-void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
+AtomicFile::AtomicFile(const fs::path& path, unsigned mode) : path_(path), mode_(mode) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   // mkstemp: a fresh name, created O_EXCL (never an existing file or a planted
   // symlink), mode 0600 until the final mode is set on the descriptor.
   std::string tmp = path.string() + ".tmp-XXXXXX";
-  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) throw Error("cannot create a temporary file beside " + path.string() + ": " + std::strerror(errno));
-  try {
-    write_all(fd, content, tmp);
-    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
-      throw Error("cannot write " + tmp + ": " + std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
+  fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd_ < 0) throw Error("cannot create a temporary file beside " + path.string() + ": " + std::strerror(errno));
+  tmp_ = tmp;
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::write(std::string_view bytes) { write_all(fd_, bytes, tmp_); }
+
+void AtomicFile::commit(const fs::path& to) {
+  const fs::path& dest = to.empty() ? path_ : to;
+  if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) throw Error("cannot write " + tmp_.string() + ": " + std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    ::unlink(tmp.c_str());
-    throw Error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
-  }
-  fsync_dir(path.parent_path());  // the rename itself survives a crash
+  fs::rename(tmp_, dest, ec);
+  if (ec) throw Error("cannot rename " + tmp_.string() + " to " + dest.string() + ": " + ec.message());
+  committed_ = true;
+  fsync_dir(dest.parent_path());  // the rename itself survives a crash
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
+  AtomicFile f(path, mode);
+  f.write(content);
+  f.commit();
 }
 
 std::string read_file(const fs::path& path) {

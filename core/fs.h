@@ -14,6 +14,30 @@ namespace fs = std::filesystem;
 // private keys), fsyncs it, renames it onto `path` and fsyncs the folder.
 void write_file_atomic(const fs::path& path, std::string_view content, unsigned mode = 0644);
 
+// The same for a file written in pieces (a streamed blob): `<path>.tmp-XXXXXX` made by mkstemp,
+// written by write(), then commit() sets `mode`, fsyncs, renames it onto `path` (or onto `to`, on
+// the same filesystem: a name known only at the end, such as a digest) and fsyncs the folder.
+// Destroyed before commit(), the temporary file is removed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const fs::path& path, unsigned mode = 0644);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(std::string_view bytes);
+  void commit(const fs::path& to = {});
+  const fs::path& temp_path() const { return tmp_; }
+
+ private:
+  fs::path path_, tmp_;
+  unsigned mode_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// fsync of a folder (after a rename into it); errors are ignored.
+void fsync_dir(const fs::path& dir);
+
 std::string read_file(const fs::path& path);
 
 // A temporary folder beside `final_dir`; commit() swaps it into place

@@ -6,10 +6,13 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
 #include "image/auth.h"
 #include "image/compress.h"
+#include "image/oci_layout.h"
+#include "image/blob.h"
 #include "image/reference.h"
 #include "image/registry.h"
 #include "tests/fixtures.h"
@@ -194,4 +197,29 @@ TEST_CASE("manifest descriptors: a size that is not an integer of int64 is refus
             std::string::npos);
     }
   }
+}
+
+TEST_CASE("oci: layout blobs appear whole and checked (mkstemp, fsync, rename), or not at all") {
+  namespace fs = std::filesystem;
+  imgtool::testing::ScratchDir dir("oci-blobs");
+  OciDestination dst(dir.path / "layout");
+  std::string bytes = "layer bytes";
+  Descriptor d{"application/vnd.oci.image.layer.v1.tar", sha256_digest(bytes), static_cast<int64_t>(bytes.size())};
+  StringReader ok(bytes);
+  dst.put_blob(d, ok);
+  fs::path blob = dir.path / "layout/blobs/sha256" / d.digest.substr(7);
+  CHECK(read_file(blob) == bytes);
+  CHECK(fs::status(blob).permissions() == fs::perms(0644));
+  Descriptor lie{d.media_type, sha256_digest("other"), d.size};
+  StringReader wrong(bytes);
+  std::string err;
+  try {
+    dst.put_blob(lie, wrong);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  CHECK(err.find("expected " + lie.digest) != std::string::npos);
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir.path / "layout/blobs/sha256")) names.push_back(e.path().filename().string());
+  CHECK(names == std::vector<std::string>{d.digest.substr(7)});  // no temp file, no blob under the lie's name
 }

@@ -1,5 +1,6 @@
 #include "image/layer_cache.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -75,7 +76,13 @@ std::filesystem::path LayerCache::temp_path() const {
 
 Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l,
                               const std::function<void(const Descriptor&)>& placed) {
+  // The bytes reach the disk before the name does: a crash leaves no renamed-but-empty blob.
+  if (int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
   std::filesystem::rename(tmp, blob_path(l.digest));
+  fsync_dir(blob_path(l.digest).parent_path());
   {
     std::lock_guard<std::mutex> lock(mu_);
     verified_.insert(l.digest);  // hashed in the same pass that wrote it

@@ -65,29 +65,23 @@ bool OciDestination::has_blob(const Descriptor& d) {
   return !ec && static_cast<int64_t>(size) == d.size;
 }
 
+// The blob appears under its digest complete and checked, or not at all: written to a mkstemp
+// file beside it (the layout is the user's folder: no predictable name to plant), fsynced, renamed.
 void OciDestination::put_blob(const Descriptor& d, BlobReader& content) {
-  auto final_path = oci_blob_path(dir_, d.digest);
-  auto tmp = final_path;
-  tmp += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(&content));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    Sha256 sha;
-    int64_t n = 0;
-    std::vector<char> buf(1 << 20);
-    while (size_t got = content.read(buf.data(), buf.size())) {
-      sha.update(buf.data(), got);
-      out.write(buf.data(), static_cast<std::streamsize>(got));
-      n += static_cast<int64_t>(got);
-    }
-    out.close();
-    std::string digest = sha.digest();
-    if (!out || digest != d.digest || n != d.size) {
-      std::filesystem::remove(tmp);
-      throw Error(describe() + ": blob written as " + digest + " (" + std::to_string(n) + " bytes), expected " +
-                  d.digest + " (" + std::to_string(d.size) + " bytes)");
-    }
+  AtomicFile out(oci_blob_path(dir_, d.digest));
+  Sha256 sha;
+  int64_t n = 0;
+  std::vector<char> buf(1 << 20);
+  while (size_t got = content.read(buf.data(), buf.size())) {
+    sha.update(buf.data(), got);
+    out.write({buf.data(), got});
+    n += static_cast<int64_t>(got);
   }
-  std::filesystem::rename(tmp, final_path);
+  std::string digest = sha.digest();
+  if (digest != d.digest || n != d.size)
+    throw Error(describe() + ": blob written as " + digest + " (" + std::to_string(n) + " bytes), expected " + d.digest +
+                " (" + std::to_string(d.size) + " bytes)");
+  out.commit();
 }
 
 void OciDestination::put_manifest(const Manifest& m, const std::string& tag) {
