@@ -160,6 +160,18 @@ UrlOrigin url_origin(const std::string& url) {
   return o;
 }
 
+std::string resolve_url(const std::string& base, const std::string& ref) {
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
+  char* v = nullptr;
+  if (curl_url_set(u.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK ||
+      curl_url_set(u.get(), CURLUPART_URL, ref.c_str(), 0) != CURLUE_OK ||
+      curl_url_get(u.get(), CURLUPART_URL, &v, 0) != CURLUE_OK || !v)
+    throw Error("cannot resolve the URL reference '" + ref + "' against " + base);
+  std::string out(v);
+  curl_free(v);
+  return out;
+}
+
 std::string HttpResponse::header(const std::string& n) const {
   auto it = headers.find(n);
   return it == headers.end() ? "" : it->second;
@@ -212,7 +224,7 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(h, CURLOPT_READDATA, &t);
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, r.method == "GET" || r.method == "HEAD" ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, r.follow_redirects && (r.method == "GET" || r.method == "HEAD") ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
   set_protocols(h, r, http_ok);
   set_limits(h, opt_, r);

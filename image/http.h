@@ -58,6 +58,9 @@ struct HttpRequest {
   std::function<bool(const char*, size_t)> on_data;
   size_t max_body = kMaxSmallBodyBytes;  // cap on a body kept in HttpResponse::body
   std::chrono::milliseconds timeout{-1};  // total deadline; -1 = HttpOptions::timeout, 0 = none
+  // GET/HEAD: libcurl follows redirects (never https -> http). false: a 3xx comes back as the
+  // answer, for a caller that vets each hop itself (the registry client: image/registry.cc).
+  bool follow_redirects = true;
 };
 
 struct HttpResponse {
@@ -102,6 +105,10 @@ struct UrlOrigin {
   std::string host_port() const;  // "host:port" ("[::1]:5000" for IPv6)
 };
 UrlOrigin url_origin(const std::string& url);
+
+// `ref` (absolute, or a relative reference such as "/v2/x?last=a" or "uploads/1") resolved against
+// the absolute URL `base` per RFC 3986 (libcurl's URL parser). Throws Error when it cannot be.
+std::string resolve_url(const std::string& base, const std::string& ref);
 
 // Percent-encodes a URL query value.
 std::string url_escape(const std::string& s);

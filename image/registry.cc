@@ -38,9 +38,11 @@ std::string registry_error_code(const std::string& body, std::string* message) {
 
 bool retryable_status(long s) { return s == 429 || s == 408 || (s >= 500 && s <= 599); }
 
+// A Location the registry sent, resolved against its base (RFC 3986: "@evil/x" is a path there,
+// not another host).
 std::string absolute(const std::string& base, const std::string& location) {
-  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
-  return base + (location.empty() || location[0] != '/' ? "/" : "") + location;
+  if (location.empty()) throw Error("registry " + base + " started an upload without a Location to send it to");
+  return resolve_url(base, location);
 }
 
 std::string with_query(const std::string& url, const std::string& kv) {
@@ -235,20 +237,30 @@ struct Registry::Impl {
     return http.send(r);
   }
 
-  // Sends r (URL relative to the base unless absolute), answering one 401
-  // challenge with the credentials of the URL's own origin.
+  // Sends r (a reference resolved against the base: the registry's own paths, and Locations and
+  // Links it sent, relative or absolute), answering one 401 challenge with the credentials of the
+  // URL's own origin. Redirects of GET/HEAD are followed here, not by libcurl, so that every hop
+  // is vetted by check_target (http only where allowed, never after https) and authorized for its
+  // own origin; at most 5.
   HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
-    std::string b = pick_base();
-    bool absolute_url = r.url.rfind("http://", 0) == 0 || r.url.rfind("https://", 0) == 0;
-    if (!absolute_url) r.url = b + r.url;
-    Authorizer& au = authorizer(absolute_url ? check_target(r.url, "a URL") : url_origin(r.url));
+    r.url = resolve_url(pick_base(), r.url);
+    r.follow_redirects = false;
     std::string sc = scope(repo, a);
-    HttpResponse resp = send_once(r, au, sc);
-    if (resp.status != 401 || r.upload) return resp;
-    authenticate(au, resp, sc);
-    resp = send_once(r, au, sc);
-    if (resp.status == 401) throw auth_failed(au, resp);
-    return resp;
+    for (int hop = 0;; ++hop) {
+      Authorizer& au = authorizer(check_target(r.url, hop == 0 ? "a URL" : "a redirect"));
+      HttpResponse resp = send_once(r, au, sc);
+      if (resp.status == 401 && !r.upload) {
+        authenticate(au, resp, sc);
+        resp = send_once(r, au, sc);
+        if (resp.status == 401) throw auth_failed(au, resp);
+      }
+      bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
+                      resp.status == 308;
+      std::string loc = resp.header("location");
+      if (!redirect || loc.empty() || (r.method != "GET" && r.method != "HEAD")) return resp;
+      if (hop == 5) throw Error("registry " + host + ": more than 5 redirects, the last to " + loc);
+      r.url = resolve_url(r.url, loc);
+    }
   }
 
   // Like send(), retried with backoff on 429/5xx/resets (idempotent requests only).

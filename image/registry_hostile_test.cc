@@ -147,9 +147,33 @@ TEST_CASE("hostile registry: an https registry is never followed to plain http")
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("refusing the downgrade"), Error);
   }
   SUBCASE("a redirect to http") {
-    CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("refused a redirect"), Error);
+    CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("refusing the downgrade"), Error);
   }
   CHECK(plain.requests().empty());
+}
+
+TEST_CASE("hostile registry: a plain-http registry's redirects and references stay where plain http is allowed") {
+  // libcurl followed a plain-http registry's redirects to plain http anywhere, and a relative
+  // reference was glued to the base: "@HOST/x" became http://127.0.0.1:PORT@HOST/x, another host.
+  Scratch s;
+  HostileRegistry reg(s.path, "reg"), foreign(s.path, "foreign");
+  foreign.script({{"routes", {route("GET", "^/", 200, {{"body", R"({"tags":["evil"]})"}})}}});
+  reg.script({{"routes",
+               {v2_ok(),
+                route("GET", "^/v2/r/manifests/v1$", 302, {{"headers", {{"Location", "http://example.invalid:9/m"}}}}),
+                route("GET", "^/v2/r/tags/list\\?n=", 200,
+                      {{"body", R"({"tags":["a"]})"},
+                       {"headers", {{"Link", "<@" + foreign.host() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
+                route("GET", "^/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
+  Registry client(reg.host(), with_password());
+  REQUIRE(client.base_url().rfind("http://", 0) == 0);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"),
+                       doctest::Contains("on plain http to example.invalid:9"), Error);
+  CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});  // the Link is a path on the registry
+  CHECK(foreign.requests().empty());
+  bool followed_as_path = false;
+  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/@" + foreign.host() + "/v2/r/tags/list?last=a";
+  CHECK(followed_as_path);
 }
 
 TEST_CASE("hostile registry: bodies are bounded") {
