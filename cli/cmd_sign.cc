@@ -46,10 +46,14 @@ int run_sign(const SignFlags& f) {
   sign::SignResult s = sign::sign_digest(repo, *key, {digest, identity, parse_annotations(f.annotations)});
   std::cout << (s.already_signed ? "already signed " : "signed ") << repo.name() << "@" << digest << " as " << identity
             << " -> " << s.signature_tag << " (" << s.layers << " signature(s))\n";
-  if (!f.no_sbom && !image::is_index(m)) {  // the SBOM of the same digest, attested with the same key (sbom/publish.h)
-    image::DockerSource src(reg_ptr, r.name, digest);
-    sign::AttestResult a = sbom::attest_sbom(repo, src, m, *key);
-    std::cout << (a.already_attested ? "already attested " : "attested ") << "SPDX SBOM -> " << a.attestation_tag << "\n";
+  if (!f.no_sbom) {  // the SBOM of the image (an index: of its linux/amd64 image, the one verify reads), same key
+    std::string image_digest = image::platform_digest(m, f.ref);
+    image::DockerSource src(reg_ptr, r.name, image_digest);
+    image::Manifest im = image_digest == digest ? m : src.manifest();
+    sign::AttestResult a = sbom::attest_sbom(repo, src, im, *key);
+    std::cout << (a.already_attested ? "already attested " : "attested ") << "SPDX SBOM"
+              << (image_digest == digest ? "" : " of the linux/amd64 image " + image_digest) << " -> " << a.attestation_tag
+              << "\n";
   }
   return 0;
 }

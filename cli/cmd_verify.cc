@@ -63,10 +63,11 @@ int run_verify(const VerifyFlags& f) {
   image::Reference r = image::parse_reference(f.ref);
   sign::Pkey pub = f.key.empty() ? nullptr : sign::load_public_key(f.key);
   if (!f.no_signature && !pub) throw InputError("verify: expected --key PUBLIC_KEY (or --no-signature), found none");
-  auto source = image::open_platform_source(r, f.registry.transport());  // an index: its linux/amd64 image, as promote
+  std::string index_digest;  // an index: its linux/amd64 image, as promote; the index's signature holds too
+  auto source = image::open_platform_source(r, f.registry.transport(), {}, &index_digest);
   std::unique_ptr<image::Registry> reg;
   std::unique_ptr<sign::RegistryRepository> repo;
-  verify::StaticInputs in{f.ref, source.get(), nullptr, "", r.tag};
+  verify::StaticInputs in{f.ref, source.get(), nullptr, "", r.tag, index_digest};
   if (r.transport == "docker") {
     reg = std::make_unique<image::Registry>(r.host, f.registry.options());
     repo = std::make_unique<sign::RegistryRepository>(*reg, r.name);

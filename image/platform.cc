@@ -22,11 +22,15 @@ std::string platform_digest(const Manifest& m, const std::string& where, const P
   return is_index(m) ? pick_platform(m, where, p) : m.digest();
 }
 
-std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const TransportOptions& o, const Platform& p) {
+std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const TransportOptions& o, const Platform& p,
+                                                  std::string* index_digest) {
+  if (index_digest) index_digest->clear();
   auto src = open_source(r, o);
   if (r.transport != "docker") return src;
+  Manifest named = src->manifest();
   Reference pinned = r;
-  pinned.digest = platform_digest(src->manifest(), r.text, p);
+  pinned.digest = platform_digest(named, r.text, p);
+  if (index_digest && is_index(named)) *index_digest = named.digest();
   return open_source(pinned, o);
 }
 

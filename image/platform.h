@@ -27,7 +27,9 @@ std::string platform_digest(const Manifest& m, const std::string& where, const P
 
 // A source for one platform's image: a docker:// reference is resolved once
 // and reopened by digest — the index's `p` manifest, or the manifest itself.
-// Other transports are opened as they are.
-std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const TransportOptions& o, const Platform& p = {});
+// Other transports are opened as they are. `index_digest`, when given, is set to
+// the digest of the index the reference named ("" when it named one manifest).
+std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const TransportOptions& o, const Platform& p = {},
+                                                  std::string* index_digest = nullptr);
 
 }  // namespace imgtool::image

@@ -34,7 +34,16 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
     return;
   }
   std::string identity = opt.identity.empty() ? in.signatures->name() : opt.identity;
-  r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
+  if (in.index_digest.empty()) return r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
+  // The tag names an index (what `imgtool sign` and `cosign sign` of that tag sign): its signature
+  // binds the image read, which was taken by digest from those very bytes. Else the image's own.
+  CheckResult on_index = signature_result(*in.signatures, in.index_digest, *opt.public_key, opt.key_name, identity);
+  if (on_index.status == Status::kPass) {
+    on_index.found += " (on the index " + in.index_digest + "; its linux/amd64 image " + digest + " read from it by digest)";
+    return r.add(std::move(on_index));
+  }
+  CheckResult on_image = signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity);
+  r.add(on_image.status == Status::kPass ? std::move(on_image) : std::move(on_index));
 }
 
 CheckResult not_scanned() {

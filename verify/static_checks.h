@@ -35,6 +35,8 @@ struct StaticInputs {
   sign::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
   std::string signed_digest;                // if set, the manifest read must have this digest, else a read row fails
   std::string tag;                          // tag the image was referenced by ("" if by digest)
+  std::string index_digest;                 // the tag named an index and `source` is its linux/amd64 image
+                                            // (image/platform.h): a signature on the index holds too
 };
 
 struct VerifyOptions {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
+#include "core/hash.h"
 #include "image/registry.h"
 #include "sign/ecdsa.h"
 #include "sign/sig_manifest.h"
@@ -150,6 +151,30 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     auto r = cli({"verify", repo + ":multi", "--no-signature", "--no-smoke", "--json"});
     CHECK(r.exit_code == 0);  // before: the index itself was read as an image and failed
     CHECK(json::parse(r.out)["digest"] == honest);
+  }
+  SUBCASE("a multi-platform tag signed by `imgtool sign` (the index's digest, as cosign) verifies") {
+    auto m = reg.get_manifest("ai/paddle", honest);
+    json j = m.json();
+    j["annotations"] = {{"org.opencontainers.image.ref.name", "multi"}};  // the same image under a digest not signed
+    std::string image = sha256_digest(j.dump());
+    reg.put_manifest("ai/paddle", image, j.dump(), m.media_type);
+    json entry = {{"mediaType", m.media_type}, {"digest", image}, {"size", j.dump().size()},
+                  {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}};
+    json index = {{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", json::array({entry})}};
+    reg.put_manifest("ai/paddle", "multi", index.dump(), image::media::kOciIndex);
+    auto unsigned_index = cli({"verify", repo + ":multi", "--key", k + ".pub", "--no-smoke"});
+    CHECK(unsigned_index.exit_code == 1);
+    auto s = cli({"sign", repo + ":multi", "--key", k + ".key"});
+    REQUIRE(s.ok());
+    CHECK(s.out.find("signed " + server.host() + "/ai/paddle@" + sha256_digest(index.dump())) != std::string::npos);
+    CHECK(s.out.find("SPDX SBOM of the linux/amd64 image " + image) != std::string::npos);
+    auto r = cli({"verify", repo + ":multi", "--key", k + ".pub", "--no-smoke", "--json"});
+    INFO(r.out);
+    CHECK(r.exit_code == 0);  // before: the signature was looked for on the linux/amd64 image's digest only
+    json report = json::parse(r.out);
+    CHECK(report["digest"] == image);
+    for (const auto& c : report["checks"])
+      if (c["id"] == "signature") CHECK(c["found"].get<std::string>().find("on the index") != std::string::npos);
   }
   SUBCASE("promote: unsigned refused, signed-but-lying refused, signed honest moves the tag") {
     std::string liar = copy_to("imgtool-test/liar:py310", repo + ":staging-liar");
