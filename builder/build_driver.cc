@@ -105,6 +105,12 @@ std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int at
   return "exit " + std::to_string(r.run.exit_code) + ": " + why;
 }
 
+// The final stage of `dockerfile` already sets key="value" (the generator's LABEL lines do).
+bool final_stage_sets(const std::string& dockerfile, const std::string& key, const std::string& value) {
+  size_t from = dockerfile.rfind("\nFROM ");
+  return dockerfile.find(key + "=\"" + value + "\"", from == std::string::npos ? 0 : from) != std::string::npos;
+}
+
 BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   BuildRequest req;
   req.context = g.dir;
@@ -112,6 +118,14 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   req.image = local_image(g.cell, opt.image_prefix);
   req.labels = {{kInputsHashLabel, g.inputs_hash}, {labels::kTag, g.cell.tag}, {labels::kStageKey, base_key(g)}};
   if (!g.kb_version.empty()) req.labels[labels::kKbVersion] = g.kb_version;
+  // The classic builder turns each --label into one more step (a container created and committed:
+  // ~2 s on a GB image), so a label the Dockerfile's final stage already sets is not passed again.
+  std::string text;
+  try {
+    text = read_file(req.dockerfile);
+  } catch (const Error&) {
+  }
+  std::erase_if(req.labels, [&](const auto& kv) { return final_stage_sets(text, kv.first, kv.second); });
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
   return req;

@@ -313,3 +313,37 @@ TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a t
   CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, same_stem}, f.root / "state"),
                        doctest::Contains("expected matrix files with different names, found 'a'"), InputError);
 }
+
+TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --label (one classic-builder step each)") {
+  Fixture f;
+  matrix::Cell c;
+  c.tag = "t1";
+  c.python = "3.11";
+  c.paddle = "3.2.0";
+  c.base_image = "imgtool-base/debian:bookworm-py3";
+  const std::string hash = "sha256:" + std::string(64, 'a');
+  std::string dockerfile = "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
+                           "LABEL io.imgtool.tag=\"t1\" \\\n      io.imgtool.kb-version=\"kb1\"\n"
+                           "LABEL io.imgtool.inputs-hash=\"" + hash + "\"\n";
+  nlohmann::json j = {{"cell", c}, {"inputs_hash", hash}, {"kb_version", "kb1"}};
+  write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
+  write_file_atomic(f.root / "gen/t1/Dockerfile", dockerfile);
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), docker, store).ok());
+  REQUIRE(docker.builds.size() == 1);
+  auto& labels = docker.builds[0].labels;
+  CHECK(labels.count("io.imgtool.stage-key") == 1);  // not in the Dockerfile: passed
+  CHECK(labels.count("io.imgtool.tag") == 0);
+  CHECK(labels.count("io.imgtool.kb-version") == 0);
+  CHECK(labels.count("io.imgtool.inputs-hash") == 0);
+  // A stage other than the final one does not count, nor does another value.
+  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
+                                                  "LABEL io.imgtool.kb-version=\"other\"\n");
+  FakeEngine again;
+  StateStore store2(f.root / "state2");
+  REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), again, store2).ok());
+  CHECK(again.builds.at(0).labels.count("io.imgtool.tag") == 1);
+  CHECK(again.builds.at(0).labels.at("io.imgtool.kb-version") == "kb1");
+  CHECK(again.builds.at(0).labels.at("io.imgtool.inputs-hash") == hash);
+}
