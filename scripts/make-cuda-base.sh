@@ -18,7 +18,7 @@ CUDA=$1
 BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
 KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
 RECIPE=$ROOT/dockerfiles/bases/cuda-runtime.Dockerfile
-SCRIPT_VERSION=1
+SCRIPT_VERSION=2
 
 # "cuda_full cudnn_full pkg==ver..." for this CUDA, or one clear line and exit 2.
 read -r CUDA_FULL CUDNN_FULL PINS < <(python3 - "$KB" "$CUDA" <<'PY'
@@ -53,8 +53,18 @@ if [ "$have" = "$KEY" ]; then docker image inspect -f '{{.Id}}' "$TAG"; exit 0; 
 
 CTX=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-cuda-base.XXXXXX")
 trap 'rm -rf "$CTX"' EXIT
-mkdir "$CTX/wheels"
-for w in "$WHEELS"/nvidia_*.whl; do ln "$w" "$CTX/wheels/" 2>/dev/null || cp "$w" "$CTX/wheels/"; done
+# The wheels unpacked here, on the host (the recipe's header says the layout), one unzip per wheel
+# at once; the image gets them in one COPY.
+LIB=targets/x86_64-linux/lib
+mkdir -p "$CTX/cuda/redist" "$CTX/cuda/$LIB"
+pids=()
+for w in "$WHEELS"/nvidia_*.whl; do python3 -m zipfile -e "$w" "$CTX/cuda/redist/" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p" || { echo "make-cuda-base: cannot unpack a wheel of $WHEELS" >&2; exit 1; }; done
+( cd "$CTX/cuda"
+  for f in redist/nvidia/*/lib/lib*.so*; do ln -s "../../../$f" "$LIB/"; done
+  ln -s libcudnn.so.$CUDNN_MAJOR "$LIB/libcudnn.so"
+  ln -s "$LIB" lib64
+  find redist -name '__pycache__' -prune -exec rm -rf {} + )
 cp "$RECIPE" "$CTX/Dockerfile"
 echo "make-cuda-base: building $TAG (CUDA $CUDA_FULL, cuDNN $CUDNN_FULL) from $PINS" >&2
 MAJOR=${CUDA%%.*}

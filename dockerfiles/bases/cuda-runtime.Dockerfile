@@ -4,26 +4,18 @@
 # Layout as nvidia/cuda: libraries under /usr/local/cuda-<mm>/targets/x86_64-linux/lib
 # (= /usr/local/cuda/lib64), found by the dynamic loader through /etc/ld.so.conf.d +
 # ldconfig; /usr/local/nvidia/lib{,64} on LD_LIBRARY_PATH for the driver the runtime injects.
+# scripts/make-cuda-base.sh unpacks the wheels on the host (zip files: the stdlib's zipfile, no pip)
+# into the build context as cuda/ = /usr/local/cuda-<mm>: redist/ (every wheel's files, dist-info
+# folders kept, so the image says which NVIDIA packages and versions it carries; no __pycache__),
+# targets/x86_64-linux/lib/ (links to the libraries), lib64 -> targets/x86_64-linux/lib and the
+# libcudnn.so dev link. One COPY: the files are written into the image once.
 ARG BASE
-FROM ${BASE} AS unpack
-ARG CUDA_MM
-COPY wheels/ /tmp/nvidia-wheels/
-# Wheels are zip files: unpacked with the stdlib (no pip, no network). The dist-info folders
-# stay, so the image says which NVIDIA packages (and versions) it carries.
-RUN set -eu; d=/usr/local/cuda-${CUDA_MM}; lib=$d/targets/x86_64-linux/lib; \
-    mkdir -p "$d/redist" "$lib"; \
-    for w in /tmp/nvidia-wheels/*.whl; do python3 -m zipfile -e "$w" "$d/redist/"; done; \
-    for f in "$d"/redist/nvidia/*/lib/lib*.so*; do ln -s "../../../redist/${f#$d/redist/}" "$lib/"; done; \
-    ln -s libcudnn.so.8 "$lib/libcudnn.so"; \
-    ln -s targets/x86_64-linux/lib "$d/lib64"; \
-    find "$d/redist" -name '__pycache__' -prune -exec rm -rf {} +
-
 FROM ${BASE}
 ARG CUDA_MM
 ARG CUDA_FULL
 ARG CUDNN_FULL
 ARG REQUIRE
-COPY --from=unpack /usr/local/cuda-${CUDA_MM} /usr/local/cuda-${CUDA_MM}
+COPY cuda/ /usr/local/cuda-${CUDA_MM}/
 RUN ln -s "cuda-${CUDA_MM}" /usr/local/cuda \
  && printf '%s\n' /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64 > /etc/ld.so.conf.d/000_cuda.conf \
  && printf '%s\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf \
