@@ -1,11 +1,12 @@
 // The nightly pipeline:
-//   plan → generate → build (build_driver.h) → per built cell, one at a time:
-//   smoke → release gate (claims vs contents, as `promote`) → (only if both
-//   passed) push by digest → sign → move tag.
+//   plan → generate → build (build_driver.h, -j at a time) → every built cell's smoke, one at a
+//   time → per smoked cell, -j at a time: release gate (claims vs contents, as `promote`) →
+//   (only if both passed) push by digest → sign → move tag.
 // A tag therefore never names an image that failed its smoke or its gate, or
 // is unsigned.
-// Smoke runs serially so throughput numbers are not measured under the load
-// of other cells; builds run in parallel before it.
+// Smokes run alone, after the builds and before any gate or push, so throughput
+// numbers are not measured under the load of other cells; gates and publishes
+// (docker save, uploads: mostly I/O) of different cells overlap.
 //
 // Incremental: a cell whose image is up to date and whose smoke passed for
 // that image ID (same --gpus) reuses the verdict ("cached"); a cell whose

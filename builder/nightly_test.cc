@@ -3,6 +3,11 @@
 // builder/builder_integration_test.cc (real engine + loopback registry).
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 #include "builder/nightly.h"
 #include "builder/report.h"
 #include "core/error.h"
@@ -103,8 +108,9 @@ TEST_CASE("nightly: only cells whose smoke passed are published; failures are is
   CHECK(r.cells[2].publish.status == PublishStatus::skipped);
   CHECK(std::find(steps.calls.begin(), steps.calls.end(), "publish gpu") == steps.calls.end());
   CHECK(r.cells[2].gate.status == GateStatus::skipped);
+  // Every smoke first (alone), then gate and publish of the cells that passed.
   CHECK(steps.calls ==
-        std::vector<std::string>{"smoke cpu", "gate cpu", "publish cpu", "tag cpu-nightly-20261124", "smoke gpu"});
+        std::vector<std::string>{"smoke cpu", "smoke gpu", "gate cpu", "publish cpu", "tag cpu-nightly-20261124"});
   CHECK(steps.extra_tags.at("cpu-nightly-20261124") == r.cells[1].publish.digest);
   CHECK(r.cells[1].publish.dated_tag == "cpu-nightly-20261124");
   CHECK(r.cells[2].publish.dated_tag.empty());
@@ -253,4 +259,61 @@ TEST_CASE("nightly model: one to/from JSON round trip keeps every step and statu
   json bad = j;
   bad["cells"][0]["publish"]["status"] = "maybe";
   CHECK_THROWS_AS(bad.get<NightlyReport>(), InputError);
+}
+
+TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publishes of two cells overlap") {
+  struct Overlap : FakeSteps {
+    std::recursive_mutex mu;  // FakeSteps::publish calls layers_of
+    std::atomic<int> busy{0}, most{0};
+    std::atomic<bool> smoke_beside_other_work{false};
+    SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) override {
+      if (busy.load() != 0) smoke_beside_other_work = true;
+      std::lock_guard lock(mu);
+      return FakeSteps::smoke(g, b);
+    }
+    GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
+      int now = ++busy;
+      for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {}
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      --busy;
+      std::lock_guard lock(mu);
+      return FakeSteps::gate(g, b);
+    }
+    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
+      std::lock_guard lock(mu);
+      return FakeSteps::publish(g, b);
+    }
+    void add_tag(const GeneratedCell& g, const std::string& d, const std::string& t) override {
+      std::lock_guard lock(mu);
+      FakeSteps::add_tag(g, d, t);
+    }
+    std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& d) override {
+      std::lock_guard lock(mu);
+      return FakeSteps::layers_of(g, d);
+    }
+    std::string registry_digest(const GeneratedCell& g) override {
+      std::lock_guard lock(mu);
+      return FakeSteps::registry_digest(g);
+    }
+  };
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a", "cpu"), f.cell("b", "cpu"), f.cell("lying-c", "cpu")};
+  FakeEngine docker;
+  Overlap steps;
+  StateStore store(f.root / "state");
+  NightlyOptions o = f.options();
+  o.build.jobs = 2;
+  NightlyReport r = run_nightly(cells, o, docker, store, &steps);
+  CHECK(r.cells[0].ok());
+  CHECK(r.cells[1].ok());
+  CHECK(r.cells[2].gate.status == GateStatus::fail);  // still gated, alone, before any publish of it
+  CHECK(r.cells[2].publish.status == PublishStatus::skipped);
+  CHECK_FALSE(steps.smoke_beside_other_work);
+  CHECK(steps.most == 2);
+  std::vector<std::string> first(steps.calls.begin(), steps.calls.begin() + 3);
+  CHECK(first == std::vector<std::string>{"smoke a", "smoke b", "smoke lying-c"});
+  for (const char* tag : {"a", "b"}) {  // each cell's own order: gate, publish, dated tag
+    auto at = [&](const std::string& c) { return std::find(steps.calls.begin(), steps.calls.end(), c) - steps.calls.begin(); };
+    CHECK(at(std::string("gate ") + tag) < at(std::string("publish ") + tag));
+  }
 }
