@@ -306,27 +306,30 @@ bool ContentsTree::has_children(const std::string& dir) const {
   return it != entries_.end() && it->first.compare(0, dir.size() + 1, dir + "/") == 0;
 }
 
+// `todo` is normalized (no empty, "." or ".." component), so each step only appends a component
+// to `done`: linear in the path, where normalizing the whole prefix at every step was quadratic.
 std::optional<std::string> ContentsTree::resolve(const std::string& path) const {
-  std::string todo = normalize(path), done = "/";
+  std::string todo = normalize(path), done;
   if (todo == "/") return todo;
   int hops = 0;
   size_t i = 1;
   while (i <= todo.size()) {
     size_t j = todo.find('/', i);
     if (j == std::string::npos) j = todo.size();
-    std::string cur = normalize(done + "/" + todo.substr(i, j - i));
-    std::string rest = j < todo.size() ? todo.substr(j) : "";
-    const FsEntry* e = find(cur);
-    if (!e && !has_children(cur)) return std::nullopt;
+    size_t before = done.size();
+    done.append("/").append(todo, i, j - i);
+    const FsEntry* e = find(done);
+    if (!e && !has_children(done)) return std::nullopt;
     if (e && e->type == FsEntry::Type::kSymlink) {
       if (++hops > 40) return std::nullopt;
-      std::string target = e->link.rfind('/', 0) == 0 ? e->link : dirname_of(cur) + "/" + e->link;
-      todo = normalize(target + rest);
-      done = "/";
+      std::string base = before == 0 ? "/" : done.substr(0, before);
+      std::string target = e->link.rfind('/', 0) == 0 ? e->link : base + "/" + e->link;
+      todo = normalize(target.append(todo, j, std::string::npos));
+      if (todo == "/") return todo;
+      done.clear();
       i = 1;
       continue;
     }
-    done = cur;
     i = j + 1;
   }
   return done;
