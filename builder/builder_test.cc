@@ -337,8 +337,8 @@ TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --la
   CHECK(labels.count("io.imgtool.tag") == 0);
   CHECK(labels.count("io.imgtool.kb-version") == 0);
   CHECK(labels.count("io.imgtool.inputs-hash") == 0);
-  // A stage other than the final one does not count, nor does another value.
-  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
+  // A stage other than the final one does not count (FROM in any case), nor does another value.
+  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\n  from base\n"
                                                   "LABEL io.imgtool.kb-version=\"other\"\n");
   FakeEngine again;
   StateStore store2(f.root / "state2");
