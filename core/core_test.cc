@@ -159,7 +159,10 @@ TEST_CASE("cache folder: XDG_CACHE_HOME or the account's home when HOME is unset
   fs::remove_all(base);
 }
 
-TEST_CASE("strings: lower, upper, join, trim, xml_escape") {
+TEST_CASE("strings: lower, upper, join, trim, quoted, xml_escape") {
+  CHECK(strings::quoted("paddlepaddle==3.2.0") == "'paddlepaddle==3.2.0'");
+  CHECK(strings::quoted(std::string(120, 'a')) == "'" + std::string(120, 'a') + "'");
+  CHECK(strings::quoted(std::string(121, 'a')) == "'" + std::string(60, 'a') + "…' (121 bytes)");
   CHECK(strings::lower("PaddlePaddle-GPU") == "paddlepaddle-gpu");
   CHECK(strings::upper("fail") == "FAIL");
   CHECK(strings::join({"a", "b", "c"}, ", ") == "a, b, c");

@@ -29,6 +29,11 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, s.find_last_not_of(blanks) - b + 1));
 }
 
+std::string quoted(std::string_view value) {
+  if (value.size() <= 120) return "'" + std::string(value) + "'";
+  return "'" + std::string(value.substr(0, 60)) + "…' (" + std::to_string(value.size()) + " bytes)";
+}
+
 std::string xml_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -1,4 +1,4 @@
-// Small string helpers, once: case, joining, trimming and XML escaping.
+// Small string helpers, once: case, joining, trimming, quoting and XML escaping.
 #pragma once
 #include <string>
 #include <string_view>
@@ -10,6 +10,9 @@ std::string lower(std::string_view s);
 std::string upper(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string trim(std::string_view s);  // blanks (space, tab, CR, LF) at both ends
+// 'value' for an error message: whole up to 120 bytes, else its first 60 and its size
+// ('abc…' (200000 bytes)), so a message about a value of any length stays one readable line.
+std::string quoted(std::string_view value);
 // &, <, >, " and ' escaped: safe in XML/HTML text and attribute values.
 std::string xml_escape(std::string_view s);
 

@@ -1,10 +1,11 @@
 #include "dockerfiles/cell_values.h"
 
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/strings.h"
 #include "core/version.h"
 #include "matrix/labels.h"
 
@@ -15,29 +16,59 @@ using matrix::Cell;
 
 const char* kHashLabelKey = labels::kInputsHash;
 
+// Matchers written out (std::regex recursed once per character: a long matrix value
+// crashed generate). Each consumes one character class from `at` and returns false at none.
+bool in_class(char c, std::string_view extra) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         extra.find(c) != std::string_view::npos;
+}
+size_t run_of(std::string_view s, size_t at, std::string_view extra) {
+  while (at < s.size() && in_class(s[at], extra)) ++at;
+  return at;
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+bool is_docker_tag(std::string_view t) {
+  return !t.empty() && t.size() <= 128 && in_class(t[0], "_") && run_of(t, 1, "_.-") == t.size();
+}
+
+// name[extras]==version: [A-Za-z0-9][A-Za-z0-9._-]* (\[[A-Za-z0-9,._-]+\])? == [0-9][A-Za-z0-9.+!-]*
+bool is_pinned_requirement(std::string_view r) {
+  if (r.empty() || !in_class(r[0], "")) return false;
+  size_t at = run_of(r, 1, "._-");
+  if (at < r.size() && r[at] == '[') {
+    size_t end = run_of(r, at + 1, ",._-");
+    if (end == at + 1 || end >= r.size() || r[end] != ']') return false;
+    at = end + 1;
+  }
+  if (r.compare(at, 2, "==") != 0) return false;
+  at += 2;
+  return at < r.size() && is_digit(r[at]) && run_of(r, at + 1, ".+!-") == r.size();
+}
+
 void check_safe(const Cell& cell, const std::string& field, const std::string& value) {
   static const std::string bad = "\"'$\\`;&|<>";
   for (unsigned char c : value)
     if (c < 0x20 || c == 0x7f || bad.find(static_cast<char>(c)) != std::string::npos)
-      throw InputError("cell " + cell.tag + ": " + field + " '" + value +
-                       "' has a character that is unsafe in a Dockerfile (quotes, $, \\, `, ;, &, |, <, >, "
+      throw InputError("cell " + cell.tag + ": " + field + " " + strings::quoted(value) +
+                       " has a character that is unsafe in a Dockerfile (quotes, $, \\, `, ;, &, |, <, >, "
                        "control characters)");
 }
 
 void check_tag(const Cell& c) {
-  static const std::regex ok(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
-  if (!std::regex_match(c.tag, ok))
-    throw InputError("cell tag '" + c.tag + "': expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+  if (!is_docker_tag(c.tag))
+    throw InputError("cell tag " + strings::quoted(c.tag) + ": expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
 }
 
 void check_variant(const Cell& c) {
   if (c.variant != "gpu" && c.variant != "cpu")
-    throw InputError("cell " + c.tag + ": variant '" + c.variant + "': expected gpu or cpu");
+    throw InputError("cell " + c.tag + ": variant " + strings::quoted(c.variant) + ": expected gpu or cpu");
   if (c.variant == "gpu") Version::parse_or_throw(c.cuda, "cell " + c.tag + ": cuda");
   Version::parse_or_throw(c.python, "cell " + c.tag + ": python");
   if (c.base_image.empty()) throw InputError("cell " + c.tag + ": base_image is empty");
   if (!c.base_digest.empty() && !is_sha256_digest(c.base_digest))
-    throw InputError("cell " + c.tag + ": base_digest '" + c.base_digest + "': expected sha256:<64 hex>");
+    throw InputError("cell " + c.tag + ": base_digest " + strings::quoted(c.base_digest) + ": expected sha256:<64 hex>");
 }
 
 // "scheme://user[:pass]@host/..." : user-info before the host.
@@ -56,18 +87,17 @@ std::vector<std::pair<std::string, std::string>> index_urls(const Cell& c) {
 
 // Good practice: every image pins the exact Paddle release it claims.
 void check_pip(const Cell& c) {
-  static const std::regex pinned(R"([A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[0-9][A-Za-z0-9.+!-]*)");
-  if (!std::regex_match(c.pip_requirement, pinned))
-    throw InputError("cell " + c.tag + ": pip_requirement '" + c.pip_requirement +
-                     "' is not pinned; expected name==version (e.g. paddlepaddle-gpu==3.1.0)");
+  if (!is_pinned_requirement(c.pip_requirement))
+    throw InputError("cell " + c.tag + ": pip_requirement " + strings::quoted(c.pip_requirement) +
+                     " is not pinned; expected name==version (e.g. paddlepaddle-gpu==3.1.0)");
   for (const auto& [field, url] : index_urls(c))
     if (has_userinfo(url))  // the URL itself is not echoed: it holds a password
       throw InputError("cell " + c.tag + ": " + field + ": expected an index URL without user:password@, found "
                        "credentials in it (a build argument stays in the image history); serve them with a BuildKit "
                        "secret (RUN --mount=type=secret,id=netrc,target=/root/.netrc) or a netrc file instead");
   if (c.wheelhouse.empty() && !c.pip_index_url.empty() && c.pip_index_url.rfind("https://", 0) != 0)
-    throw InputError("cell " + c.tag + ": pip_index_url '" + c.pip_index_url +
-                     "': expected an https:// URL (packages must be fetched over verified TLS)");
+    throw InputError("cell " + c.tag + ": pip_index_url " + strings::quoted(c.pip_index_url) +
+                     ": expected an https:// URL (packages must be fetched over verified TLS)");
 }
 
 Values field_values(const Cell& c) {

@@ -27,7 +27,7 @@ std::string wheel_prefix(const std::string& requirement) {
 std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
   fs::path dir = cell.wheelhouse;
   if (!fs::is_directory(dir))
-    throw InputError("cell " + cell.tag + ": wheelhouse '" + cell.wheelhouse + "' is not a folder");
+    throw InputError("cell " + cell.tag + ": wheelhouse " + strings::quoted(cell.wheelhouse) + " is not a folder");
   std::vector<ContextFile> files;
   for (auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".whl")
@@ -35,8 +35,8 @@ std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.dest < b.dest; });
   std::string want = "wheels/" + wheel_prefix(cell.pip_requirement);
   if (std::none_of(files.begin(), files.end(), [&](auto& f) { return strings::lower(f.dest).rfind(want, 0) == 0; }))
-    throw InputError("cell " + cell.tag + ": wheelhouse '" + cell.wheelhouse + "' has no wheel for " +
-                     cell.pip_requirement + " (expected a file " + want.substr(7) + "*.whl)");
+    throw InputError("cell " + cell.tag + ": wheelhouse " + strings::quoted(cell.wheelhouse) + " has no wheel for " +
+                     strings::quoted(cell.pip_requirement) + " (expected a file " + strings::quoted(want.substr(7) + "*.whl") + ")");
   for (auto& f : files) f.sha256 = "sha256:" + sha256_file_hex(f.source.string());
   return files;
 }

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <random>
+#include <regex>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -231,7 +233,7 @@ TEST_CASE("bad input is one clear InputError") {
   c = cells[2];
   c.pip_requirement = "paddlepaddle==3.1.0";
   CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }),
-                 "has no wheel for paddlepaddle==3.1.0 (expected a file paddlepaddle-3.1.0-*.whl)"));
+                 "has no wheel for 'paddlepaddle==3.1.0' (expected a file 'paddlepaddle-3.1.0-*.whl')"));
   c = cells[0];
   c.template_name = "nope";
   CHECK(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }).find("dockerfiles/nope.Dockerfile.in: template file not found") == 0);
@@ -300,4 +302,64 @@ TEST_CASE("labels.tsv names only io.imgtool.* labels of the one label header, an
           labels::kAll.end());
   }
   for (const char* claim : labels::kClaims) CHECK(keys.count(claim) == 1);
+}
+
+// std::regex recursed once per character: a 200 KB pip_requirement crashed generate (SIGSEGV).
+TEST_CASE("long matrix values are checked in linear time and shown shortened") {
+  imgtool::testing::ScratchDir d("gen-long");
+  auto c = sample_cells(make_wheelhouse(d.path / "wh"))[2];
+  c.pip_requirement = "paddlepaddle==3" + std::string(200000, 'a');  // pinned, just long
+  CHECK_NOTHROW(cell_values(c, kKb));
+  c.pip_requirement = "paddlepaddle" + std::string(200000, 'a') + ">=3";
+  std::string msg = error_of([&] { cell_values(c, kKb); });
+  CHECK(contains(msg, "pip_requirement 'paddlepaddleaaaa"));
+  CHECK(contains(msg, "…' (200015 bytes) is not pinned"));
+  CHECK(msg.size() < 300);
+  msg = error_of([&] { generate({c}, {d.path / "out", "", kKb}); });
+  CHECK(contains(msg, "'paddlepaddleaaaa"));
+  CHECK(msg.size() < 400);
+  c.pip_requirement = "paddlepaddle==3.2.0";
+  c.tag = std::string(200000, 'x');
+  msg = error_of([&] { cell_values(c, kKb); });
+  CHECK(contains(msg, "(200000 bytes): expected a Docker tag"));
+  CHECK(msg.size() < 300);
+}
+
+// The written-out matchers accept exactly what the regular expressions they replace accepted.
+TEST_CASE("pinned requirements and tags: the same answers as the old regular expressions") {
+  const std::regex pinned(R"([A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?==[0-9][A-Za-z0-9.+!-]*)");
+  const std::regex tag(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+  imgtool::testing::ScratchDir d("gen-oracle");
+  auto base = sample_cells(make_wheelhouse(d.path / "wh"))[2];
+  const std::vector<std::string> parts{"a", "Z", "0", "9", ".", "_", "-", "+", "!", ",", "[", "]", "==", "=", "x1", "@", "~"};
+  const std::vector<std::string> names{"paddle", "a", "Z0", "x-y", "p.q_r", "-a", "_a", "", "a@b"},
+      extras{"", "", "[a]", "[a,b.c-_]", "[]", "[a", "a]", "[a]]"}, equals{"==", "==", "=", "", "==="},
+      versions{"3.2.0", "1", "9a+b!-", "", "x1", "3.2.0~1", "0.", "1_2"};
+  std::mt19937 rng(7);
+  auto pick = [&](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  auto random_text = [&](size_t max_parts) {
+    std::string s;
+    for (size_t n = rng() % (max_parts + 1); n > 0; --n) s += parts[rng() % parts.size()];
+    return s;
+  };
+  auto refused = [&](matrix::Cell c, const std::string& what) {
+    try {
+      cell_values(c, kKb);
+      return false;
+    } catch (const InputError& e) {
+      return std::string(e.what()).find(what) != std::string::npos;
+    }
+  };
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto c = base;
+    c.pip_requirement = i % 2 ? random_text(8) : pick(names) + pick(extras) + pick(equals) + pick(versions);
+    bool ok = std::regex_match(c.pip_requirement, pinned);
+    accepted += ok;
+    CHECK_MESSAGE(refused(c, "is not pinned") == !ok, c.pip_requirement);
+    c = base;
+    c.tag = i % 50 == 0 ? std::string(120 + i % 17, 'a') : random_text(6);
+    CHECK_MESSAGE(refused(c, "expected a Docker tag") == !std::regex_match(c.tag, tag), c.tag);
+  }
+  CHECK(accepted > 100);  // the inputs reach both answers
 }

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
+#include <random>
+#include <regex>
+#include <set>
 
 #include "core/fs.h"
 #include "dockerfiles/lint.h"
@@ -54,4 +58,52 @@ TEST_CASE("the shipped templates are lint-clean") {
     CHECK_MESSAGE(lint_text(read_file(e.path()), name).empty(), format_findings(lint_text(read_file(e.path()), name)));
   }
   CHECK(files >= 3);
+}
+
+// std::regex recursed once per character: a long line (a long matrix value rendered into a
+// RUN line) crashed generate with SIGSEGV.
+TEST_CASE("lint reads a 1 MB line, findings and all") {
+  std::string value(1 << 20, 'a');
+  CHECK(found("RUN curl -fsSL https://a/" + value + " -o b\n").empty());
+  CHECK(found("RUN curl https://a/" + value + " -k -o b\n") == V{"1:curl-insecure"});
+  CHECK(found("RUN wget -qO- https://a/" + value + " | bash\n") == V{"1:pipe-to-shell"});
+  CHECK(found("ADD --chown=1 " + value + " /x\n").empty());
+  std::string curls;
+  for (int i = 0; i < 100000; ++i) curls += " curl x";
+  CHECK(found("RUN echo" + curls + " | sh\n") == V{"1:pipe-to-shell"});
+}
+
+// The written-out rules answer what the regular expressions they replace answered.
+TEST_CASE("lint rules: the same answers as the old regular expressions, on random lines") {
+  const auto icase = std::regex::ECMAScript | std::regex::icase;
+  const std::vector<std::pair<std::string, std::regex>> oracle = {
+      {"wget-no-check-certificate", std::regex(R"(--no-check-certificate\b)")},
+      {"apt-unauthenticated", std::regex(R"(--allow-unauthenticated\b|--allow-insecure-repositories\b|AllowUnauthenticated|--force-yes\b)")},
+      {"curl-insecure", std::regex(R"(\bcurl\b[^|;&]*\s(--insecure\b|-[a-zA-Z]*k[a-zA-Z]*\b))")},
+      {"pip-trusted-host", std::regex(R"(--trusted-host\b)")},
+      {"add-remote-url", std::regex(R"(^\s*ADD\s+(--\S+\s+)*(https?|ftp)://)", icase)},
+      {"pipe-to-shell", std::regex(R"(\b(curl|wget)\b[^|;&]*\|\s*(sudo\s+)?(-\S+\s+)*(ba|z|da|k)?sh\b)")},
+  };
+  const std::vector<std::string> parts{
+      " ", "\t", "curl", "wget", "xcurl", "curl_", "-k", "-fsSLk", "-k1", "-kx_", "--insecure", "--insecurex",
+      "--insecure-", "|", "||", ";", "&", "sh", "bash", "zsh", "dash", "ksh", "shx", "sh1", "csh", "sudo", "sudox",
+      "-s", "--", "-", "ADD", "add", "Add", "--chown=1", "http://", "HTTPS://", "ftp://", "https:/", "x", "1", "_",
+      ".", "--no-check-certificate", "--force-yes", "--force-yesno", "AllowUnauthenticated",
+      "--allow-unauthenticated", "--allow-insecure-repositories_", "--trusted-host", "--trusted-hosts", "k"};
+  const std::vector<std::string> seps{" ", " ", " ", " ", "", "", "\t", " | ", "|"};
+  std::mt19937 rng(11);
+  std::map<std::string, int> hits;
+  for (int i = 0; i < 30000; ++i) {
+    std::string line = rng() % 6 == 0 ? "ADD " : rng() % 2 ? "RUN curl " : "RUN wget ";
+    for (size_t n = 1 + rng() % 8; n > 0; --n) {
+      line += parts[rng() % parts.size()];
+      line += seps[rng() % seps.size()];
+    }
+    std::set<std::string> expected, got;
+    for (auto& [id, re] : oracle)
+      if (std::regex_search(line, re)) expected.insert(id), ++hits[id];
+    for (auto& f : lint_text(line, "t")) got.insert(f.rule);
+    CHECK_MESSAGE(got == expected, "line: [" << line << "]");
+  }
+  for (auto& [id, re] : oracle) CHECK_MESSAGE(hits[id] > 20, id);  // every rule was reached both ways
 }

@@ -1,7 +1,7 @@
 #include "matrix/kb.h"
 
 #include <algorithm>
-#include <regex>
+#include <optional>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -293,16 +293,37 @@ KnowledgeBase KnowledgeBase::load_default() { return load(data_dir() + "/matrix/
 
 namespace {
 // Narrows candidates by a memory size ("40GB", "80 GB") and form factor word in the query.
+// The memory size a lowercased query names, as ([0-9]+)\s*gb?\b found it: the first run of
+// digits followed by "g" or "gb" as a word's end. Written out (std::regex recursed once per
+// character of a long query) and bounded (a run of more than 6 digits names no GPU).
+std::optional<int> memory_gb(std::string_view lq) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto word_ends = [&](size_t at) { return at >= lq.size() || !(std::isalnum(static_cast<unsigned char>(lq[at])) || lq[at] == '_'); };
+  for (size_t i = 0; i < lq.size();) {
+    if (!digit(lq[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < lq.size() && digit(lq[end])) ++end;
+    size_t g = end;
+    while (g < lq.size() && std::isspace(static_cast<unsigned char>(lq[g]))) ++g;
+    bool named = g < lq.size() && lq[g] == 'g' && word_ends(g + 1 < lq.size() && lq[g + 1] == 'b' ? g + 2 : g + 1);
+    if (named) return end - i > 6 ? std::nullopt : std::optional<int>(std::stoi(std::string(lq.substr(i, end - i))));
+    i = end;
+  }
+  return std::nullopt;
+}
+
 std::vector<const GpuSpec*> narrow(std::vector<const GpuSpec*> c, const std::string& lq) {
-  static const std::regex mem(R"(([0-9]+)\s*gb?\b)");
-  std::smatch m;
   auto keep = [&](auto pred) {
     std::vector<const GpuSpec*> k;
     for (auto* g : c)
       if (pred(*g)) k.push_back(g);
     if (!k.empty()) c = k;
   };
-  if (c.size() > 1 && std::regex_search(lq, m, mem)) keep([&](const GpuSpec& g) { return int(g.memory_gb + 0.5) == std::stoi(m[1].str()); });
+  if (auto gb = c.size() > 1 ? memory_gb(lq) : std::nullopt)
+    keep([&](const GpuSpec& g) { return int(g.memory_gb + 0.5) == *gb; });
   if (c.size() > 1)
     keep([&](const GpuSpec& g) {
       std::string f = strings::lower(g.form), base = f.substr(0, 3);  // "sxm4" also answers to "sxm"

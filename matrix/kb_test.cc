@@ -88,6 +88,12 @@ TEST_CASE("find_gpu: one row per variant, named as nvidia-smi prints it; family 
   CHECK(k.find_gpu("H100 SXM")->name == "NVIDIA H100 80GB HBM3");
   CHECK(k.find_gpu("H100 NVL")->memory_gb == 94);
   CHECK(k.find_gpus("Imaginary 9000").empty());
+  CHECK(k.find_gpus("A100 40 g").size() == 2);        // "g" alone, and spaces before it
+  CHECK(k.find_gpus("A100 40gbx").size() == 4);       // not a word's end: no size named
+  CHECK(k.find_gpus("A100 7 apples 80GB").size() == 2);  // the first number followed by g/gb
+  // Long queries (std::regex recursed per character: SIGSEGV) and numbers past int (stoi threw).
+  CHECK(k.find_gpus("A100 " + std::string(300000, '4') + "GB").size() == 4);
+  CHECK(k.find_gpus("A100 " + std::string(300000, ' ') + "40GB").size() == 2);
   // The variants Paddle users run, each with compute capability and peaks.
   for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30", "NVIDIA A40", "NVIDIA L40",
                     "Tesla P100-PCIE-16GB", "Tesla P4", "Tesla P40", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"}) {
