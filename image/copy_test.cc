@@ -3,6 +3,7 @@
 // and umoci reading back what imgtool wrote. Fault cases: registry killed
 // mid-push, a proxy serving corrupted blobs, wrong password, untrusted TLS.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <algorithm>
@@ -87,6 +88,28 @@ TEST_CASE("copy docker-daemon: to each registry set-up; skopeo reads back the sa
     CHECK(again.digest == r.digest);
     CHECK(again.blobs_skipped == again.blobs);
     CHECK(again.bytes_copied == 0);
+  }
+}
+
+// The layer cache's temporary files were <cache>/tmp/<pid>-<n>, opened with std::ofstream: a
+// symlink planted at such a name (by anyone who could write the cache folder) had the layer
+// written through it into its target, and the symlink itself renamed into blobs/.
+TEST_CASE("copy docker-daemon: never writes through a file planted in the layer cache's tmp folder") {
+  std::string img = small_image();
+  ScratchDir cache("planted-cache");
+  RegistryServer srv(RegistryServer::Mode::kHttp, "planted");
+  fs::create_directories(cache.path / "tmp");
+  fs::path victim = cache.path / "victim";
+  write_file_atomic(victim, "precious");
+  for (int n = 1; n <= 500; ++n)
+    fs::create_symlink(victim, cache.path / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(n)));
+  CopyResult r = push("docker-daemon:" + img, "docker://" + srv.host() + "/test/planted:v1",
+                      options_for(srv, cache.path.string()));
+  CHECK(r.blobs_streamed > 0);  // the layers were compressed into this cache
+  CHECK(read_file(victim) == "precious");
+  for (auto& e : fs::directory_iterator(cache.path / "blobs")) {
+    CAPTURE(e.path());
+    CHECK(fs::is_regular_file(fs::symlink_status(e.path())));
   }
 }
 

@@ -171,17 +171,15 @@ std::string read_entry_string(struct archive* a) {
   return s;
 }
 
-// Compresses the current entry into `tmp` and, while `stream` is set, into
+// Compresses the current entry into `out` and, while `stream` is set, into
 // the stream as well (dropped once its reader has abandoned it).
-CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const std::filesystem::path& tmp,
-                               GrowingBlob* stream) {
+CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, AtomicFile& out, GrowingBlob* stream) {
   using clk = std::chrono::steady_clock;
   double t_read = 0, t_comp = 0, t_out = 0;
   auto t0 = clk::now();
-  std::ofstream out(tmp, std::ios::binary);
   LayerCompressor comp(c, jobs, [&](const char* p, size_t n) {
     auto w0 = clk::now();
-    out.write(p, static_cast<std::streamsize>(n));
+    out.write(std::string_view(p, n));
     if (stream && !stream->push(p, n)) stream = nullptr;
     t_out += std::chrono::duration<double>(clk::now() - w0).count();
   });
@@ -206,9 +204,7 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, const
   }
   auto f0 = clk::now();
   CompressedLayer l = comp.finish();
-  out.close();
   double t_fin = std::chrono::duration<double>(clk::now() - f0).count();
-  if (!out) throw Error("cannot write " + tmp.string());
   if (trace_enabled())
     trace("layer " + l.diff_id.substr(7, 12) + ": " + std::to_string(l.uncompressed_size >> 20) + " MiB -> " +
           std::to_string(l.size >> 20) + " MiB in " +
@@ -242,17 +238,17 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   std::string key = oci_blob ? named.substr(7) : path.substr(0, path.size() - 10);
   if (auto known = oci_blob ? std::optional<std::string>(named) : cache_.saved_diff_id(key); known && cache_.find(*known))
     return;
-  auto tmp = cache_.temp_path();
+  auto blob = cache_.new_blob();  // removed when an error leaves here without its commit
   std::shared_ptr<GrowingBlob> stream;
   try {
     if (ev_.streaming) {
       stream = std::make_shared<GrowingBlob>(oci_layer_media_type(opt_.compression));
       ev_.streaming(stream);
     }
-    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), tmp, stream.get());
+    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), *blob, stream.get());
     // The stream ends once the blob is in place (a reader that gave up reads it from there),
     // before the cache's fsync'd bookkeeping: the upload's PUT need not wait for the disk.
-    Descriptor d = cache_.commit(tmp, l, [&](const Descriptor& placed) {
+    Descriptor d = cache_.commit(*blob, l, [&](const Descriptor& placed) {
       if (stream) stream->end(placed);
     });
     if (!oci_blob) cache_.remember_saved(key, l.diff_id);
@@ -260,8 +256,6 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
     if (ev_.ready && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ev_.ready(d);
   } catch (...) {
     if (stream && !stream->descriptor()) stream->fail(std::current_exception());
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
     throw;
   }
 }

@@ -1,10 +1,5 @@
 #include "image/layer_cache.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-
 #include "core/fs.h"
 #include "core/hash.h"
 
@@ -69,20 +64,15 @@ bool LayerCache::verified(const std::string& digest) const {
   return true;
 }
 
-std::filesystem::path LayerCache::temp_path() const {
-  static std::atomic<int> n{0};
-  return root_ / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(++n));
+std::unique_ptr<AtomicFile> LayerCache::new_blob() const {
+  return std::make_unique<AtomicFile>(root_ / "tmp" / "blob", 0644);
 }
 
-Descriptor LayerCache::commit(const std::filesystem::path& tmp, const CompressedLayer& l,
+Descriptor LayerCache::commit(AtomicFile& blob, const CompressedLayer& l,
                               const std::function<void(const Descriptor&)>& placed) {
-  // The bytes reach the disk before the name does: a crash leaves no renamed-but-empty blob.
-  if (int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  std::filesystem::rename(tmp, blob_path(l.digest));
-  fsync_dir(blob_path(l.digest).parent_path());
+  // The bytes reach the disk before the name does (AtomicFile: fsync, rename, folder fsync):
+  // a crash leaves no renamed-but-empty blob.
+  blob.commit(blob_path(l.digest));
   {
     std::lock_guard<std::mutex> lock(mu_);
     verified_.insert(l.digest);  // hashed in the same pass that wrote it

@@ -9,11 +9,13 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "core/fs.h"
 #include "image/compress.h"
 #include "image/image.h"
 
@@ -36,13 +38,15 @@ class LayerCache {
   // map entry then finds nothing) and false returned.
   bool verify(const std::string& digest) const;
   std::filesystem::path blob_path(const std::string& digest) const;
-  // A fresh temporary file name inside the cache (same filesystem as blobs/).
-  std::filesystem::path temp_path() const;
-  // Moves a finished temporary file into place and records diff_id -> blob.
+  // A fresh temporary file inside the cache's tmp/ (same filesystem as blobs/), made by
+  // mkstemp: created O_EXCL at an unguessable name, so nothing planted there is written
+  // through. Dropped without commit(), it is removed.
+  std::unique_ptr<AtomicFile> new_blob() const;
+  // Moves a finished temporary file into place (fsynced, then renamed) and records diff_id -> blob.
   // placed(d), if given, runs once the blob is in place (blob_path() serves
   // it) and before the map entry is written (an fsync'd file: on ext4 that can
   // wait for the blob's own data to reach the disk), so a stream can end early.
-  Descriptor commit(const std::filesystem::path& tmp, const CompressedLayer& layer,
+  Descriptor commit(AtomicFile& blob, const CompressedLayer& layer,
                     const std::function<void(const Descriptor&)>& placed = nullptr);
 
   std::optional<std::string> saved_diff_id(const std::string& v1_id) const;

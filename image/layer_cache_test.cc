@@ -17,9 +17,9 @@ TEST_CASE("a cached layer blob whose bytes changed is not used") {
   CompressedLayer l{diff_id, sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
   {
     LayerCache c(root, Compression::kGzip);
-    auto tmp = c.temp_path();
-    write_file_atomic(tmp, blob);
-    c.commit(tmp, l);
+    auto tmp = c.new_blob();
+    tmp->write(blob);
+    c.commit(*tmp, l);
     REQUIRE(c.find(diff_id));
   }
   CHECK(LayerCache(root, Compression::kGzip).find(diff_id)->digest == l.digest);  // intact: found, re-hashed
@@ -39,10 +39,10 @@ TEST_CASE("find_unverified() checks the size only; verify() re-hashes before the
   CompressedLayer l{diff_id, sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
   {
     LayerCache c(root, Compression::kGzip);
-    auto tmp = c.temp_path();
-    write_file_atomic(tmp, blob);
+    auto tmp = c.new_blob();
+    tmp->write(blob);
     std::string placed;
-    c.commit(tmp, l, [&](const Descriptor& d) { placed = d.digest; });
+    c.commit(*tmp, l, [&](const Descriptor& d) { placed = d.digest; });
     CHECK(placed == l.digest);
   }
   write_file_atomic(LayerCache(root, Compression::kGzip).blob_path(l.digest), "COMPRESSED LAYER BYTES");
@@ -51,5 +51,30 @@ TEST_CASE("find_unverified() checks the size only; verify() re-hashes before the
   CHECK_FALSE(fresh.verify(l.digest));      // read: the change is found
   CHECK_FALSE(fs::exists(fresh.blob_path(l.digest)));
   CHECK_FALSE(fresh.find_unverified(diff_id));
+  fs::remove_all(root);
+}
+
+TEST_CASE("new_blob: a fresh file under tmp/ at an unguessable name; dropped, it is gone; committed, a 0644 blob") {
+  fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-n-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  LayerCache c(root, Compression::kGzip);
+  fs::path dropped;
+  {
+    auto a = c.new_blob(), b = c.new_blob();
+    CHECK(a->temp_path() != b->temp_path());
+    CHECK(a->temp_path().parent_path() == root / "tmp");
+    CHECK(fs::is_regular_file(fs::symlink_status(a->temp_path())));
+    dropped = a->temp_path();
+  }
+  CHECK_FALSE(fs::exists(dropped));
+  std::string blob = "bytes";
+  CompressedLayer l{sha256_digest("tar"), sha256_digest(blob), static_cast<int64_t>(blob.size()), 3};
+  auto f = c.new_blob();
+  f->write(blob);
+  c.commit(*f, l);
+  CHECK(read_file(c.blob_path(l.digest)) == blob);
+  CHECK((fs::status(c.blob_path(l.digest)).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write |
+                                                                              fs::perms::group_read | fs::perms::others_read));
+  CHECK(fs::is_empty(root / "tmp"));
   fs::remove_all(root);
 }
