@@ -2,9 +2,17 @@
 // injection only; the real engine is exercised by builder/builder_integration_test.cc).
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstring>
 #include <deque>
+#include <fstream>
+#include <thread>
 #include <mutex>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +26,8 @@
 #include "engine/fake_engine.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/process.h"
+#include "tests/fixtures.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -248,6 +258,79 @@ TEST_CASE("one run per state folder: a second process is refused while the first
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 7);
+}
+
+// Processes whose command line mentions `text` (the test's own scratch folder).
+int processes_mentioning(const std::string& text) {
+  int n = 0;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(::getpid())) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    n += cmd.find(text) != std::string::npos;
+  }
+  return n;
+}
+
+// Two imgtool processes on one state folder. The first holds the folder while its build waits on
+// an engine that never answers (a Unix socket listened on and never accepted); the second is
+// refused at once, naming the first's pid. The first, killed, ends its docker build too (it runs
+// under timeout(1), in a process group of its own: it was left running), and the folder is free.
+TEST_CASE("one run per state folder: a second imgtool process is refused while the first runs") {
+  Fixture f;
+  fs::path sock = f.root / "silent.sock", state = f.root / "state", wh = f.root / "wh";
+  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(silent, 64) == 0);
+  std::string bin = imgtool::testing::imgtool_bin(), matrix = imgtool::testing::source_dir() + "/matrix/local.yaml";
+  RunOptions o;
+  o.env = {{"IMGTOOL_WHEELHOUSE", wh.string()}, {"DOCKER_HOST", "unix://" + sock.string()}};
+  o.timeout = std::chrono::seconds(20);
+  pid_t first = ::fork();
+  if (first == 0) {
+    for (auto& [k, v] : o.env) ::setenv(k.c_str(), v.c_str(), 1);
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1), ::dup2(null, 2);
+    ::execl(bin.c_str(), bin.c_str(), "build", matrix.c_str(), "--state", state.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string holder;
+  for (int i = 0; i < 600 && holder.empty(); ++i) {  // the first writes its pid once it holds the lock
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::error_code ec;
+    if (fs::exists(state / "lock", ec)) holder = read_file(state / "lock");
+    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
+  }
+  REQUIRE(holder == std::to_string(first));
+  auto second = imgtool::testing::imgtool({"build", matrix, "--state", state.string()}, o);
+  INFO("second: " << second.err);
+  CHECK_FALSE(second.timed_out);
+  CHECK(second.exit_code == 1);
+  CHECK(second.err.find("state folder " + state.string() + " is in use by another imgtool run (pid " + holder + ")") !=
+        std::string::npos);
+  // The first is waiting on the engine with a docker build under it: killed, it takes that along.
+  for (int i = 0; i < 200 && processes_mentioning(f.root.string()) < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(processes_mentioning(f.root.string()) >= 2);  // imgtool, timeout, docker build
+  ::kill(first, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(first, &status, 0) == first);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM));
+  int left = 1;
+  for (int i = 0; i < 100 && (left = processes_mentioning(f.root.string())) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(left == 0);
+  ::close(silent);
+  o.env["DOCKER_HOST"] = "unix://" + (f.root / "no-engine.sock").string();
+  auto third = imgtool::testing::imgtool({"build", matrix, "--state", state.string()}, o);
+  INFO("third: " << third.err);
+  CHECK_FALSE(third.timed_out);
+  CHECK(third.err.find("is in use") == std::string::npos);
 }
 
 TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the others are generated and build") {

@@ -181,3 +181,13 @@ TEST_CASE("plan --emit and nightly --shard/collect: bad input is one line, exit 
                 "nightly collect: expected RESULT.json… --from-report DIR --report OUT");
   CHECK_FALSE(fs::exists(d.path / "r"));
 }
+
+TEST_CASE("folders: a --state folder others can write is refused, naming it and the fix") {
+  fx::ScratchDir d("bad-state");
+  fs::path state = d.path / "state";
+  fs::create_directories(state);
+  fs::permissions(state, fs::perms::all);  // 0777: anyone could plant generated Dockerfiles or a lock
+  auto r = cli({"build", fx::source_dir() + "/matrix/local.yaml", "--state", state.string()});
+  check_refused(r, state.string() + ": expected a folder only its owner can write (mode 0700), found mode 0777; fix: chmod 700");
+  CHECK(fs::is_empty(state));  // nothing written into it
+}

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/subcommand.h"
+#include "core/process.h"
 #include "core/error.h"
 
 namespace imgtool::cli {
@@ -32,6 +33,7 @@ std::optional<std::string> unknown_subcommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace imgtool;
+  end_children_on_signal();  // a killed or interrupted run ends its docker builds too
   CLI::App app{"imgtool: build, verify, sign and publish matrices of GPU Docker images for PaddlePaddle.\n"
                "Exit codes: 0 ok, 1 a check or operation failed, 2 bad input or usage."};
   app.require_subcommand(1);

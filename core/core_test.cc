@@ -156,6 +156,20 @@ TEST_CASE("cache folder: XDG_CACHE_HOME or the account's home when HOME is unset
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("chmod 700") != std::string::npos);
   }
+  if (::geteuid() == 0) {  // someone else's folder, even a private one (root can make one here)
+    env.set("IMGTOOL_CACHE", (base / "theirs").c_str());
+    fs::create_directories(base / "theirs");
+    fs::permissions(base / "theirs", fs::perms::owner_all);
+    REQUIRE(::chown((base / "theirs").c_str(), 65534, 65534) == 0);
+    try {
+      cache_dir();
+      FAIL("expected someone else's cache folder to be refused");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("found owner uid 65534 (someone else's folder") != std::string::npos);
+    }
+  } else {
+    MESSAGE("not root: the someone-else's-folder case needs a chown");
+  }
   fs::remove_all(base);
 }
 

@@ -1,7 +1,10 @@
 #include "core/process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <cerrno>
 #include <cstring>
@@ -86,7 +89,40 @@ bp::pipe cloexec_pipe() {
   return bp::pipe(fds[0], fds[1]);
 }
 
+// The children run() is waiting on, for the signal handler (0: a free slot). Plain atomics:
+// all a handler may touch.
+constexpr int kChildSlots = 64;
+std::atomic<pid_t> g_children[kChildSlots];
+
+// Holds a child's pid in a slot while run() waits on it.
+class ChildSlot {
+ public:
+  explicit ChildSlot(pid_t pid) {
+    for (auto& s : g_children)
+      if (pid_t free = 0; s.compare_exchange_strong(free, pid)) {
+        slot_ = &s;
+        return;
+      }
+  }
+  ~ChildSlot() {
+    if (slot_) slot_->store(0);
+  }
+  ChildSlot(const ChildSlot&) = delete;
+  ChildSlot& operator=(const ChildSlot&) = delete;
+
+ private:
+  std::atomic<pid_t>* slot_ = nullptr;
+};
+
+extern "C" void end_children_then_die(int sig) {
+  for (auto& s : g_children)
+    if (pid_t pid = s.load(); pid > 0) ::kill(pid, SIGTERM);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered once the handler returns: the signal's own default action
+}
+
 void wait_child(bp::child& c, const RunOptions& opt, RunResult& r) {
+  ChildSlot slot(c.id());
   if (opt.timeout && !c.wait_for(*opt.timeout)) {
     r.timed_out = true;
     c.terminate();
@@ -96,6 +132,13 @@ void wait_child(bp::child& c, const RunOptions& opt, RunResult& r) {
 }
 
 }  // namespace
+
+void end_children_on_signal() {
+  struct sigaction sa {};
+  sa.sa_handler = end_children_then_die;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
 
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   if (argv.empty()) throw Error("run: empty command");
