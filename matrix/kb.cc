@@ -292,7 +292,6 @@ KnowledgeBase KnowledgeBase::load(const std::string& dir) {
 KnowledgeBase KnowledgeBase::load_default() { return load(data_dir() + "/matrix/kb"); }
 
 namespace {
-// Narrows candidates by a memory size ("40GB", "80 GB") and form factor word in the query.
 // The memory size a lowercased query names, as ([0-9]+)\s*gb?\b found it: the first run of
 // digits followed by "g" or "gb" as a word's end. Written out (std::regex recursed once per
 // character of a long query) and bounded (a run of more than 6 digits names no GPU).
@@ -315,6 +314,7 @@ std::optional<int> memory_gb(std::string_view lq) {
   return std::nullopt;
 }
 
+// Narrows candidates by a memory size ("40GB", "80 GB") and form factor word in the query.
 std::vector<const GpuSpec*> narrow(std::vector<const GpuSpec*> c, const std::string& lq) {
   auto keep = [&](auto pred) {
     std::vector<const GpuSpec*> k;
