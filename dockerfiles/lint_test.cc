@@ -105,5 +105,5 @@ TEST_CASE("lint rules: the same answers as the old regular expressions, on rando
     for (auto& f : lint_text(line, "t")) got.insert(f.rule);
     CHECK_MESSAGE(got == expected, "line: [" << line << "]");
   }
-  for (auto& [id, re] : oracle) CHECK_MESSAGE(hits[id] > 20, id);  // every rule was reached both ways
+  for (auto& rule : oracle) CHECK_MESSAGE(hits[rule.first] > 20, rule.first);  // every rule was reached both ways
 }
