@@ -14,7 +14,7 @@
 #include "builder/stage_plan.h"
 #include "builder/task_pool.h"
 #include "core/fs.h"
-#include "core/strings.h"
+#include "dockerfiles/stages.h"
 
 namespace imgtool::builder {
 namespace {
@@ -106,23 +106,9 @@ std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int at
   return "exit " + std::to_string(r.run.exit_code) + ": " + why;
 }
 
-// Where the last stage of `dockerfile` starts: its last line whose instruction is FROM (any case).
-size_t final_stage_start(const std::string& dockerfile) {
-  size_t start = 0;
-  for (size_t at = 0; at < dockerfile.size();) {
-    size_t end = std::min(dockerfile.find('\n', at), dockerfile.size());
-    size_t i = dockerfile.find_first_not_of(" \t", at);
-    if (i < end && end - i > 5 && strings::lower(dockerfile.substr(i, 4)) == "from" &&
-        (dockerfile[i + 4] == ' ' || dockerfile[i + 4] == '\t'))
-      start = at;
-    at = end + 1;
-  }
-  return start;
-}
-
 // The final stage of `dockerfile` already sets key="value" (the generator's LABEL lines do).
 bool final_stage_sets(const std::string& dockerfile, const std::string& key, const std::string& value) {
-  return dockerfile.find(key + "=\"" + value + "\"", final_stage_start(dockerfile)) != std::string::npos;
+  return dockerfiles::final_stage(dockerfile).find(key + "=\"" + value + "\"") != std::string_view::npos;
 }
 
 BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {

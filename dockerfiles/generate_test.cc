@@ -13,6 +13,7 @@
 #include "core/process.h"
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/generate.h"
+#include "dockerfiles/stages.h"
 #include "dockerfiles/test_cells.h"
 #include "dockerfiles/test_util.h"
 #include "matrix/labels.h"
@@ -362,4 +363,11 @@ TEST_CASE("pinned requirements and tags: the same answers as the old regular exp
     CHECK_MESSAGE(refused(c, "expected a Docker tag") == !std::regex_match(c.tag, tag), c.tag);
   }
   CHECK(accepted > 100);  // the inputs reach both answers
+}
+
+TEST_CASE("final_stage: from the last FROM line, in any case and after blanks, to the end") {
+  CHECK(final_stage("FROM a AS build\nRUN x\nFROM a\nLABEL k=\"v\"\n") == "FROM a\nLABEL k=\"v\"\n");
+  CHECK(final_stage("FROM a AS build\n\t from a\nRUN y") == "\t from a\nRUN y");
+  CHECK(final_stage("FROM a\nRUN echo FROM b\n") == "FROM a\nRUN echo FROM b\n");
+  CHECK(final_stage("RUN x\n") == "RUN x\n");  // no FROM: the whole text
 }

@@ -19,4 +19,8 @@ struct SharedStage {
 
 SharedStage shared_stage(std::string_view dockerfile);
 
+// The last stage of `dockerfile`: from its last FROM line (any case) to the end; the whole text
+// when it has no FROM. The builder reads the labels it already sets from here.
+std::string_view final_stage(std::string_view dockerfile);
+
 }  // namespace imgtool::dockerfiles
