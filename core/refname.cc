@@ -1,6 +1,7 @@
 #include "core/refname.h"
 
 #include "core/hash.h"
+#include "core/strings.h"
 
 namespace imgtool::refname {
 namespace {
@@ -44,12 +45,6 @@ bool looks_like_domain(std::string_view first) {
   for (char c : first)
     if (c == '.' || c == ':' || (c >= 'A' && c <= 'Z')) return true;
   return false;
-}
-
-std::string quoted(std::string_view s) {
-  constexpr size_t kMax = 80;
-  std::string out(s.substr(0, kMax));
-  return "'" + out + (s.size() > kMax ? "…'" : "'");
 }
 
 }  // namespace
@@ -107,14 +102,14 @@ std::optional<std::string> check_name(std::string_view s, bool with_tag) {
   if (with_tag) {
     if (auto at = name.find('@'); at != std::string_view::npos) {
       if (!is_sha256_digest(name.substr(at + 1)))
-        return "expected @sha256:<64 hex digits> after the name, found " + quoted(name.substr(at));
+        return "expected @sha256:<64 hex digits> after the name, found " + strings::quoted(name.substr(at));
       name = name.substr(0, at);
     }
     size_t slash = name.rfind('/'), colon = name.rfind(':');
     if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
       if (!is_tag(name.substr(colon + 1)))
         return "expected a tag of [A-Za-z0-9_.-] (at most 128, not starting with '.' or '-'), found " +
-               quoted(name.substr(colon + 1));
+               strings::quoted(name.substr(colon + 1));
       name = name.substr(0, colon);
     }
   }
@@ -123,12 +118,12 @@ std::optional<std::string> check_name(std::string_view s, bool with_tag) {
   std::string_view path = name;
   if (size_t slash = name.find('/'); slash != std::string_view::npos && looks_like_domain(name.substr(0, slash))) {
     if (!is_domain(name.substr(0, slash)))
-      return "expected a registry host[:port] before the first '/', found " + quoted(name.substr(0, slash));
+      return "expected a registry host[:port] before the first '/', found " + strings::quoted(name.substr(0, slash));
     path = name.substr(slash + 1);
   }
   if (!is_path(path))
     return "expected a repository of lower-case letters, digits and separators (. _ __ -) like ai/paddle, found " +
-           quoted(path);
+           strings::quoted(path);
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/refname.h"
 #include "core/strings.h"
 #include "core/version.h"
 #include "matrix/labels.h"
@@ -16,8 +17,8 @@ using matrix::Cell;
 
 const char* kHashLabelKey = labels::kInputsHash;
 
-// Matchers written out (std::regex recursed once per character: a long matrix value
-// crashed generate). Each consumes one character class from `at` and returns false at none.
+// The pinned-requirement matcher written out (std::regex recursed once per character: a long
+// matrix value crashed generate). run_of: the end of the run of [A-Za-z0-9] and `extra` from `at`.
 bool in_class(char c, std::string_view extra) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
          extra.find(c) != std::string_view::npos;
@@ -27,11 +28,6 @@ size_t run_of(std::string_view s, size_t at, std::string_view extra) {
   return at;
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
-bool is_docker_tag(std::string_view t) {
-  return !t.empty() && t.size() <= 128 && in_class(t[0], "_") && run_of(t, 1, "_.-") == t.size();
-}
 
 // name[extras]==version: [A-Za-z0-9][A-Za-z0-9._-]* (\[[A-Za-z0-9,._-]+\])? == [0-9][A-Za-z0-9.+!-]*
 bool is_pinned_requirement(std::string_view r) {
@@ -57,7 +53,7 @@ void check_safe(const Cell& cell, const std::string& field, const std::string& v
 }
 
 void check_tag(const Cell& c) {
-  if (!is_docker_tag(c.tag))
+  if (!refname::is_tag(c.tag))
     throw InputError("cell tag " + strings::quoted(c.tag) + ": expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
 }
 
