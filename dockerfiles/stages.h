@@ -1,6 +1,7 @@
 // What the generator knows about the stages of a Dockerfile it rendered, handed
-// to the builder in cell.json ("build": {"stage", "stage_key"}) so the builder
-// never re-parses the Dockerfile:
+// to the builder in cell.json ("build": {"stage", "stage_key"}), and the one
+// reader of its stages the builder calls (final_stage), so the builder never
+// parses a Dockerfile itself:
 //   stage      the name of the first stage (`FROM <base> AS build`) when a later
 //              FROM follows it (a shared stage worth building once); else "".
 //   stage_key  12 hex chars of sha256 over that stage's text (its FROM line up
