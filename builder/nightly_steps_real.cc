@@ -20,7 +20,7 @@ class RealSteps : public NightlySteps {
  public:
   explicit RealSteps(const RealStepsOptions& o)
       : o_(o),
-        key_(sign::load_private_key(o.key, sign::passphrase_from_env(o.passphrase_env))),
+        key_(sign::load_signing_key(o.key, o.passphrase_env)),
         kb_(matrix::KnowledgeBase::load_default()),
         engine_(o.engine ? *o.engine : engine::local_engine()) {
     reg_ = std::make_shared<image::Registry>(o.target.host,

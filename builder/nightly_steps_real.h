@@ -14,7 +14,7 @@ namespace imgtool::builder {
 
 struct RealStepsOptions {
   PublishTarget target;
-  std::filesystem::path key;           // private signing key (0600)
+  std::string key;                     // private signing key: a file (0600) or env://VAR (sign::load_signing_key)
   std::string passphrase_env;          // env var holding the key's passphrase; empty = none
   std::string gpus = "auto";           // docker run --gpus for the smoke (auto: all for gpu images)
   verify::GpuHost gpu_host = verify::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)

@@ -126,7 +126,7 @@ Registration nightly_registration({"nightly",
                     sub.add_option("--stage-repository", f->stage,
                                    "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
                                    "gives each cell the `imgtool promote --to` command that releases it into --registry");
-                    sub.add_option("--key", f->key, "private signing key (PEM, mode 0600; imgtool keygen)");
+                    sub.add_option("--key", f->key, "private signing key: a PEM file (mode 0600; imgtool keygen) or env://VAR (the PEM text in VAR, removed from the environment before any program starts)");
                     sub.add_option("--passphrase-env", f->passphrase_env, "env var holding the key's passphrase");
                     sub.add_option("--report", f->report, "report folder (md, html, json, junit)");
                     sub.add_option("--shard", f->shard, "i/n: this runner's share of the cells (default 1/1)");

@@ -52,7 +52,7 @@ image::Reference release_repository(const PromoteFlags& f) {
 }
 
 int run_promote_across(const PromoteFlags& f, const image::Reference& r, const image::Reference& t, EVP_PKEY& pub) {
-  sign::Pkey key = sign::load_private_key(f.sign_key, sign::passphrase_from_env(f.passphrase_env));
+  sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
   auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
   auto to_reg = t.host == r.host ? from_reg : std::make_shared<image::Registry>(t.host, f.registry.options());
   sign::RegistryRepository from(*from_reg, r.name), to(*to_reg, t.name);
@@ -82,7 +82,7 @@ int run_promote(const PromoteFlags& f) {
     return run_promote_across(f, r, t, *sign::load_public_key(f.key));
   }
   sign::Pkey pub = sign::load_public_key(f.key);
-  sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_private_key(f.sign_key, sign::passphrase_from_env(f.passphrase_env));
+  sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
   image::Registry reg(r.host, f.registry.options());
   sign::RegistryRepository repo(reg, r.name);
   sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
@@ -105,7 +105,7 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                                                   "with --sign-key, then tagged");
                     sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
                     sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
-                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key before moving");
+                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key (a file, or env://VAR) before moving");
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
                     sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");

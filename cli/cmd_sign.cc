@@ -33,7 +33,7 @@ std::map<std::string, std::string> parse_annotations(const std::vector<std::stri
 
 int run_sign(const SignFlags& f) {
   image::Reference r = docker_reference(f.ref, "sign");
-  sign::Pkey key = sign::load_private_key(f.key, sign::passphrase_from_env(f.passphrase_env));
+  sign::Pkey key = sign::load_signing_key(f.key, f.passphrase_env);
   auto reg_ptr = std::make_shared<image::Registry>(r.host, f.registry.options());
   image::Registry& reg = *reg_ptr;
   sign::RegistryRepository repo(reg, r.name);
@@ -62,7 +62,7 @@ Registration sign_registration{{"sign", "Sign an image in a registry (cosign for
                   [](CLI::App& sub) -> Action {
                     auto f = std::make_shared<SignFlags>();
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>")->required();
-                    sub.add_option("--key", f->key, "private key (PEM PKCS#8, mode 0600)")->required();
+                    sub.add_option("--key", f->key, "private key: a PEM PKCS#8 file (mode 0600) or env://VAR (the PEM text in VAR, removed from the environment once read)")->required();
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding the key's passphrase");
                     sub.add_option("--identity", f->identity, "docker-reference to sign (default REGISTRY/REPO:TAG)");
                     sub.add_option("--annotation", f->annotations, "KEY=VALUE added to the signed payload (repeatable)");

@@ -21,16 +21,15 @@ void check(const std::vector<std::string>& tags, const CiOptions& o) {
 }
 
 // The shell lines of one shard's job; $SHARD and $REPORT come from the job's environment.
+// The key never touches the runner's disk: imgtool reads the PEM text from IMGTOOL_SIGNING_KEY
+// itself (--key env://…) and removes it from its environment before it starts any program. A
+// key file deleted after the nightly was left behind by every failed run (GitHub and GitLab run
+// scripts with `set -eo pipefail`) and every cancel, on runners later jobs share.
 std::vector<std::string> nightly_lines(const CiOptions& o, const std::string& registry_expr) {
   std::string cmd = "imgtool nightly " + runconf::shell_quote(o.matrix) + " --registry \"" + registry_expr +
-                    "\" --key \"$key\" --shard \"$SHARD\" --report \"$REPORT\"";
+                    "\" --key env://" + std::string(kSigningKeyVariable) + " --shard \"$SHARD\" --report \"$REPORT\"";
   if (o.no_gpu_host) cmd += " --no-gpu-host";
-  return {"umask 077",
-          "key=\"$(mktemp)\"",
-          "printf '%s\\n' \"$IMGTOOL_SIGNING_KEY\" > \"$key\"",
-          cmd + "; rc=$?",
-          "rm -f \"$key\"",
-          "exit $rc"};
+  return {cmd};
 }
 
 std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
@@ -41,7 +40,8 @@ std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
   return {"Written by `" + cmd + "`: re-run it after editing the matrix, do not edit by hand.",
           "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
           "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
-          "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text)" +
+          "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text; a plain variable, not a file: imgtool reads it",
+          "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process holds it)" +
               std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : ".")};
 }
 

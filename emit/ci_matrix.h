@@ -12,9 +12,11 @@
 // --shard` selects with, so a new cell never moves another between runners.
 // Shards that would hold no cell get no entry. Output is deterministic (no
 // clock, no host path): identical inputs give identical bytes. The signing key
-// comes from a CI secret (IMGTOOL_SIGNING_KEY, the PEM text) written to a 0600
-// file in the job; the registry from --registry, else the CI variable
-// IMGTOOL_REGISTRY.
+// comes from a CI secret (IMGTOOL_SIGNING_KEY, the PEM text) that imgtool reads
+// itself (`--key env://IMGTOOL_SIGNING_KEY`, sign::load_signing_key): no key
+// file is written on the runner, and the variable is gone from the environment
+// of every program the nightly starts. The registry comes from --registry, else
+// the CI variable IMGTOOL_REGISTRY.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,6 +24,9 @@
 #include "builder/shard.h"
 
 namespace imgtool::emit {
+
+// The CI secret holding the signing key's PEM text.
+inline constexpr const char* kSigningKeyVariable = "IMGTOOL_SIGNING_KEY";
 
 struct ShardEntry {
   builder::Shard shard;

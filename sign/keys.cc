@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -231,11 +232,40 @@ Pkey load_public_key(const fs::path& path) {
   return load_public_key_pem(read_file(path), path.string());
 }
 
+std::string take_env_secret(const std::string& var, const std::string& flag) {
+  char* v = std::getenv(var.c_str());
+  if (!v) throw InputError(flag + ": expected the environment variable " + var + " to be set, found it unset");
+  std::string value(v);
+  // Unset first (unsetenv finds the entry by its name), then wipe "NAME=value" where it lies: the
+  // process's first environment block is what /proc/PID/environ shows for the rest of its life.
+  char* entry = v - var.size() - 1;
+  ::unsetenv(var.c_str());
+  OPENSSL_cleanse(entry, var.size() + 1 + value.size());
+  return value;
+}
+
 std::string passphrase_from_env(const std::string& var) {
   if (var.empty()) return "";
-  const char* v = std::getenv(var.c_str());
-  if (!v) throw InputError("--passphrase-env " + var + ": expected the variable to be set, found it unset");
-  return v;
+  return take_env_secret(var, "--passphrase-env " + var);
+}
+
+bool is_env_key(const std::string& ref) { return ref.rfind("env://", 0) == 0; }
+
+Pkey load_signing_key(const std::string& ref, const std::string& passphrase_env) {
+  if (!is_env_key(ref)) return load_private_key(ref, passphrase_from_env(passphrase_env));
+  std::string var = ref.substr(6);
+  if (var.empty()) throw InputError("--key env://VAR: expected a variable name after env://, found none");
+  std::string pem = take_env_secret(var, "--key " + ref);
+  if (pem.find("-----BEGIN") == std::string::npos) {
+    OPENSSL_cleanse(pem.data(), pem.size());
+    throw InputError("--key " + ref + ": expected the PEM text of a private key in " + var +
+                     ", found no PEM block (a CI 'file' variable holds a path: give the key's text instead)");
+  }
+  std::string pass = passphrase_from_env(passphrase_env);
+  Pkey k = load_private_key_pem(pem, pass, "--key " + ref);
+  OPENSSL_cleanse(pem.data(), pem.size());
+  OPENSSL_cleanse(pass.data(), pass.size());
+  return k;
 }
 
 }  // namespace imgtool::sign

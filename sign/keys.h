@@ -13,6 +13,8 @@
 //     others (as ssh does) with an InputError naming the fix (chmod 600).
 //   - No function here prints or logs key material or a passphrase; error
 //     messages name files, never contents.
+//   - A key or passphrase read from the environment is removed from it at once
+//     (take_env_secret): children never inherit it.
 //   - cosign's own "ENCRYPTED SIGSTORE PRIVATE KEY" files (scrypt +
 //     nacl/secretbox) are NOT read: OpenSSL has no XSalsa20. The error says so
 //     and suggests creating the key with imgtool and importing it into cosign.
@@ -65,7 +67,19 @@ Pkey load_public_key(const fs::path& path);
 Pkey load_public_key_pem(const std::string& pem, const std::string& where);
 
 // Reads a passphrase from environment variable `var` ("" if var is empty).
-// InputError if `var` is named but unset.
+// InputError if `var` is named but unset. The variable is taken (take_env_secret).
 std::string passphrase_from_env(const std::string& var);
+
+// The value of environment variable `var`, TAKEN: its bytes in this process's environment are
+// wiped (so /proc/PID/environ no longer shows them) and the variable is unset, so no program
+// imgtool starts afterwards inherits it. Call it before any child or thread starts (setenv and
+// unsetenv are not thread-safe). InputError naming `flag` when the variable is unset.
+std::string take_env_secret(const std::string& var, const std::string& flag);
+
+// A private signing key named as cosign names one: a file path, or `env://VAR` for an
+// environment variable holding the PEM text (what CI secrets give; no key file is ever written).
+// The variable and the passphrase variable are taken (take_env_secret). A file must be 0600.
+Pkey load_signing_key(const std::string& ref, const std::string& passphrase_env);
+bool is_env_key(const std::string& ref);  // "env://VAR"
 
 }  // namespace imgtool::sign
