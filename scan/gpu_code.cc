@@ -1,0 +1,192 @@
+#include "scan/gpu_code.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace imgtool::scan {
+
+namespace {
+
+constexpr uint32_t kMagic = 0xBA55ED50;
+constexpr size_t kContainerHeader = 16;  // bytes read of a container header
+constexpr size_t kEntryHeader = 32;      // bytes read of an entry header (up to its arch)
+constexpr uint64_t kMaxFatSize = 1ull << 34;
+
+uint16_t u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint32_t u32(const unsigned char* p) { return u16(p) | static_cast<uint32_t>(u16(p + 2)) << 16; }
+uint64_t u64(const unsigned char* p) { return u32(p) | static_cast<uint64_t>(u32(p + 4)) << 32; }
+uint64_t align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
+
+// Entry kinds: 1 PTX; 2 cubin (ELF); 16 cubin in the newer containers. Others are parsed past.
+enum class Kind { kPtx, kCubin, kOther };
+Kind kind_of(uint16_t k) { return k == 1 ? Kind::kPtx : (k == 2 || k == 16) ? Kind::kCubin : Kind::kOther; }
+
+std::vector<int> at_least_half(const std::map<int, int>& counts, int containers) {
+  std::vector<int> out;
+  for (auto [arch, n] : counts)
+    if (2 * n >= containers) out.push_back(arch);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> GpuCode::main_cubins() const { return at_least_half(cubin, containers); }
+std::vector<int> GpuCode::main_ptx() const { return at_least_half(ptx, containers); }
+
+void GpuCode::add_container(const std::vector<int>& cubins, const std::vector<int>& ptxs) {
+  ++containers;
+  for (int a : cubins) ++cubin[a];
+  for (int a : ptxs) ++ptx[a];
+  ++shapes[{cubins, ptxs}];
+}
+
+int GpuCode::runnable_on(int cc) const {
+  int n = 0;
+  for (const auto& [shape, count] : shapes) {
+    const auto& [cubins, ptxs] = shape;
+    bool ok = std::any_of(cubins.begin(), cubins.end(), [cc](int a) { return a / 10 == cc / 10 && a % 10 <= cc % 10; }) ||
+              std::any_of(ptxs.begin(), ptxs.end(), [cc](int a) { return a <= cc; });
+    if (ok) n += count;
+  }
+  return n;
+}
+
+void GpuCode::merge(const GpuCode& o) {
+  containers += o.containers;
+  for (auto [a, n] : o.cubin) cubin[a] += n;
+  for (auto [a, n] : o.ptx) ptx[a] += n;
+  for (const auto& [s, n] : o.shapes) shapes[s] += n;
+}
+
+std::string GpuCode::text() const {
+  std::string out;
+  for (int a : main_cubins()) out += (out.empty() ? "" : ",") + std::string("sm_") + std::to_string(a);
+  for (int a : main_ptx()) out += (out.empty() ? "" : ",") + std::string("compute_") + std::to_string(a);
+  return out;
+}
+
+void FatbinScanner::commit_walked() {
+  if (walked_ && walked_->end <= offset_) {
+    code_.add_container(walked_->cubins, walked_->ptxs);
+    walked_.reset();
+  }
+}
+
+void FatbinScanner::feed(const char* data, size_t n) {
+  uint64_t base = offset_;
+  offset_ += n;
+  commit_walked();
+  if (!carry_.empty()) {  // a header split across feeds: join its start with this chunk's first bytes
+    size_t k = std::min(n, kEntryHeader);
+    std::string joint = carry_ + std::string(data, k);
+    uint64_t at = carry_at_;
+    carry_.clear();
+    run(reinterpret_cast<const unsigned char*>(joint.data()), at, joint.size());
+    if (next_ < at + joint.size() && k == n) {  // still short: all of this chunk is in the joint view
+      carry_ = joint.substr(next_ - at);
+      carry_at_ = next_;
+      return;
+    }
+  }
+  run(reinterpret_cast<const unsigned char*>(data), base, n);
+  if (next_ < base + n) {
+    carry_.assign(data + (next_ - base), base + n - next_);
+    carry_at_ = next_;
+  }
+}
+
+// Handles every header that lies whole in [at, at + len); stops where one does not.
+void FatbinScanner::run(const unsigned char* p, uint64_t at, size_t len) {
+  uint64_t end = at + len;
+  while (next_ < end) {
+    if (mode_ == Mode::kSearch) {
+      uint64_t q = next_;
+      while (q + kContainerHeader <= end && u32(p + (q - at)) != kMagic) q += 8;
+      next_ = q;
+      if (q + kContainerHeader > end) return;
+      container_header(p + (q - at));
+      continue;
+    }
+    if (next_ + kEntryHeader > end) return;
+    entry_header(p + (next_ - at));
+  }
+}
+
+void FatbinScanner::container_header(const unsigned char* h) {
+  uint16_t version = u16(h + 4), header = u16(h + 6);
+  uint64_t fat = u64(h + 8);
+  if (version != 1 || header < kContainerHeader || header > 256 || header % 8 || fat == 0 || fat > kMaxFatSize) {
+    next_ += 8;
+    return;
+  }
+  container_ = next_;
+  container_end_ = next_ + header + fat;
+  cur_cubin_.clear();
+  cur_ptx_.clear();
+  next_ += header;
+  mode_ = Mode::kEntry;
+  if (container_end_ - next_ < kEntryHeader) drop_container();
+}
+
+void FatbinScanner::entry_header(const unsigned char* h) {
+  uint32_t header = u32(h + 4), arch = u32(h + 28);
+  uint64_t payload = u64(h + 8), after = next_ + header + payload;
+  bool sane = header >= kEntryHeader && header <= 4096 && after <= container_end_ && after > next_ && arch >= 10 && arch < 1000;
+  if (!sane) return drop_container();
+  Kind k = kind_of(u16(h));
+  if (k == Kind::kCubin) cur_cubin_.push_back(static_cast<int>(arch));
+  if (k == Kind::kPtx) cur_ptx_.push_back(static_cast<int>(arch));
+  next_ = after;
+  if (container_end_ - next_ < kEntryHeader) end_container();
+}
+
+void FatbinScanner::end_container() {
+  for (auto* v : {&cur_cubin_, &cur_ptx_}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  // It counts once the file has reached its end (a file cut short inside it holds no such code).
+  if (!cur_cubin_.empty() || !cur_ptx_.empty()) walked_ = Walked{container_end_, cur_cubin_, cur_ptx_};
+  commit_walked();
+  next_ = align8(container_end_);
+  mode_ = Mode::kSearch;
+}
+
+// Not a container after all (bytes that hold the magic by chance): look on from here. The bytes
+// of the entries already passed are gone from the stream; a real container cannot start in them.
+void FatbinScanner::drop_container() {
+  next_ = std::max(align8(next_), container_ + 8);
+  mode_ = Mode::kSearch;
+}
+
+std::optional<int> parse_arch(const std::string& text) {
+  std::string t = text;
+  for (const char* prefix : {"sm_", "compute_"})
+    if (t.rfind(prefix, 0) == 0) t = t.substr(std::strlen(prefix));
+  if (t.size() == 3 && t[1] == '.') t = {t[0], t[2]};
+  if (t.size() == 4 && t[2] == '.') t = {t[0], t[1], t[3]};  // "10.0" -> "100"
+  if (t.empty() || t.size() > 3 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  int v = std::stoi(t);
+  return v >= 10 ? std::optional<int>(v) : std::nullopt;
+}
+
+std::optional<GpuCode> parse_archs(const std::string& text) {
+  std::vector<int> cubins, ptxs;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto arch = parse_arch(item);
+    if (!arch || (item.rfind("sm_", 0) != 0 && item.rfind("compute_", 0) != 0)) return std::nullopt;
+    (item[0] == 's' ? cubins : ptxs).push_back(*arch);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  GpuCode c;
+  c.add_container(cubins, ptxs);
+  return c;
+}
+
+std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+}  // namespace imgtool::scan

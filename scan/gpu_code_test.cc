@@ -1,0 +1,156 @@
+// FatbinScanner on synthetic fat binaries laid out as nvcc lays them out (containers 8-byte
+// aligned in a sea of other bytes), fed whole and in every chunking, plus bytes that hold the
+// magic without being a container. The real libraries of paddlepaddle-gpu 2.6.2 are read in
+// kb/derive_test.cc.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "scan/gpu_code.h"
+
+using namespace imgtool::scan;
+
+namespace {
+
+void put16(std::string& s, uint16_t v) { s.append({char(v & 0xff), char(v >> 8)}); }
+void put32(std::string& s, uint32_t v) { put16(s, v & 0xffff), put16(s, v >> 16); }
+void put64(std::string& s, uint64_t v) { put32(s, v & 0xffffffff), put32(s, v >> 32); }
+
+struct Entry {
+  uint16_t kind;  // 1 PTX, 2 cubin
+  uint32_t arch;
+  size_t payload;
+  uint32_t header = 64;
+};
+
+std::string entry(const Entry& e) {
+  std::string s;
+  put16(s, e.kind), put16(s, 0x0101), put32(s, e.header), put64(s, e.payload);
+  put32(s, static_cast<uint32_t>(e.payload)), put32(s, 0), put16(s, 1), put16(s, 7), put32(s, e.arch);
+  s.resize(e.header, '\0');
+  return s + std::string(e.payload, '\x5a');
+}
+
+std::string container(const std::vector<Entry>& entries) {
+  std::string body;
+  for (auto& e : entries) body += entry(e);
+  std::string s;
+  put32(s, 0xBA55ED50), put16(s, 1), put16(s, 16), put64(s, body.size());
+  return s + body;
+}
+
+void pad8(std::string& s, std::mt19937& rng) {
+  while (s.size() % 8) s.push_back(static_cast<char>(rng()));
+}
+
+std::string noise(size_t n, std::mt19937& rng) {
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// An ELF-ish file: noise, then the section of containers (8-aligned), then more noise.
+std::string library(std::mt19937& rng) {
+  std::string f = noise(1000, rng);
+  pad8(f, rng);
+  // a false magic: the magic at an aligned offset with a header that is no container's
+  std::string fake;
+  put32(fake, 0xBA55ED50), put16(fake, 7), put16(fake, 16), put64(fake, 99);
+  f += fake;
+  pad8(f, rng);
+  for (int i = 0; i < 9; ++i) {
+    f += container({{2, 61, 300}, {2, 70, 200 + size_t(i)}, {2, 80, 50}, {2, 86, 7}});
+    pad8(f, rng);
+  }
+  f += container({{2, 90, 40}});  // a stray third-party kernel
+  pad8(f, rng);
+  f += container({{2, 80, 10}, {1, 80, 33}});
+  pad8(f, rng);
+  f += noise(777, rng);
+  return f;
+}
+
+GpuCode scan_in_chunks(const std::string& f, std::mt19937& rng, size_t max_chunk) {
+  FatbinScanner s;
+  for (size_t i = 0; i < f.size();) {
+    size_t n = std::min<size_t>(1 + rng() % max_chunk, f.size() - i);
+    s.feed(f.data() + i, n);
+    i += n;
+  }
+  return s.result();
+}
+
+}  // namespace
+
+TEST_CASE("fatbin containers: every cubin and PTX entry counted once per container, a false magic ignored") {
+  std::mt19937 rng(7);
+  std::string f = library(rng);
+  FatbinScanner s;
+  s.feed(f.data(), f.size());
+  const GpuCode& c = s.result();
+  CHECK(c.containers == 11);
+  CHECK(c.cubin.at(61) == 9);
+  CHECK(c.cubin.at(80) == 10);
+  CHECK(c.cubin.at(90) == 1);
+  CHECK(c.ptx.at(80) == 1);
+  CHECK(c.main_cubins() == std::vector<int>{61, 70, 80, 86});
+  CHECK(c.text() == "sm_61,sm_70,sm_80,sm_86");
+  CHECK(c.runnable_on(86) == 10);  // sm_86 and sm_80 cubins and compute_80 PTX serve an 8.6 GPU
+  CHECK(c.runnable_on(90) == 2);   // the stray sm_90 kernel and the PTX: not the library
+  CHECK(c.runnable_on(75) == 9);
+  CHECK(c.runnable_on(60) == 0);
+}
+
+TEST_CASE("fatbin scan: the same result whatever the chunk sizes") {
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    std::string f = library(rng);
+    FatbinScanner whole;
+    whole.feed(f.data(), f.size());
+    for (size_t max_chunk : {1, 3, 17, 40, 4096}) {
+      GpuCode c = scan_in_chunks(f, rng, max_chunk);
+      INFO("seed " << seed << ", chunks up to " << max_chunk);
+      CHECK(c.shapes == whole.result().shapes);
+      CHECK(c.containers == whole.result().containers);
+    }
+  }
+}
+
+TEST_CASE("fatbin scan: noise only, truncated containers and an empty file hold no code") {
+  std::mt19937 rng(3);
+  FatbinScanner s;
+  std::string n = noise(1 << 16, rng);
+  s.feed(n.data(), n.size());
+  CHECK(s.result().empty());
+  std::string c = container({{2, 80, 100}});
+  FatbinScanner t;
+  t.feed(c.data(), c.size() - 30);  // the file ends inside the container
+  CHECK(t.result().empty());
+  FatbinScanner e;
+  e.feed("", 0);
+  CHECK(e.result().empty());
+}
+
+TEST_CASE("arch lists: parse and print round trip; runnable_on follows CUDA's compatibility rules") {
+  CHECK(parse_arch("sm_86") == 86);
+  CHECK(parse_arch("compute_90") == 90);
+  CHECK(parse_arch("8.6") == 86);
+  CHECK(parse_arch("10.0") == 100);
+  CHECK(parse_arch("12.1") == 121);
+  CHECK_FALSE(parse_arch("sm_"));
+  CHECK_FALSE(parse_arch("sm_x6"));
+  CHECK_FALSE(parse_arch("9"));
+  auto c = parse_archs("sm_61,sm_70,sm_75,sm_80,sm_86,compute_86");
+  REQUIRE(c);
+  CHECK(c->text() == "sm_61,sm_70,sm_75,sm_80,sm_86,compute_86");
+  CHECK(c->runnable_on(89) == 1);   // sm_86 cubin (same major) and the PTX
+  CHECK(c->runnable_on(90) == 1);   // PTX JIT only
+  CHECK(c->runnable_on(120) == 1);
+  auto sass = parse_archs("sm_61,sm_70,sm_75,sm_80,sm_86");
+  CHECK(sass->runnable_on(90) == 0);  // no sm_90 cubin, no PTX: "no kernel image is available"
+  CHECK(sass->runnable_on(52) == 0);
+  CHECK_FALSE(parse_archs("sm_61,,sm_70"));
+  CHECK_FALSE(parse_archs("61"));
+  CHECK(cc_text(90) == "9.0");
+  CHECK(cc_text(121) == "12.1");
+}
