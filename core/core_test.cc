@@ -184,6 +184,11 @@ TEST_CASE("strings: lower, upper, join, trim, quoted, xml_escape") {
   CHECK(strings::trim(" \tx y\r\n") == "x y");
   CHECK(strings::trim("   ").empty());
   CHECK(strings::xml_escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&apos;");
+  CHECK(strings::split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
+  CHECK(strings::split("", ',') == std::vector<std::string>{""});
+  CHECK(strings::split_lines("a\r\nb\n\nc") == std::vector<std::string>{"a", "b", "", "c"});
+  CHECK(strings::split_lines("a\n") == std::vector<std::string>{"a"});
+  CHECK(strings::split_lines("").empty());
 }
 
 TEST_CASE("junit: counts, outcomes and escaping") {

@@ -50,4 +50,26 @@ std::string xml_escape(std::string_view s) {
   return out;
 }
 
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t at; (at = s.find(sep, start)) != std::string_view::npos; start = at + 1) out.emplace_back(s.substr(start, at - start));
+  out.emplace_back(s.substr(start));
+  return out;
+}
+
+std::vector<std::string> split_lines(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t nl = s.find('\n', start);
+    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.emplace_back(line);
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace imgtool::strings

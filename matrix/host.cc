@@ -48,7 +48,7 @@ std::optional<HostReject> check_driver(const Cell& c, const Version& driver, con
 }
 
 HostFit fit(const Cell& c, const Version& driver) {
-  HostFit f{c, driver >= *Version::parse(c.min_driver_full), ""};
+  HostFit f{c, !c.min_driver_full.empty() && driver >= *Version::parse(c.min_driver_full), ""};
   f.note = f.full_compat ? "driver >= " + c.min_driver_full + " (CUDA " + c.cuda + " toolkit driver): full compatibility"
                          : "runs via CUDA minor-version compatibility (driver >= " + c.min_driver + "; toolkit driver " + c.min_driver_full +
                                "): PTX JIT of code newer than the driver is unavailable";
@@ -62,7 +62,7 @@ DriverFloorRule driver_floor(const Cell& c, const KnowledgeBase& kb) {
   DriverFloorRule nv{c.min_driver, "NVIDIA's minor-version compatibility floor for CUDA " + c.cuda + " (toolkit driver " + c.min_driver_full + ")",
                      cr ? cr->source : ""};
   const PaddleRelease* r = kb.paddle_release(c.paddle);
-  const PaddleGpuBuild* b = r ? r->build_for(c.cuda) : nullptr;
+  const PaddleGpuBuild* b = r ? r->build_for(c.cuda, c.paddle) : nullptr;
   if (!b || b->min_driver.driver.empty()) return nv;
   DriverFloorRule pd{b->min_driver.driver, "Paddle's documented floor for its CUDA " + c.cuda + " builds (stricter than NVIDIA's " + c.min_driver + ")",
                      b->min_driver.source};

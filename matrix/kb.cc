@@ -38,6 +38,40 @@ void read_fact(const YamlDoc& d, const YAML::Node& n, Fact& f) {
   f.note = d.str(n, "note", false);
 }
 
+// A mapping of scalar -> scalar ({"12": "libcublas.so.12"}); empty when the key is absent.
+std::map<std::string, std::string> str_map(const YamlDoc& d, const YAML::Node& n, const std::string& key) {
+  std::map<std::string, std::string> out;
+  const YAML::Node& m = n[key];
+  if (!m) return out;
+  if (!m.IsMap()) d.fail(m, "expected '" + key + "' to map a major version to a value, found " + describe(m));
+  for (const auto& kv : m) {
+    if (!kv.second.IsScalar()) d.fail(kv.second, "expected a value for '" + kv.first.Scalar() + "', found " + describe(kv.second));
+    out[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  return out;
+}
+
+// "sm_61,sm_70,compute_86": each item sm_<digits> or compute_<digits>.
+bool arch_list(const std::string& s) {
+  if (s.empty()) return false;
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t digits = item.rfind("sm_", 0) == 0 ? 3 : item.rfind("compute_", 0) == 0 ? 8 : std::string::npos;
+    if (digits == std::string::npos || item.size() == digits || item.size() > digits + 3 ||
+        item.find_first_not_of("0123456789", digits) != std::string::npos)
+      return false;
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+bool iso_date(const std::string& s) {
+  auto digits = [&](size_t from, size_t n) { return s.find_first_not_of("0123456789", from) >= from + n; };
+  return s.size() == 10 && digits(0, 4) && s[4] == '-' && digits(5, 2) && s[7] == '-' && digits(8, 2);
+}
+
 const YAML::Node& seq(const YamlDoc& d, const std::string& key) {
   static YAML::Node holder;
   d.check_keys(d.root(), {key}, "a knowledge-base file");
@@ -71,9 +105,11 @@ bool VersionRange::contains(const Version& v) const {
 
 std::string VersionRange::text() const { return from == to ? from : from + "-" + to; }
 
-const PaddleGpuBuild* PaddleRelease::build_for(std::string_view cuda) const {
+const PaddleGpuBuild* PaddleRelease::build_for(std::string_view cuda, std::string_view version) const {
   for (auto& b : gpu)
-    if (b.cuda == cuda) return &b;
+    if (b.cuda == cuda &&
+        (version.empty() || b.versions.empty() || std::find(b.versions.begin(), b.versions.end(), version) != b.versions.end()))
+      return &b;
   return nullptr;
 }
 
@@ -91,8 +127,11 @@ bool PaddleRelease::has_version(std::string_view v) const {
 // One function per KB file; each fills one table of the KnowledgeBase.
 struct KbLoader {
   static void version(const YamlDoc& d, KnowledgeBase& kb) {
-    d.check_keys(d.root(), {"version", "note"}, "kb.yaml");
+    d.check_keys(d.root(), {"version", "released", "note"}, "kb.yaml");
     kb.version_ = d.str(d.root(), "version");
+    kb.released_ = d.str(d.root(), "released");
+    if (!iso_date(kb.released_))
+      d.fail(d.root()["released"], "expected the day the facts were last checked, YYYY-MM-DD, found '" + kb.released_ + "'");
   }
   static void cuda(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "cuda")) {
@@ -100,7 +139,7 @@ struct KbLoader {
       CudaRelease c;
       read_fact(d, n, c);
       c.cuda = d.version(n, "cuda");
-      c.min_driver_full = d.version(n, "min_driver_full");
+      c.min_driver_full = d.version(n, "min_driver_full", false);  // empty: the toolkit driver is not known
       c.min_driver_compat = d.version(n, "min_driver_compat");
       kb.cudas_.push_back(c);
     }
@@ -140,7 +179,22 @@ struct KbLoader {
     }
   }
   static void cudnn(const YamlDoc& d, KnowledgeBase& kb) {
-    for (const auto& n : seq(d, "cudnn")) {
+    d.check_keys(d.root(), {"cudnn", "apt"}, "cudnn.yaml");
+    for (const auto& n : d.root()["apt"]) {
+      d.check_keys(n, {"cudnn", "package", "cuda", "os", "source", "unconfirmed", "note"}, "a cuDNN apt package");
+      CudnnApt a;
+      read_fact(d, n, a);
+      a.cudnn = d.version(n, "cudnn");
+      a.package = d.str(n, "package");
+      if (a.package.find('=') == std::string::npos || a.package.find_first_of(" ;&|$`\"'") != std::string::npos)
+        d.fail(n["package"], "expected a pinned apt package name=version, found '" + a.package + "'");
+      for (const auto& r : n["cuda"]) a.cuda.push_back(range_of(d, r));
+      a.os = d.str_list(n, "os");
+      kb.cudnn_apt_.push_back(a);
+    }
+    const YAML::Node& rows = d.root()["cudnn"];
+    if (!rows.IsSequence()) d.fail(rows, "expected 'cudnn' to be a list, found " + describe(rows));
+    for (const auto& n : rows) {
       d.check_keys(n, {"cudnn", "cuda", "source", "unconfirmed", "note"}, "a cuDNN release");
       CudnnSupport c;
       read_fact(d, n, c);
@@ -150,7 +204,8 @@ struct KbLoader {
     }
   }
   static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
-    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "source", "unconfirmed", "note"}, "a Paddle GPU build");
+    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "pip_cuda_libraries",
+                     "compiled_archs", "archs_source", "versions", "source", "unconfirmed", "note"}, "a Paddle GPU build");
     PaddleGpuBuild b;
     b.unconfirmed = d.boolean(n, "unconfirmed", false);
     b.note = d.str(n, "note", false);
@@ -160,6 +215,12 @@ struct KbLoader {
     b.trt = d.version(n, "trt", false);
     b.requirement = d.str(n, "requirement");
     b.index_url = d.str(n, "index_url", false);
+    b.pip_cuda_libraries = d.boolean(n, "pip_cuda_libraries", false);
+    b.compiled_archs = d.str(n, "compiled_archs", false);
+    if (!b.compiled_archs.empty() && !arch_list(b.compiled_archs))
+      d.fail(n["compiled_archs"], "expected GPU architectures like sm_61,sm_86,compute_86, found '" + b.compiled_archs + "'");
+    b.archs_source = d.str(n, "archs_source", !b.compiled_archs.empty());
+    if (n["versions"]) for (const auto& v : n["versions"]) b.versions.push_back(d.version_of(v));
     if (n["min_driver"]) {
       const YAML::Node& m = n["min_driver"];
       d.expect_map(m, "min_driver (Paddle's documented driver floor)");
@@ -170,13 +231,14 @@ struct KbLoader {
     if (n["trt_pip"]) {
       const YAML::Node& t = n["trt_pip"];
       d.expect_map(t, "trt_pip (TensorRT install spec)");
-      d.check_keys(t, {"requirement", "index_url", "source", "unconfirmed", "note"}, "a TensorRT install spec");
+      d.check_keys(t, {"requirement", "index_url", "cuda_major", "source", "unconfirmed", "note"}, "a TensorRT install spec");
       if (b.trt.empty()) d.fail(t, "expected 'trt' (the TensorRT version) beside 'trt_pip', found none");
       read_fact(d, t, b.trt_pip);
       b.trt_pip.requirement = d.str(t, "requirement");
       if (b.trt_pip.requirement.find("==") == std::string::npos)
         d.fail(t["requirement"], "expected a pinned requirement name==version, found '" + b.trt_pip.requirement + "'");
       b.trt_pip.index_url = d.str(t, "index_url", false);
+      b.trt_pip.cuda_major = d.str(t, "cuda_major", false);
       if (!b.trt_pip.index_url.empty() && b.trt_pip.index_url.rfind("https://", 0) != 0)
         d.fail(t["index_url"], "expected an https:// index URL, found '" + b.trt_pip.index_url + "'");
     }
@@ -234,6 +296,89 @@ struct KbLoader {
       kb.os_pythons_.push_back(o);
     }
   }
+  static NvidiaLibrary library(const YamlDoc& d, const YAML::Node& n) {
+    d.check_keys(n, {"lib", "keyed_by", "sonames", "packages", "wheel_dirs", "source", "unconfirmed", "note"}, "an NVIDIA library");
+    NvidiaLibrary l;
+    read_fact(d, n, l);
+    l.lib = d.str(n, "lib");
+    l.keyed_by = d.str(n, "keyed_by", false);
+    if (l.keyed_by.empty()) l.keyed_by = "cuda";
+    if (l.keyed_by != "cuda" && l.keyed_by != "cudnn" && l.keyed_by != "tensorrt")
+      d.fail(n["keyed_by"], "expected cuda, cudnn or tensorrt, found '" + l.keyed_by + "'");
+    l.sonames = str_map(d, n, "sonames");
+    if (l.sonames.empty()) d.fail(n, "expected 'sonames' per major version, found none");
+    for (const auto& [major, so] : l.sonames)
+      if (so.rfind("lib", 0) != 0 || so.find(".so") == std::string::npos || so.find('/') != std::string::npos)
+        d.fail(n["sonames"], "expected a soname like libcublas.so.12 for major " + major + ", found '" + so + "'");
+    l.packages = str_map(d, n, "packages");
+    l.wheel_dirs = str_map(d, n, "wheel_dirs");
+    return l;
+  }
+  static PaddleLoads loads(const YamlDoc& d, const YAML::Node& n, const KnowledgeBase& kb) {
+    d.check_keys(n, {"paddle", "pip_cuda_libraries", "dlopen", "unversioned", "extra_dirs", "libs", "source", "unconfirmed", "note"},
+                 "a Paddle load table");
+    PaddleLoads p;
+    read_fact(d, n, p);
+    p.paddle = range_of(d, n["paddle"]);
+    p.pip_cuda_libraries = d.boolean(n, "pip_cuda_libraries", false);
+    p.dlopen = d.str(n, "dlopen");
+    if (p.dlopen != "unversioned" && p.dlopen != "soname") d.fail(n["dlopen"], "expected unversioned or soname, found '" + p.dlopen + "'");
+    p.unversioned = d.str_list(n, "unversioned", false);
+    if (const YAML::Node& x = n["extra_dirs"]) {
+      d.expect_map(x, "extra_dirs (library -> folders)");
+      for (const auto& kv : x) p.extra_dirs[kv.first.Scalar()] = d.str_list(x, kv.first.Scalar());
+    }
+    for (const auto& l : n["libs"]) {
+      d.check_keys(l, {"lib", "need", "feature"}, "a library Paddle loads");
+      PaddleLoad pl{d.str(l, "lib"), d.str(l, "need"), d.str(l, "feature")};
+      if (pl.need != "required" && pl.need != "feature") d.fail(l["need"], "expected required or feature, found '" + pl.need + "'");
+      if (!kb.library(pl.lib)) d.fail(l["lib"], "expected a library of the 'libraries' list, found '" + pl.lib + "'");
+      p.libs.push_back(pl);
+    }
+    if (p.libs.empty()) d.fail(n, "expected 'libs' to list the libraries Paddle loads, found none");
+    return p;
+  }
+  static void libraries(const YamlDoc& d, KnowledgeBase& kb) {
+    d.check_keys(d.root(), {"libraries", "runtime_sets", "paddle_loads"}, "libraries.yaml");
+    for (const auto& n : d.root()["libraries"]) kb.libraries_.push_back(library(d, n));
+    for (const auto& n : d.root()["runtime_sets"]) {
+      d.check_keys(n, {"cuda_major", "libs", "source", "unconfirmed", "note"}, "a runtime library set");
+      RuntimeSet r;
+      read_fact(d, n, r);
+      r.cuda_major = d.str(n, "cuda_major");
+      r.libs = d.str_list(n, "libs");
+      for (size_t i = 0; i < r.libs.size(); ++i)
+        if (!kb.library(r.libs[i])) d.fail(n["libs"][i], "expected a library of the 'libraries' list, found '" + r.libs[i] + "'");
+      kb.runtime_sets_.push_back(r);
+    }
+    for (const auto& n : d.root()["paddle_loads"]) kb.paddle_loads_.push_back(loads(d, n, kb));
+  }
+  static void cuda_wheels(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "cuda_wheels")) {
+      d.check_keys(n, {"cuda", "cuda_full", "cudnn", "wheels", "source", "unconfirmed", "note"}, "a CUDA wheel base");
+      CudaWheelBase b;
+      read_fact(d, n, b);
+      b.cuda = d.version(n, "cuda");
+      b.cuda_full = d.version(n, "cuda_full");
+      b.cudnn = d.version(n, "cudnn");
+      for (const auto& w : n["wheels"]) {
+        d.check_keys(w, {"package", "version", "provides"}, "a pinned wheel");
+        b.wheels.push_back({d.str(w, "package"), d.version(w, "version"), d.str_list(w, "provides")});
+      }
+      if (b.wheels.empty()) d.fail(n, "expected 'wheels' to list the pinned wheels, found none");
+      kb.cuda_wheels_.push_back(b);
+    }
+  }
+  static void tensorrt(const YamlDoc& d, KnowledgeBase& kb) {
+    for (const auto& n : seq(d, "tensorrt")) {
+      d.check_keys(n, {"trt", "cuda", "source", "unconfirmed", "note"}, "a TensorRT release");
+      TensorRtSupport t;
+      read_fact(d, n, t);
+      t.trt = range_of(d, n["trt"]);
+      for (const auto& r : n["cuda"]) t.cuda.push_back(range_of(d, r));
+      kb.tensorrt_.push_back(t);
+    }
+  }
   static void images(const YamlDoc& d, KnowledgeBase& kb) {
     d.check_keys(d.root(), {"nvidia_cuda", "cpu_bases"}, "images.yaml");
     for (const auto& n : d.root()["nvidia_cuda"]) {
@@ -267,6 +412,8 @@ const std::vector<std::pair<std::string, FileLoader>>& kb_files() {
       {"kb.yaml", KbLoader::version},   {"cuda.yaml", KbLoader::cuda},   {"arch.yaml", KbLoader::arch},
       {"gpus.yaml", KbLoader::gpus},    {"cudnn.yaml", KbLoader::cudnn}, {"paddle.yaml", KbLoader::paddle},
       {"python.yaml", KbLoader::python}, {"images.yaml", KbLoader::images}, {"os.yaml", KbLoader::os},
+      {"libraries.yaml", KbLoader::libraries}, {"cuda_wheels.yaml", KbLoader::cuda_wheels},
+      {"tensorrt.yaml", KbLoader::tensorrt},
   };
   return files;
 }
@@ -395,6 +542,67 @@ const OsPython* KnowledgeBase::os_python(std::string_view os) const {
 
 const ArchSupport* KnowledgeBase::arch_for_cc(std::string_view cc) const {
   return find_if_ptr(archs_, [&](auto& a) { return std::find(a.cc.begin(), a.cc.end(), cc) != a.cc.end(); });
+}
+
+std::string NvidiaLibrary::soname(std::string_view major) const {
+  auto it = sonames.find(std::string(major));
+  return it == sonames.end() ? "" : it->second;
+}
+
+std::string NvidiaLibrary::unversioned() const {
+  std::string any = sonames.begin()->second;
+  return any.substr(0, any.find(".so") + 3);
+}
+
+std::string CudaWheelBase::image() const {
+  return "imgtool-base/cuda:" + cuda + "-cudnn" + cudnn.substr(0, cudnn.find('.')) + "-runtime-bookworm";
+}
+
+const CudaWheel* CudaWheelBase::wheel_providing(std::string_view soname) const {
+  for (const auto& w : wheels)
+    if (std::find(w.provides.begin(), w.provides.end(), soname) != w.provides.end()) return &w;
+  return nullptr;
+}
+
+const NvidiaLibrary* KnowledgeBase::library(std::string_view lib) const {
+  return find_if_ptr(libraries_, [&](auto& l) { return l.lib == lib; });
+}
+
+const RuntimeSet* KnowledgeBase::runtime_set(std::string_view major) const {
+  return find_if_ptr(runtime_sets_, [&](auto& r) { return r.cuda_major == major; });
+}
+
+const PaddleLoads* KnowledgeBase::paddle_loads(std::string_view version, bool pip) const {
+  auto v = Version::parse(version);
+  if (!v) return nullptr;
+  return find_if_ptr(paddle_loads_, [&](auto& p) { return p.pip_cuda_libraries == pip && p.paddle.contains(*v); });
+}
+
+const CudaWheelBase* KnowledgeBase::cuda_wheels(std::string_view mm) const {
+  std::string k = major_minor(mm);
+  return find_if_ptr(cuda_wheels_, [&](auto& b) { return b.cuda == k; });
+}
+
+const CudnnApt* KnowledgeBase::cudnn_apt(std::string_view cudnn, std::string_view cuda, std::string_view os) const {
+  auto want = Version::parse(cudnn), c = Version::parse(cuda);
+  if (!want || !c) return nullptr;
+  return find_if_ptr(cudnn_apt_, [&](auto& a) {
+    bool same = want->is_prefix_of(*Version::parse(a.cudnn));
+    bool for_cuda = std::any_of(a.cuda.begin(), a.cuda.end(), [&](auto& r) { return r.contains(*c); });
+    return same && for_cuda && std::find(a.os.begin(), a.os.end(), os) != a.os.end();
+  });
+}
+
+std::vector<const TensorRtSupport*> KnowledgeBase::tensorrt_facts(std::string_view trt) const {
+  std::vector<const TensorRtSupport*> out;
+  auto v = Version::parse(trt);
+  if (!v) return out;
+  for (auto& t : tensorrt_) {
+    auto f = Version::parse(t.trt.from), to = Version::parse(t.trt.to);
+    size_t n = v->parts.size();
+    if (*Version::parse(f->truncated(n)) <= *v && *v <= *Version::parse(to->truncated(n))) out.push_back(&t);
+  }
+  return out;
 }
 
 std::vector<const CudnnSupport*> KnowledgeBase::cudnn_facts(std::string_view cudnn) const {

@@ -15,7 +15,13 @@
 //   python.yaml  Python end of life
 //   images.yaml  nvidia/cuda tags per CUDA (full version, cuDNN tag, OS list); CPU base per OS
 //   os.yaml      OS -> the Python versions its package archive provides (apt)
+//   libraries.yaml  NVIDIA libraries -> soname per major; what a complete CUDA base holds; what
+//                   each range of Paddle builds loads at run time and how it asks for it
+//   cuda_wheels.yaml  CUDA -> NVIDIA's PyPI wheels a local base is made of (scripts/make-cuda-base.sh)
+//   tensorrt.yaml TensorRT -> CUDA versions it supports
+//   cudnn.yaml also lists `apt`: cuDNN packages of NVIDIA's apt repository (what an image installs)
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,7 +52,7 @@ struct GpuSpec {
 
 struct CudaRelease : Fact {
   std::string cuda;                // "12.6" (major.minor)
-  std::string min_driver_full;     // driver of the toolkit release (GA), "560.28.03"
+  std::string min_driver_full;     // driver of the toolkit release (GA), "560.28.03"; "" = not known
   std::string min_driver_compat;   // minimum driver under minor-version compatibility, "525.60.13"
 };
 
@@ -80,6 +86,7 @@ struct PipSpec {
 struct TrtInstall : Fact {
   std::string requirement;  // pinned, "tensorrt-cu12==10.5.0"; empty = no install spec known
   std::string index_url;    // empty = PyPI
+  std::string cuda_major;   // the CUDA major its libraries are built for ("12"); rule trt-cuda-major
 };
 
 // One GPU build of a Paddle release. cudnn/trt are what Paddle built against;
@@ -95,6 +102,12 @@ struct PaddleGpuBuild : Fact {
   DriverFloor min_driver;              // Paddle's documented floor (min_driver: in kb/paddle.yaml)
   std::string requirement, index_url;  // templates with {version}
   TrtInstall trt_pip;                  // how TensorRT `trt` is installed (trt_pip: in kb/paddle.yaml)
+  // The wheel pip-installs its own CUDA libraries (Requires-Dist nvidia-*): its image needs a base
+  // with none (one cuDNN in the image, the one Paddle pins).
+  bool pip_cuda_libraries = false;
+  std::string compiled_archs;          // "sm_61,…,sm_86[,compute_86]" (`imgtool kb derive`); "" = unknown
+  std::string archs_source;            // where compiled_archs was read (the wheel and its sha256)
+  std::vector<std::string> versions;   // the release's versions this build exists for; empty = all
 };
 
 struct PaddleRelease : Fact {
@@ -107,7 +120,9 @@ struct PaddleRelease : Fact {
   std::vector<std::string> published;  // published docker tags (without repository), may use {version}
   std::vector<std::string> published_unconfirmed;  // seen, not confirmed from Paddle's docs
   Fact published_fact;
-  const PaddleGpuBuild* build_for(std::string_view cuda) const;
+  // The build for `cuda` that exists for `version` (a build may name the versions it exists for;
+  // empty version: any).
+  const PaddleGpuBuild* build_for(std::string_view cuda, std::string_view version = "") const;
   bool has_version(std::string_view v) const;
 };
 
@@ -139,6 +154,68 @@ struct CpuBase : Fact {
   std::string image;  // "ubuntu:22.04"
 };
 
+// One NVIDIA library: the soname each major ships (the name the dynamic loader is asked for), the
+// PyPI package that carries it and the folder it lies in inside that wheel. `keyed_by` says whose
+// major picks the row: the CUDA toolkit's ("12"), cuDNN's ("9") or TensorRT's ("10").
+struct NvidiaLibrary : Fact {
+  std::string lib;                               // "cublas"
+  std::string keyed_by = "cuda";                 // "cuda" | "cudnn" | "tensorrt"
+  std::map<std::string, std::string> sonames;    // "12" -> "libcublas.so.12"
+  std::map<std::string, std::string> packages;   // "12" -> "nvidia-cublas-cu12"
+  std::map<std::string, std::string> wheel_dirs; // "12" -> "nvidia/cublas/lib"
+  std::string soname(std::string_view major) const;  // "" when the major has none
+  std::string unversioned() const;                   // "libcublas.so": a development link's name
+};
+
+// The libraries of nvidia/cuda's -cudnn-runtime image for one CUDA major: what a complete base holds.
+struct RuntimeSet : Fact {
+  std::string cuda_major;          // "12"
+  std::vector<std::string> libs;   // NvidiaLibrary::lib names
+};
+
+// One library a range of Paddle GPU builds loads at run time (phi/backends/dynload): every one is
+// dlopen()ed on first use of its feature, none is linked. need: "required" (Paddle's GPU paths
+// use it: a missing one fails the image) or "feature" (one feature needs it: a warning naming it).
+struct PaddleLoad {
+  std::string lib, need, feature;
+};
+struct PaddleLoads : Fact {
+  VersionRange paddle;                          // the Paddle versions ("2.4-2.6")
+  bool pip_cuda_libraries = false;              // the builds whose wheels bring nvidia-* packages
+  std::string dlopen = "soname";                // the name asked for: "unversioned" (libcublas.so) or "soname"
+  std::vector<std::string> unversioned;         // libs asked for by the unversioned name even so
+  std::map<std::string, std::vector<std::string>> extra_dirs;  // lib -> absolute folders tried after the loader
+  std::vector<PaddleLoad> libs;
+};
+
+// A CUDA base made from NVIDIA's PyPI wheels (scripts/make-cuda-base.sh), per CUDA release.
+struct CudaWheel {
+  std::string package, version;
+  std::vector<std::string> provides;  // the sonames it ships
+};
+struct CudaWheelBase : Fact {
+  std::string cuda, cuda_full, cudnn;  // "12.6", "12.6.3", "9.5.1.17"
+  std::vector<CudaWheel> wheels;
+  // The image scripts/make-cuda-base.sh tags: imgtool-base/cuda:<cuda>-cudnn<major>-runtime-bookworm.
+  std::string image() const;
+  const CudaWheel* wheel_providing(std::string_view soname) const;
+};
+
+// A cuDNN package of NVIDIA's CUDA apt repository (what nvidia/cuda's cudnn images apt-install):
+// an image on a runtime base gets exactly the cuDNN Paddle was built with from it.
+struct CudnnApt : Fact {
+  std::string cudnn;                 // "8.2.1"
+  std::string package;               // "libcudnn8=8.2.1.32-1+cuda11.3"
+  std::vector<VersionRange> cuda;    // CUDA versions the package's build supports
+  std::vector<std::string> os;       // OS labels whose repository serves it
+};
+
+// TensorRT release (range) -> CUDA versions it supports.
+struct TensorRtSupport : Fact {
+  VersionRange trt;
+  std::vector<VersionRange> cuda;
+};
+
 class KnowledgeBase {
  public:
   // Reads every file listed above from `dir`. Throws InputError
@@ -166,6 +243,16 @@ class KnowledgeBase {
   const CpuBase* cpu_base(std::string_view os) const;
   const OsPython* os_python(std::string_view os) const;
   const ArchSupport* arch_for_cc(std::string_view cc) const;
+  const NvidiaLibrary* library(std::string_view lib) const;
+  const RuntimeSet* runtime_set(std::string_view cuda_major) const;
+  // The load table of Paddle `version` for a build with or without pip CUDA libraries.
+  const PaddleLoads* paddle_loads(std::string_view version, bool pip_cuda_libraries) const;
+  const CudaWheelBase* cuda_wheels(std::string_view mm) const;
+  // An apt package of cuDNN `cudnn` (on its precision) built for `cuda`, served for `os`.
+  const CudnnApt* cudnn_apt(std::string_view cudnn, std::string_view cuda, std::string_view os) const;
+  std::vector<const TensorRtSupport*> tensorrt_facts(std::string_view trt) const;
+  // kb.yaml `released`: the day the facts were last checked against their sources (YYYY-MM-DD).
+  std::string released() const { return released_; }
   // cuDNN facts whose range overlaps `cudnn` on its precision ("8.9" overlaps 8.9.0-8.9.1 and 8.9.5-8.9.6).
   std::vector<const CudnnSupport*> cudnn_facts(std::string_view cudnn) const;
 
@@ -178,10 +265,13 @@ class KnowledgeBase {
   const std::vector<CudaImages>& images() const { return images_; }
   const std::vector<CpuBase>& cpu_bases() const { return cpu_bases_; }
   const std::vector<OsPython>& os_pythons() const { return os_pythons_; }
+  const std::vector<NvidiaLibrary>& libraries() const { return libraries_; }
+  const std::vector<CudaWheelBase>& cuda_wheel_bases() const { return cuda_wheels_; }
+  const std::vector<CudnnApt>& cudnn_apts() const { return cudnn_apt_; }
 
  private:
   friend struct KbLoader;
-  std::string dir_, version_;
+  std::string dir_, version_, released_;
   std::vector<CudaRelease> cudas_;
   std::vector<ArchSupport> archs_;
   std::vector<GpuSpec> gpus_;
@@ -191,6 +281,12 @@ class KnowledgeBase {
   std::vector<CudaImages> images_;
   std::vector<CpuBase> cpu_bases_;
   std::vector<OsPython> os_pythons_;
+  std::vector<NvidiaLibrary> libraries_;
+  std::vector<RuntimeSet> runtime_sets_;
+  std::vector<PaddleLoads> paddle_loads_;
+  std::vector<CudaWheelBase> cuda_wheels_;
+  std::vector<CudnnApt> cudnn_apt_;
+  std::vector<TensorRtSupport> tensorrt_;
 };
 
 }  // namespace imgtool::matrix

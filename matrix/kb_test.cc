@@ -13,7 +13,8 @@ static KnowledgeBase kb() { return KnowledgeBase::load(imgtool::testing::source_
 
 TEST_CASE("the KB loads and every fact has a source") {
   auto k = kb();
-  CHECK(k.version().rfind("2026.11.1+sha256:", 0) == 0);
+  CHECK(k.version().rfind("2026.11.2+sha256:", 0) == 0);
+  CHECK(k.released() == "2026-11-26");
   CHECK(k.cudas().size() >= 19);
   for (auto& c : k.cudas()) CHECK(!c.source.empty());
   for (auto& a : k.archs()) CHECK(!a.source.empty());
@@ -33,6 +34,83 @@ TEST_CASE("the KB loads and every fact has a source") {
   for (auto& i : k.images()) CHECK(!i.source.empty());
 }
 
+TEST_CASE("KB late 2026: Paddle 3.3 and 3.2.2's CUDA 13.0 build, CUDA 13.1-13.5, new GPUs, Python 3.14, OS rows") {
+  auto k = kb();
+  const PaddleRelease* p33 = k.paddle_release("3.3.1");
+  REQUIRE(p33);
+  CHECK(p33->series == "3.3");
+  CHECK(p33->build_for("13.0")->cudnn == "9.13");
+  CHECK(p33->build_for("13.0")->pip_cuda_libraries);
+  CHECK(p33->build_for("12.9")->min_driver.driver == "575.51.03");
+  CHECK(k.paddle_release("3.2.2")->build_for("13.0", "3.2.2"));
+  CHECK(k.paddle_release("3.2.0")->build_for("13.0", "3.2.0") == nullptr);  // cu130 exists for 3.2.2 only
+  CHECK(k.paddle_release("2.5.0")->series == "2.5");
+  CHECK(k.paddle_release("2.4.0")->build_for("11.6")->cudnn == "8.4.0");
+  CHECK_FALSE(k.paddle_release("2.6.2")->build_for("11.8")->pip_cuda_libraries);
+  CHECK(k.paddle_release("3.0.0")->build_for("11.8")->trt_pip.cuda_major == "12");  // tensorrt==8.6.1.post1: a CUDA 12 build
+  CHECK(k.cuda("13.1")->min_driver_full == "590.44.01");
+  CHECK(k.cuda("13.2")->min_driver_full == "595.45.04");
+  CHECK(k.cuda("13.3")->min_driver_full == "610.43.02");
+  CHECK(k.cuda("13.4")->unconfirmed);
+  CHECK(k.cuda("13.5")->min_driver_full.empty());  // not found: unknown, never guessed
+  CHECK(k.cuda("13.5")->min_driver_compat == "580");
+  CHECK(k.cuda_images("13.1")->cudnn_shipped == "9.17.1.4");
+  for (auto name : {"NVIDIA H800 80GB HBM3", "NVIDIA H800 PCIe", "NVIDIA H800 NVL", "NVIDIA B300 SXM6 AC", "NVIDIA GB200",
+                    "NVIDIA H200 NVL", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5080",
+                    "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GB10", "NVIDIA A10G", "NVIDIA A2", "NVIDIA RTX 6000 Ada Generation",
+                    "Tesla V100S-PCIE-32GB", "Orin (nvgpu)"}) {
+    const GpuSpec* g = k.find_gpu(name);
+    REQUIRE_MESSAGE(g, name);
+    CHECK(k.arch_for_cc(g->cc) != nullptr);
+  }
+  CHECK(k.find_gpus("NVIDIA H800").size() == 3);  // SXM, PCIe, NVL: the bare name is a family
+  CHECK(k.find_gpu("GB10")->cc == "12.1");
+  CHECK(k.python_eol("3.14")->eol == "2030-10-31");
+  CHECK(k.os_python("debian13")->default_python == "3.13");
+  CHECK(k.os_python("ubuntu26.04")->provides("3.14"));
+  CHECK(k.cpu_base("debian13")->image == "debian:trixie");
+}
+
+TEST_CASE("KB libraries: sonames per major, the complete base's set, what Paddle loads and how it asks") {
+  auto k = kb();
+  CHECK(k.library("cufft")->soname("11") == "libcufft.so.10");  // one behind the CUDA major
+  CHECK(k.library("cufft")->soname("13") == "libcufft.so.12");
+  CHECK(k.library("nvrtc")->soname("11") == "libnvrtc.so.11.2");
+  CHECK(k.library("curand")->soname("13") == "libcurand.so.10");
+  CHECK(k.library("nvjitlink")->soname("11").empty());
+  CHECK(k.library("cublas")->wheel_dirs.at("13") == "nvidia/cu13/lib");
+  CHECK(k.library("cudnn")->keyed_by == "cudnn");
+  CHECK(k.library("cudnn")->soname("9") == "libcudnn.so.9");
+  CHECK(k.library("cublasLt")->unversioned() == "libcublasLt.so");
+  CHECK(k.library("npp")->unversioned() == "libnppc.so");
+  REQUIRE(k.runtime_set("11"));
+  CHECK(k.runtime_set("11")->libs.size() == 12);
+  CHECK(k.runtime_set("12")->libs.size() == 13);  // + nvJitLink
+  const PaddleLoads* p26 = k.paddle_loads("2.6.2", false);
+  REQUIRE(p26);
+  CHECK(p26->dlopen == "unversioned");
+  CHECK(p26->extra_dirs.at("cudnn") == std::vector<std::string>{"/usr/local/cuda/lib64"});
+  CHECK(k.paddle_loads("2.6.2", true) == nullptr);
+  const PaddleLoads* p33 = k.paddle_loads("3.3.1", true);
+  REQUIRE(p33);
+  CHECK(p33->dlopen == "soname");
+  CHECK(p33->unconfirmed);
+  // Every CUDA line the KB supports has a wheel base with the runtime set's libraries.
+  for (auto cuda : {"11.8", "12.6", "12.9", "13.0", "13.5"}) {
+    const CudaWheelBase* b = k.cuda_wheels(cuda);
+    REQUIRE_MESSAGE(b, cuda);
+    std::string major = std::string(cuda).substr(0, 2);
+    for (const auto& lib : k.runtime_set(major)->libs) {
+      const NvidiaLibrary* l = k.library(lib);
+      std::string key = l->keyed_by == "cudnn" ? b->cudnn.substr(0, b->cudnn.find('.')) : major;
+      INFO(cuda << " " << lib);
+      CHECK(b->wheel_providing(l->soname(key)) != nullptr);
+    }
+  }
+  CHECK(k.cuda_wheels("13.0")->image() == "imgtool-base/cuda:13.0-cudnn9-runtime-bookworm");
+  CHECK(k.tensorrt_facts("10.13.0").size() == 1);
+}
+
 TEST_CASE("KB facts: drivers, unconfirmed marks, releases") {
   auto k = kb();
   CHECK(k.cuda("12.6")->min_driver_compat == "525.60.13");
@@ -47,7 +125,7 @@ TEST_CASE("KB facts: drivers, unconfirmed marks, releases") {
   CHECK(k.paddle_release("9.9.9") == nullptr);
   CHECK(k.cuda_images("12.6")->full == "12.6.3");
   CHECK(k.cuda_images("12.6")->cudnn_tag == "cudnn");
-  CHECK(k.cudnn_facts("8.9").size() == 2);
+  CHECK(k.cudnn_facts("8.9").size() == 3);  // 8.9.0-8.9.1, 8.9.5-8.9.6, 8.9.7
   // Python per OS (kb/os.yaml): focal has no 3.10, jammy has no 3.8, Debian 12 is 3.11 (confirmed).
   CHECK(k.os_python("ubuntu20.04")->provides("3.8"));
   CHECK(k.os_python("ubuntu20.04")->provides("3.9"));
@@ -95,7 +173,7 @@ TEST_CASE("find_gpu: one row per variant, named as nvidia-smi prints it; family 
   CHECK(k.find_gpus("A100 " + std::string(300000, '4') + "GB").size() == 4);
   CHECK(k.find_gpus("A100 " + std::string(300000, ' ') + "40GB").size() == 2);
   // The variants Paddle users run, each with compute capability and peaks.
-  for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30", "NVIDIA A40", "NVIDIA L40",
+  for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800 80GB HBM3", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30", "NVIDIA A40", "NVIDIA L40",
                     "Tesla P100-PCIE-16GB", "Tesla P4", "Tesla P40", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"}) {
     const GpuSpec* g = k.find_gpu(name);
     REQUIRE_MESSAGE(g, name);

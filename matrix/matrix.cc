@@ -55,7 +55,7 @@ struct FactLog {
 };
 
 void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
-  const PaddleGpuBuild& b = *ctx.release.build_for(c.cuda);
+  const PaddleGpuBuild& b = *ctx.release.build_for(c.cuda, c.paddle);
   log.use(b, "Paddle " + ctx.release.series + " GPU build for CUDA " + b.cuda);
   std::string cudnn_axis = ctx.combo.axes.count("cudnn") ? ctx.combo.axes.at("cudnn") : "";
   std::string trt_axis = ctx.combo.axes.count("trt") ? ctx.combo.axes.at("trt") : "";
@@ -74,7 +74,9 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   const CudaRelease* cr = ctx.kb.cuda(c.cuda);
   log.use(*cr, "CUDA " + c.cuda + " driver minimums");
   c.min_driver_full = cr->min_driver_full;
-  c.min_driver = Version::parse(cr->min_driver_compat) < Version::parse(cr->min_driver_full).value() ? cr->min_driver_compat : cr->min_driver_full;
+  c.min_driver = cr->min_driver_full.empty() || Version::parse(cr->min_driver_compat) < Version::parse(cr->min_driver_full).value()
+                     ? cr->min_driver_compat
+                     : cr->min_driver_full;
   auto facts = ctx.kb.cudnn_facts(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
   if (facts.empty())
     c.warnings.push_back("the KB has no cuDNN " + (cudnn_axis.empty() ? b.cudnn : cudnn_axis) + " -> CUDA fact; CUDA " + c.cuda + " support not checked");

@@ -46,7 +46,7 @@ std::optional<Verdict> os_python(const RuleContext& c) {
 }
 
 std::optional<Verdict> paddle_cuda(const RuleContext& c) {
-  if (!is_gpu(c) || c.release.build_for(axis(c, "cuda"))) return std::nullopt;
+  if (!is_gpu(c) || c.release.build_for(axis(c, "cuda"), axis(c, "paddle"))) return std::nullopt;
   std::vector<std::string> cudas;
   for (auto& b : c.release.gpu) cudas.push_back(b.cuda);
   return fail(c, "paddle-cuda", {"paddle", "cuda"},
@@ -57,7 +57,7 @@ std::optional<Verdict> paddle_cuda(const RuleContext& c) {
 std::optional<Verdict> build_component(const RuleContext& c, const char* rule, const std::string& key) {
   std::string want = axis(c, key);
   if (!is_gpu(c) || want.empty() || (key == "trt" && want == "none")) return std::nullopt;
-  const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"));
+  const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"), axis(c, "paddle"));
   std::string built = key == "cudnn" ? b->cudnn : b->trt;
   if (!built.empty() && Version::parse(want)->is_prefix_of(*Version::parse(built))) return std::nullopt;
   std::string label = key == "cudnn" ? "cuDNN" : "TensorRT";
@@ -72,7 +72,7 @@ std::optional<Verdict> paddle_trt(const RuleContext& c) { return build_component
 // trt_pip for this build, or the matrix's build.trt_pip_requirement.
 std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
   if (!is_gpu(c) || axis(c, "trt") == "none") return std::nullopt;
-  const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"));
+  const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"), axis(c, "paddle"));
   auto own = c.combo.settings.build.find("trt_pip_requirement");
   if (b->trt.empty() || !b->trt_pip.requirement.empty() || (own != c.combo.settings.build.end() && !own->second.empty()))
     return std::nullopt;
@@ -87,7 +87,7 @@ std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
 // none lists the CUDA; no facts at all is a warning (added when resolving).
 std::optional<Verdict> cudnn_cuda(const RuleContext& c) {
   if (!is_gpu(c)) return std::nullopt;
-  std::string cudnn = axis(c, "cudnn").empty() ? c.release.build_for(axis(c, "cuda"))->cudnn : axis(c, "cudnn");
+  std::string cudnn = axis(c, "cudnn").empty() ? c.release.build_for(axis(c, "cuda"), axis(c, "paddle"))->cudnn : axis(c, "cudnn");
   auto facts = c.kb.cudnn_facts(cudnn);
   if (facts.empty()) return std::nullopt;
   auto cuda = Version::parse(axis(c, "cuda"));

@@ -7,37 +7,12 @@
 #include <random>
 
 #include "scan/gpu_code.h"
+#include "scan/testing/fatbin_bytes.h"
 
 using namespace imgtool::scan;
+using namespace imgtool::scan::testing;
 
 namespace {
-
-void put16(std::string& s, uint16_t v) { s.append({char(v & 0xff), char(v >> 8)}); }
-void put32(std::string& s, uint32_t v) { put16(s, v & 0xffff), put16(s, v >> 16); }
-void put64(std::string& s, uint64_t v) { put32(s, v & 0xffffffff), put32(s, v >> 32); }
-
-struct Entry {
-  uint16_t kind;  // 1 PTX, 2 cubin
-  uint32_t arch;
-  size_t payload;
-  uint32_t header = 64;
-};
-
-std::string entry(const Entry& e) {
-  std::string s;
-  put16(s, e.kind), put16(s, 0x0101), put32(s, e.header), put64(s, e.payload);
-  put32(s, static_cast<uint32_t>(e.payload)), put32(s, 0), put16(s, 1), put16(s, 7), put32(s, e.arch);
-  s.resize(e.header, '\0');
-  return s + std::string(e.payload, '\x5a');
-}
-
-std::string container(const std::vector<Entry>& entries) {
-  std::string body;
-  for (auto& e : entries) body += entry(e);
-  std::string s;
-  put32(s, 0xBA55ED50), put16(s, 1), put16(s, 16), put64(s, body.size());
-  return s + body;
-}
 
 void pad8(std::string& s, std::mt19937& rng) {
   while (s.size() % 8) s.push_back(static_cast<char>(rng()));
@@ -59,12 +34,12 @@ std::string library(std::mt19937& rng) {
   f += fake;
   pad8(f, rng);
   for (int i = 0; i < 9; ++i) {
-    f += container({{2, 61, 300}, {2, 70, 200 + size_t(i)}, {2, 80, 50}, {2, 86, 7}});
+    f += fat_container({{2, 61, 300}, {2, 70, 200 + size_t(i)}, {2, 80, 50}, {2, 86, 7}});
     pad8(f, rng);
   }
-  f += container({{2, 90, 40}});  // a stray third-party kernel
+  f += fat_container({{2, 90, 40}});  // a stray third-party kernel
   pad8(f, rng);
-  f += container({{2, 80, 10}, {1, 80, 33}});
+  f += fat_container({{2, 80, 10}, {1, 80, 33}});
   pad8(f, rng);
   f += noise(777, rng);
   return f;
@@ -122,7 +97,7 @@ TEST_CASE("fatbin scan: noise only, truncated containers and an empty file hold 
   std::string n = noise(1 << 16, rng);
   s.feed(n.data(), n.size());
   CHECK(s.result().empty());
-  std::string c = container({{2, 80, 100}});
+  std::string c = fat_container({{2, 80, 100}});
   FatbinScanner t;
   t.feed(c.data(), c.size() - 30);  // the file ends inside the container
   CHECK(t.result().empty());

@@ -1,0 +1,44 @@
+// `imgtool kb derive WHEEL…`: knowledge-base rows implied by a Paddle wheel itself, each citing the
+// wheel's name and sha256 as its source (a fact read off the artefact needs no other page).
+//
+//   version        METADATA Version; series = its major.minor
+//   python         the wheel's Python tag (cp311) and Requires-Python
+//   gpu build      paddle/version/__init__.py cuda_version / cudnn_version / nccl_version /
+//                  tensorrt_version (a CPU wheel says 'False'); METADATA `Requires-Dist: nvidia-*`
+//                  pins = the CUDA libraries pip installs with it (pip_cuda_libraries). The version
+//                  file's with_pip_cuda_libraries is NOT used: CPU wheels say 'ON' too.
+//   compiled_archs the GPU code in the framework's own libraries (paddle/libs/libphi*.so,
+//                  paddle/base|fluid/libpaddle.so; scan/gpu_code.h), cross-checked against the
+//                  version file's compiled_cuda_archs (3.3+) where both exist: a disagreement is
+//                  a warning in the output, never silently resolved.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kb/wheel.h"
+
+namespace imgtool::kb {
+
+struct DerivedRows {
+  std::string wheel, sha256, source;
+  std::string package, version, series, python_tag, requires_python;
+  std::string python_range;                     // "3.9-3.13" from the Python classifiers ("" = none)
+  bool gpu = false;
+  std::string cuda, cudnn, nccl, tensorrt;      // as compiled ("" for a CPU wheel)
+  bool pip_cuda_libraries = false;              // METADATA requires nvidia-* packages
+  std::vector<std::string> nvidia_requires;     // "nvidia-cudnn-cu12==9.5.1.17" (markers dropped)
+  std::string compiled_archs;                   // "sm_61,…,sm_86" from the libraries ("" = none)
+  std::string version_file_archs;               // the version file's list in the same form ("" = none)
+  std::map<std::string, std::string> archs_by_library;
+  std::vector<std::string> warnings;
+};
+
+DerivedRows derive(const WheelFacts& w);
+// The rows as YAML for matrix/kb/paddle.yaml (comments say where each goes), and as JSON.
+std::string render_yaml(const DerivedRows& d);
+nlohmann::json to_json(const DerivedRows& d);
+
+}  // namespace imgtool::kb
