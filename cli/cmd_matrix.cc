@@ -30,7 +30,7 @@ void print_cells(const std::vector<Cell>& cells) {
             << pad("TRT", 5) << pad("MIN-DRIVER", 11) << pad("BASE", 44) << "WARN\n";
   for (auto& c : cells)
     std::cout << pad(c.tag, 38) << pad(c.paddle, 7) << pad(c.python, 5) << pad(c.os, 12) << pad(or_dash(c.cuda), 5)
-              << pad(or_dash(c.cudnn), 6) << pad(or_dash(c.trt), 5) << pad(or_dash(c.min_driver), 11) << pad(c.base_image, 44)
+              << pad(or_dash(c.cudnn), 6) << pad(or_dash(c.trt), 5) << pad(or_dash(matrix::effective_min_driver(c)), 11) << pad(c.base_image, 44)
               << c.warnings.size() << "\n";
 }
 
@@ -61,6 +61,8 @@ int print_explain(const MatrixOptions& o, const KnowledgeBase& kb, const std::st
   }
   if (items.empty()) throw InputError("--explain: expected a selector matching a combination of the matrix, found none for '" + sel_text + "'");
   if (off_axis) std::cout << "not on the axes of " << o.file << "; judged against the knowledge base with the matrix's other axes:\n";
+  if (auto sel = parse_selector(sel_text); sel.count("paddle"))
+    if (std::string p = published_images(kb, sel.at("paddle")); !p.empty()) std::cout << p << "\n";
   for (auto& i : items) {
     if (!i.kept) {
       std::cout << "SKIPPED by rule " << i.rule << ": " << i.reason << "\n  source: " << i.source << "\n";

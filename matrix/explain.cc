@@ -1,9 +1,11 @@
 #include "matrix/explain.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "matrix/matrix_file.h"
 
 namespace imgtool::matrix {
@@ -54,9 +56,30 @@ std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, s
     auto axes = cell_axes(c);
     if (selected(axes, sel)) out.push_back({axes, true, c.tag, "", "", "", c.sources, c.warnings});
   }
+  // The same rule and reason for several combinations of the other axes is said once.
+  std::set<std::pair<std::string, std::string>> said;
   for (auto& s : plan.skipped)
-    if (selected(s.axes, sel)) out.push_back({s.axes, false, "", s.rule, s.reason, s.source, {}, {}});
+    if (selected(s.axes, sel) && said.insert({s.rule, s.reason}).second)
+      out.push_back({s.axes, false, "", s.rule, s.reason, s.source, {}, {}});
   return out;
+}
+
+std::string published_images(const KnowledgeBase& kb, const std::string& version) {
+  const PaddleRelease* r = kb.paddle_release(version);
+  if (!r) return "";
+  auto expand = [&](const std::vector<std::string>& tags) {
+    std::vector<std::string> out;
+    for (std::string t : tags) {
+      if (auto p = t.find("{version}"); p != std::string::npos) t.replace(p, 9, version);
+      if (t.rfind(version, 0) == 0) out.push_back(t);  // the tags of this version (a release lists its series')
+    }
+    return out;
+  };
+  auto confirmed = expand(r->published), unconfirmed = expand(r->published_unconfirmed);
+  std::string s = "Paddle " + version + " published images (paddlepaddle/paddle): " +
+                  (confirmed.empty() ? "none confirmed" : strings::join(confirmed, ", "));
+  if (!unconfirmed.empty()) s += "; seen, UNCONFIRMED: " + strings::join(unconfirmed, ", ");
+  return s + " (source: " + (r->published_fact.source.empty() ? r->source : r->published_fact.source) + ")";
 }
 
 std::vector<ExplainItem> explain_any(const std::string& path, const KnowledgeBase& kb, const std::map<std::string, std::string>& sel,

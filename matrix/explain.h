@@ -32,6 +32,11 @@ std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, s
 std::vector<ExplainItem> explain_any(const std::string& matrix_path, const KnowledgeBase& kb, const std::map<std::string, std::string>& selector,
                                      const PlanOptions& opt, bool& off_axis);
 
+// What Paddle `version` was really published as (the KB's tags of that version, confirmed and
+// not), with the source: the answer to "is there a 2.5.0-gpu-cuda11.7-cudnn8?". "" for a version
+// the KB does not know.
+std::string published_images(const KnowledgeBase& kb, const std::string& version);
+
 // The axes of a kept cell, as Skipped::axes would name them.
 std::map<std::string, std::string> cell_axes(const Cell& c);
 

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "matrix/expand.h"
 #include "matrix/matrix_file.h"
 #include "matrix/rules.h"
@@ -54,6 +55,78 @@ struct FactLog {
   }
 };
 
+std::string setting_or(const RuleContext& ctx, const std::string& key, const std::string& dflt) {
+  std::string v = ctx.combo.settings.get(key);
+  return v.empty() ? dflt : v;
+}
+
+// "libcudnn8=8.2.1.32-1+cuda11.3" -> "8.2.1.32"; "libcudnn9-cuda-12=9.5.1.17-1" -> "9.5.1.17".
+std::string apt_version(const std::string& package) {
+  std::string v = package.substr(package.find('=') + 1);
+  return v.substr(0, v.find('-'));
+}
+
+// Paddle builds that dlopen unversioned names: the links the template makes ("libcublas.so=libcublas.so.11";
+// a trailing '?' = only when the base has the library: a feature-only one).
+std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb) {
+  const PaddleLoads* loads = kb.paddle_loads(c.paddle, false);
+  if (!loads || loads->dlopen != "unversioned") return {};
+  std::string cuda_major = c.cuda.substr(0, c.cuda.find('.')), cudnn_major = c.cudnn.substr(0, c.cudnn.find('.'));
+  std::vector<std::string> out;
+  for (const auto& l : loads->libs) {
+    const NvidiaLibrary* lib = kb.library(l.lib);
+    std::string so = lib->soname(lib->keyed_by == "cudnn" ? cudnn_major : cuda_major);
+    if (!so.empty()) out.push_back(lib->unversioned() + "=" + so + (l.need == "required" ? "" : "?"));
+  }
+  return out;
+}
+
+// The recipe behind a GPU cell's claims (Cell::cuda_base, cudnn_from): which base, and where its
+// cuDNN comes from. A wheel that brings its own CUDA libraries gets the OS's CPU base (one copy of
+// each library, the one Paddle pins); otherwise the claimed cuDNN is the base's, or NVIDIA's apt
+// package of exactly that cuDNN on the runtime image. What cannot be had is left for the recipe
+// rules to name (rules.h: recipe_rules).
+void choose_recipe(Cell& c, const RuleContext& ctx, const PaddleGpuBuild& b, FactLog& log) {
+  c.cuda_base = setting_or(ctx, "cuda_base", "nvidia");
+  c.pip_cuda_libraries = b.pip_cuda_libraries;
+  if (b.pip_cuda_libraries) {
+    c.cudnn_from = "pip";
+    c.cudnn_full = b.cudnn;
+    if (const CpuBase* cpu = ctx.kb.cpu_base(c.os); cpu && c.cuda_base != "wheels") {
+      log.use(*cpu, "OS base for " + c.os + " (Paddle's wheel brings the CUDA libraries)");
+      c.base_image = cpu->image;
+    }
+    c.cuda_base = "none";
+    return;
+  }
+  if (c.cuda_base == "wheels") {
+    if (const CudaWheelBase* w = ctx.kb.cuda_wheels(c.cuda)) {
+      log.use(*w, "CUDA " + c.cuda + " base from NVIDIA's PyPI wheels");
+      c.base_image = w->image();
+      c.cudnn_from = "base";
+      c.cudnn_full = w->cudnn;
+    }
+    return;
+  }
+  if (c.cuda_base == "none") return;
+  const CudaImages& img = *ctx.kb.cuda_images(c.cuda);
+  log.use(img, "nvidia/cuda:" + img.full + " tags for " + c.os);
+  auto claim = Version::parse(b.cudnn);
+  bool shipped = !img.cudnn_shipped.empty() && claim->is_prefix_of(*Version::parse(img.cudnn_shipped));
+  const CudnnApt* apt = shipped ? nullptr : ctx.kb.cudnn_apt(b.cudnn, c.cuda, c.os);
+  if (apt) {
+    log.use(*apt, "cuDNN " + apt->cudnn + " from NVIDIA's apt repository (" + apt->package + ")");
+    c.base_image = "nvidia/cuda:" + img.full + "-" + c.flavor + "-" + c.os;
+    c.cudnn_from = "apt";
+    c.cudnn_package = apt->package;
+    c.cudnn_full = apt_version(apt->package);
+    return;
+  }
+  c.base_image = "nvidia/cuda:" + img.full + "-" + img.cudnn_tag + "-" + c.flavor + "-" + c.os;
+  c.cudnn_from = "base";
+  c.cudnn_full = img.cudnn_shipped;
+}
+
 void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   const PaddleGpuBuild& b = *ctx.release.build_for(c.cuda, c.paddle);
   log.use(b, "Paddle " + ctx.release.series + " GPU build for CUDA " + b.cuda);
@@ -81,15 +154,16 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   if (facts.empty())
     c.warnings.push_back("the KB has no cuDNN " + (cudnn_axis.empty() ? b.cudnn : cudnn_axis) + " -> CUDA fact; CUDA " + c.cuda + " support not checked");
   for (auto* f : facts) log.use(*f, "cuDNN " + f->cudnn.text() + " supports CUDA " + c.cuda);
-  if (!ctx.combo.settings.get("base_image").empty()) return;
-  const CudaImages& img = *ctx.kb.cuda_images(c.cuda);
-  log.use(img, "nvidia/cuda:" + img.full + " tags for " + c.os);
-  c.base_image = "nvidia/cuda:" + img.full + "-" + img.cudnn_tag + "-" + c.flavor + "-" + c.os;
-  if (!img.cudnn_shipped.empty() && Version::parse(img.cudnn_shipped) < Version::parse(b.cudnn).value() &&
-      !Version::parse(b.cudnn)->is_prefix_of(*Version::parse(img.cudnn_shipped)))
-    c.warnings.push_back("base " + c.base_image + " ships cuDNN " + img.cudnn_shipped + ", older than the cuDNN " + b.cudnn +
-                         " Paddle was built with (\"installed Paddle is compiled with CUDNN …, but CUDNN version in your machine is …\", "
-                         "PaddlePaddle/PaddleOCR#997); install the matching cuDNN in the image");
+  if (!b.min_driver.driver.empty()) {
+    log.use(b.min_driver, "Paddle's driver floor for its CUDA " + c.cuda + " build");
+    c.min_driver_paddle = b.min_driver.driver;
+  }
+  c.cuda_archs = b.compiled_archs;
+  if (c.cuda_archs.empty())
+    c.warnings.push_back("the GPU architectures compiled into Paddle " + c.paddle + "'s CUDA " + c.cuda +
+                         " build are not in the KB (imgtool kb derive WHEEL reads them): no GPU can be checked against them");
+  choose_recipe(c, ctx, b, log);
+  c.dynload_links = dynload_links(c, ctx.kb);
 }
 
 void resolve_cpu(Cell& c, const RuleContext& ctx, FactLog& log) {
@@ -180,7 +254,13 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
   for (const Combo& combo : expand(spec)) {
     const PaddleRelease* release = kb.paddle_release(combo.axes.at("paddle"));
     if (!release) {  // only off-axis questions get here: matrix files are validated against the KB
-      plan.skipped.push_back({combo.axes, "paddle-release", "the knowledge base has no Paddle release " + combo.axes.at("paddle"), kb.dir() + "/paddle.yaml"});
+      std::vector<std::string> known;
+      for (const auto& r : kb.paddles()) known.insert(known.end(), r.versions.begin(), r.versions.end());
+      std::sort(known.begin(), known.end(), [](auto& a, auto& b) { return *Version::parse(a) < *Version::parse(b); });
+      plan.skipped.push_back({combo.axes, "paddle-release",
+                              "the knowledge base has no Paddle release " + combo.axes.at("paddle") + " (it knows " +
+                                  strings::join(known, ", ") + ")",
+                              kb.dir() + "/paddle.yaml"});
       continue;
     }
     RuleContext ctx{combo, kb, spec, *release};
@@ -189,7 +269,8 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
     bool unconfirmed_tag = false;
     if (!v) {
       cell = resolve(ctx, today);
-      if (spec.only_published) v = published_rule(cell, ctx, unconfirmed_tag);
+      v = first_recipe_failure(cell, ctx);
+      if (!v && spec.only_published) v = published_rule(cell, ctx, unconfirmed_tag);
     }
     if (v) {
       plan.skipped.push_back({combo.axes, v->rule, v->reason, v->source});
@@ -211,6 +292,12 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
 
 Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt) {
   return plan_spec(read_matrix_file(matrix_path, kb), kb, opt, true);
+}
+
+std::string effective_min_driver(const Cell& c) {
+  if (c.min_driver_paddle.empty()) return c.min_driver;
+  if (c.min_driver.empty()) return c.min_driver_paddle;
+  return *Version::parse(c.min_driver_paddle) > *Version::parse(c.min_driver) ? c.min_driver_paddle : c.min_driver;
 }
 
 nlohmann::json to_json(const Skipped& s) {

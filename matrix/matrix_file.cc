@@ -15,7 +15,8 @@ namespace imgtool::matrix {
 namespace {
 
 const std::set<std::string> kSettingKeys = {"repository",    "base_image", "base_digest", "pip_requirement",
-                                            "pip_index_url", "wheelhouse", "template",    "build", "python_from"};
+                                            "pip_index_url", "wheelhouse", "template",    "build", "python_from",
+                                            "cuda_base"};
 
 using ValueCheck = std::function<void(const YamlDoc&, const YAML::Node&, const KnowledgeBase&)>;
 
@@ -95,6 +96,7 @@ Settings read_settings(const YamlDoc& d, const YAML::Node& map, bool allow_axes)
       continue;
     }
     if (k == "python_from") one_of(d, it->second, {"apt", "base"}, "where Python comes from");
+    if (k == "cuda_base") one_of(d, it->second, {"nvidia", "wheels", "none"}, "the CUDA base a GPU cell starts from");
     std::string v = expand_string(d, it->second);
     check_setting(d, it->second, k, v);
     if (k == "wheelhouse" && !v.empty() && std::filesystem::path(v).is_relative())

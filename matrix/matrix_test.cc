@@ -8,9 +8,11 @@
 #include "matrix/explain.h"
 #include "matrix/host.h"
 #include "matrix/matrix.h"
+#include "matrix/matrix_file.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool::matrix;
+using imgtool::Version;
 namespace fs = std::filesystem;
 
 namespace {
@@ -44,21 +46,26 @@ std::string error_of(const std::string& name, const std::string& text) {
   }
   return "";
 }
+// A plan that may keep nothing (plan_matrix refuses that).
+Plan plan_all(const std::string& path, const PlanOptions& o) { return plan_spec(read_matrix_file(path, kb()), kb(), o, false); }
 const char* kHeader = "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.10\"]\n  os: [ubuntu22.04]\n";
 }  // namespace
 
 TEST_CASE("default matrix reproduces the official tag names") {
   auto t = tags(paddle_plan());
   for (auto want : {"2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0", "2.6.2-gpu-cuda11.7-cudnn8.4-trt8.4", "2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6",
-                    "3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6", "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", "3.1.0-gpu-cuda11.8-cudnn8.9",
-                    "3.1.0-gpu-cuda12.6-cudnn9.5", "3.1.0-gpu-cuda12.9-cudnn9.9", "3.2.0-gpu-cuda12.6-cudnn9.5", "3.1.0", "2.6.2"})
+                    "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", "3.1.0-gpu-cuda11.8-cudnn8.9", "3.1.0-gpu-cuda12.6-cudnn9.5",
+                    "3.1.0-gpu-cuda12.9-cudnn9.9", "3.2.0-gpu-cuda12.6-cudnn9.5", "3.3.1-gpu-cuda12.9-cudnn9.9",
+                    "3.3.1-gpu-cuda13.0-cudnn9.13", "3.1.0", "2.6.2", "3.3.1"})
     CHECK_MESSAGE(has(t, want), want);
   CHECK(!has(t, "2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5"));  // not published (and no TensorRT 8.5 install spec)
-  CHECK(t.size() == 15);
-  // Every cell's Python is one its OS packages: 2.6 on Ubuntu 20.04 with 3.8, 3.x on 22.04 with 3.10.
+  CHECK(!has(t, "3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6"));  // tensorrt==8.6.1.post1 is a CUDA 12 build (trt-cuda-major)
+  CHECK(t.size() == 19);
+  // Every cell's Python is one its OS packages: 2.6 on Ubuntu 20.04 with 3.8, 3.x on 22.04 with 3.11
+  // (3.10 reached its end of life in October 2026).
   for (auto& c : paddle_plan().kept) {
     INFO(c.tag);
-    CHECK(c.python == (c.os == "ubuntu20.04" ? "3.8" : "3.10"));
+    CHECK(c.python == (c.os == "ubuntu20.04" ? "3.8" : "3.11"));
     CHECK(kb().os_python(c.os)->provides(c.python));
   }
 }
@@ -67,19 +74,32 @@ TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
   auto p = paddle_plan();
   auto it = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
   REQUIRE(it != p.kept.end());
-  CHECK(it->base_image == "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04");
+  CHECK(it->base_image == "ubuntu:22.04");  // the wheel brings its CUDA libraries: the OS base, no second copy
+  CHECK(it->cuda_base == "none");
+  CHECK(it->cudnn_from == "pip");
   CHECK(it->pip_requirement == "paddlepaddle-gpu==3.1.0");
   CHECK(it->pip_index_url == "https://www.paddlepaddle.org.cn/packages/stable/cu126/");
   CHECK(it->min_driver == "525.60.13");
+  CHECK(it->min_driver_paddle == "550.54.14");
+  CHECK(effective_min_driver(*it) == "550.54.14");  // the label and NVIDIA_REQUIRE_CUDA take Paddle's floor
   CHECK(it->min_driver_full == "560.28.03");
   CHECK(!it->sources.empty());
   auto c26 = std::find_if(p.kept.begin(), p.kept.end(), [](auto& c) { return c.tag == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0"; });
   CHECK(c26->pip_requirement == "paddlepaddle-gpu==2.6.2.post112");
-  CHECK(c26->base_image == "nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04");
+  // nvidia/cuda:11.2.2-cudnn8 ships cuDNN 8.1.1.33; Paddle 2.6's cu112 build claims 8.2.1: the
+  // runtime image plus NVIDIA's apt package of exactly 8.2.1, and the unversioned links Paddle 2.6 asks for.
+  CHECK(c26->base_image == "nvidia/cuda:11.2.2-runtime-ubuntu20.04");
+  CHECK(c26->cudnn_from == "apt");
+  CHECK(c26->cudnn_package == "libcudnn8=8.2.1.32-1+cuda11.3");
+  CHECK(c26->cudnn_full == "8.2.1.32");
+  CHECK(std::find(c26->dynload_links.begin(), c26->dynload_links.end(), "libcublas.so=libcublas.so.11") != c26->dynload_links.end());
+  CHECK(std::find(c26->dynload_links.begin(), c26->dynload_links.end(), "libcudnn.so=libcudnn.so.8") != c26->dynload_links.end());
+  CHECK(std::find(c26->dynload_links.begin(), c26->dynload_links.end(), "libcupti.so=libcupti.so.11.8?") != c26->dynload_links.end());
   // Tag-only base and Python 3.10 past EOL (today injected) are warnings.
   auto joined = [](const Cell& c) { std::string s; for (auto& w : c.warnings) s += w + "\n"; return s; };
   CHECK(joined(*it).find("tag-only") != std::string::npos);
-  CHECK(joined(*it).find("Python 3.10 reached end of life") != std::string::npos);
+  auto py310 = plan_matrix(write("py310.yaml", std::string(kHeader)), kb(), {"2026-11-22"});
+  CHECK(joined(py310.kept.at(0)).find("Python 3.10 reached end of life") != std::string::npos);
   auto early = plan_matrix(kSrc + "/matrix/paddle.yaml", kb(), {"2026-01-01"});
   auto early31 = std::find_if(early.kept.begin(), early.kept.end(), [](auto& c) { return c.tag == "3.1.0-gpu-cuda12.6-cudnn9.5"; });
   REQUIRE(early31 != early.kept.end());
@@ -91,12 +111,67 @@ TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
   CHECK(joined(*c129).find("UNCONFIRMED") != std::string::npos);
 }
 
+// Issue 24 section 4: every kept cell of the shipped matrix can be built as it claims.
+TEST_CASE("the default matrix passes its own gate: every kept cell's claims are satisfiable by its recipe") {
+  auto k = kb();
+  for (const Cell& c : paddle_plan().kept) {
+    INFO(c.tag);
+    if (c.variant != "gpu") continue;
+    // The claimed cuDNN is what the image gets: the base's, NVIDIA's apt package, or Paddle's pip pin.
+    REQUIRE_FALSE(c.cudnn_full.empty());
+    CHECK(Version::parse(c.cudnn)->is_prefix_of(*Version::parse(c.cudnn_full)));
+    if (c.cudnn_from == "base") CHECK(k.cuda_images(c.cuda)->cudnn_shipped == c.cudnn_full);
+    if (c.cudnn_from == "apt") CHECK(c.base_image.find("-cudnn") == std::string::npos);  // one cuDNN: the apt one
+    // Nothing installed twice: a wheel that brings its CUDA libraries gets a base with none.
+    if (c.pip_cuda_libraries) {
+      CHECK(c.cudnn_from == "pip");
+      CHECK(c.base_image.rfind("nvidia/cuda", 0) != 0);
+      CHECK(c.dynload_links.empty());
+    } else {
+      CHECK_FALSE(c.dynload_links.empty());  // Paddle 2.x dlopens libcublas.so: the template links it
+    }
+    // A TensorRT wheel is built for the cell's CUDA major.
+    if (!c.trt.empty()) {
+      const auto* b = k.paddle_release(c.paddle)->build_for(c.cuda, c.paddle);
+      CHECK(b->trt_pip.cuda_major == c.cuda.substr(0, c.cuda.find('.')));
+    }
+  }
+}
+
+TEST_CASE("recipe rules: an unprovable cuDNN, a second copy of the CUDA libraries, a TensorRT of another CUDA major") {
+  // cuDNN: 2.6's cu118 build claims 8.6.0; the nvidia/cuda 11.8 cudnn image ships 8.9.6.50; the apt row makes it.
+  auto p = plan_matrix(write("c118.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\"]\n  trt: none\n"
+                                          "  python: [\"3.8\"]\n  os: [ubuntu20.04]\n"), kb(), {"2026-11-22"});
+  REQUIRE(p.kept.size() == 1);
+  CHECK(p.kept[0].cudnn_package == "libcudnn8=8.6.0.163-1+cuda11.8");
+  // On Ubuntu 24.04 NVIDIA's repository has no cuDNN 8.6 for CUDA 11.8 in the KB, and 11.8 has no 24.04 image.
+  auto none = plan_all(write("none.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\"]\n  trt: none\n"
+                                             "  python: [\"3.11\"]\n  os: [debian12]\ndefaults: {python_from: base, cuda_base: none,"
+                                             " base_image: \"my/base:1\"}\n"), {"2026-11-22"});
+  REQUIRE(none.skipped.size() == 1);
+  CHECK(none.skipped[0].rule == "recipe-cudnn");
+  CHECK(none.skipped[0].reason.find("cuda_base: none ships no cuDNN") != std::string::npos);
+  // A wheel base for a CUDA line the KB has none for.
+  auto w = plan_all(write("w.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.7\"]\n  trt: none\n"
+                                       "  python: [\"3.11\"]\n  os: [debian12]\ndefaults: {python_from: base, cuda_base: wheels}\n"),
+                    {"2026-11-22"});
+  REQUIRE(w.skipped.size() == 1);
+  CHECK(w.skipped[0].rule == "recipe-base");
+  CHECK(w.skipped[0].reason.find("has no base for CUDA 11.7 (it has 11.8, 12.6, 12.9, 13.0, 13.5)") != std::string::npos);
+  // TensorRT: Paddle 3.0's cu118 build with TensorRT 8.6 from PyPI's tensorrt==8.6.1.post1, a CUDA 12 build.
+  auto t = plan_all(write("t.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.0.0\"]\n  cuda: [\"11.8\"]\n"
+                                       "  python: [\"3.11\"]\n  os: [ubuntu22.04]\n"), {"2026-11-22"});
+  REQUIRE(t.skipped.size() == 1);
+  CHECK(t.skipped[0].rule == "trt-cuda-major");
+  CHECK(t.skipped[0].reason.find("tensorrt==8.6.1.post1 is a CUDA 12 build of TensorRT 8.6") != std::string::npos);
+}
+
 TEST_CASE("skip reasons name the rule, the fact and its source") {
   auto p = paddle_plan();
   auto s = skipped(p, "2.6.2", "12.6");
   REQUIRE(s);
   CHECK(s->rule == "paddle-cuda");
-  CHECK(s->reason == "paddle 2.6.2 × cuda 12.6: Paddle 2.6 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0");
+  CHECK(s->reason == "paddle 2.6.2 × cuda 12.6: Paddle 2.6.2 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0");
   CHECK(s->source.find("PaddlePaddle/docs (git mirror) release/2.6") != std::string::npos);
   auto trt = skipped(p, "2.6.2", "11.8");
   REQUIRE(trt);
@@ -145,7 +220,7 @@ TEST_CASE("rule os-python: the OS must package the cell's Python, unless python_
 TEST_CASE("trt: none — a cell that ships no TensorRT claims none and needs no install spec") {
   auto p = plan_matrix(write("trt-none.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\"]\n  trt: [none]\n"
                                               "  python: [\"3.11\"]\n  os: [debian12]\n"
-                                              "defaults: {python_from: base, base_image: local/cuda:11.8}\n"),
+                                              "defaults: {python_from: base, cuda_base: wheels, base_image: local/cuda:11.8}\n"),
                        kb(), {"2026-11-22"});
   REQUIRE(p.kept.size() == 1);
   CHECK(p.kept[0].trt.empty());
@@ -171,7 +246,6 @@ TEST_CASE("rule paddle-trt-install: a cell that claims TensorRT installs it from
   CHECK(std::any_of(t80.warnings.begin(), t80.warnings.end(),
                     [](auto& w) { return w.find("UNCONFIRMED fact: TensorRT 8.0.3.4 pip install spec") != std::string::npos; }));
   CHECK(cell("2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6").overrides.at("trt_pip_requirement") == "tensorrt==8.6.1.post1");
-  CHECK(cell("3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6").overrides.at("trt_pip_requirement") == "tensorrt==8.6.1.post1");
   // Every kept cell that claims TensorRT installs it; none that does not claims it.
   for (auto& c : p.kept) {
     INFO(c.tag);
@@ -210,8 +284,11 @@ TEST_CASE("rules: python range, cudnn mismatch, OS without nvidia/cuda tags") {
   CHECK(find_rule("paddle-python")->reason.find("Paddle 3.1 supports Python 3.9-3.13") != std::string::npos);
   REQUIRE(find_rule("paddle-cudnn") != p.skipped.end());
   CHECK(find_rule("paddle-cudnn")->reason.find("built with cuDNN 8.9") != std::string::npos);
-  auto os = plan_matrix(write("rules-os.yaml", "axes:\n  variant: gpu\n  paddle: [\"3.1.0\"]\n  cuda: [\"11.8\", \"12.6\"]\n"
-                                                "  python: [\"3.12\"]\n  os: [ubuntu24.04]\n"), kb(), {"2026-11-22"});
+  // Paddle 2.6 needs the nvidia/cuda image of its CUDA for the OS; a 3.x wheel brings its CUDA and
+  // starts from the OS base, so ubuntu24.04 is no obstacle for it.
+  auto os = plan_matrix(write("rules-os.yaml", "axes:\n  variant: gpu\n  paddle: [\"2.6.2\", \"3.1.0\"]\n  cuda: [\"11.8\"]\n"
+                                                "  trt: none\n  python: [\"3.12\"]\n  os: [ubuntu24.04]\n"), kb(), {"2026-11-22"});
+  CHECK(tags(os) == std::vector<std::string>{"3.1.0-gpu-cuda11.8-cudnn8.9"});
   REQUIRE(os.skipped.size() == 1);
   CHECK(os.skipped[0].rule == "nvidia-cuda-os");
   CHECK(os.skipped[0].reason.find("cuda 11.8 × os ubuntu24.04: nvidia/cuda:11.8.0 images exist for ubuntu18.04, ubuntu20.04, ubuntu22.04") != std::string::npos);
@@ -232,7 +309,7 @@ TEST_CASE("include overrides a cell: local base and wheelhouse; ${VAR} expansion
   CHECK(p.kept[0].pip_index_url.empty());
   auto local = plan_matrix(kSrc + "/matrix/local.yaml", kb(), {"2026-11-22"});
   REQUIRE(local.kept.size() == 1);
-  CHECK(local.kept[0].tag == "3.2.0");
+  CHECK(local.kept[0].tag == "3.3.1");
   CHECK(local.kept[0].os == "debian12");
   CHECK(!local.kept[0].wheelhouse.empty());
 }
@@ -280,7 +357,7 @@ TEST_CASE("host query: V100 with driver 470.82.01 runs only CUDA 11.x cells, bes
   auto r = query_host(paddle_plan(), kb(), {"470.82.01", "V100"});
   REQUIRE(r.fits.size() == 5);
   for (auto& f : r.fits) CHECK(f.cell.cuda.rfind("11.", 0) == 0);
-  CHECK(r.fits[0].cell.tag == "3.2.0-gpu-cuda11.8-cudnn8.9");
+  CHECK(r.fits[0].cell.tag == "3.3.1-gpu-cuda11.8-cudnn8.9");
   CHECK(r.fits.back().cell.tag == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0");
   CHECK(r.fits.back().full_compat);
   CHECK(!r.fits[0].full_compat);
@@ -304,8 +381,14 @@ TEST_CASE("host query: the stricter of NVIDIA's and Paddle's driver floors decid
   Plan plan = paddle_plan();
   Cell c11 = *std::find_if(plan.kept.begin(), plan.kept.end(), [](auto& c) { return c.cuda == "11.8"; });
   CHECK(driver_floor(c11, kb()).rule.rfind("NVIDIA's minor-version compatibility floor", 0) == 0);
-  CHECK(r.fits.front().cell.cuda == "12.9");  // no Paddle floor documented for 12.9: NVIDIA's minor-version rule
-  CHECK_FALSE(r.fits.front().full_compat);
+  // 3.3's CUDA 12.9 build: Paddle's floor (NVIDIA's 12.9 GA driver, UNCONFIRMED) decides; 3.2's has none documented.
+  auto r129 = std::find_if(r.rejected.begin(), r.rejected.end(), [](auto& x) { return x.cell.tag == "3.3.1-gpu-cuda12.9-cudnn9.9"; });
+  REQUIRE(r129 != r.rejected.end());
+  CHECK(r129->reason.find("needs driver >= 575.51.03") != std::string::npos);
+  auto f129 = std::find_if(r.fits.begin(), r.fits.end(), [](auto& f) { return f.cell.tag == "3.2.0-gpu-cuda12.9-cudnn9.9"; });
+  REQUIRE(f129 != r.fits.end());
+  CHECK_FALSE(f129->full_compat);  // NVIDIA's minor-version rule
+  CHECK(r.fits.front().cell.tag == "3.3.1-gpu-cuda11.8-cudnn8.9");
   // 550.54.15 clears both.
   auto ok = query_host(paddle_plan(), kb(), {"550.54.15", "A100"});
   CHECK(std::any_of(ok.fits.begin(), ok.fits.end(), [](auto& f) { return f.cell.tag == "3.2.0-gpu-cuda12.6-cudnn9.5"; }));

@@ -46,11 +46,13 @@ std::optional<Verdict> os_python(const RuleContext& c) {
 }
 
 std::optional<Verdict> paddle_cuda(const RuleContext& c) {
-  if (!is_gpu(c) || c.release.build_for(axis(c, "cuda"), axis(c, "paddle"))) return std::nullopt;
+  std::string version = axis(c, "paddle");
+  if (!is_gpu(c) || c.release.build_for(axis(c, "cuda"), version)) return std::nullopt;
   std::vector<std::string> cudas;
-  for (auto& b : c.release.gpu) cudas.push_back(b.cuda);
+  for (auto& b : c.release.gpu)
+    if (c.release.build_for(b.cuda, version) == &b) cudas.push_back(b.cuda);
   return fail(c, "paddle-cuda", {"paddle", "cuda"},
-              "Paddle " + c.release.series + " GPU wheels exist for CUDA " + join(cudas), c.release.source);
+              "Paddle " + version + " GPU wheels exist for CUDA " + join(cudas), c.release.source);
 }
 
 // A cudnn/trt axis must name what Paddle built this CUDA variant against (on the axis' precision).
@@ -91,17 +93,29 @@ std::optional<Verdict> cudnn_cuda(const RuleContext& c) {
   auto facts = c.kb.cudnn_facts(cudnn);
   if (facts.empty()) return std::nullopt;
   auto cuda = Version::parse(axis(c, "cuda"));
+  // From CUDA 12 on, a cuDNN built for a CUDA major runs on every minor of it.
+  auto same_major = [&](const VersionRange& r) {
+    return cuda->major() >= 12 && Version::parse(r.from)->major() <= cuda->major() && cuda->major() <= Version::parse(r.to)->major();
+  };
   for (auto* f : facts)
     for (auto& r : f->cuda)
-      if (r.contains(*cuda)) return std::nullopt;
+      if (r.contains(*cuda) || same_major(r)) return std::nullopt;
   std::vector<std::string> ranges;
   for (auto& r : facts.front()->cuda) ranges.push_back(r.text());
   return fail(c, "cudnn-cuda", {"cuda"}, "cuDNN " + facts.front()->cudnn.text() + " supports CUDA " + join(ranges) + " (Paddle builds with cuDNN " + cudnn + ")",
               facts.front()->source);
 }
 
+// A GPU build whose wheel brings its own CUDA libraries starts from the OS's CPU base.
+bool pip_build(const RuleContext& c) {
+  const PaddleGpuBuild* b = is_gpu(c) ? c.release.build_for(axis(c, "cuda"), axis(c, "paddle")) : nullptr;
+  return b && b->pip_cuda_libraries;
+}
+
 std::optional<Verdict> nvidia_cuda_os(const RuleContext& c) {
-  if (!is_gpu(c) || !c.combo.settings.get("base_image").empty()) return std::nullopt;
+  std::string base = c.combo.settings.get("cuda_base");
+  if (!is_gpu(c) || !c.combo.settings.get("base_image").empty() || base == "wheels" || base == "none" || pip_build(c))
+    return std::nullopt;
   const CudaImages* img = c.kb.cuda_images(axis(c, "cuda"));
   if (!img)
     return fail(c, "nvidia-cuda-os", {"cuda"}, "the KB lists no nvidia/cuda images for CUDA " + axis(c, "cuda") +
@@ -111,7 +125,7 @@ std::optional<Verdict> nvidia_cuda_os(const RuleContext& c) {
 }
 
 std::optional<Verdict> cpu_base_os(const RuleContext& c) {
-  if (is_gpu(c) || !c.combo.settings.get("base_image").empty() || c.kb.cpu_base(axis(c, "os"))) return std::nullopt;
+  if ((is_gpu(c) && !pip_build(c)) || !c.combo.settings.get("base_image").empty() || c.kb.cpu_base(axis(c, "os"))) return std::nullopt;
   std::vector<std::string> known;
   for (auto& b : c.kb.cpu_bases()) known.push_back(b.os);
   return fail(c, "cpu-base-os", {"variant", "os"}, "CPU base images are known for " + join(known) + " (set base_image to use another)",
@@ -130,7 +144,7 @@ const std::vector<Rule>& combo_rules() {
       {"paddle-trt-install", "a cell that claims TensorRT must have a pip install spec for it", paddle_trt_install},
       {"cudnn-cuda", "the cuDNN release must support the CUDA version", cudnn_cuda},
       {"nvidia-cuda-os", "nvidia/cuda must publish an image for the CUDA version and OS", nvidia_cuda_os},
-      {"cpu-base-os", "a CPU base image must be known for the OS", cpu_base_os},
+      {"cpu-base-os", "an OS base image must be known for the OS (CPU cells, and GPU wheels that bring their CUDA)", cpu_base_os},
   };
   return rules;
 }
@@ -138,6 +152,84 @@ const std::vector<Rule>& combo_rules() {
 std::optional<Verdict> first_failure(const RuleContext& ctx) {
   for (auto& r : combo_rules())
     if (auto v = r.check(ctx)) return v;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string major(const std::string& v) { return v.substr(0, v.find('.')); }
+
+Verdict recipe_fail(const Cell& c, const RuleContext& ctx, const char* rule, const std::string& fact, const std::string& source) {
+  return {rule, describe_axes(ctx.combo.axes, {"paddle", "cuda", "cudnn"}) + ": " + fact, source};
+}
+
+std::optional<Verdict> recipe_base(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu" || c.cuda_base != "wheels" || c.pip_cuda_libraries) return std::nullopt;
+  const CudaWheelBase* w = ctx.kb.cuda_wheels(c.cuda);
+  if (!w) {
+    std::vector<std::string> have;
+    for (const auto& b : ctx.kb.cuda_wheel_bases()) have.push_back(b.cuda);
+    return recipe_fail(c, ctx, "recipe-base", "cuda_base: wheels, but kb/cuda_wheels.yaml has no base for CUDA " + c.cuda +
+                                                  " (it has " + join(have) + ")", ctx.kb.dir() + "/cuda_wheels.yaml");
+  }
+  if (c.os != "debian12")
+    return recipe_fail(c, ctx, "recipe-base", "a wheel base is made on the local Debian 12 base (scripts/make-cuda-base.sh), not " + c.os,
+                       w->source);
+  return std::nullopt;
+}
+
+// The claimed cuDNN is the one the recipe puts in the image.
+std::optional<Verdict> recipe_cudnn(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu" || c.cudnn.empty()) return std::nullopt;
+  auto claim = Version::parse(c.cudnn);
+  if (!c.cudnn_full.empty() && claim->is_prefix_of(*Version::parse(c.cudnn_full))) return std::nullopt;
+  const CudaImages* img = ctx.kb.cuda_images(c.cuda);
+  std::string base = c.cuda_base == "wheels" ? "the CUDA " + c.cuda + " wheel base ships cuDNN " + c.cudnn_full
+                     : c.cuda_base == "none" ? "cuda_base: none ships no cuDNN"
+                     : c.cudnn_full.empty()  ? "the KB does not know which cuDNN " + c.base_image + " ships (images.yaml cudnn_shipped)"
+                                             : c.base_image + " ships cuDNN " + c.cudnn_full;
+  return recipe_fail(c, ctx, "recipe-cudnn",
+                     "the cell claims cuDNN " + c.cudnn + ", but " + base + " and NVIDIA's apt repository has no package of cuDNN " +
+                         c.cudnn + " for CUDA " + c.cuda + " on " + c.os + " in the KB (cudnn.yaml apt); add that row, or claim what the base holds",
+                     img ? img->source : ctx.kb.dir() + "/images.yaml");
+}
+
+// A wheel that pip-installs its own CUDA libraries must not find a second copy in the base.
+std::optional<Verdict> installed_once(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu" || !c.pip_cuda_libraries || c.cuda_base == "none") return std::nullopt;
+  return recipe_fail(c, ctx, "installed-once",
+                     "Paddle's wheel pip-installs its CUDA libraries (nvidia-* packages), and the base " + c.base_image +
+                         " ships them too: two cuDNNs in one image; build it on a base without CUDA libraries (cuda_base: none)",
+                     ctx.release.build_for(c.cuda, c.paddle)->source);
+}
+
+std::optional<Verdict> trt_cuda_major(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu" || c.trt.empty()) return std::nullopt;
+  const PaddleGpuBuild* b = ctx.release.build_for(c.cuda, c.paddle);
+  auto own = c.overrides.find("trt_pip_requirement");
+  bool from_kb = own != c.overrides.end() && own->second == b->trt_pip.requirement;
+  if (!from_kb || b->trt_pip.cuda_major.empty() || b->trt_pip.cuda_major == major(c.cuda)) return std::nullopt;
+  return recipe_fail(c, ctx, "trt-cuda-major",
+                     b->trt_pip.requirement + " is a CUDA " + b->trt_pip.cuda_major + " build of TensorRT " + c.trt +
+                         "; the image's CUDA is " + c.cuda + " (its libnvinfer would need libcudart.so." + b->trt_pip.cuda_major + ")",
+                     b->trt_pip.source);
+}
+
+}  // namespace
+
+const std::vector<RecipeRule>& recipe_rules() {
+  static const std::vector<RecipeRule> rules = {
+      {"recipe-base", "the CUDA base the cell names exists (a wheel base: kb/cuda_wheels.yaml, on Debian 12)", recipe_base},
+      {"recipe-cudnn", "the claimed cuDNN is what the base ships, NVIDIA's apt package, or Paddle's pip pin", recipe_cudnn},
+      {"installed-once", "a wheel that brings its own CUDA libraries gets a base with none", installed_once},
+      {"trt-cuda-major", "the TensorRT wheel is built for the cell's CUDA major", trt_cuda_major},
+  };
+  return rules;
+}
+
+std::optional<Verdict> first_recipe_failure(const Cell& cell, const RuleContext& ctx) {
+  for (const auto& r : recipe_rules())
+    if (auto v = r.check(cell, ctx)) return v;
   return std::nullopt;
 }
 

@@ -37,6 +37,22 @@ struct Rule {
 const std::vector<Rule>& combo_rules();
 std::optional<Verdict> first_failure(const RuleContext& ctx);
 
+// Rules on the RESOLVED cell: its claims are satisfiable by its recipe (the base and what the
+// template installs), in order of evaluation:
+//   recipe-base      the CUDA base it names exists in the KB (a wheel base: kb/cuda_wheels.yaml
+//                    row, made on Debian 12)
+//   recipe-cudnn     the claimed cuDNN is what the base ships, NVIDIA's apt package the template
+//                    installs, or the one Paddle's wheel pins
+//   installed-once   a wheel that brings its own CUDA libraries gets a base with none
+//   trt-cuda-major   the TensorRT wheel is built for the cell's CUDA major
+struct RecipeRule {
+  const char* id;
+  const char* what;
+  std::optional<Verdict> (*check)(const Cell&, const RuleContext&);
+};
+const std::vector<RecipeRule>& recipe_rules();
+std::optional<Verdict> first_recipe_failure(const Cell& cell, const RuleContext& ctx);
+
 // With only_published: the resolved cell's tag must be one Paddle published.
 // `unconfirmed` is set when the tag is only in the KB's unconfirmed list.
 std::optional<Verdict> published_rule(const Cell& cell, const RuleContext& ctx, bool& unconfirmed);
