@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 TEST_PY ?= 3.11
-TEST_PADDLE ?= paddlepaddle==3.2.0
+TEST_PADDLE ?= paddlepaddle==3.3.1
 export IMGTOOL_TEST_BASE ?= imgtool-base/debian:bookworm-py3
 
 .PHONY: all deps deps-demo build build-cli fixtures demo-fixtures test test-sanitized test-asan fuzz unit demo bench clean

@@ -5,7 +5,7 @@
 #
 # What it does, honestly:
 #   * 24 CPU cells, buildable here offline from the local base (scripts/make-base.sh) and the
-#     paddlepaddle 3.2.0 wheelhouse (scripts/wheelhouse.sh). This host has ONE Paddle wheel and
+#     paddlepaddle 3.3.1 wheelhouse (scripts/wheelhouse.sh). This host has ONE Paddle wheel and
 #     ONE Python, so a single matrix cannot expand to 24 distinct cells; instead the script writes
 #     24 one-cell matrix files that differ only in their tag template ("{paddle}-noop01" …
 #     "{paddle}-noop24"), runs `imgtool generate` on each, and puts the 24 generated cell folders
@@ -53,7 +53,7 @@ trap cleanup EXIT
 # --- fixtures: the local base and the wheelhouse (cached after the first call)
 BASE=${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}
 "$HERE/scripts/make-base.sh" "$BASE" >/dev/null
-WHEELHOUSE=${IMGTOOL_TEST_WHEELHOUSE:-$("$HERE/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.2.0 | tail -1)}
+WHEELHOUSE=${IMGTOOL_TEST_WHEELHOUSE:-$("$HERE/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.3.1 | tail -1)}
 
 # --- loopback registry, key
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -74,14 +74,14 @@ for i in $(seq -w 1 "$CELLS"); do
 description: "nightly-noop bench cell $i (bench/nightly-noop.sh)"
 repository: paddle-noop
 tag_template: {cpu: "{paddle}-noop$i"}
-axes: {variant: cpu, paddle: "3.2.0", python: "3.11", os: debian12, flavor: runtime}
+axes: {variant: cpu, paddle: "3.3.1", python: "3.11", os: debian12, flavor: runtime}
 defaults:
   python_from: base
   base_image: "$BASE"
   wheelhouse: "$WHEELHOUSE"
 YAML
   "$IMGTOOL" generate "$WORK/matrix/noop$i.yaml" --out "$WORK/gen$i" >/dev/null
-  mv "$WORK/gen$i"/3.2.0-noop$i "$WORK/cells/"
+  mv "$WORK/gen$i"/3.3.1-noop$i "$WORK/cells/"
   rm -rf "$WORK/gen$i"
 done
 [ "$(ls "$WORK/cells" | wc -l)" -eq "$CELLS" ] || { echo "nightly-noop.sh: expected $CELLS generated cells" >&2; exit 1; }

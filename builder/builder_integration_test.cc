@@ -8,7 +8,7 @@
 //   it-cpu          cpu variant, CPU wheel: builds
 //   it-gpu-cpuwheel gpu variant carrying the CPU wheel: builds (smoke must fail it later)
 //   it-broken       uid override 0: `useradd --uid 0` fails in a RUN step: fails alone
-//   it-lying        cpu, labelled Paddle 3.1.0 but installs 3.2.0: builds and smokes,
+//   it-lying        cpu, labelled Paddle 3.1.0 but installs 3.3.1: builds and smokes,
 //                   the release gate fails it (never published)
 // The nightly cases then publish to a real loopback docker-registry
 // (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
@@ -39,11 +39,11 @@ matrix::Cell local_cell(const std::string& tag, const std::string& variant) {
   c.repository = "imgtool-it/paddle";
   c.tag = tag;
   c.variant = variant;
-  c.paddle = "3.2.0";
+  c.paddle = "3.3.1";
   c.python = "3.11";
   c.os = "debian12";
   c.base_image = base_image();
-  c.pip_requirement = "paddlepaddle==3.2.0";
+  c.pip_requirement = "paddlepaddle==3.3.1";
   c.wheelhouse = wheelhouse();
   if (variant == "gpu") {
     c.cuda = "12.6";
@@ -61,7 +61,7 @@ struct Shared {
     auto broken = local_cell("it-broken", "cpu");
     broken.overrides["uid"] = "0";
     auto lying = local_cell("it-lying", "cpu");
-    lying.paddle = "3.1.0";  // the claim; pip_requirement still installs 3.2.0
+    lying.paddle = "3.1.0";  // the claim; pip_requirement still installs 3.3.1
     dockerfiles::generate({local_cell("it-cpu", "cpu"), local_cell("it-gpu-cpuwheel", "gpu"), broken, lying},
                           {.out_dir = gen, .kb_version = "it"});
   }

@@ -280,7 +280,7 @@ int processes_mentioning(const std::string& text) {
 TEST_CASE("one run per state folder: a second imgtool process is refused while the first runs") {
   Fixture f;
   fs::path sock = f.root / "silent.sock", state = f.root / "state", wh = f.root / "wh";
-  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -337,10 +337,10 @@ TEST_CASE("one run per state folder: a second imgtool process is refused while t
 TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the others are generated and build") {
   Fixture f;
   fs::path wh = f.root / "wh";
-  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   fs::path matrix = f.root / "two.yaml";
   write_file_atomic(matrix, "repository: paddle-local\n"
-                            "axes:\n  variant: cpu\n  paddle: [\"3.2.0\", \"3.1.0\"]\n  python: \"3.11\"\n"
+                            "axes:\n  variant: cpu\n  paddle: [\"3.3.1\", \"3.1.0\"]\n  python: \"3.11\"\n"
                             "  os: debian12\n  flavor: runtime\n"
                             "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
                             "  wheelhouse: \"" + wh.string() + "\"\n");

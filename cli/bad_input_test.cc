@@ -71,7 +71,7 @@ TEST_CASE("matrix files: values Docker would refuse later are refused now, at th
 TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refused; --today is a real date") {
   fx::ScratchDir d("bad-flags");
   std::string local = fx::source_dir() + "/matrix/local.yaml";
-  write(d.path / "wh/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  write(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
   RunOptions env;
   env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
   auto g = cli({"generate", local, "--out", (d.path / "gen/").string()}, env);

@@ -1,6 +1,6 @@
 // Integration: one generated cpu cell is really built by the Docker engine
 // (classic builder) from the locally made Debian base with the real
-// paddlepaddle 3.2.0 wheel from a local wheelhouse; then the image's labels
+// paddlepaddle 3.3.1 wheel from a local wheelhouse; then the image's labels
 // are read back and compared with cell.json, and Paddle is imported in it.
 // One build only (a minute or two; later runs hit the layer cache).
 #include <doctest/doctest.h>
@@ -74,7 +74,7 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   auto py = run({"docker", "run", "--rm", image.ref, "python", "-c", "import paddle; print(paddle.__version__)"});
   INFO(py.err);
   CHECK(py.exit_code == 0);
-  CHECK(last_line(py.out) == "3.2.0");
+  CHECK(last_line(py.out) == "3.3.1");
 
   // No wheels, apt lists or pip cache left in the final image; runs as non-root.
   auto clean = run({"docker", "run", "--rm", image.ref, "bash", "-c",

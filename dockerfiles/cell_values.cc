@@ -102,7 +102,9 @@ Values field_values(const Cell& c) {
           {"paddle", c.paddle},           {"python", c.python},
           {"os", c.os},                   {"cuda", c.cuda},
           {"cudnn", c.cudnn},             {"trt", c.trt},
-          {"min_driver", c.min_driver},   {"min_driver_full", c.min_driver_full},
+          {"min_driver", matrix::effective_min_driver(c)},   {"min_driver_full", c.min_driver_full},
+          {"cuda_archs", c.cuda_archs},   {"cudnn_package", c.cudnn_package},
+          {"dynload_links", strings::join(c.dynload_links, " ")},
           {"base_image", c.base_image},   {"base_digest", c.base_digest},
           {"pip_requirement", c.pip_requirement},
           {"pip_index_url", c.wheelhouse.empty() && c.pip_index_url.empty() ? kDefaultIndexUrl : c.pip_index_url},
@@ -115,6 +117,7 @@ Values derived_values(const Cell& c, const std::string& kb_version) {
           {"gpu", gpu ? "1" : ""},
           {"cpu", gpu ? "" : "1"},
           {"cuda_mm", gpu ? Version::parse_or_throw(c.cuda, "cuda").truncated(2) : ""},
+          {"cudnn_package_name", c.cudnn_package.substr(0, c.cudnn_package.find('='))},
           {"nvidia_require_cuda", gpu ? nvidia_require_cuda(c) : ""},
           {"wheelhouse", c.wheelhouse.empty() ? "" : "wheels"},
           {"kb_version", kb_version},
@@ -135,7 +138,7 @@ std::string label_escape(const std::string& v) {
 
 std::string nvidia_require_cuda(const Cell& cell) {
   std::string s = "cuda>=" + Version::parse_or_throw(cell.cuda, "cell " + cell.tag + ": cuda").truncated(2);
-  if (!cell.min_driver.empty()) s += " driver>=" + cell.min_driver;
+  if (std::string floor = matrix::effective_min_driver(cell); !floor.empty()) s += " driver>=" + floor;
   return s;
 }
 

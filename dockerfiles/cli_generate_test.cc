@@ -60,9 +60,19 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
     if (dir.filename() == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0") {
       CHECK(df.find("--index-url \"https://pypi.ngc.nvidia.com\" \"nvidia-tensorrt==8.0.3.4\"\n") != std::string::npos);
       CHECK(df.find("RUN python3.8 -m venv /opt/venv\n") != std::string::npos);
+      // nvidia/cuda's 11.2 cudnn image ships 8.1.1: the runtime image and cuDNN 8.2.1 from NVIDIA's repository.
+      CHECK(df.find("FROM nvidia/cuda:11.2.2-runtime-ubuntu20.04 AS build\n") != std::string::npos);
+      CHECK(df.find("apt-get install -y --no-install-recommends libcudnn8=8.2.1.32-1+cuda11.3") != std::string::npos);
+      CHECK(df.find("for pair in libcublas.so=libcublas.so.11 ") != std::string::npos);
+    }
+    if (dir.filename() == "3.3.1-gpu-cuda13.0-cudnn9.13") {  // the wheel brings CUDA: the OS base, the NVIDIA env
+      CHECK(df.find("FROM ubuntu:22.04 AS build\n") != std::string::npos);
+      CHECK(df.find("NVIDIA_DRIVER_CAPABILITIES=compute,utility") != std::string::npos);
+      CHECK(df.find("NVIDIA_REQUIRE_CUDA=\"cuda>=13.0 driver>=580.65.06\"") != std::string::npos);
+      CHECK(df.find("libcudnn") == std::string::npos);
     }
   }
-  CHECK(with_trt == 5);  // 2.6.2 cuda11.2/11.7/12.0, 3.0.0 cuda11.8/12.6
+  CHECK(with_trt == 4);  // 2.6.2 cuda11.2/11.7/12.0, 3.0.0 cuda12.6 (cuda11.8's TensorRT 8.6 wheel is a CUDA 12 build)
 
   auto p = run({"python3", imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py", (d.path / "out").string()});
   INFO(p.out, p.err);
@@ -77,7 +87,7 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
 
 TEST_CASE("imgtool generate: the offline local matrix copies the wheelhouse into the context") {
   imgtool::testing::ScratchDir d("cli-gen-local");
-  write_file_atomic(d.path / "wh/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  write_file_atomic(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
   RunOptions o;
   o.env = {{"IMGTOOL_WHEELHOUSE", (d.path / "wh").string()}};
   auto r = fx::imgtool({"generate", matrix_file("local.yaml"), "--out", (d.path / "out").string()}, o);

@@ -13,6 +13,7 @@
 #include "core/process.h"
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/generate.h"
+#include "dockerfiles/lint.h"
 #include "dockerfiles/stages.h"
 #include "dockerfiles/test_cells.h"
 #include "dockerfiles/test_util.h"
@@ -32,9 +33,9 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 // A small fake wheelhouse (real wheels are for the integration test).
 fs::path make_wheelhouse(const fs::path& dir, const std::string& numpy_bytes = "numpy wheel") {
-  write_file_atomic(dir / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(dir / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   write_file_atomic(dir / "numpy-2.4.6-cp311-cp311-manylinux_2_28_x86_64.whl", numpy_bytes);
-  write_file_atomic(dir / "requirements.txt", "paddlepaddle==3.2.0\n");  // not a wheel: not copied
+  write_file_atomic(dir / "requirements.txt", "paddlepaddle==3.3.1\n");  // not a wheel: not copied
   return dir;
 }
 
@@ -89,13 +90,45 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
   CHECK(fs::exists(d.path / "out/.imgtool-generated"));
 }
 
+TEST_CASE("a Paddle 2.6 cell on a runtime image: the claimed cuDNN from NVIDIA's apt repository, the dev links Paddle dlopens, its archs and Paddle's driver floor") {
+  imgtool::testing::ScratchDir d("gen-apt");
+  matrix::Cell c = gpu_cell();
+  c.tag = "2.6.2-gpu-cuda11.2-cudnn8.2";
+  c.paddle = "2.6.2";
+  c.cuda = "11.2";
+  c.cudnn = "8.2";
+  c.min_driver = "450.80.02";
+  c.min_driver_paddle = "470.82.01";  // stricter: it decides the label and NVIDIA_REQUIRE_CUDA
+  c.base_image = "nvidia/cuda:11.2.2-runtime-ubuntu20.04";
+  c.pip_requirement = "paddlepaddle-gpu==2.6.2.post112";
+  c.cudnn_package = "libcudnn8=8.2.1.32-1+cuda11.3";
+  c.cuda_archs = "sm_61,sm_70,sm_75,sm_80,sm_86";
+  c.dynload_links = {"libcublas.so=libcublas.so.11", "libcudnn.so=libcudnn.so.8", "libcupti.so=libcupti.so.11.8:optional"};
+  generate({c}, {d.path / "out", "", kKb});
+  std::string df = read_file(d.path / "out" / c.tag / "Dockerfile");
+  CHECK(contains(df, "apt-get install -y --no-install-recommends libcudnn8=8.2.1.32-1+cuda11.3 && \\\n    apt-mark hold libcudnn8 && \\\n"));
+  CHECK(contains(df, "for pair in libcublas.so=libcublas.so.11 libcudnn.so=libcudnn.so.8 libcupti.so=libcupti.so.11.8:optional; do"));
+  CHECK(contains(df, "/etc/ld.so.conf.d/zz-paddle-dynload.conf"));
+  CHECK(df.find("apt-mark hold") < df.find("COPY --from=build /opt/venv"));  // as root, before USER
+  CHECK(contains(df, "io.imgtool.cuda-archs=\"sm_61,sm_70,sm_75,sm_80,sm_86\""));
+  CHECK(contains(df, "io.imgtool.min-driver=\"470.82.01\""));
+  CHECK(contains(df, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=11.2 driver>=470.82.01\""));
+  // The generated Dockerfile passes the lint and BuildKit's parser like every other.
+  CHECK(lint_text(df, "Dockerfile").empty());
+  // A Paddle 3.x cell (its wheel brings CUDA) gets neither.
+  std::string gpu3 = read_file([&] { generate({gpu_cell()}, {d.path / "out3", "", kKb}); return d.path / "out3" / gpu_cell().tag / "Dockerfile"; }());
+  CHECK_FALSE(contains(gpu3, "apt-mark hold"));
+  CHECK_FALSE(contains(gpu3, "paddle-dynload"));
+}
+
 TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   imgtool::testing::ScratchDir d("gen-gpu");
   auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
   generate(cells, {d.path / "out", "", kKb});
   std::string gpu = read_file(d.path / "out" / cells[0].tag / "Dockerfile");
   CHECK(contains(gpu, "FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04@sha256:" + std::string(64, 'a') + " AS build\n"));
-  CHECK(contains(gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\"\n"));
+  CHECK(contains(gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\" \\\n"));
+  CHECK(contains(gpu, "    NVIDIA_DRIVER_CAPABILITIES=compute,utility\n"));  // the runtime mounts libcuda.so
   CHECK(contains(gpu, "io.imgtool.cuda=\"12.6\""));
   CHECK(contains(gpu, "io.imgtool.cudnn=\"9.5\""));
   CHECK(contains(gpu, "io.imgtool.min-driver=\"525.60.13\""));
@@ -110,7 +143,7 @@ TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   CHECK_FALSE(contains(cpu, "NVIDIA_REQUIRE_CUDA"));
   CHECK_FALSE(contains(cpu, "io.imgtool.cuda"));
   CHECK(contains(cpu, "io.imgtool.variant=\"cpu\""));
-  CHECK(contains(cpu, "--no-index --find-links /tmp/wheels \"paddlepaddle==3.2.0\""));
+  CHECK(contains(cpu, "--no-index --find-links /tmp/wheels \"paddlepaddle==3.3.1\""));
   CHECK_FALSE(contains(cpu, "--index-url"));
 }
 
@@ -185,7 +218,7 @@ TEST_CASE("a failing cell leaves no output folder, and an older output stays int
   auto bad = cells;
   bad[2].pip_requirement = "paddlepaddle>=3.0";  // not pinned
   auto msg = error_of([&] { generate(bad, {d.path / "out", "", kKb}); });
-  CHECK(msg == "cell 3.2.0: pip_requirement 'paddlepaddle>=3.0' is not pinned; expected name==version "
+  CHECK(msg == "cell 3.3.1: pip_requirement 'paddlepaddle>=3.0' is not pinned; expected name==version "
                "(e.g. paddlepaddle-gpu==3.1.0)");
   CHECK_FALSE(fs::exists(d.path / "out"));
   CHECK(fs::is_empty(d.path) == false);
@@ -268,10 +301,10 @@ TEST_CASE("wheels are hard-linked into the context when on the same filesystem")
   REQUIRE(out.size() == 1);
   CHECK(out[0].context_files == 2);
   CHECK(out[0].hard_linked == 2);
-  auto w = d.path / "out/3.2.0/wheels/paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl";
+  auto w = d.path / "out/3.3.1/wheels/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl";
   CHECK(fs::hard_link_count(w) == 2);
   CHECK(read_file(w) == "paddle wheel");
-  CHECK_FALSE(fs::exists(d.path / "out/3.2.0/wheels/requirements.txt"));
+  CHECK_FALSE(fs::exists(d.path / "out/3.3.1/wheels/requirements.txt"));
 }
 
 TEST_CASE("generated Dockerfiles pass BuildKit's parser (PyPI dockerfile)") {

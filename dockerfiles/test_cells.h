@@ -42,13 +42,13 @@ inline matrix::Cell trt_cell() {
 // A cpu cell built offline from the local Debian base and a wheelhouse.
 inline matrix::Cell cpu_cell(const std::string& wheelhouse, const std::string& base) {
   matrix::Cell c;
-  c.tag = "3.2.0";
+  c.tag = "3.3.1";
   c.variant = "cpu";
-  c.paddle = "3.2.0";
+  c.paddle = "3.3.1";
   c.python = "3.11";
   c.os = "debian12";
   c.base_image = base;
-  c.pip_requirement = "paddlepaddle==3.2.0";
+  c.pip_requirement = "paddlepaddle==3.3.1";
   c.wheelhouse = wheelhouse;
   return c;
 }

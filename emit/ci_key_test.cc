@@ -152,7 +152,7 @@ TEST_CASE("emitted CI: a nightly cancelled with SIGTERM leaves no key file on th
 TEST_CASE("nightly --key env://VAR: no program imgtool starts inherits the key or the passphrase") {
   Runner r;
   fs::path wh = r.dir.path / "wh", seen = r.dir.path / "work/seen";
-  write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+  write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   fs::create_directories(seen);
   // Records its own environment and its parent's (imgtool's, or timeout(1)'s for a build).
   write_script(r.dir.path / "bin/docker", "n=$(date +%s%N)\nenv > \"" + seen.string() + "/env-$n\"\n"

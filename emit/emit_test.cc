@@ -107,7 +107,7 @@ TEST_CASE("github: a sharded workflow that check-jsonschema accepts, byte-identi
       CHECK(all.insert(t).second);
     }
   }
-  CHECK(all.size() == 15);  // matrix/paddle.yaml keeps 15 cells
+  CHECK(all.size() == 19);  // matrix/paddle.yaml keeps 19 cells
   CHECK(doc["jobs"]["merge"]["needs"].as<std::string>() == "nightly");
   CHECK(doc["jobs"]["merge"]["if"].as<std::string>() == "always()");
   CHECK(doc["jobs"]["nightly"]["strategy"]["fail-fast"].as<bool>() == false);
@@ -132,7 +132,7 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
     std::istringstream in(e["CELLS"].as<std::string>());
     for (std::string t; in >> t; ++cells) CHECK(builder::shard_of(t, 4) == shard.index);
   }
-  CHECK(cells == 15);
+  CHECK(cells == 19);
   CHECK(doc["nightly"]["script"][0].as<std::string>().find("--registry \"$IMGTOOL_REGISTRY\"") != std::string::npos);
   CHECK(doc["nightly"]["script"][0].as<std::string>().find("--no-gpu-host") != std::string::npos);
   CHECK(doc["nightly"]["script"][0].as<std::string>().rfind("REPORT=\"reports/shard-$SHARD_INDEX\"\n", 0) == 0);
@@ -218,7 +218,7 @@ TEST_CASE("bake: one file per shared-stage group, documented target attributes, 
     CHECK(stage_keys.size() == 1);  // one group per file
     CHECK(f.filename().string() == "bake-" + *stage_keys.begin() + ".json");
   }
-  CHECK(tags_seen.size() == 15);
+  CHECK(tags_seen.size() == 19);
   // Determinism: the same input again gives the same bytes.
   emit_to(Emit::bake, d.path / "again", {.registry = "registry.example.com/ai"});
   for (auto& f : files) CHECK(read_file(f) == read_file(d.path / "again" / f.filename()));
@@ -243,7 +243,7 @@ TEST_CASE("bake.sh: each target alone, so one failing target cancels nothing; ex
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("bake: failed: 3_0_0") != std::string::npos);
   std::string calls = read_file(d.path / "calls");
-  CHECK(std::count(calls.begin(), calls.end(), '\n') == 15);  // every target ran, the failing one included
+  CHECK(std::count(calls.begin(), calls.end(), '\n') == 19);  // every target ran, the failing one included
   CHECK(calls.find("buildx bake -f bake-") == 0);
   CHECK(calls.find("--push 3_2_0-gpu-cuda12_9-cudnn9_9\n") != std::string::npos);
   // Without a registry: local names, no registry cache.
@@ -310,7 +310,7 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
     if (c.variant == "gpu") digests[c.tag] = fake_digest(std::string(1, "abcdef"[digests.size() % 6]));
   auto rep = publish_report(d.path / "report", digests);
   auto r = emit_to(Emit::k8s, d.path / "a", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
-  CHECK(r.notes.size() == 4);  // the four cpu cells get no Job
+  CHECK(r.notes.size() == 5);  // the five cpu cells get no Job
   {
     auto job = YAML::LoadFile((d.path / "a" / ("job-" + smoke_job_name(digests.begin()->first) + ".yaml")).string());
     auto ctr = job["spec"]["template"]["spec"]["containers"][0];

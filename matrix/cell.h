@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/version.h"
+
 namespace imgtool::matrix {
 
 struct Cell {
@@ -55,6 +57,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Cell, repository, tag, variant, 
 
 // The driver floor the image claims (label io.imgtool.min-driver, NVIDIA_REQUIRE_CUDA's driver>=):
 // the stricter of NVIDIA's minor-version floor and Paddle's documented one.
-std::string effective_min_driver(const Cell& c);
+// (Header-only: dockerfiles/ renders cells without linking the matrix library.)
+inline std::string effective_min_driver(const Cell& c) {
+  if (c.min_driver_paddle.empty()) return c.min_driver;
+  if (c.min_driver.empty()) return c.min_driver_paddle;
+  return *Version::parse(c.min_driver_paddle) > *Version::parse(c.min_driver) ? c.min_driver_paddle : c.min_driver;
+}
 
 }  // namespace imgtool::matrix

@@ -18,6 +18,9 @@ inline constexpr const char* kCuda = "io.imgtool.cuda";
 inline constexpr const char* kCudnn = "io.imgtool.cudnn";
 inline constexpr const char* kTensorrt = "io.imgtool.tensorrt";
 inline constexpr const char* kMinDriver = "io.imgtool.min-driver";
+// The GPU code compiled into Paddle's libraries ("sm_61,…,sm_86[,compute_86]"): which GPUs the
+// image can run on (select/doctor/run-config refuse others; verify reads the libraries).
+inline constexpr const char* kCudaArchs = "io.imgtool.cuda-archs";
 // Bookkeeping.
 inline constexpr const char* kTag = "io.imgtool.tag";
 inline constexpr const char* kInputsHash = "io.imgtool.inputs-hash";
@@ -28,11 +31,11 @@ inline constexpr const char* kStageOf = "io.imgtool.stage-of";  // on shared-sta
 // image while a tagged cell image names its key.
 inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 
-inline constexpr std::array<const char*, 8> kClaims = {kPaddle, kPython, kVariant, kFlavor,
-                                                       kCuda,   kCudnn,  kTensorrt, kMinDriver};
-inline constexpr std::array<const char*, 13> kAll = {kPaddle,    kPython, kVariant,    kFlavor,    kCuda,
-                                                     kCudnn,     kTensorrt, kMinDriver, kTag,     kInputsHash,
-                                                     kKbVersion, kStageOf,  kStageKey};
+inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython, kVariant,   kFlavor,   kCuda,
+                                                       kCudnn,  kTensorrt, kMinDriver, kCudaArchs};
+inline constexpr std::array<const char*, 14> kAll = {kPaddle,    kPython,   kVariant,   kFlavor,     kCuda,
+                                                     kCudnn,     kTensorrt, kMinDriver, kCudaArchs,  kTag,
+                                                     kInputsHash, kKbVersion, kStageOf, kStageKey};
 
 // "io.imgtool.paddle" -> "paddle".
 constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }

@@ -67,7 +67,7 @@ std::string apt_version(const std::string& package) {
 }
 
 // Paddle builds that dlopen unversioned names: the links the template makes ("libcublas.so=libcublas.so.11";
-// a trailing '?' = only when the base has the library: a feature-only one).
+// ":optional" = only when the base has the library: a feature-only one).
 std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb) {
   const PaddleLoads* loads = kb.paddle_loads(c.paddle, false);
   if (!loads || loads->dlopen != "unversioned") return {};
@@ -76,7 +76,7 @@ std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb) {
   for (const auto& l : loads->libs) {
     const NvidiaLibrary* lib = kb.library(l.lib);
     std::string so = lib->soname(lib->keyed_by == "cudnn" ? cudnn_major : cuda_major);
-    if (!so.empty()) out.push_back(lib->unversioned() + "=" + so + (l.need == "required" ? "" : "?"));
+    if (!so.empty()) out.push_back(lib->unversioned() + "=" + so + (l.need == "required" ? "" : ":optional"));
   }
   return out;
 }
@@ -292,12 +292,6 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
 
 Plan plan_matrix(const std::string& matrix_path, const KnowledgeBase& kb, const PlanOptions& opt) {
   return plan_spec(read_matrix_file(matrix_path, kb), kb, opt, true);
-}
-
-std::string effective_min_driver(const Cell& c) {
-  if (c.min_driver_paddle.empty()) return c.min_driver;
-  if (c.min_driver.empty()) return c.min_driver_paddle;
-  return *Version::parse(c.min_driver_paddle) > *Version::parse(c.min_driver) ? c.min_driver_paddle : c.min_driver;
 }
 
 nlohmann::json to_json(const Skipped& s) {

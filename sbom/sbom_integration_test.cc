@@ -109,7 +109,7 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
   std::string small = labelled("imgtool-test/sbom-small:cpu", base_image(), "cpu");
   std::string repo = "ai/paddle", ref = "docker://" + server.host() + "/" + repo;
 
-  sign::PublishResult pub = publish(reg, repo, img, "3.2.0-cpu", *key);
+  sign::PublishResult pub = publish(reg, repo, img, "3.3.1-cpu", *key);
   sign::PublishResult other = publish(reg, repo, small, "small", *key);
   sign::RegistryRepository srepo(*reg, repo);
   REQUIRE(srepo.manifest(sign::attestation_tag(pub.digest)));  // attached before the tag moved
@@ -122,14 +122,14 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
   // One registry and one publish for all steps, in order (doctest SUBCASEs would re-publish each time).
   {
     INFO("verify passes; sbom prints the attested document; spdx-tools validates it; it matches the image");
-    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    auto [rc, report] = verify(ref + ":3.3.1-cpu");
     CHECK(rc == 0);
     CHECK(row(report, "sbom.attestation").rfind("pass", 0) == 0);
     CHECK(row(report, "sbom.document").rfind("pass", 0) == 0);
     CHECK(row(report, "sbom.packages").rfind("pass", 0) == 0);
 
     std::string out = (d.path / "paddle.spdx.json").string();
-    REQUIRE(cli({"sbom", ref + ":3.2.0-cpu", "--key", k + ".pub", "--out", out}).ok());
+    REQUIRE(cli({"sbom", ref + ":3.3.1-cpu", "--key", k + ".pub", "--out", out}).ok());
     json doc = json::parse(read_file(out));
     auto v = run({pyspdxtools(), "-i", out});
     INFO("pyspdxtools (scripts/install-deps.sh installs it): " << v.out << v.err);
@@ -140,7 +140,7 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     CHECK(debs.size() > 50);
     CHECK(sbom_set(doc, "deb") == debs);
     std::set<std::string> pips = pip_in_image(img, "/opt/venv/bin/python3");
-    CHECK(pips.count("paddlepaddle@3.2.0") == 1);
+    CHECK(pips.count("paddlepaddle@3.3.1") == 1);
     CHECK(sbom_set(doc, "pypi", "/opt/venv/lib/python3.11/site-packages") == pips);
 
     // Built on the fly from the local engine: the same packages as the attested one.
@@ -210,7 +210,7 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
       }
     REQUIRE(!dropped.empty());
     sign::attach_attestation(srepo, *key, {pub.digest, "", sign::kSpdxPredicateType, doc});
-    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    auto [rc, report] = verify(ref + ":3.3.1-cpu");
     CHECK(rc == 1);
     CHECK(row(report, "sbom.attestation").rfind("pass", 0) == 0);
     CHECK(row(report, "sbom.packages").find("missing from the SBOM: " + dropped) != std::string::npos);
@@ -221,10 +221,10 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     auto theirs = srepo.manifest(sign::attestation_tag(other.digest));
     REQUIRE(theirs);
     srepo.put_manifest(*theirs, sign::attestation_tag(pub.digest));
-    auto [rc, report] = verify(ref + ":3.2.0-cpu");
+    auto [rc, report] = verify(ref + ":3.3.1-cpu");
     CHECK(rc == 1);
     CHECK(row(report, "sbom.attestation").find("another image") != std::string::npos);
-    CHECK(cli({"sbom", ref + ":3.2.0-cpu", "--key", k + ".pub"}).exit_code == 1);
+    CHECK(cli({"sbom", ref + ":3.3.1-cpu", "--key", k + ".pub"}).exit_code == 1);
   }
 
 }

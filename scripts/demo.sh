@@ -33,7 +33,7 @@ STATE_ARGS=(); [ -n "${IMGTOOL_STATE:-}" ] && STATE_ARGS=(--state "$IMGTOOL_STAT
 die() { echo "demo: $*" >&2; exit 1; }
 step() { echo; echo "== $*"; }
 
-CPU_WHEELS=(3.11 paddlepaddle==3.2.0)
+CPU_WHEELS=(3.11 paddlepaddle==3.3.1)
 GPU_WHEELS=(3.11 paddlepaddle-gpu==2.6.2 numpy==1.26.4 protobuf==3.20.3)
 BASE=${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}
 # Side by side: debootstrap (the longest) and the downloads; then the CUDA base, which needs the

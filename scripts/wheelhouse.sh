@@ -9,7 +9,7 @@
 # pip_pin): an old base's venv pip (focal: 20.0.2) cannot install manylinux_2_x wheels.
 #
 # usage: scripts/wheelhouse.sh PYTHON_VERSION REQUIREMENT...
-#   e.g. scripts/wheelhouse.sh 3.11 paddlepaddle==3.2.0
+#   e.g. scripts/wheelhouse.sh 3.11 paddlepaddle==3.3.1
 set -euo pipefail
 PIP_PIN=pip==24.3.1
 [ $# -ge 2 ] || { echo "usage: $0 PYTHON_VERSION REQUIREMENT..." >&2; exit 2; }

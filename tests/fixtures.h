@@ -35,7 +35,7 @@ inline std::string base_image() {
 inline std::string wheelhouse() {
   const char* v = std::getenv("IMGTOOL_TEST_WHEELHOUSE");
   if (v && *v) return v;
-  auto r = run({source_dir() + "/scripts/wheelhouse.sh", "3.11", "paddlepaddle==3.2.0"});
+  auto r = run({source_dir() + "/scripts/wheelhouse.sh", "3.11", "paddlepaddle==3.3.1"});
   if (!r.ok()) throw Error("wheelhouse.sh failed: " + r.err);
   std::string out = r.out;
   while (!out.empty() && (out.back() == '\n')) out.pop_back();

@@ -44,10 +44,10 @@ inline std::string paddle_context() {
   return ctx.string();
 }
 
-// The local base + a venv with the real paddlepaddle 3.2.0 CPU wheel (the base carries libgomp1).
+// The local base + a venv with the real paddlepaddle 3.3.1 CPU wheel (the base carries libgomp1).
 inline std::string paddle_cpu_image() {
   static std::string tag = [] {
-    return ensure_image("imgtool-test/paddle-cpu:3.2.0",
+    return ensure_image("imgtool-test/paddle-cpu:3.3.1",
                         "FROM " + base_image() +
                             "\nCOPY *.whl /wheels/\n"
                             "RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install -q --no-index "

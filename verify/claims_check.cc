@@ -3,6 +3,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/strings.h"
 #include "core/version.h"
 
 namespace imgtool::verify {
@@ -224,6 +225,114 @@ void check_driver(const Claims& c, const matrix::KnowledgeBase& kb, Checks& out)
                       c.label("min-driver"), "take min-driver from matrix/kb/cuda.yaml for CUDA " + c.label("cuda")));
 }
 
+// The NVIDIA runtime mounts the driver's libcuda.so only for the `compute` capability
+// (nvidia-container-toolkit: unset or empty = its default "utility,compute").
+void check_capabilities(const Claims& c, Checks& out) {
+  if (!c.gpu()) return;
+  auto it = c.env.find("NVIDIA_DRIVER_CAPABILITIES");
+  std::string v = it == c.env.end() ? "" : it->second;
+  std::string found = v.empty() ? std::string(it == c.env.end() ? "unset" : "empty") + ": the runtime's default utility,compute"
+                                : "NVIDIA_DRIVER_CAPABILITIES=" + v;
+  bool compute = v.empty();
+  size_t start = 0;
+  while (!compute && start <= v.size()) {
+    size_t comma = v.find(',', start);
+    std::string cap = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    compute = cap == "compute" || cap == "all";
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  out.push_back(judge(compute, "env.driver-capabilities", "the NVIDIA runtime mounts libcuda (compute capability)",
+                      "NVIDIA_DRIVER_CAPABILITIES with compute (or all)",
+                      compute ? found : found + ": docker run --gpus mounts no libcuda.so, and Paddle says "
+                                                "\"CUDA driver version is insufficient\"",
+                      "set ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+}
+
+// NVIDIA_REQUIRE_CUDA's terms ("cuda>=12.6 driver>=550.54.14": a space means or). A term with a
+// brand= condition is NVIDIA's forward compatibility on datacenter GPUs (brand=tesla,driver>=470,
+// driver<471: the image's cuda-compat libcuda serves the newer runtime there); it is not a floor.
+struct Requirement {
+  std::string cuda, driver;
+  bool brand = false;
+};
+std::vector<Requirement> requirements(const std::string& env) {
+  std::vector<Requirement> out;
+  size_t start = 0;
+  while (start < env.size()) {
+    size_t sp = env.find(' ', start);
+    std::string term = env.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+    start = sp == std::string::npos ? env.size() : sp + 1;
+    Requirement r;
+    size_t i = 0;
+    while (i < term.size()) {  // comma-separated conditions of one term are ANDed
+      size_t comma = term.find(',', i);
+      std::string cond = term.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+      i = comma == std::string::npos ? term.size() : comma + 1;
+      if (cond.rfind("cuda>=", 0) == 0) r.cuda = required_cuda(cond);
+      if (cond.rfind("driver>=", 0) == 0) r.driver = cond.substr(8);
+      if (cond.rfind("brand=", 0) == 0) r.brand = true;
+    }
+    if (!r.brand && (!r.cuda.empty() || !r.driver.empty())) out.push_back(r);
+  }
+  return out;
+}
+
+// The lowest driver a requirement term admits: its driver>= bound, or the first driver of the CUDA
+// its cuda>= names (the toolkit accepts a driver whose CUDA version is at least that).
+std::optional<Version> admitted_floor(const Requirement& r, const matrix::KnowledgeBase& kb) {
+  std::optional<Version> d = r.driver.empty() ? std::nullopt : Version::parse(r.driver);
+  if (!r.cuda.empty())
+    if (const matrix::CudaRelease* cr = kb.cuda(r.cuda); cr && !cr->min_driver_full.empty()) {
+      auto full = Version::parse(cr->min_driver_full);
+      if (full && (!d || *full > *d)) d = full;  // both must hold within one term
+    }
+  return d;
+}
+
+// The CUDA runtime the image brings (Paddle's own, linked statically in 2.x builds, or libcudart)
+// needs a driver of at least its major's minor-version floor; no driver the image's requirement or
+// its min-driver label admits may be below that.
+void check_runtime_floor(const Claims& c, const ContentsFacts& f, const matrix::KnowledgeBase& kb, Checks& out) {
+  if (!c.gpu()) return;
+  std::string runtime = f.paddles.size() == 1 && !f.paddles[0].compiled_cuda.empty() ? f.paddles[0].compiled_cuda
+                                                                                      : f.lib("cudart").version;
+  const matrix::CudaRelease* cr = runtime.empty() ? nullptr : kb.cuda(runtime);
+  auto floor = cr ? Version::parse(cr->min_driver_compat) : std::nullopt;
+  if (!floor) {
+    out.push_back(skip("env.runtime-floor", "drivers admitted can run the CUDA runtime", "no CUDA runtime version found"));
+    return;
+  }
+  std::vector<std::string> low;
+  for (const auto& r : requirements(c.require_cuda))
+    if (auto d = admitted_floor(r, kb); d && *d < *floor)
+      low.push_back("NVIDIA_REQUIRE_CUDA admits driver " + d->text + (r.cuda.empty() ? "" : " (cuda>=" + r.cuda + ")"));
+  if (auto l = Version::parse(c.label("min-driver")); l && *l < *floor) low.push_back("io.imgtool.min-driver " + l->text);
+  out.push_back(judge(low.empty(), "env.runtime-floor", "drivers admitted can run the CUDA runtime",
+                      "no driver below " + floor->text + " admitted (the minor-version floor of the CUDA " + runtime + " runtime)",
+                      low.empty() ? "'" + c.require_cuda + "', min-driver " + c.label("min-driver") : strings::join(low, "; "),
+                      "set ENV NVIDIA_REQUIRE_CUDA=\"cuda>=" + Version::parse(runtime)->truncated(2) + " driver>=" + floor->text +
+                          "\" and io.imgtool.min-driver >= " + floor->text + " (the generator's template does)"));
+}
+
+// io.imgtool.cuda-archs against the GPU code actually compiled into Paddle's libraries.
+void check_archs(const Claims& c, const ContentsFacts& f, Checks& out) {
+  if (!c.gpu() || f.paddles.size() != 1 || f.paddles[0].code_libraries.empty()) return;
+  const PaddleDist& d = f.paddles[0];
+  std::string held = d.gpu_code.text(), claim = c.label("cuda-archs");
+  std::string found = held.empty() ? "no GPU code in " + strings::join(d.code_libraries, ", ")
+                                   : held + " (" + std::to_string(d.gpu_code.containers) + " fat binaries in " +
+                                         strings::join(d.code_libraries, ", ") + ")";
+  if (claim.empty()) {
+    out.push_back({"contents.cuda-archs", "the GPU architectures are claimed", Status::kWarn, "io.imgtool.cuda-archs", found,
+                   "regenerate the image (the KB's compiled_archs for this build, `imgtool kb derive WHEEL`)"});
+    return;
+  }
+  out.push_back(judge(claim == held, "contents.cuda-archs", "GPU architectures compiled into Paddle match the claim",
+                      "io.imgtool.cuda-archs " + claim, found,
+                      "fix compiled_archs in matrix/kb/paddle.yaml from `imgtool kb derive` of the wheel, and rebuild"));
+}
+
 }  // namespace
 
 bool version_matches(const std::string& claim, const std::string& found) {
@@ -244,6 +353,9 @@ std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f, c
   check_tensorrt(c, f, out);
   check_env(c, out);
   check_driver(c, kb, out);
+  check_capabilities(c, out);
+  check_runtime_floor(c, f, kb, out);
+  check_archs(c, f, out);
   return out;
 }
 

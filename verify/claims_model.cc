@@ -62,9 +62,16 @@ Claims read_claims(const nlohmann::json& config, const std::string& tag) {
     c.tag = cfg["Labels"][labels::kTag].get<std::string>();
   c.from_tag = parse_tag_claims(c.tag);
   if (cfg.contains("Env") && cfg["Env"].is_array())
-    for (const auto& e : cfg["Env"])
-      if (e.is_string() && e.get<std::string>().rfind("NVIDIA_REQUIRE_CUDA=", 0) == 0)
-        c.require_cuda = e.get<std::string>().substr(20);
+    for (const auto& e : cfg["Env"]) {
+      if (!e.is_string()) continue;
+      const std::string& kv = e.get_ref<const std::string&>();
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos && eq > 0) c.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  if (auto it = c.env.find("NVIDIA_REQUIRE_CUDA"); it != c.env.end()) c.require_cuda = it->second;
+  if (cfg.contains("Labels") && cfg["Labels"].is_object() && cfg["Labels"].contains("io.imgtool.base.cuda") &&
+      cfg["Labels"]["io.imgtool.base.cuda"].is_string())
+    c.base_cuda = cfg["Labels"]["io.imgtool.base.cuda"].get<std::string>();
   return c;
 }
 

@@ -19,8 +19,12 @@ struct Claims {
   std::map<std::string, std::string> from_tag;  // field -> value read from the tag name
   std::string tag;                              // the tag the claims were read from ("" if none)
   std::string require_cuda;                     // NVIDIA_REQUIRE_CUDA ("" if unset)
+  std::map<std::string, std::string> env;       // the config's Env, NAME -> value (the NVIDIA runtime acts on it)
+  std::string base_cuda;                        // io.imgtool.base.cuda: a CUDA base made by scripts/make-cuda-base.sh
   std::string label(const std::string& field) const;  // "" if absent
   bool gpu() const { return label("variant") == "gpu"; }
+  // A CUDA base image (no Paddle claims of its own): verify checks its library set instead.
+  bool cuda_base() const { return !base_cuda.empty() && label("paddle").empty(); }
 };
 
 std::map<std::string, std::string> parse_tag_claims(const std::string& tag);

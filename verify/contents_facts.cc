@@ -53,13 +53,47 @@ void classify_build(const ContentsTree& t, const std::string& site, PaddleDist& 
     return;
   }
   const FsEntry* md = t.find(d.location + "/METADATA");
-  bool nvidia_deps = md && md->content && md->content->find("Requires-Dist: nvidia-") != std::string::npos;
+  bool nvidia_deps = d.pip_cuda_libraries;
   bool phi_gpu = t.find(site + "/paddle/libs/libphi_gpu.so") != nullptr;
   d.gpu = d.name == "paddlepaddle-gpu" || nvidia_deps || phi_gpu;
   d.gpu_evidence = d.name == "paddlepaddle-gpu" ? "distribution name paddlepaddle-gpu"
                    : nvidia_deps                ? "METADATA requires nvidia-* packages"
                    : phi_gpu                    ? "paddle/libs/libphi_gpu.so present"
                                                 : "no GPU evidence (no version file, CPU name, no nvidia deps)";
+}
+
+// <site>/paddle/libs/libphi*.so*, <site>/paddle/base/libpaddle.so, <site>/paddle/fluid/libpaddle.so.
+bool framework_library(const std::string& path) {
+  std::string base = basename_of(path), dir = dirname_of(path);
+  auto ends = [](const std::string& s, const std::string& x) { return ends_with(s, x); };
+  return (ends(dir, "/paddle/libs") && base.rfind("libphi", 0) == 0 && base.find(".so") != std::string::npos) ||
+         ((ends(dir, "/paddle/base") || ends(dir, "/paddle/fluid")) && base == "libpaddle.so");
+}
+
+void gather_code(const ContentsTree& t, const std::string& site, PaddleDist& d) {
+  const std::string paddle = site + "/paddle/";
+  for (auto it = t.entries().lower_bound(paddle); it != t.entries().end() && it->first.rfind(paddle, 0) == 0; ++it)
+    if (it->second.gpu_code && framework_library(it->first)) {
+      d.gpu_code.merge(*it->second.gpu_code);
+      d.code_libraries.push_back(it->first);
+    }
+}
+
+// "<parent>/NAME-VERSION.dist-info/RECORD": each "relative/path,hash,size" line names a file the
+// distribution installed, relative to <parent> (the site folder, or a wheel unpacked elsewhere).
+void read_record(const std::string& dist_info, const std::string& text, ContentsFacts& f) {
+  std::string name = basename_of(dist_info), parent = dirname_of(dist_info);
+  std::string version = name.substr(0, name.size() - 10);  // without ".dist-info"
+  version = version.substr(version.rfind('-') + 1);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? text.size() : nl + 1;
+    std::string rel = line.substr(0, line.find(','));
+    if (rel.empty() || rel.find(".so") == std::string::npos) continue;
+    f.owners[ContentsTree::normalize(parent + "/" + rel)] = {name, version};
+  }
 }
 
 void scan_dist(const ContentsTree& t, const std::string& path, ContentsFacts& f) {
@@ -74,7 +108,10 @@ void scan_dist(const ContentsTree& t, const std::string& path, ContentsFacts& f)
   d.version = dist->version;
   d.location = path;
   if (auto site = names::site_packages(path)) d.python = site->python;
+  const FsEntry* md = t.find(path + "/METADATA");
+  d.pip_cuda_libraries = md && md->content && md->content->find("Requires-Dist: nvidia-") != std::string::npos;
   classify_build(t, dist->parent, d);
+  gather_code(t, dist->parent, d);
   f.paddles.push_back(d);
 }
 
@@ -86,6 +123,7 @@ void scan_path(const ContentsTree& t, const std::string& path, const FsEntry& e,
   // A distribution is known by its dist-info/METADATA file (dir entries may be absent).
   std::string dist = base == "METADATA" ? path.substr(0, path.rfind('/')) : "";
   if (ends_with(dist, ".dist-info")) scan_dist(t, dist, f);
+  if (base == "RECORD" && e.content && ends_with(dirname_of(path), ".dist-info")) read_record(dirname_of(path), *e.content, f);
   if (e.type == FsEntry::Type::kDir) return;
   for (const auto& [prefix, lib] : kLibFiles)
     if (auto v = names::versioned(base, prefix); v && t.resolve(path)) note_lib(f, lib, *v, path);
@@ -110,8 +148,15 @@ bool keep_for_facts(const std::string& path, int64_t size) {
   std::string base = basename_of(path);
   if (base == "pyvenv.cfg") return true;
   if (base == "METADATA") return path.find("/paddlepaddle") != std::string::npos;
+  // The RECORD of a pip-installed NVIDIA library or TensorRT: which version each .so file is.
+  if (base == "RECORD") {
+    std::string dist = basename_of(dirname_of(path));
+    return ends_with(dist, ".dist-info") && (dist.rfind("nvidia_", 0) == 0 || dist.rfind("tensorrt", 0) == 0);
+  }
   return ends_with(path, "/paddle/version/__init__.py");
 }
+
+bool examine_for_facts(const std::string& path) { return framework_library(path); }
 
 ContentsFacts gather_facts(const ContentsTree& tree) {
   ContentsFacts f;

@@ -19,12 +19,19 @@
 //               and nvidia_*_cuNN-V.dist-info / tensorrt*-V.dist-info names; the
 //               most specific version wins ("12.6.77" over "12").
 //   cudnn.so    every unversioned libcudnn.so and whether its symlink chain resolves.
+//   owners      every file a pip-installed NVIDIA (or TensorRT) distribution's RECORD lists,
+//               with that distribution's version: the version of a library whose file name
+//               carries only its soname (nvidia/cublas/lib/libcublas.so.12).
+//   GPU code    the fat binaries of Paddle's own libraries (<site>/paddle/libs/libphi*.so*,
+//               paddle/base|fluid/libpaddle.so), streamed while the layers were read
+//               (examine_for_facts): the architectures the build can run on.
 #pragma once
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "scan/gpu_code.h"
 #include "verify/contents_tree.h"
 
 namespace imgtool::verify {
@@ -38,6 +45,15 @@ struct PaddleDist {
   std::string gpu_evidence;     // why gpu is true/false, for messages
   std::string compiled_cuda;    // from paddle/version ("" if unknown or CPU)
   std::string compiled_cudnn;
+  bool pip_cuda_libraries = false;  // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
+  scan::GpuCode gpu_code;           // merged over its framework libraries
+  std::vector<std::string> code_libraries;  // the libraries that were read for it
+};
+
+// The distribution that installed a file (its RECORD lists it).
+struct FileOwner {
+  std::string dist;     // the dist-info folder's name, "nvidia_cublas_cu12-12.6.4.1.dist-info"
+  std::string version;  // "12.6.4.1"
 };
 
 struct LibFacts {
@@ -57,11 +73,14 @@ struct ContentsFacts {
   std::vector<PaddleDist> paddles;
   std::map<std::string, LibFacts> libs;          // "cudart", "cublas", "cudnn", "tensorrt"
   std::vector<CudnnLink> cudnn_links;
+  std::map<std::string, FileOwner> owners;      // absolute path -> the pip distribution that installed it
   const LibFacts& lib(const std::string& name) const;
 };
 
 // Which file bytes add_layer() must keep for gather_facts().
 bool keep_for_facts(const std::string& path, int64_t size);
+// Which files add_layer() must stream through the fat-binary scanner (ContentsTree::examine_code).
+bool examine_for_facts(const std::string& path);
 
 ContentsFacts gather_facts(const ContentsTree& tree);
 

@@ -87,6 +87,16 @@ FsEntry::Type type_of(mode_t t) {
   }
 }
 
+// The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner.
+scan::GpuCode scan_code(archive* a) {
+  scan::FatbinScanner s;
+  const void* block;
+  size_t n;
+  la_int64_t offset;
+  while (archive_read_data_block(a, &block, &n, &offset) == ARCHIVE_OK) s.feed(static_cast<const char*>(block), n);
+  return s.result();
+}
+
 std::string read_data(archive* a, int64_t size) {
   std::string s(static_cast<size_t>(size), '\0');
   la_ssize_t n = archive_read_data(a, s.data(), s.size());
@@ -168,6 +178,8 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
       throw Error(where + ": expected at most " + std::to_string(limits_.max_kept_bytes) +
                   " bytes of kept small files in the image, found more (a hostile layer?)");
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
+  } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && examine_ && examine_(r.path)) {
+    r.entry.gpu_code = std::make_shared<const scan::GpuCode>(scan_code(a));
   } else {
     archive_read_data_skip(a);  // nothing keeps these bytes: never copied out of the decoder's buffer
   }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "image/image.h"
+#include "scan/gpu_code.h"
 
 struct archive;        // libarchive
 struct archive_entry;
@@ -46,6 +47,9 @@ struct FsEntry {
   std::string link;                    // symlink target as written
   int64_t size = 0;
   std::shared_ptr<const std::string> content;  // kept bytes (files the predicate selected); shared by hard links
+  // The GPU code in the file's fat binaries, for the files the examine predicate selected (read
+  // as the layer streams by: scan/gpu_code.h); shared by hard links.
+  std::shared_ptr<const scan::GpuCode> gpu_code;
 };
 
 struct ContentsLimits {
@@ -75,8 +79,12 @@ struct LayerStats {
 class ContentsTree {
  public:
   using KeepContent = std::function<bool(const std::string& path, int64_t size)>;
+  using ExamineCode = std::function<bool(const std::string& path)>;
   explicit ContentsTree(KeepContent keep = nullptr, ContentsLimits limits = {})
       : keep_(std::move(keep)), limits_(limits) {}
+  // Files whose bytes are streamed through scan::FatbinScanner as their layer is read (FsEntry::
+  // gpu_code). Set before add_layer(s).
+  void examine_code(ExamineCode pred) { examine_ = std::move(pred); }
 
   // Applies one layer (tar, tar+gzip or tar+zstd; detected from the bytes).
   // Reads `layer` to its end so a verifying reader checks the digest.
@@ -119,6 +127,7 @@ class ContentsTree {
   RawEntry read_entry(::archive* a, ::archive_entry* e, const std::string& where, Budget& budget) const;
   std::map<std::string, FsEntry> entries_;
   KeepContent keep_;
+  ExamineCode examine_;
   ContentsLimits limits_;
   size_t seen_entries_ = 0;
   int64_t kept_bytes_ = 0;

@@ -6,8 +6,9 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
+#include "core/strings.h"
+#include "core/version.h"
 #include "verify/name_match.h"
 
 namespace imgtool::verify {
@@ -19,18 +20,16 @@ namespace {
 const std::vector<std::string> kDefaultDirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
                                                "/usr/lib64", "/lib", "/usr/lib"};
 
-// The CUDA libraries whose lookup is checked: basenames STEM.so.N[.N…] (names::versioned: plain
-// string code, never std::regex on a layer's paths).
+// The CUDA libraries whose lookup the generic rows check: basenames STEM.so.N[.N…] (names::versioned:
+// plain string code, never std::regex on a layer's paths).
 const char* const kCudaLibs[] = {"libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libnvinfer",
                                  "libnvrtc", "libcurand", "libcusolver", "libcusparse", "libcufft"};
 
-// "libcudart.so.12.6" -> "libcudart"; nullopt for any other name.
 std::optional<std::string> cuda_lib_stem(const std::string& base) {
   for (const char* stem : kCudaLibs)
     if (names::versioned(base, std::string(stem) + ".so.")) return std::string(stem);
   return std::nullopt;
 }
-
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
   for (const auto& kv : env)
@@ -38,17 +37,11 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
   return "";
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> nonempty_parts(const std::vector<std::string>& parts) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, sep);)
-    if (!part.empty()) out.push_back(part);
+  for (const auto& p : parts)
+    if (!p.empty()) out.push_back(p);
   return out;
-}
-
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 // Files of the tree matching a glob (as ldconfig's `include` expands it), sorted.
@@ -68,11 +61,11 @@ void read_conf(const ContentsTree& t, const std::string& path, std::vector<Searc
   auto real = t.resolve(path);
   const FsEntry* e = real ? t.find(*real) : nullptr;
   if (!e || !e->content || depth > 8) return;
-  for (const auto& raw : split(*e->content, '\n')) {
-    std::string line = trim(raw.substr(0, raw.find('#')));
+  for (const auto& raw : strings::split_lines(*e->content)) {
+    std::string line = strings::trim(raw.substr(0, raw.find('#')));
     if (line.empty()) continue;
     if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
-      for (auto pat : split(trim(line.substr(8)), ' ')) {
+      for (auto pat : nonempty_parts(strings::split(strings::trim(line.substr(8)), ' '))) {
         if (pat[0] != '/') pat = "/etc/" + pat;
         for (const auto& f : glob(t, pat)) read_conf(t, f, out, depth + 1);
       }
@@ -80,104 +73,271 @@ void read_conf(const ContentsTree& t, const std::string& path, std::vector<Searc
     }
     for (char& c : line)
       if (c == ':' || c == ',' || c == '\t') c = ' ';
-    for (const auto& d : split(line, ' ')) out.push_back({d, path});
+    for (const auto& d : nonempty_parts(strings::split(line, ' '))) out.push_back({d, path});
   }
 }
 
-// The name the loader is asked for: the shortest versioned name present per library stem.
-std::map<std::string, std::vector<std::string>> wanted_names(const ContentsTree& t) {
-  std::map<std::string, std::string> soname;  // stem -> name
-  std::map<std::string, std::vector<std::string>> where;  // name -> paths holding it
-  for (const auto& [path, e] : t.entries()) {
-    std::string base = basename_of(path);
-    if (e.type == FsEntry::Type::kDir) continue;
-    auto stem = cuda_lib_stem(base);
-    if (!stem || !t.resolve(path)) continue;
-    where[base].push_back(path);
-    std::string& s = soname[*stem];
-    if (s.empty() || std::count(base.begin(), base.end(), '.') < std::count(s.begin(), s.end(), '.')) s = base;
+std::string major_part(const std::string& v) { return v.substr(0, v.find('.')); }
+
+bool version_older(const std::string& a, const std::string& b) {
+  auto va = Version::parse(a), vb = Version::parse(b);
+  return va && vb && *va < *vb;
+}
+
+// The folders a pip-installed copy of `lib` lies in under `site` (Paddle's flag folders and
+// libpaddle.so's RUNPATH point there).
+std::vector<SearchDir> pip_dirs(const matrix::NvidiaLibrary& lib, const std::string& key, const std::string& site) {
+  std::vector<SearchDir> out;
+  if (auto d = lib.wheel_dirs.find(key); d != lib.wheel_dirs.end()) out.push_back({site + "/" + d->second, "Paddle (pip layout)"});
+  return out;
+}
+
+struct PaddleBuild {
+  const PaddleDist* dist = nullptr;
+  std::string site, cuda_major, cudnn_major, trt_major;
+};
+
+std::string key_for(const matrix::NvidiaLibrary& lib, const PaddleBuild& b) {
+  if (lib.keyed_by == "cudnn") return b.cudnn_major;
+  if (lib.keyed_by == "tensorrt") return b.trt_major;
+  return b.cuda_major;
+}
+
+// LD_LIBRARY_PATH, then libphi.so's RUNPATH (<site>/paddle/libs), then the cache and the defaults.
+std::vector<SearchDir> paddle_dirs(const std::vector<SearchDir>& system, const std::string& site) {
+  std::vector<SearchDir> out;
+  size_t i = 0;
+  for (; i < system.size() && system[i].via == "LD_LIBRARY_PATH"; ++i) out.push_back(system[i]);
+  out.push_back({site + "/paddle/libs", "RUNPATH of libphi.so"});
+  out.insert(out.end(), system.begin() + static_cast<long>(i), system.end());
+  return out;
+}
+
+std::string dir_list(const std::vector<SearchDir>& dirs) {
+  std::vector<std::string> d;
+  for (const auto& s : dirs) d.push_back(s.dir);
+  return strings::join(d, ":");
+}
+
+CheckResult library_row(const ImageLoader& loader, const std::string& id, const std::string& title,
+                        const std::string& name, const std::string& soname, const std::vector<SearchDir>& dirs) {
+  CheckResult r{id, title, Status::kPass, name + " found by the loader", "", ""};
+  Resolution res = loader.resolve(name, dirs);
+  auto copies = loader.copies(soname);
+  if (!res.found()) {
+    r.status = Status::kFail;
+    std::vector<std::string> held;
+    for (const auto& c : copies) held.push_back(c.path);
+    r.found = "dlopen(\"" + name + "\") finds nothing in " + dir_list(dirs) +
+              (held.empty() ? "; the image holds no " + soname : "; the image holds " + strings::join(held, ", "));
+    r.fix = held.empty() ? "install " + soname + " in the image (the base's CUDA libraries, or the nvidia-* wheel)"
+            : name == soname
+                ? "add " + dirname_of(held.front()) + " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image"
+                : "link it in a folder the loader searches: ln -s " + held.front() + " /usr/local/lib/paddle-dynload/" + name +
+                      " plus that folder in /etc/ld.so.conf.d/ and ldconfig (imgtool's template does this for Paddle's cells)";
+    return r;
   }
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [stem, name] : soname) out[name] = where[name];
-  return out;
-}
-
-bool paddle2_gpu(const ContentsFacts& f) {
-  return std::any_of(f.paddles.begin(), f.paddles.end(), [](const PaddleDist& d) { return d.gpu && d.version.rfind("2.", 0) == 0; });
-}
-
-std::vector<std::string> unversioned_cudnn(const ContentsTree& t) {
-  std::vector<std::string> out;
-  for (const auto& [path, e] : t.entries())
-    if (basename_of(path) == "libcudnn.so" && t.resolve(path)) out.push_back(path);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-CheckResult lookup(const ContentsTree& t, const std::vector<SearchDir>& dirs, const std::string& name,
-                   const std::vector<std::string>& exists) {
-  CheckResult r{"contents.loader." + name, name + " is found at run time", Status::kPass,
-                name + " in a directory the loader or Paddle searches (LD_LIBRARY_PATH, ld.so.conf, defaults, Paddle's paths)",
-                "", ""};
-  for (const auto& d : dirs) {
-    if (auto p = t.resolve(d.dir + "/" + name); p && t.find(*p) && t.find(*p)->type != FsEntry::Type::kDir) {
-      r.found = d.dir + "/" + name + " (via " + d.via + ")";
-      return r;
+  r.found = res.describe();
+  for (const auto& c : copies)
+    if (c.path != res.real && version_older(res.version, c.version)) {
+      r.status = Status::kFail;
+      r.found += "; a newer copy, " + c.path + " (" + c.version + "), comes after it";
+      r.fix = "remove the older copy " + res.real + ", or put " + dirname_of(c.path) + " before " + dirname_of(res.path) +
+              " in the loader's order";
     }
-  }
-  r.status = Status::kFail;
-  r.found = "only at " + join(exists, ", ") + ", in no searched directory";
-  std::string dir = dirname_of(exists.front());
-  r.fix = "add " + dir + " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image (or set ENV LD_LIBRARY_PATH=" + dir +
-          ":$LD_LIBRARY_PATH), or link " + name + " into /usr/local/cuda/lib64";
   return r;
 }
 
+std::optional<PaddleBuild> gpu_build(const ContentsFacts& facts, const Claims& claims) {
+  for (const auto& d : facts.paddles) {
+    if (!d.gpu) continue;
+    auto site = names::site_packages(d.location);
+    if (!site) continue;
+    PaddleBuild b{&d, site->dir, major_part(d.compiled_cuda.empty() ? claims.label("cuda") : d.compiled_cuda),
+                  major_part(d.compiled_cudnn.empty() ? claims.label("cudnn") : d.compiled_cudnn),
+                  major_part(claims.label("tensorrt"))};
+    return b;
+  }
+  return std::nullopt;
+}
+
+// cuDNN's version against the io.imgtool.cudnn claim: the file the loader opens is the one that counts.
+void check_cudnn_claim(CheckResult& r, const ImageLoader& loader, const std::string& name,
+                       const std::vector<SearchDir>& dirs, const std::string& claim) {
+  Resolution res = loader.resolve(name, dirs);
+  if (!res.found() || claim.empty() || r.status == Status::kFail) return;
+  if (res.version.empty()) {
+    r.status = Status::kWarn;
+    r.found += "; its version is unknown (no version in its name, no RECORD lists it)";
+    return;
+  }
+  auto want = Version::parse(claim), got = Version::parse(res.version);
+  if (want && got && want->is_prefix_of(*got)) return;
+  r.status = Status::kFail;
+  r.expected += " at the claimed cuDNN " + claim;
+  r.fix = "the loader opens cuDNN " + res.version + ", not the claimed " + claim + ": install cuDNN " + claim +
+          " where the loader finds it first, or fix io.imgtool.cudnn";
+}
+
 }  // namespace
+
+std::string Resolution::describe() const {
+  std::string s = path;
+  if (real != path) s += " -> " + real;
+  s += " (" + (version.empty() ? std::string("version unknown") : version + ", from " + version_from) + "; via " + via + ")";
+  return s;
+}
+
+std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::vector<std::string>& env) {
+  std::vector<SearchDir> out;
+  for (const auto& d : nonempty_parts(strings::split(env_value(env, "LD_LIBRARY_PATH"), ':'))) out.push_back({d, "LD_LIBRARY_PATH"});
+  read_conf(tree, "/etc/ld.so.conf", out, 0);
+  for (const auto& d : kDefaultDirs) out.push_back({d, "default"});
+  return out;
+}
 
 bool keep_for_loader(const std::string& path, int64_t size) {
   return size <= (1 << 16) && (path == "/etc/ld.so.conf" || path.rfind("/etc/ld.so.conf.d/", 0) == 0);
 }
 
-std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const ContentsFacts& facts,
-                                          const std::vector<std::string>& env) {
-  std::vector<SearchDir> out;
-  for (const auto& d : split(env_value(env, "LD_LIBRARY_PATH"), ':')) out.push_back({d, "LD_LIBRARY_PATH"});
-  read_conf(tree, "/etc/ld.so.conf", out, 0);
-  for (const auto& d : kDefaultDirs) out.push_back({d, "default"});
-  std::set<std::string> sites;
-  for (const auto& p : facts.paddles)
-    if (auto site = names::site_packages(p.location)) sites.insert(site->dir);
-  for (const auto& site : sites) {
-    out.push_back({site + "/paddle/libs", "Paddle"});
-    // <site>/nvidia/<pkg>/lib, from any entry under it (layers may omit directory entries).
-    std::set<std::string> libdirs;
-    const std::string nv = site + "/nvidia/";
-    for (auto it = tree.entries().lower_bound(nv); it != tree.entries().end() && it->first.rfind(nv, 0) == 0; ++it) {
-      auto slash = it->first.find('/', nv.size());
-      if (slash != std::string::npos && it->first.compare(slash, 5, "/lib/") == 0) libdirs.insert(it->first.substr(0, slash + 4));
+ImageLoader::ImageLoader(const ContentsTree& tree, const ContentsFacts& facts, const std::vector<std::string>& env)
+    : tree_(tree), facts_(facts), system_(loader_search_dirs(tree, env)) {}
+
+std::string ImageLoader::version_of(const std::string& real, std::string* from) const {
+  if (auto o = facts_.owners.find(real); o != facts_.owners.end()) {
+    if (from) *from = o->second.dist;
+    return o->second.version;
+  }
+  std::string base = basename_of(real);
+  size_t so = base.find(".so.");
+  if (so == std::string::npos) return "";
+  auto v = names::versioned(base, base.substr(0, so + 4));
+  if (v && from) *from = "its file name";
+  return v.value_or("");
+}
+
+Resolution ImageLoader::resolve(const std::string& name, const std::vector<SearchDir>& dirs) const {
+  Resolution r{name, "", "", "", "", ""};
+  for (const auto& d : dirs) {
+    auto p = tree_.resolve(d.dir + "/" + name);
+    const FsEntry* e = p ? tree_.find(*p) : nullptr;
+    if (!e || e->type == FsEntry::Type::kDir) continue;
+    r.path = d.dir + "/" + name;
+    r.via = d.via;
+    r.real = *p;
+    r.version = version_of(*p, &r.version_from);
+    return r;
+  }
+  return r;
+}
+
+std::vector<LibraryCopy> ImageLoader::copies(const std::string& soname) const {
+  std::vector<LibraryCopy> out;
+  for (const auto& [path, e] : tree_.entries()) {
+    if (e.type != FsEntry::Type::kFile) continue;
+    std::string base = basename_of(path);
+    if (base != soname && base.rfind(soname + ".", 0) != 0) continue;
+    out.push_back({path, version_of(path)});
+  }
+  return out;
+}
+
+PaddleLibraryRows check_paddle_libraries(const ContentsTree& tree, const ContentsFacts& facts,
+                                         const std::vector<std::string>& env, const Claims& claims,
+                                         const matrix::KnowledgeBase& kb) {
+  auto build = gpu_build(facts, claims);
+  if (!build) return {};
+  const PaddleDist& d = *build->dist;
+  const matrix::PaddleLoads* loads = kb.paddle_loads(d.version, d.pip_cuda_libraries);
+  if (!loads)
+    return {{{"loader.paddle", "the libraries Paddle loads are known", Status::kWarn,
+              "a load table for Paddle " + d.version + (d.pip_cuda_libraries ? " (pip CUDA libraries)" : ""),
+              "none in " + kb.dir() + "/libraries.yaml", "add its paddle_loads row (phi/backends/dynload of that release)"}},
+            {}};
+  ImageLoader loader(tree, facts, env);
+  std::vector<SearchDir> base_dirs = paddle_dirs(loader.system_dirs(), build->site);
+  PaddleLibraryRows out;
+  for (const auto& l : loads->libs) {
+    const matrix::NvidiaLibrary* lib = kb.library(l.lib);
+    std::string key = key_for(*lib, *build), soname = lib->soname(key);
+    if (soname.empty()) continue;  // nvJitLink on CUDA 11: no such library
+    bool unversioned = loads->dlopen == "unversioned" ||
+                       std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
+    std::string name = unversioned ? lib->unversioned() : soname;
+    std::vector<SearchDir> dirs = d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<SearchDir>{};
+    dirs.insert(dirs.end(), base_dirs.begin(), base_dirs.end());
+    if (auto x = loads->extra_dirs.find(l.lib); x != loads->extra_dirs.end())
+      for (const auto& e : x->second) dirs.push_back({e, "Paddle's extra folder"});
+    CheckResult r = library_row(loader, "loader." + l.lib, "Paddle " + d.version + " loads " + name + ": " + l.feature, name,
+                                soname, dirs);
+    if (l.lib == "cudnn") check_cudnn_claim(r, loader, name, dirs, claims.label("cudnn"));
+    if (r.status == Status::kFail && l.need == "feature") {
+      r.status = Status::kWarn;
+      r.fix = "only " + l.feature + " needs it: " + r.fix;
     }
-    for (const auto& d : libdirs) out.push_back({d, "Paddle (pip layout)"});
+    if (loads->unconfirmed) r.expected += " (UNCONFIRMED load table: " + kb.dir() + "/libraries.yaml)";
+    out.rows.push_back(std::move(r));
+    out.sonames.push_back(soname);
+  }
+  return out;
+}
+
+std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const ContentsFacts& facts,
+                                              const std::vector<std::string>& env, const std::string& cuda,
+                                              const matrix::KnowledgeBase& kb) {
+  const matrix::CudaWheelBase* pins = kb.cuda_wheels(cuda);
+  const matrix::RuntimeSet* set = kb.runtime_set(major_part(cuda));
+  if (!pins || !set)
+    return {{"base.libraries", "the base's library set is known", Status::kFail, "a kb/cuda_wheels.yaml row for CUDA " + cuda,
+             "none", "add the CUDA " + cuda + " row (its wheels) to matrix/kb/cuda_wheels.yaml"}};
+  ImageLoader loader(tree, facts, env);
+  std::vector<CheckResult> out;
+  for (const auto& name : set->libs) {
+    const matrix::NvidiaLibrary* lib = kb.library(name);
+    std::string soname = lib->soname(lib->keyed_by == "cudnn" ? major_part(pins->cudnn) : major_part(cuda));
+    const matrix::CudaWheel* w = pins->wheel_providing(soname);
+    CheckResult r = library_row(loader, "base." + name, soname + " resolves at the pinned version", soname, soname,
+                                loader.system_dirs());
+    r.expected = soname + " " + (w ? w->package + " " + w->version : std::string("(no pinned wheel ships it)")) +
+                 ", found by the loader";
+    Resolution res = loader.resolve(soname, loader.system_dirs());
+    if (r.status == Status::kPass && (!w || res.version != w->version)) {
+      r.status = Status::kFail;
+      r.fix = "rebuild the base with scripts/make-cuda-base.sh " + cuda + " (its pins: matrix/kb/cuda_wheels.yaml)";
+    }
+    out.push_back(std::move(r));
   }
   return out;
 }
 
 std::vector<CheckResult> check_loader_paths(const ContentsTree& tree, const ContentsFacts& facts,
-                                            const std::vector<std::string>& env) {
-  auto names = wanted_names(tree);
-  if (paddle2_gpu(facts)) {
-    auto links = unversioned_cudnn(tree);
-    if (!links.empty()) names["libcudnn.so"] = links;
+                                            const std::vector<std::string>& env, const std::vector<std::string>& covered) {
+  std::map<std::string, std::string> soname;  // stem -> the shortest versioned name present
+  for (const auto& [path, e] : tree.entries()) {
+    std::string base = basename_of(path);
+    auto stem = e.type == FsEntry::Type::kDir ? std::nullopt : cuda_lib_stem(base);
+    if (!stem || !tree.resolve(path)) continue;
+    std::string& s = soname[*stem];
+    if (s.empty() || std::count(base.begin(), base.end(), '.') < std::count(s.begin(), s.end(), '.')) s = base;
   }
-  if (names.empty()) return {};
-  auto dirs = loader_search_dirs(tree, facts, env);
+  ImageLoader loader(tree, facts, env);
+  std::vector<SearchDir> dirs = loader.system_dirs();
+  for (const auto& p : facts.paddles)
+    if (auto site = names::site_packages(p.location)) {
+      dirs.push_back({site->dir + "/paddle/libs", "Paddle"});
+      std::set<std::string> libdirs;  // <site>/nvidia/<pkg>/lib, from any entry under it (layers may omit directory entries)
+      const std::string nv = site->dir + "/nvidia/";
+      for (auto it = tree.entries().lower_bound(nv); it != tree.entries().end() && it->first.rfind(nv, 0) == 0; ++it) {
+        auto slash = it->first.find('/', nv.size());
+        if (slash != std::string::npos && it->first.compare(slash, 5, "/lib/") == 0) libdirs.insert(it->first.substr(0, slash + 4));
+      }
+      for (const auto& d : libdirs) dirs.push_back({d, "Paddle (pip layout)"});
+    }
   std::vector<CheckResult> out;
-  for (const auto& [name, exists] : names) out.push_back(lookup(tree, dirs, name, exists));
+  for (const auto& [stem, name] : soname) {
+    if (std::count(covered.begin(), covered.end(), name)) continue;
+    out.push_back(library_row(loader, "contents.loader." + name, name + " is found at run time", name, name, dirs));
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "image/blob.h"
 #include "verify/contents_facts.h"
 #include "verify/contents_tree.h"
+#include "verify/claims_model.h"
 #include "verify/loader_paths.h"
 #include "verify/static_test_util.h"
 
@@ -50,7 +51,7 @@ TEST_CASE("loader: libraries behind ld.so.conf.d includes and symlinked dirs are
     CHECK(r.status == Status::kPass);
     CHECK(r.found.find("via /etc/ld.so.conf.d/000_cuda.conf") != std::string::npos);
   }
-  auto dirs = loader_search_dirs(t, gather_facts(t), {"LD_LIBRARY_PATH=/a:/b"});
+  auto dirs = loader_search_dirs(t, {"LD_LIBRARY_PATH=/a:/b"});
   REQUIRE(dirs.size() >= 4);
   CHECK(dirs[0].dir == "/a");
   CHECK(dirs[1].dir == "/b");
@@ -71,22 +72,137 @@ TEST_CASE("loader: a library that exists but is in no searched directory fails w
   CHECK(row(ok, "contents.loader.libcudart.so.11.0")->status == Status::kPass);
 }
 
-TEST_CASE("loader: Paddle 2.x GPU builds need libcudnn.so; Paddle's pip-layout folders count") {
-  auto items = python_paddle_layer("3.11", "paddlepaddle_gpu", "2.6.2", "11.8", "8.6.0");
-  std::string site = "usr/local/lib/python3.11/dist-packages/";
-  items.insert(items.end(), {{site + "nvidia/cublas/lib/libcublas.so.11", "x"},
-                             {"opt/cudnn/libcudnn.so.8", "x"},
-                             {"opt/cudnn/libcudnn.so", "libcudnn.so.8", 'l'}});
+namespace {
+// A Paddle 2.6.2 (CUDA 11.8) GPU image as the generator makes it on the complete wheel base: the
+// base's libraries under /usr/local/cuda (wheel folders + RECORDs), the dev links Paddle dlopens in
+// /usr/local/lib/paddle-dynload, both folders in /etc/ld.so.conf.d. `drop` leaves one link out.
+std::vector<TarItem> paddle26_image(const std::string& drop = "") {
+  auto items = cuda_base(true);
+  const std::string d = "usr/local/cuda-11.8/", lib = d + "targets/x86_64-linux/lib/";
+  auto wheel = [&](const std::string& pkg, const std::string& ver, const std::string& dir, std::vector<std::string> files) {
+    std::string record;
+    for (const auto& f : files) {
+      if (f != "libcudart.so.11.0" && f != "libcudnn.so.8") {
+        items.push_back({d + "redist/" + dir + "/" + f, "elf"});
+        items.push_back({lib + f, "../../../redist/" + dir + "/" + f, 'l'});
+      }
+      record += dir + "/" + f + ",sha256=x,3\n";
+    }
+    items.push_back({d + "redist/" + pkg + "-" + ver + ".dist-info/RECORD", record});
+  };
+  wheel("nvidia_cuda_runtime_cu11", "11.8.89", "nvidia/cuda_runtime/lib", {"libcudart.so.11.0"});
+  wheel("nvidia_cudnn_cu11", "8.6.0.163", "nvidia/cudnn/lib", {"libcudnn.so.8"});
+  wheel("nvidia_cublas_cu11", "11.11.3.6", "nvidia/cublas/lib", {"libcublas.so.11", "libcublasLt.so.11"});
+  wheel("nvidia_curand_cu11", "10.3.0.86", "nvidia/curand/lib", {"libcurand.so.10"});
+  wheel("nvidia_cusolver_cu11", "11.4.1.48", "nvidia/cusolver/lib", {"libcusolver.so.11"});
+  wheel("nvidia_cusparse_cu11", "11.7.5.86", "nvidia/cusparse/lib", {"libcusparse.so.11"});
+  wheel("nvidia_cufft_cu11", "10.9.0.58", "nvidia/cufft/lib", {"libcufft.so.10"});
+  wheel("nvidia_cuda_nvrtc_cu11", "11.8.89", "nvidia/cuda_nvrtc/lib", {"libnvrtc.so.11.2"});
+  wheel("nvidia_nccl_cu11", "2.15.5", "nvidia/nccl/lib", {"libnccl.so.2"});
+  wheel("nvidia_nvjpeg_cu11", "11.9.0.86", "nvidia/nvjpeg/lib", {"libnvjpeg.so.11"});
+  auto paddle = python_paddle_layer("3.11", "paddlepaddle_gpu", "2.6.2", "11.8", "8.6.0");
+  items.insert(items.end(), paddle.begin(), paddle.end());
+  const std::string dyn = "usr/local/lib/paddle-dynload/";
+  for (auto [name, so] : std::vector<std::pair<std::string, std::string>>{
+           {"libcublas.so", "libcublas.so.11"}, {"libcublasLt.so", "libcublasLt.so.11"}, {"libcudnn.so", "libcudnn.so.8"},
+           {"libcurand.so", "libcurand.so.10"}, {"libcusolver.so", "libcusolver.so.11"}, {"libcusparse.so", "libcusparse.so.11"},
+           {"libcufft.so", "libcufft.so.10"}, {"libnvrtc.so", "libnvrtc.so.11.2"}, {"libnccl.so", "libnccl.so.2"},
+           {"libnvjpeg.so", "libnvjpeg.so.11"}})
+    if (name != drop) items.push_back({dyn + name, "/usr/local/cuda/targets/x86_64-linux/lib/" + so, 'l'});
+  items.push_back({"etc/ld.so.conf.d/zz-paddle-dynload.conf", "/usr/local/lib/paddle-dynload\n"});
+  return items;
+}
+
+Claims gpu_claims(const std::string& cudnn = "8.6") {
+  Claims c;
+  c.labels = {{"variant", "gpu"}, {"cuda", "11.8"}, {"cudnn", cudnn}, {"paddle", "2.6.2"}};
+  return c;
+}
+
+std::map<std::string, const CheckResult*> by_id(const std::vector<CheckResult>& rows) {
+  std::map<std::string, const CheckResult*> m;
+  for (const auto& r : rows) m[r.id] = &r;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("Paddle 2.6 rows: every library Paddle dlopens resolves, through its dev link, at its pip version") {
+  auto t = tree_of(paddle26_image());
+  auto rows = check_paddle_libraries(t, gather_facts(t), {}, gpu_claims(), test_kb());
+  auto r = by_id(rows.rows);
+  for (auto lib : {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
+    REQUIRE_MESSAGE(r.count(std::string("loader.") + lib), lib);
+    INFO(lib << ": " << r[std::string("loader.") + lib]->found);
+    CHECK(r[std::string("loader.") + lib]->status == Status::kPass);
+  }
+  CHECK(r["loader.cublas"]->found == "/usr/local/lib/paddle-dynload/libcublas.so -> /usr/local/cuda-11.8/redist/nvidia/cublas/lib/"
+                                     "libcublas.so.11 (11.11.3.6, from nvidia_cublas_cu11-11.11.3.6.dist-info; via "
+                                     "/etc/ld.so.conf.d/zz-paddle-dynload.conf)");
+  CHECK(r["loader.cupti"]->status == Status::kWarn);  // the profiler's: no CUPTI in a runtime image
+  CHECK(r["loader.cupti"]->fix.rfind("only the profiler's GPU tracing (paddle.profiler) needs it", 0) == 0);
+  CHECK(r["loader.cudnn"]->found.find("8.6.0.163") != std::string::npos);
+  CHECK(std::count(rows.sonames.begin(), rows.sonames.end(), "libcublas.so.11") == 1);
+}
+
+TEST_CASE("Paddle 2.6 rows: a missing dev link fails, naming what the loader searched, what the image holds and the fix") {
+  auto t = tree_of(paddle26_image("libcufft.so"));
+  auto rows = check_paddle_libraries(t, gather_facts(t), {}, gpu_claims(), test_kb());  // kept alive: by_id points into it
+  auto r = by_id(rows.rows);
+  const CheckResult* fft = r["loader.cufft"];
+  REQUIRE(fft);
+  CHECK(fft->status == Status::kFail);
+  CHECK(fft->title.find("paddle.fft") != std::string::npos);
+  CHECK(fft->found.rfind("dlopen(\"libcufft.so\") finds nothing in /usr/local/lib/python3.11/dist-packages/paddle/libs:"
+                         "/usr/local/cuda/targets/x86_64-linux/lib:", 0) == 0);  // libphi.so's RUNPATH, then the cache
+  CHECK(fft->found.find("the image holds /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10") != std::string::npos);
+  CHECK(fft->fix.rfind("link it in a folder the loader searches: ln -s /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10 "
+                       "/usr/local/lib/paddle-dynload/libcufft.so", 0) == 0);
+}
+
+TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the version opened is held against the claim") {
+  auto items = paddle26_image();
+  // An older cuDNN 8 in a folder the loader searches before the CUDA one (LD_LIBRARY_PATH).
+  items.push_back({"opt/old/libcudnn.so.8.2.1", "old"});
+  items.push_back({"opt/old/libcudnn.so", "libcudnn.so.8.2.1", 'l'});
   auto t = tree_of(items);
-  auto rows = check_loader_paths(t, gather_facts(t), {});
-  auto* cublas = row(rows, "contents.loader.libcublas.so.11");
-  REQUIRE(cublas);
-  CHECK(cublas->status == Status::kPass);
-  CHECK(cublas->found.find("Paddle (pip layout)") != std::string::npos);
-  auto* dev = row(rows, "contents.loader.libcudnn.so");
-  REQUIRE(dev);
-  CHECK(dev->status == Status::kFail);
-  CHECK(dev->fix.find("/opt/cudnn") != std::string::npos);
+  auto rows = check_paddle_libraries(t, gather_facts(t), {"LD_LIBRARY_PATH=/opt/old"}, gpu_claims(), test_kb());
+  auto r = by_id(rows.rows);
+  const CheckResult* c = r["loader.cudnn"];
+  REQUIRE(c);
+  CHECK(c->status == Status::kFail);
+  CHECK(c->found.find("/opt/old/libcudnn.so -> /opt/old/libcudnn.so.8.2.1 (8.2.1, from its file name; via LD_LIBRARY_PATH)") !=
+        std::string::npos);
+  CHECK(c->found.find("a newer copy, /usr/local/cuda-11.8/redist/nvidia/cudnn/lib/libcudnn.so.8 (8.6.0.163), comes after it") !=
+        std::string::npos);
+  CHECK(c->fix.rfind("remove the older copy /opt/old/libcudnn.so.8.2.1", 0) == 0);
+  // The image claiming cuDNN 8.9 while the loader opens 8.6.0.163: a failure naming both.
+  auto t2 = tree_of(paddle26_image());
+  auto rows2 = check_paddle_libraries(t2, gather_facts(t2), {}, gpu_claims("8.9"), test_kb());
+  auto r2 = by_id(rows2.rows);
+  CHECK(r2["loader.cudnn"]->status == Status::kFail);
+  CHECK(r2["loader.cudnn"]->fix.rfind("the loader opens cuDNN 8.6.0.163, not the claimed 8.9", 0) == 0);
+}
+
+TEST_CASE("base rows: a CUDA base's library set at the pins of kb/cuda_wheels.yaml") {
+  auto items = paddle26_image();
+  auto t = tree_of(items);
+  auto rows = check_base_libraries(t, gather_facts(t), {}, "11.8", test_kb());
+  auto r = by_id(rows);
+  CHECK(r["base.cublas"]->status == Status::kPass);
+  CHECK(r["base.cudnn"]->status == Status::kPass);
+  CHECK(r["base.cudnn"]->expected == "libcudnn.so.8 nvidia-cudnn-cu11 8.6.0.163, found by the loader");
+  CHECK(r["base.npp"]->status == Status::kFail);  // the crafted image left NPP out
+  CHECK(r["base.npp"]->found.find("the image holds no libnppc.so.11") != std::string::npos);
+  CHECK(rows.size() == test_kb().runtime_set("11")->libs.size());
+  // A version other than the pin fails: the RECORD says 11.11.3.5.
+  for (auto& it : items)
+    if (it.path.find("nvidia_cublas_cu11-11.11.3.6.dist-info/RECORD") != std::string::npos)
+      it.path = "usr/local/cuda-11.8/redist/nvidia_cublas_cu11-11.11.3.5.dist-info/RECORD";
+  auto t2 = tree_of(items);
+  auto base2 = check_base_libraries(t2, gather_facts(t2), {}, "11.8", test_kb());
+  auto r2 = by_id(base2);
+  CHECK(r2["base.cublas"]->status == Status::kFail);
+  CHECK(r2["base.cublas"]->fix.rfind("rebuild the base with scripts/make-cuda-base.sh 11.8", 0) == 0);
 }
 
 TEST_CASE("loader: an image without CUDA libraries has no loader rows") {

@@ -94,6 +94,7 @@ ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, co
   ContentsTree tree([also](const std::string& p, int64_t n) {
     return keep_for_facts(p, n) || keep_for_loader(p, n) || (also && also(p, n));
   });
+  tree.examine_code(examine_for_facts);
   std::vector<LayerInput> layers;
   for (const auto& l : m.layers())
     layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
@@ -110,13 +111,17 @@ void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::M
   if (opt.on_contents) opt.on_contents(tree);
   const matrix::KnowledgeBase& kb = *opt.kb;
   ContentsFacts facts = gather_facts(tree);
-  for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));
   std::vector<std::string> env;
-  if (config.contains("config") && config["config"].is_object() && config["config"].contains("Env") &&
-      config["config"]["Env"].is_array())
-    for (const auto& e : config["config"]["Env"])
-      if (e.is_string()) env.push_back(e.get<std::string>());
-  for (auto& c : check_loader_paths(tree, facts, env)) r.add(std::move(c));
+  for (const auto& [k, v] : claims.env) env.push_back(k + "=" + v);
+  if (claims.cuda_base()) {  // a CUDA base (scripts/make-cuda-base.sh): its library set, not Paddle claims
+    for (auto& c : check_base_libraries(tree, facts, env, claims.base_cuda, kb)) r.add(std::move(c));
+    for (auto& c : check_loader_paths(tree, facts, env)) r.add(std::move(c));
+    return;
+  }
+  for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));
+  PaddleLibraryRows paddle = check_paddle_libraries(tree, facts, env, claims, kb);
+  for (auto& c : paddle.rows) r.add(std::move(c));
+  for (auto& c : check_loader_paths(tree, facts, env, paddle.sonames)) r.add(std::move(c));
 }
 
 }  // namespace

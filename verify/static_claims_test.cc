@@ -4,6 +4,7 @@
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
 #include "verify/contents_facts.h"
+#include "scan/testing/fatbin_bytes.h"
 #include "verify/static_test_util.h"
 
 using namespace imgtool;
@@ -151,4 +152,69 @@ TEST_CASE("both CPU and GPU wheels installed is a failure") {
   REQUIRE(p);
   CHECK(p->status == Status::kFail);
   CHECK(p->fix.find("only one") != std::string::npos);
+}
+
+// Issue 24 section 2: the environment the NVIDIA runtime acts on.
+TEST_CASE("NVIDIA_DRIVER_CAPABILITIES must give compute: without it --gpus mounts no libcuda") {
+  auto facts = facts_of(honest_gpu_fs());
+  auto status = [&](const std::vector<std::string>& env) {
+    Claims c = read_claims(config_with(gpu_labels(), env), "");
+    auto rows = check_claims(c, facts, test_kb());
+    const CheckResult* r = row(rows, "env.driver-capabilities");
+    REQUIRE(r);
+    return std::make_pair(r->status, r->found + " | " + r->fix);
+  };
+  CHECK(status({"NVIDIA_DRIVER_CAPABILITIES=compute,utility"}).first == Status::kPass);
+  CHECK(status({"NVIDIA_DRIVER_CAPABILITIES=all"}).first == Status::kPass);
+  CHECK(status({}).first == Status::kPass);  // unset: the runtime's default utility,compute
+  auto [st, text] = status({"NVIDIA_DRIVER_CAPABILITIES=utility,video"});
+  CHECK(st == Status::kFail);
+  CHECK(text.find("docker run --gpus mounts no libcuda.so") != std::string::npos);
+  CHECK(text.find("set ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility") != std::string::npos);
+}
+
+TEST_CASE("no driver NVIDIA_REQUIRE_CUDA or min-driver admits may be below the CUDA runtime's own floor") {
+  auto facts = facts_of(honest_gpu_fs());  // Paddle compiled for CUDA 12.6: the 12.x floor 525.60.13
+  auto rows_for = [&](const std::string& require, const std::string& min_driver) {
+    auto labels = gpu_labels();
+    labels["io.imgtool.min-driver"] = min_driver;
+    return check_claims(read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=" + require}), ""), facts, test_kb());
+  };
+  auto ok = rows_for("cuda>=12.6 driver>=550.54.14", "550.54.14");
+  CHECK(row(ok, "env.runtime-floor")->status == Status::kPass);
+  // cuda>=11.8 admits 520.61.05, which runs no CUDA 12 runtime.
+  auto low = rows_for("cuda>=11.8", "550.54.14");
+  const CheckResult* r = row(low, "env.runtime-floor");
+  CHECK(r->status == Status::kFail);
+  CHECK(r->found == "NVIDIA_REQUIRE_CUDA admits driver 520.61.05 (cuda>=11.8)");
+  CHECK(r->fix.find("cuda>=12.6 driver>=525.60.13") != std::string::npos);
+  auto drv = rows_for("cuda>=12.6 driver>=470", "470.57.02");
+  CHECK(row(drv, "env.runtime-floor")->status == Status::kFail);
+  CHECK(row(drv, "env.runtime-floor")->found == "NVIDIA_REQUIRE_CUDA admits driver 470; io.imgtool.min-driver 470.57.02");
+  // NVIDIA's forward-compatibility terms (brand=…,driver>=470) are served by cuda-compat, not a floor.
+  CHECK(row(rows_for("cuda>=12.6 brand=tesla,driver>=470,driver<471", "525.60.13"), "env.runtime-floor")->status == Status::kPass);
+}
+
+TEST_CASE("io.imgtool.cuda-archs is held against the fat binaries in Paddle's own libraries") {
+  using namespace imgtool::scan::testing;
+  auto items = honest_gpu_fs();
+  std::string site = "usr/local/lib/python3.11/dist-packages/";
+  items.push_back({site + "paddle/libs/libphi.so", fat_library({{{2, 80, 40}, {2, 90, 40}}, {{2, 80, 8}, {2, 90, 8}}})});
+  items.push_back({site + "paddle/libs/libwarpctc.so", fat_library({{{2, 35, 8}}})});  // a bundled third party: not Paddle's
+  ContentsTree t([](const std::string& p, int64_t n) { return keep_for_facts(p, n); });
+  t.examine_code(examine_for_facts);
+  add(t, items);
+  ContentsFacts f = gather_facts(t);
+  REQUIRE(f.paddles.size() == 1);
+  CHECK(f.paddles[0].gpu_code.text() == "sm_80,sm_90");
+  auto labels = gpu_labels();
+  labels["io.imgtool.cuda-archs"] = "sm_80,sm_90";
+  auto ok = check_claims(read_claims(config_with(labels, {}), ""), f, test_kb());
+  CHECK(row(ok, "contents.cuda-archs")->status == Status::kPass);
+  labels["io.imgtool.cuda-archs"] = "sm_61,sm_70,sm_75,sm_80,sm_86";
+  auto bad = check_claims(read_claims(config_with(labels, {}), ""), f, test_kb());
+  CHECK(row(bad, "contents.cuda-archs")->status == Status::kFail);
+  CHECK(row(bad, "contents.cuda-archs")->found.rfind("sm_80,sm_90 (2 fat binaries in /usr/local/lib/python3.11/dist-packages/paddle/libs/libphi.so)", 0) == 0);
+  auto none = check_claims(read_claims(config_with(gpu_labels(), {}), ""), f, test_kb());
+  CHECK(row(none, "contents.cuda-archs")->status == Status::kWarn);
 }

@@ -7,7 +7,7 @@
 //    in the smoke rows: --gpus auto = all -> NVIDIA runtime missing (with the fix),
 //    --gpus none -> CPU-only Paddle build in a gpu image + no --gpus;
 //  - --no-smoke has no smoke rows; a wrong key fails and the image is not run.
-// Images: imgtool-test/paddle-cpu:3.2.0 and imgtool-test/paddle-cpu-as-gpu:3.2.0 come from
+// Images: imgtool-test/paddle-cpu:3.3.1 and imgtool-test/paddle-cpu-as-gpu:3.3.1 come from
 // tests/test_images.h (shared with the smoke test, built once); the cpu image
 // here only adds a LABEL layer on top.
 #include <doctest/doctest.h>
@@ -31,8 +31,8 @@ std::string honest_cpu_image(const std::string& base) {
   ScratchDir ctx("verify-smoke-ctx");
   return ensure_image("imgtool-test/verify-smoke:cpu",
                       "FROM " + base +
-                          "\nLABEL io.imgtool.paddle=3.2.0 io.imgtool.python=3.11 io.imgtool.variant=cpu "
-                          "io.imgtool.tag=3.2.0-cpu\n",
+                          "\nLABEL io.imgtool.paddle=3.3.1 io.imgtool.python=3.11 io.imgtool.variant=cpu "
+                          "io.imgtool.tag=3.3.1-cpu\n",
                       ctx.path.string());
 }
 
@@ -84,12 +84,12 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
 
   std::string base = paddle_cpu_image();
   std::string cpu = honest_cpu_image(base);
-  std::string gpu = labelled("imgtool-test/paddle-cpu-as-gpu:3.2.0", base, "gpu");
+  std::string gpu = labelled("imgtool-test/paddle-cpu-as-gpu:3.3.1", base, "gpu");
 
-  std::string cpu_digest = push(cpu, repo + ":3.2.0-cpu", records);
-  REQUIRE(cli({"sign", repo + ":3.2.0-cpu", "--key", k + ".key"}, records).ok());
-  push(gpu, repo + ":3.2.0-gpu-cuda12.6", records);
-  REQUIRE(cli({"sign", repo + ":3.2.0-gpu-cuda12.6", "--key", k + ".key"}, records).ok());
+  std::string cpu_digest = push(cpu, repo + ":3.3.1-cpu", records);
+  REQUIRE(cli({"sign", repo + ":3.3.1-cpu", "--key", k + ".key"}, records).ok());
+  push(gpu, repo + ":3.3.1-gpu-cuda12.6", records);
+  REQUIRE(cli({"sign", repo + ":3.3.1-gpu-cuda12.6", "--key", k + ".key"}, records).ok());
 
   // The cpu image now exists only in the registry: verify must load it by digest.
   std::string cpu_id = run({"docker", "image", "inspect", "-f", "{{.Id}}", cpu}).out;
@@ -98,7 +98,7 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
 
   {  // honest cpu image: static checks and smoke pass; JSON and JUnit carry the smoke rows
     std::string xml = (d.path / "cpu.xml").string();
-    auto r = cli({"verify", repo + ":3.2.0-cpu", "--key", k + ".pub", "--shm-size", "2g", "--json", "--junit", xml},
+    auto r = cli({"verify", repo + ":3.3.1-cpu", "--key", k + ".pub", "--shm-size", "2g", "--json", "--junit", xml},
                  records);
     CHECK(r.exit_code == 0);
     json j = json::parse(r.out);
@@ -128,14 +128,14 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
   }
 
   {  // --no-smoke: static checks only, no smoke rows
-    auto r = cli({"verify", repo + ":3.2.0-cpu", "--key", k + ".pub", "--no-smoke", "--json"}, records);
+    auto r = cli({"verify", repo + ":3.3.1-cpu", "--key", k + ".pub", "--no-smoke", "--json"}, records);
     CHECK(r.exit_code == 0);
     json j = json::parse(r.out);
     CHECK_FALSE(has_smoke_rows(j));
   }
 
   {  // wrong key: the signature fails and the image is not run
-    auto r = cli({"verify", repo + ":3.2.0-cpu", "--key", other + ".pub", "--json"}, records);
+    auto r = cli({"verify", repo + ":3.3.1-cpu", "--key", other + ".pub", "--json"}, records);
     CHECK(r.exit_code == 1);
     json j = json::parse(r.out);
     CHECK(status(j, "signature") == "fail");
@@ -145,7 +145,7 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
 
   {  // gpu-labelled image, default --gpus auto = all: no NVIDIA runtime on this host (or, on a GPU host, CPU-only Paddle)
     std::string xml = (d.path / "gpu.xml").string();
-    auto r = cli({"verify", repo + ":3.2.0-gpu-cuda12.6", "--key", k + ".pub", "--json", "--junit", xml}, records);
+    auto r = cli({"verify", repo + ":3.3.1-gpu-cuda12.6", "--key", k + ".pub", "--json", "--junit", xml}, records);
     CHECK(r.exit_code == 1);
     json j = json::parse(r.out);
     CHECK(status(j, "signature") == "pass");
@@ -170,7 +170,7 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
   }
 
   {  // gpu-labelled image, --gpus none: the probe runs and says why: CPU-only Paddle, no --gpus
-    auto rj = cli({"verify", repo + ":3.2.0-gpu-cuda12.6", "--key", k + ".pub", "--gpus", "none", "--shm-size", "2g",
+    auto rj = cli({"verify", repo + ":3.3.1-gpu-cuda12.6", "--key", k + ".pub", "--gpus", "none", "--shm-size", "2g",
                    "--no-claims", "--json"},
                   records);
     CHECK(rj.exit_code == 1);
