@@ -31,7 +31,7 @@ int run_derive(const KbFlags& f) {
 
 int run_check(const KbFlags& f) {
   kb::CheckOptions o{.timeout = std::chrono::seconds(f.timeout)};
-  if (!f.index.empty()) o = kb::mirror_options(f.index, o);
+  if (!f.index.empty()) o = kb::mirror_options(f.index, "--index", o);
   auto k = f.kb_dir.empty() ? matrix::KnowledgeBase::load_default() : matrix::KnowledgeBase::load(f.kb_dir);
   kb::CheckReport r = kb::check_kb(k, o);
   std::cout << (f.json ? kb::to_json(r).dump(2) + "\n" : kb::render_text(r));

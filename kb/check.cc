@@ -247,8 +247,8 @@ std::string dated(const std::string& date) { return date.empty() ? "date not lis
 
 }  // namespace
 
-CheckOptions mirror_options(const std::string& url, CheckOptions base) {
-  check_index_url(url, "--index");
+CheckOptions mirror_options(const std::string& url, const std::string& flag, CheckOptions base) {
+  check_index_url(url, flag);
   base.pypi = trimmed(url);
   base.paddle_index = trimmed(url) + "/packages/stable";
   return base;

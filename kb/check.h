@@ -51,8 +51,8 @@ struct CheckOptions {
 };
 
 // `--index URL`: one mirror serving both, as URL/pypi/NAME/json and URL/packages/stable/cuXYZ/paddlepaddle-gpu/.
-// InputError (one line) for anything but an http(s) URL, or plain http to a host that is not loopback.
-CheckOptions mirror_options(const std::string& url, CheckOptions base = {});
+// InputError (one line, naming `flag`) for anything but an http(s) URL, or plain http to a host that is not loopback.
+CheckOptions mirror_options(const std::string& url, const std::string& flag = "--index", CheckOptions base = {});
 
 // A release an index has and the KB lacks.
 struct StaleRelease {
