@@ -231,6 +231,16 @@ struct Judge {
   }
 };
 
+using RuleFn = void (Judge::*)(const Source&, const std::vector<IndexRelease>&);
+
+RuleFn rule_of(Rule r) {
+  static const std::pair<Rule, RuleFn> rules[] = {
+      {Rule::paddle, &Judge::paddle}, {Rule::paddle_cuda, &Judge::paddle_cuda}, {Rule::nvidia, &Judge::nvidia}};
+  for (auto& [rule, fn] : rules)
+    if (rule == r) return fn;
+  return &Judge::nvidia;  // unreachable: every Rule is in the table
+}
+
 // UTC calendar day `s` (YYYY-MM-DD) as days since the epoch; nullopt when it is no real day.
 std::optional<long> day_number(const std::string& s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
@@ -291,9 +301,7 @@ CheckReport check_kb(const matrix::KnowledgeBase& kb, const CheckOptions& o) {
     std::string name = s.rule == Rule::paddle_cuda ? s.package + " (" + s.index + ")" : s.package;
     r.sources.push_back({name, s.url, static_cast<int>(pages[i].releases.size()), pages[i].error, pages[i].retryable});
     if (!pages[i].error.empty()) continue;
-    if (s.rule == Rule::paddle) judge.paddle(s, pages[i].releases);
-    else if (s.rule == Rule::paddle_cuda) judge.paddle_cuda(s, pages[i].releases);
-    else judge.nvidia(s, pages[i].releases);
+    (judge.*rule_of(s.rule))(s, pages[i].releases);
   }
   return r;
 }
