@@ -25,6 +25,11 @@ std::string utc(const char* format) {
   return buf;
 }
 
+// YYYYMMDD -> YYYY-MM-DD (anything else as it is: kb_state names it).
+std::string iso_day(const std::string& yyyymmdd) {
+  return yyyymmdd.size() == 8 ? yyyymmdd.substr(0, 4) + "-" + yyyymmdd.substr(4, 2) + "-" + yyyymmdd.substr(6) : yyyymmdd;
+}
+
 NightlyCell cell_header(const GeneratedCell& g, const CellBuild& b) {
   NightlyCell c;
   c.tag = g.cell.tag;
@@ -216,8 +221,10 @@ NightlyReport run_nightly(const std::vector<GeneratedCell>& cells, const Nightly
   report.gpus = opt.gpus;
   report.shards = {opt.shard.text()};
   report.started = utc("%Y-%m-%dT%H:%M:%SZ");
+  std::string today = opt.today.empty() ? utc("%Y%m%d") : opt.today;
+  report.kb = kb_state(opt.kb, iso_day(today));
   BuildReport built = build_cells(cells, opt.build, docker, store);
-  Pipeline p{opt, store, steps, steps_missing, opt.today.empty() ? utc("%Y%m%d") : opt.today};
+  Pipeline p{opt, store, steps, steps_missing, today};
   report.cells.resize(cells.size());
   // Every smoke first, one at a time, nothing else running: throughput is measured on a quiet
   // host. Then the gates and publishes (docker save, uploads: mostly I/O) of the cells that

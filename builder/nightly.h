@@ -16,6 +16,9 @@
 // contents). A nightly with nothing changed thus runs no docker build, no smoke,
 // no gate and no push. --fresh-smoke re-runs the smoke and the gate.
 //
+// The report also carries the KB's version, released day and age, and with --kb-check what the
+// package indexes have that the KB lacks (nightly_kb.h; first, before any build).
+//
 // Report model: nightly_model.h (NightlyReport ↔ nightly.json); report.h renders it.
 #pragma once
 #include <functional>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "builder/build_driver.h"
+#include "builder/nightly_kb.h"  // KbCheckOptions (--kb-check, --kb-index)
 #include "builder/nightly_model.h"
 #include "builder/nightly_steps.h"
 #include "builder/shard.h"  // Shard, parse_shard, select_shard (--shard i/n)
@@ -36,7 +40,8 @@ struct NightlyOptions {
   std::string matrix;            // for the report's title
   std::string gpus = "none";     // for the report and the smoke cache key
   bool fresh_smoke = false;
-  std::string today;             // YYYYMMDD of the dated nightly tags (nightly_tag.h); empty = today, UTC
+  std::string today;             // YYYYMMDD of the dated nightly tags (nightly_tag.h) and the KB's age; empty = today, UTC
+  KbCheckOptions kb;             // the report's KB section; kb.check (off by default) reads the package indexes
 };
 
 // Runs the pipeline over `cells` (already sharded) and returns the report

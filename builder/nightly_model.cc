@@ -28,6 +28,10 @@ const Names<GateStatus> kGate = {{GateStatus::pass, "pass"}, {GateStatus::fail, 
 const Names<PublishStatus> kPublish = {{PublishStatus::published, "published"}, {PublishStatus::unchanged, "unchanged"},
                                        {PublishStatus::failed, "failed"}, {PublishStatus::skipped, "skipped"}};
 
+const Names<KbCheckStatus> kKbCheck = {{KbCheckStatus::not_checked, "not checked"}, {KbCheckStatus::up_to_date, "up to date"},
+                                       {KbCheckStatus::stale, "stale"}, {KbCheckStatus::incomplete, "incomplete"},
+                                       {KbCheckStatus::error, "error"}};
+
 template <typename E>
 std::string name_of(const Names<E>& t, E e) {
   for (auto& [v, n] : t)
@@ -72,6 +76,7 @@ const json& part(const json& j, const char* key) {
 std::string to_string(SmokeStatus s) { return name_of(kSmoke, s); }
 std::string to_string(GateStatus s) { return name_of(kGate, s); }
 std::string to_string(PublishStatus s) { return name_of(kPublish, s); }
+std::string to_string(KbCheckStatus s) { return name_of(kKbCheck, s); }
 
 std::string NightlyCell::problem() const {
   auto first = [](const std::string& step, const std::string& error, const std::vector<std::string>& reasons) {
@@ -147,11 +152,28 @@ void from_json(const json& j, NightlyCell& c) {
   c.promote = j.value("promote", "");
 }
 
+void to_json(json& j, const KbState& k) {
+  j = {{"version", k.version}, {"released", k.released}, {"age_days", k.age_days}, {"check", to_string(k.check)},
+       {"index", k.index},     {"stale", k.stale},       {"errors", k.errors}};
+}
+
+// A report written before the KB was in it has no "kb": not checked, nothing known.
+void from_json(const json& j, KbState& k) {
+  k.version = j.value("version", "");
+  k.released = j.value("released", "");
+  k.age_days = integer<long>(j, "age_days", 0);
+  k.check = j.contains("check") ? parse(kKbCheck, j, "check") : KbCheckStatus::not_checked;
+  k.index = j.value("index", "");
+  k.stale = strings(j, "stale");
+  k.errors = strings(j, "errors");
+}
+
 void to_json(json& j, const NightlyReport& r) {
   j = {{"kind", "imgtool-nightly-report"}, {"matrix", r.matrix},   {"registry", r.registry},
        {"gpus", r.gpus},                   {"builder", r.builder}, {"shards", r.shards},
        {"started", r.started},             {"seconds", r.seconds}, {"docker_builds", r.docker_builds},
-       {"ok", r.ok()},                     {"previous", r.previous}, {"release", r.release}, {"cells", r.cells}};
+       {"ok", r.ok()},                     {"previous", r.previous}, {"release", r.release}, {"kb", r.kb},
+       {"cells", r.cells}};
 }
 
 void from_json(const json& j, NightlyReport& r) {
@@ -164,6 +186,7 @@ void from_json(const json& j, NightlyReport& r) {
   r.shards = strings(j, "shards");
   r.seconds = j.value("seconds", 0.0);
   r.docker_builds = integer(j, "docker_builds", 0);
+  r.kb = part(j, "kb").get<KbState>();
   r.cells.clear();
   for (auto& c : j.value("cells", json::array())) r.cells.push_back(c.get<NightlyCell>());
 }

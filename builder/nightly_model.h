@@ -4,6 +4,8 @@
 // this model; no status is compared as a string.
 //
 //   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous, release,
+//    kb:{version, released, age_days, check: not checked|up to date|stale|incomplete|error, index, stale:[line…],
+//        errors:[line…]},
 //    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, ok,
 //            layers:[{digest, size}] (the published manifest's, compressed), packages:{"<purl type>/<name>": version}
 //            (from the SBOM), changes:["what changed since the previous run", …], promote (staged cells),
@@ -25,10 +27,14 @@ namespace imgtool::builder {
 enum class SmokeStatus { pass, fail, cached, skipped, error };
 enum class GateStatus { pass, fail, skipped, error, cached };  // cached: passed before for this image ID + tag + KB
 enum class PublishStatus { published, unchanged, failed, skipped };
+// The KB against the package indexes (kb/check.h): not read (the default: the nightly stays
+// offline), nothing stale, stale releases, pages not read, or the check could not run.
+enum class KbCheckStatus { not_checked, up_to_date, stale, incomplete, error };
 
 std::string to_string(SmokeStatus s);
 std::string to_string(GateStatus s);
 std::string to_string(PublishStatus s);
+std::string to_string(KbCheckStatus s);
 
 struct BuildStep {
   CellStatus status = CellStatus::failed;
@@ -87,11 +93,23 @@ struct NightlyCell {
   std::string problem() const;
 };
 
+// The knowledge base the cells were planned with: its age, and (nightly --kb-check) what the
+// package indexes have that it lacks.
+struct KbState {
+  std::string version, released;      // KnowledgeBase::version(), kb.yaml `released`
+  long age_days = 0;                  // the nightly's day - released
+  KbCheckStatus check = KbCheckStatus::not_checked;
+  std::string index;                  // the mirror it was checked against; "" = PyPI and Paddle's own
+  std::vector<std::string> stale;     // kb::StaleRelease::line(), one per release
+  std::vector<std::string> errors;    // pages not read; or why the check could not run
+};
+
 struct NightlyReport {
   std::string matrix, registry, gpus, builder, started;
   std::string previous;  // `started` of the run this one was compared with; "" = none
   std::string release;   // --stage-repository: the release HOST/NS the staged cells are promoted into; "" = none
   std::vector<std::string> shards;
+  KbState kb;
   double seconds = 0;
   int docker_builds = 0;
   std::vector<NightlyCell> cells;
@@ -102,6 +120,8 @@ void to_json(nlohmann::json& j, const SmokeStep& s);
 void from_json(const nlohmann::json& j, SmokeStep& s);
 void to_json(nlohmann::json& j, const NightlyCell& c);
 void from_json(const nlohmann::json& j, NightlyCell& c);
+void to_json(nlohmann::json& j, const KbState& k);
+void from_json(const nlohmann::json& j, KbState& k);
 void to_json(nlohmann::json& j, const NightlyReport& r);
 // InputError naming the field when the document is not a nightly report.
 void from_json(const nlohmann::json& j, NightlyReport& r);

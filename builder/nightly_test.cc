@@ -14,6 +14,9 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "engine/fake_engine.h"
+#include "image/http.h"
+#include "tests/source_kb.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -316,4 +319,118 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
     auto at = [&](const std::string& c) { return std::find(steps.calls.begin(), steps.calls.end(), c) - steps.calls.begin(); };
     CHECK(at(std::string("gate ") + tag) < at(std::string("publish ") + tag));
   }
+}
+
+namespace {
+
+// kb::FetchPage serving the recorded index (kb/testdata/index/) for http://127.0.0.1:9, edited by `edit`.
+kb::FetchPage recorded_index(std::function<void(const std::string&, std::string&)> edit = {}) {
+  return [edit](const std::string& url) {
+    std::string rel = url.substr(std::string("http://127.0.0.1:9").size());
+    fs::path file = testing::source_dir() + "/kb/testdata/index" + rel + (rel.ends_with("/") ? "index.html" : "");
+    if (!fs::exists(file)) return kb::Page{404, ""};
+    kb::Page p{200, read_file(file)};
+    if (edit) edit(url, p.body);
+    return p;
+  };
+}
+
+NightlyOptions kb_checked(NightlyOptions o, kb::FetchPage fetch) {
+  o.today = "20261220";
+  o.kb.check = true;
+  o.kb.mirror = "http://127.0.0.1:9";
+  o.kb.index = kb::mirror_options(o.kb.mirror);
+  o.kb.index.fetch = std::move(fetch);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("nightly report, KB: version, released day and age always; staleness only with --kb-check") {
+  Fixture f;
+  FakeEngine docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  NightlyOptions o = f.options();
+  o.today = "20261220";
+  NightlyReport r = run_nightly({f.cell("cpu", "cpu")}, o, docker, store, &steps);
+  CHECK(r.kb.version == testing::source_kb().version());
+  CHECK(r.kb.released == testing::source_kb().released());
+  CHECK(r.kb.age_days == kb::days_between(r.kb.released, "2026-12-20", "t"));
+  CHECK(r.kb.check == KbCheckStatus::not_checked);
+  std::string line = "knowledge base " + r.kb.version + ", released " + r.kb.released + ", " + std::to_string(r.kb.age_days) +
+                     " day(s) old: staleness not checked (nightly --kb-check reads the package indexes)";
+  CHECK(render_markdown(r).find(line + "\n") != std::string::npos);
+  CHECK(render_html(r).find("<p class=\"kb\">" + line + "</p>") != std::string::npos);
+  CHECK(render_markdown(r).find("## Knowledge base") == std::string::npos);
+  json j = r;
+  CHECK(j["kb"]["check"] == "not checked");
+  CHECK(j["kb"]["age_days"] == r.kb.age_days);
+  // A report from before the KB was in it reads as not checked, nothing known.
+  j.erase("kb");
+  NightlyReport old = j.get<NightlyReport>();
+  CHECK(old.kb.version.empty());
+  CHECK(old.kb.check == KbCheckStatus::not_checked);
+  CHECK(render_markdown(old).find("knowledge base: not recorded") != std::string::npos);
+  json bad = json(r);
+  bad["kb"]["check"] = "fresh";
+  CHECK_THROWS_WITH_AS(bad.get<NightlyReport>(), doctest::Contains("field 'check' expected not checked|up to date|stale"), InputError);
+}
+
+TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pages not read, a malformed page") {
+  Fixture f;
+  FakeEngine docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  NightlyReport r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps);
+  CHECK(r.kb.check == KbCheckStatus::up_to_date);
+  CHECK(r.kb.stale.empty());
+  CHECK(r.kb.errors.empty());
+  CHECK(r.kb.index == "http://127.0.0.1:9");
+  CHECK(render_markdown(r).find("day(s) old: up to date with http://127.0.0.1:9\n") != std::string::npos);
+  CHECK(r.ok());  // the KB is report detail: it never fails a cell
+
+  auto stale = recorded_index([](const std::string& url, std::string& body) {
+    if (!url.ends_with("/pypi/paddlepaddle/json")) return;
+    json j = json::parse(body);
+    j["releases"]["3.4.0"] = json::array({{{"upload_time_iso_8601", "2026-12-01T08:00:00Z"}, {"yanked", false}}});
+    body = j.dump();
+  });
+  r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), stale), docker, store, &steps);
+  CHECK(r.kb.check == KbCheckStatus::stale);
+  REQUIRE(r.kb.stale.size() == 1);
+  CHECK(r.kb.stale[0].find("paddlepaddle 3.4.0 (2026-12-01): a new series 3.4 (no release row) — ") == 0);
+  std::string md = render_markdown(r), html = render_html(r);
+  CHECK(md.find("day(s) old: 1 release(s) on http://127.0.0.1:9 that the KB lacks\n") != std::string::npos);
+  CHECK(md.find("\n## Knowledge base\n\n- stale: paddlepaddle 3.4.0 (2026-12-01): a new series 3.4") != std::string::npos);
+  CHECK(html.find("<ul class=\"kb-stale\"><li>stale: paddlepaddle 3.4.0 (2026-12-01)") != std::string::npos);
+  CHECK(json(r)["kb"]["stale"].size() == 1);
+  CHECK(r.ok());
+
+  auto offline = [](const std::string& url) -> kb::Page {
+    if (url.find("/packages/stable/") != std::string::npos)
+      throw image::HttpTransportError("GET " + url + ": Could not resolve host: www.paddlepaddle.org.cn", true, 6);
+    return recorded_index()(url);
+  };
+  r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), offline), docker, store, &steps);
+  CHECK(r.kb.check == KbCheckStatus::incomplete);
+  CHECK(r.kb.errors.size() == 9);
+  md = render_markdown(r);
+  CHECK(md.find("day(s) old: nothing stale on the pages of http://127.0.0.1:9 read; 9 page(s) not read\n") != std::string::npos);
+  CHECK(md.find("- not read: paddlepaddle-gpu (cu126): GET http://127.0.0.1:9/packages/stable/cu126/paddlepaddle-gpu/: Could not "
+                "resolve host") != std::string::npos);
+
+  auto malformed = recorded_index([](const std::string& url, std::string& body) {
+    if (url.ends_with("/pypi/nvidia-npp/json")) body = "<html>proxy error</html>";
+  });
+  r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), malformed), docker, store, &steps);
+  CHECK(r.kb.check == KbCheckStatus::error);
+  REQUIRE(r.kb.errors.size() == 1);
+  CHECK(r.kb.errors[0].find("http://127.0.0.1:9/pypi/nvidia-npp/json: expected PyPI's JSON API answer for nvidia-npp") == 0);
+  CHECK(render_markdown(r).find("day(s) old: not checked: http://127.0.0.1:9/pypi/nvidia-npp/json: expected") != std::string::npos);
+  CHECK(r.ok());
+  // Shards: the merged report keeps the KB section of a shard that checked it.
+  write_report(f.root / "s1", run_nightly({f.cell("cpu", "cpu")}, f.options(), docker, store, &steps));
+  write_report(f.root / "s2", run_nightly({f.cell("gpu", "gpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps));
+  CHECK(merge_reports({f.root / "s1", f.root / "s2"}, f.root / "merged").kb.check == KbCheckStatus::up_to_date);
 }

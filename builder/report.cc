@@ -119,6 +119,36 @@ std::string md_row(const NightlyCell& c) {
   return row + " " + size_of(c) + " | " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) + " |\n";
 }
 
+// What the KB check found, in words ("not checked" being the default: the nightly stays offline).
+std::string kb_verdict(const KbState& k) {
+  std::string where = k.index.empty() ? "PyPI and Paddle's index" : k.index;
+  std::string unread = k.errors.empty() ? "" : "; " + std::to_string(k.errors.size()) + " page(s) not read";
+  switch (k.check) {
+    case KbCheckStatus::up_to_date: return "up to date with " + where;
+    case KbCheckStatus::stale: return std::to_string(k.stale.size()) + " release(s) on " + where + " that the KB lacks" + unread;
+    case KbCheckStatus::incomplete: return "nothing stale on the pages of " + where + " read" + unread;
+    case KbCheckStatus::error: return "not checked: " + (k.errors.empty() ? std::string("?") : k.errors.front());
+    case KbCheckStatus::not_checked: break;
+  }
+  return "staleness not checked (nightly --kb-check reads the package indexes)";
+}
+
+// "knowledge base 2026.11.3+sha256:…, released 2026-11-26, 24 day(s) old: <verdict>"
+std::string kb_line(const KbState& k) {
+  if (k.version.empty()) return "knowledge base: not recorded";
+  return "knowledge base " + k.version + ", released " + k.released + ", " + std::to_string(k.age_days) + " day(s) old: " +
+         kb_verdict(k);
+}
+
+// The KB check's lines: each stale release, each page not read (the error is in the summary line).
+std::vector<std::string> kb_rows(const KbState& k) {
+  std::vector<std::string> rows;
+  for (auto& l : k.stale) rows.push_back("stale: " + l);
+  if (k.check != KbCheckStatus::error)
+    for (auto& e : k.errors) rows.push_back("not read: " + e);
+  return rows;
+}
+
 void copy_file_if_there(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (!from.empty() && fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
@@ -265,10 +295,15 @@ std::string render_markdown(const NightlyReport& r) {
     << "registry `" << r.registry << "`" << (r.release.empty() ? "" : " (staging; releases go to `" + r.release + "` by promotion)")
     << ", shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
     << "`\n\n";
+  s << kb_line(r.kb) << "\n\n";
   s << "| cell | build | smoke | gate | publish | size | digest | problem |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& c : r.cells) s << md_row(c);
   MatrixLayers m = matrix_layers(r);
   if (m.cells > 0) s << "\n## Layers across the matrix\n\n" << matrix_line(m) << "\n";
+  if (auto rows = kb_rows(r.kb); !rows.empty()) {
+    s << "\n## Knowledge base\n\n";
+    for (auto& row : rows) s << "- " << escape_md(row) << "\n";
+  }
   if (auto shared = shared_layers(m); !shared.empty()) {
     s << "\n| shared layer | size | cells |\n|---|---|---|\n";
     for (auto& l : shared)
@@ -288,6 +323,7 @@ std::string render_html(const NightlyReport& r) {
   s << "<h1>imgtool nightly — " << xml_escape(r.matrix) << "</h1><p>" << xml_escape(headline(r)) << "<br>registry "
     << xml_escape(r.registry)
     << xml_escape(r.release.empty() ? "" : " (staging; releases go to " + r.release + " by promotion)") << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
+  s << "<p class=\"kb\">" << xml_escape(kb_line(r.kb)) << "</p>";
   s << "<table class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
        "<th>digest</th><th>problem</th></tr>";
   for (auto& c : r.cells) {
@@ -298,6 +334,11 @@ std::string render_html(const NightlyReport& r) {
       << xml_escape(c.problem()) << "</td></tr>";
   }
   s << "</table>";
+  if (auto rows = kb_rows(r.kb); !rows.empty()) {
+    s << "<h2 id=\"kb\">Knowledge base</h2><ul class=\"kb-stale\">";
+    for (auto& row : rows) s << "<li>" << xml_escape(row) << "</li>";
+    s << "</ul>";
+  }
   html_matrix_layers(s, r);
   for (auto& c : r.cells) html_cell(s, c, r.previous);
   s << "</body></html>\n";
@@ -344,6 +385,8 @@ NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& o
   for (auto& d : dirs) {
     NightlyReport r = read_report(d);
     merged.matrix = r.matrix, merged.registry = r.registry, merged.builder = r.builder, merged.gpus = r.gpus;
+    if (merged.kb.version.empty() || (merged.kb.check == KbCheckStatus::not_checked && r.kb.check != KbCheckStatus::not_checked))
+      merged.kb = r.kb;  // every shard plans with one KB; a shard that checked it says more
     merged.shards.insert(merged.shards.end(), r.shards.begin(), r.shards.end());
     merged.docker_builds += r.docker_builds;
     merged.seconds = std::max(merged.seconds, r.seconds);

@@ -3,7 +3,7 @@
 // and merge_reports own the whole report folder:
 //
 //   nightly.json    the model
-//   report.md       summary table + per-cell detail
+//   report.md       the KB's age (and staleness, nightly --kb-check), summary table + per-cell detail
 //   report.html     the same, with throughput charts
 //   junit.xml       one testcase per cell and step (build, smoke, gate, publish)
 //   logs/<tag>.log  the cells' build logs (copied from the state folder; a merge

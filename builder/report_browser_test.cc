@@ -56,6 +56,13 @@ NightlyReport sample() {
   r.started = "2026-11-24T02:00:00Z";
   r.previous = "2026-11-23T02:00:00Z";
   r.shards = {"1/1"};
+  // The KB section at its longest: stale releases with the file to edit, a page not read.
+  r.kb = {.version = "2026.11.3+sha256:0ea87b18604a", .released = "2026-11-26", .age_days = 24, .check = KbCheckStatus::stale,
+          .stale = {"paddlepaddle 3.4.0 (2026-12-01): a new series 3.4 (no release row) — /usr/share/imgtool/matrix/kb/paddle.yaml",
+                    "nvidia-cuda-runtime 13.6.20 (2026-12-10): newer than the KB's newest pin 13.5.37 — "
+                    "/usr/share/imgtool/matrix/kb/cuda_wheels.yaml"},
+          .errors = {"paddlepaddle-gpu (cu126): GET https://www.paddlepaddle.org.cn/packages/stable/cu126/paddlepaddle-gpu/: "
+                     "Could not resolve host: www.paddlepaddle.org.cn (a retry may help)"}};
   r.cells = {cell("3.2.0", true,
                   json::array({metric("cpu_matmul_fp32", 41.2, "GFLOP/s", "cpu: AMD EPYC", {38, 40.5, 39.9}),
                                metric("cpu_bandwidth_copy", 9.1, "GB/s", "cpu: AMD EPYC", {8.8, 9.0})}),
@@ -106,6 +113,7 @@ TEST_CASE("report.html in headless Chromium: every cell, charts drawn, nothing w
   NightlyReport r = sample();
   write_report(dir.path, r);
   std::string html = read_file(dir.path / "report.html");
+  CHECK(html.find("<ul class=\"kb-stale\"><li>stale: paddlepaddle 3.4.0") != std::string::npos);
 
   // The laid-out page, measured by the browser.
   std::string probe = html;

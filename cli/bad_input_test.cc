@@ -160,7 +160,7 @@ TEST_CASE("an unknown subcommand says which word was not known") {
   CHECK(cli({"--version"}).exit_code == 0);
 }
 
-TEST_CASE("plan --emit and nightly --shard/collect: bad input is one line, exit 2, nothing written") {
+TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one line, exit 2, nothing written") {
   fx::ScratchDir d("bad-plan");
   std::string m = fx::source_dir() + "/matrix/paddle.yaml";
   auto out = (d.path / "out").string();
@@ -177,6 +177,12 @@ TEST_CASE("plan --emit and nightly --shard/collect: bad input is one line, exit 
                        (d.path / "r").string(), "--state", (d.path / "state").string(), "--shard", bad}),
                   "--shard: expected ");
   CHECK_FALSE(fs::exists(d.path / "r"));
+  check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
+                     (d.path / "r").string(), "--state", (d.path / "state").string(), "--kb-index", "http://mirror.example"}),
+                "--kb-index: expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found "
+                "'http://mirror.example'");
+  CHECK_FALSE(fs::exists(d.path / "r"));
+  CHECK_FALSE(fs::exists(d.path / "state"));
   check_refused(cli({"nightly", "collect", (d.path / "x.json").string(), "--report", (d.path / "r").string()}),
                 "nightly collect: expected RESULT.json… --from-report DIR --report OUT");
   CHECK_FALSE(fs::exists(d.path / "r"));

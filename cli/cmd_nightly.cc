@@ -26,6 +26,8 @@ struct NightlyFlags {
   std::vector<std::string> inputs;
   std::string registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size, stage;
   std::string gpus = "auto", gpu_host;
+  std::string kb_index;  // --kb-index URL (implies --kb-check)
+  bool kb_check = false;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
   bool no_record = false;
@@ -40,6 +42,9 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
     std::cout << "  " << c.tag << ": build " << bt::to_string(c.build.status) << ", smoke " << bt::to_string(c.smoke.status)
               << ", gate " << bt::to_string(c.gate.status) << ", publish " << bt::to_string(c.publish.status) << ' '
               << c.publish.digest << "\n";
+  std::cout << "kb: " << r.kb.version << ", released " << r.kb.released << ", " << r.kb.age_days << " day(s) old; check "
+            << bt::to_string(r.kb.check) << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)")
+            << "\n";
   std::cout << "report: " << (dir / "report.html").string() << " (also report.md, nightly.json, junit.xml, logs/)\n";
 }
 
@@ -54,6 +59,8 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
   // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
   auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
   auto shard = bt::parse_shard(f.shard);
+  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index};
+  if (!f.kb_index.empty()) kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
   return {.build = {.jobs = f.jobs,
                     .log_dir = state / "logs",
                     .timeout = std::chrono::seconds(f.timeout)},
@@ -61,7 +68,8 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
           .shard = shard,
           .matrix = joined(f.inputs),
           .gpus = f.gpus + verify::gpu_host_mode(host).note,  // also the smoke cache key
-          .fresh_smoke = f.fresh_smoke};
+          .fresh_smoke = f.fresh_smoke,
+          .kb = kb_opt};
 }
 
 int run_nightly_cmd(const NightlyFlags& f) {
@@ -146,6 +154,11 @@ Registration nightly_registration({"nightly",
                     sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
                     sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
                     sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
+                    sub.add_flag("--kb-check", f->kb_check,
+                                 "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
+                                 "report lists the releases it lacks (default: the report shows the KB's age only)");
+                    sub.add_option("--kb-index", f->kb_index, "URL of a mirror serving both indexes for --kb-check "
+                                                              "(as imgtool kb check --index; implies --kb-check)");
                     sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary, report and errors still print)");
                     CLI::App* merge = sub.add_subcommand("merge", "Join shard report folders into one report");
                     merge->add_option("dirs", f->merge_dirs, "shard report folders")->required();

@@ -354,7 +354,10 @@ struct KbLoader {
     for (const auto& n : d.root()["paddle_loads"]) kb.paddle_loads_.push_back(loads(d, n, kb));
   }
   static void cuda_wheels(const YamlDoc& d, KnowledgeBase& kb) {
-    for (const auto& n : seq(d, "cuda_wheels")) {
+    d.check_keys(d.root(), {"cuda_wheels", "not_pinned"}, "cuda_wheels.yaml");
+    const YAML::Node& bases = d.root()["cuda_wheels"];
+    if (!bases.IsSequence()) d.fail(bases, "expected 'cuda_wheels' to be a list, found " + describe(bases));
+    for (const auto& n : bases) {
       d.check_keys(n, {"cuda", "cuda_full", "cudnn", "wheels", "source", "unconfirmed", "note"}, "a CUDA wheel base");
       CudaWheelBase b;
       read_fact(d, n, b);
@@ -368,6 +371,23 @@ struct KbLoader {
       if (b.wheels.empty()) d.fail(n, "expected 'wheels' to list the pinned wheels, found none");
       kb.cuda_wheels_.push_back(b);
     }
+    for (const auto& n : d.root()["not_pinned"]) kb.unpinned_wheels_.push_back(unpinned(d, n, kb));
+  }
+  // A `not_pinned` row: a package some base pins, a version newer than its newest pin.
+  static UnpinnedWheel unpinned(const YamlDoc& d, const YAML::Node& n, const KnowledgeBase& kb) {
+    d.check_keys(n, {"package", "version", "date", "source", "unconfirmed", "note"}, "a release no base pins");
+    UnpinnedWheel u;
+    read_fact(d, n, u);
+    u.package = d.str(n, "package");
+    u.version = d.version(n, "version");
+    u.date = d.str(n, "date");
+    if (!iso_date(u.date)) d.fail(n["date"], "expected the version's upload day, YYYY-MM-DD, found '" + u.date + "'");
+    std::string pin = kb.newest_pin(u.package);
+    if (pin.empty()) d.fail(n["package"], "expected a package a base in 'cuda_wheels' pins, found '" + u.package + "'");
+    if (*Version::parse(u.version) <= *Version::parse(pin))
+      d.fail(n["version"], "expected a version newer than the newest pin " + pin + ", found '" + u.version +
+                               "' (a pinned version needs no row here)");
+    return u;
   }
   static void tensorrt(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "tensorrt")) {
@@ -576,6 +596,19 @@ const PaddleLoads* KnowledgeBase::paddle_loads(std::string_view version, bool pi
   auto v = Version::parse(version);
   if (!v) return nullptr;
   return find_if_ptr(paddle_loads_, [&](auto& p) { return p.pip_cuda_libraries == pip && p.paddle.contains(*v); });
+}
+
+std::string KnowledgeBase::newest_pin(std::string_view package) const {
+  std::optional<Version> best;
+  for (const auto& b : cuda_wheels_)
+    for (const auto& w : b.wheels)
+      if (w.package == package)
+        if (auto v = Version::parse(w.version); v && (!best || *best < *v)) best = v;
+  return best ? best->text : "";
+}
+
+const UnpinnedWheel* KnowledgeBase::unpinned_wheel(std::string_view package) const {
+  return find_if_ptr(unpinned_wheels_, [&](auto& u) { return u.package == package; });
 }
 
 const CudaWheelBase* KnowledgeBase::cuda_wheels(std::string_view mm) const {

@@ -17,7 +17,8 @@
 //   os.yaml      OS -> the Python versions its package archive provides (apt)
 //   libraries.yaml  NVIDIA libraries -> soname per major; what a complete CUDA base holds; what
 //                   each range of Paddle builds loads at run time and how it asks for it
-//   cuda_wheels.yaml  CUDA -> NVIDIA's PyPI wheels a local base is made of (scripts/make-cuda-base.sh)
+//   cuda_wheels.yaml  CUDA -> NVIDIA's PyPI wheels a local base is made of (scripts/make-cuda-base.sh);
+//                     `not_pinned`: the newest releases of those packages the KB knows and pins nowhere
 //   tensorrt.yaml TensorRT -> CUDA versions it supports
 //   cudnn.yaml also lists `apt`: cuDNN packages of NVIDIA's apt repository (what an image installs)
 #pragma once
@@ -201,6 +202,15 @@ struct CudaWheelBase : Fact {
   const CudaWheel* wheel_providing(std::string_view soname) const;
 };
 
+// A newer release of a pinned package that no base pins, on purpose (each base carries its CUDA
+// release's libraries and the cuDNN/NCCL its Paddle or nvidia/cuda image uses): the newest final
+// version the KB has seen on PyPI (cuda_wheels.yaml `not_pinned`). `imgtool kb check` reports a
+// package's releases newer than both its newest pin and this.
+struct UnpinnedWheel : Fact {
+  std::string package, version;  // "nvidia-cudnn-cu12", "9.28.0.42"
+  std::string date;              // the version's upload day on PyPI, YYYY-MM-DD
+};
+
 // A cuDNN package of NVIDIA's CUDA apt repository (what nvidia/cuda's cudnn images apt-install):
 // an image on a runtime base gets exactly the cuDNN Paddle was built with from it.
 struct CudnnApt : Fact {
@@ -248,6 +258,9 @@ class KnowledgeBase {
   // The load table of Paddle `version` for a build with or without pip CUDA libraries.
   const PaddleLoads* paddle_loads(std::string_view version, bool pip_cuda_libraries) const;
   const CudaWheelBase* cuda_wheels(std::string_view mm) const;
+  // The highest version any base pins of `package` ("" when none pins it).
+  std::string newest_pin(std::string_view package) const;
+  const UnpinnedWheel* unpinned_wheel(std::string_view package) const;
   // An apt package of cuDNN `cudnn` (on its precision) built for `cuda`, served for `os`.
   const CudnnApt* cudnn_apt(std::string_view cudnn, std::string_view cuda, std::string_view os) const;
   std::vector<const TensorRtSupport*> tensorrt_facts(std::string_view trt) const;
@@ -267,6 +280,7 @@ class KnowledgeBase {
   const std::vector<OsPython>& os_pythons() const { return os_pythons_; }
   const std::vector<NvidiaLibrary>& libraries() const { return libraries_; }
   const std::vector<CudaWheelBase>& cuda_wheel_bases() const { return cuda_wheels_; }
+  const std::vector<UnpinnedWheel>& unpinned_wheels() const { return unpinned_wheels_; }
   const std::vector<CudnnApt>& cudnn_apts() const { return cudnn_apt_; }
 
  private:
@@ -285,6 +299,7 @@ class KnowledgeBase {
   std::vector<RuntimeSet> runtime_sets_;
   std::vector<PaddleLoads> paddle_loads_;
   std::vector<CudaWheelBase> cuda_wheels_;
+  std::vector<UnpinnedWheel> unpinned_wheels_;
   std::vector<CudnnApt> cudnn_apt_;
   std::vector<TensorRtSupport> tensorrt_;
 };

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "matrix/kb.h"
 #include "tests/test_dirs.h"
 
@@ -13,7 +14,7 @@ static KnowledgeBase kb() { return KnowledgeBase::load(imgtool::testing::source_
 
 TEST_CASE("the KB loads and every fact has a source") {
   auto k = kb();
-  CHECK(k.version().rfind("2026.11.2+sha256:", 0) == 0);
+  CHECK(k.version().rfind("2026.11.3+sha256:", 0) == 0);
   CHECK(k.released() == "2026-11-26");
   CHECK(k.cudas().size() >= 19);
   for (auto& c : k.cudas()) CHECK(!c.source.empty());
@@ -109,6 +110,14 @@ TEST_CASE("KB libraries: sonames per major, the complete base's set, what Paddle
   }
   CHECK(k.cuda_wheels("13.0")->image() == "imgtool-base/cuda:13.0-cudnn9-runtime-bookworm");
   CHECK(k.tensorrt_facts("10.13.0").size() == 1);
+  // Newest pins per package, and the newer releases the bases pin nowhere on purpose.
+  CHECK(k.newest_pin("nvidia-cuda-runtime") == "13.5.37");
+  CHECK(k.newest_pin("nvidia-cudnn-cu12") == "9.10.2.21");
+  CHECK(k.newest_pin("nvidia-nope").empty());
+  REQUIRE(k.unpinned_wheel("nvidia-cudnn-cu12"));
+  CHECK(k.unpinned_wheel("nvidia-cudnn-cu12")->version == "9.28.0.42");
+  CHECK(k.unpinned_wheel("nvidia-cudnn-cu12")->date == "2026-11-04");
+  CHECK(k.unpinned_wheel("nvidia-cuda-runtime") == nullptr);
 }
 
 TEST_CASE("KB facts: drivers, unconfirmed marks, releases") {
@@ -217,6 +226,16 @@ TEST_CASE("bad KB data: file:line:col") {
   fs::path dir = fs::temp_directory_path() / "imgtool-kb-bad";
   fs::remove_all(dir);
   fs::copy(imgtool::testing::source_dir() + "/matrix/kb", dir);
+  // cuda_wheels.yaml not_pinned: a package no base pins, or a version not newer than the newest pin.
+  std::string wheels = imgtool::read_file(dir / "cuda_wheels.yaml");
+  auto row = [&](const std::string& r) { std::ofstream(dir / "cuda_wheels.yaml") << wheels.substr(0, wheels.find("\nnot_pinned:") + 1) << "not_pinned:\n" << r; };
+  row("  - {package: nvidia-nope, version: \"1.0\", date: \"2026-11-01\", source: s}\n");
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected a package a base in 'cuda_wheels' pins"), imgtool::InputError);
+  row("  - {package: nvidia-cuda-runtime, version: \"13.5.37\", date: \"2026-11-01\", source: s}\n");
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected a version newer than the newest pin 13.5.37"), imgtool::InputError);
+  row("  - {package: nvidia-cuda-runtime, version: \"13.6.1\", date: \"Nov 1\", source: s}\n");
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("cuda_wheels.yaml:"), imgtool::InputError);
+  std::ofstream(dir / "cuda_wheels.yaml") << wheels;
   std::ofstream(dir / "python.yaml") << "python:\n  - {python: \"3.x\", eol: \"2020-01-01\", source: s}\n";
   try {
     KnowledgeBase::load(dir.string());
