@@ -52,7 +52,6 @@ void classify_build(const ContentsTree& t, const std::string& site, PaddleDist& 
     d.gpu_evidence = "paddle/version/__init__.py cuda_version='" + cuda + "'";
     return;
   }
-  const FsEntry* md = t.find(d.location + "/METADATA");
   bool nvidia_deps = d.pip_cuda_libraries;
   bool phi_gpu = t.find(site + "/paddle/libs/libphi_gpu.so") != nullptr;
   d.gpu = d.name == "paddlepaddle-gpu" || nvidia_deps || phi_gpu;
