@@ -36,8 +36,8 @@ bool framework_library(const std::string& path) {
          path == "paddle/base/libpaddle.so" || path == "paddle/fluid/libpaddle.so";
 }
 
-scan::GpuCode framework_code(const WheelFacts& w) {
-  scan::GpuCode all, own;
+GpuCode framework_code(const WheelFacts& w) {
+  GpuCode all, own;
   for (const auto& [path, code] : w.gpu_code) {
     all.merge(code);
     if (framework_library(path)) own.merge(code);
@@ -51,7 +51,7 @@ std::string version_archs(const std::vector<std::string>& items) {
   std::set<int> archs;
   std::vector<std::string> odd;
   for (const auto& i : items) {
-    if (auto a = scan::parse_arch(i)) archs.insert(*a);
+    if (auto a = parse_arch(i)) archs.insert(*a);
     else odd.push_back(i);
   }
   std::string out;
@@ -109,7 +109,7 @@ DerivedRows derive(const WheelFacts& w) {
   d.nvidia_requires = nvidia_pins(w.requires_dist);
   d.pip_cuda_libraries = !d.nvidia_requires.empty();
   d.gpu = !d.cuda.empty() || d.pip_cuda_libraries || !w.gpu_code.empty();
-  scan::GpuCode code = framework_code(w);
+  GpuCode code = framework_code(w);
   d.compiled_archs = code.text();
   for (const auto& [path, c] : w.gpu_code) d.archs_by_library[path] = c.text();
   if (w.compiled_cuda_archs) d.version_file_archs = version_archs(*w.compiled_cuda_archs);

@@ -59,7 +59,7 @@ std::string read_small(archive* a, const std::string& where) {
   return out;
 }
 
-scan::GpuCode scan_library(archive* a, const std::string& where) {
+GpuCode scan_library(archive* a, const std::string& where) {
   scan::FatbinScanner s;
   const void* block;
   size_t n;
@@ -112,7 +112,7 @@ void visit(archive* a, const std::string& path, const std::string& where, WheelF
   if (ends_with(dir, ".dist-info") && path == dir + "/WHEEL") return read_wheel_file(read_small(a, where), w);
   if (path == "paddle/version/__init__.py") return read_version_file(read_small(a, where), w);
   if (is_shared_library(path)) {
-    scan::GpuCode code = scan_library(a, where);
+    GpuCode code = scan_library(a, where);
     if (!code.empty()) w.gpu_code[path] = code;
     return;
   }

@@ -29,7 +29,7 @@ struct WheelFacts {
   std::vector<std::string> tags;           // WHEEL Tag: lines
   std::map<std::string, std::string> version_vars;  // paddle/version/__init__.py: name -> '…' value
   std::optional<std::vector<std::string>> compiled_cuda_archs;  // its list (3.3+), as written
-  std::map<std::string, scan::GpuCode> gpu_code;    // path in the wheel -> GPU code (libraries holding some)
+  std::map<std::string, GpuCode> gpu_code;    // path in the wheel -> GPU code (libraries holding some)
   bool has_version_file = false;
 };
 

@@ -21,49 +21,7 @@ uint64_t align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
 enum class Kind { kPtx, kCubin, kOther };
 Kind kind_of(uint16_t k) { return k == 1 ? Kind::kPtx : (k == 2 || k == 16) ? Kind::kCubin : Kind::kOther; }
 
-std::vector<int> at_least_half(const std::map<int, int>& counts, int containers) {
-  std::vector<int> out;
-  for (auto [arch, n] : counts)
-    if (2 * n >= containers) out.push_back(arch);
-  return out;
-}
-
 }  // namespace
-
-std::vector<int> GpuCode::main_cubins() const { return at_least_half(cubin, containers); }
-std::vector<int> GpuCode::main_ptx() const { return at_least_half(ptx, containers); }
-
-void GpuCode::add_container(const std::vector<int>& cubins, const std::vector<int>& ptxs) {
-  ++containers;
-  for (int a : cubins) ++cubin[a];
-  for (int a : ptxs) ++ptx[a];
-  ++shapes[{cubins, ptxs}];
-}
-
-int GpuCode::runnable_on(int cc) const {
-  int n = 0;
-  for (const auto& [shape, count] : shapes) {
-    const auto& [cubins, ptxs] = shape;
-    bool ok = std::any_of(cubins.begin(), cubins.end(), [cc](int a) { return a / 10 == cc / 10 && a % 10 <= cc % 10; }) ||
-              std::any_of(ptxs.begin(), ptxs.end(), [cc](int a) { return a <= cc; });
-    if (ok) n += count;
-  }
-  return n;
-}
-
-void GpuCode::merge(const GpuCode& o) {
-  containers += o.containers;
-  for (auto [a, n] : o.cubin) cubin[a] += n;
-  for (auto [a, n] : o.ptx) ptx[a] += n;
-  for (const auto& [s, n] : o.shapes) shapes[s] += n;
-}
-
-std::string GpuCode::text() const {
-  std::string out;
-  for (int a : main_cubins()) out += (out.empty() ? "" : ",") + std::string("sm_") + std::to_string(a);
-  for (int a : main_ptx()) out += (out.empty() ? "" : ",") + std::string("compute_") + std::to_string(a);
-  return out;
-}
 
 void FatbinScanner::commit_walked() {
   if (walked_ && walked_->end <= offset_) {
@@ -158,35 +116,5 @@ void FatbinScanner::drop_container() {
   next_ = std::max(align8(next_), container_ + 8);
   mode_ = Mode::kSearch;
 }
-
-std::optional<int> parse_arch(const std::string& text) {
-  std::string t = text;
-  for (const char* prefix : {"sm_", "compute_"})
-    if (t.rfind(prefix, 0) == 0) t = t.substr(std::strlen(prefix));
-  if (t.size() == 3 && t[1] == '.') t = {t[0], t[2]};
-  if (t.size() == 4 && t[2] == '.') t = {t[0], t[1], t[3]};  // "10.0" -> "100"
-  if (t.empty() || t.size() > 3 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  int v = std::stoi(t);
-  return v >= 10 ? std::optional<int>(v) : std::nullopt;
-}
-
-std::optional<GpuCode> parse_archs(const std::string& text) {
-  std::vector<int> cubins, ptxs;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    auto arch = parse_arch(item);
-    if (!arch || (item.rfind("sm_", 0) != 0 && item.rfind("compute_", 0) != 0)) return std::nullopt;
-    (item[0] == 's' ? cubins : ptxs).push_back(*arch);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  GpuCode c;
-  c.add_container(cubins, ptxs);
-  return c;
-}
-
-std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
 }  // namespace imgtool::scan

@@ -9,6 +9,7 @@
 #include "scan/gpu_code.h"
 #include "scan/testing/fatbin_bytes.h"
 
+using namespace imgtool;
 using namespace imgtool::scan;
 using namespace imgtool::scan::testing;
 
@@ -106,26 +107,3 @@ TEST_CASE("fatbin scan: noise only, truncated containers and an empty file hold 
   CHECK(e.result().empty());
 }
 
-TEST_CASE("arch lists: parse and print round trip; runnable_on follows CUDA's compatibility rules") {
-  CHECK(parse_arch("sm_86") == 86);
-  CHECK(parse_arch("compute_90") == 90);
-  CHECK(parse_arch("8.6") == 86);
-  CHECK(parse_arch("10.0") == 100);
-  CHECK(parse_arch("12.1") == 121);
-  CHECK_FALSE(parse_arch("sm_"));
-  CHECK_FALSE(parse_arch("sm_x6"));
-  CHECK_FALSE(parse_arch("9"));
-  auto c = parse_archs("sm_61,sm_70,sm_75,sm_80,sm_86,compute_86");
-  REQUIRE(c);
-  CHECK(c->text() == "sm_61,sm_70,sm_75,sm_80,sm_86,compute_86");
-  CHECK(c->runnable_on(89) == 1);   // sm_86 cubin (same major) and the PTX
-  CHECK(c->runnable_on(90) == 1);   // PTX JIT only
-  CHECK(c->runnable_on(120) == 1);
-  auto sass = parse_archs("sm_61,sm_70,sm_75,sm_80,sm_86");
-  CHECK(sass->runnable_on(90) == 0);  // no sm_90 cubin, no PTX: "no kernel image is available"
-  CHECK(sass->runnable_on(52) == 0);
-  CHECK_FALSE(parse_archs("sm_61,,sm_70"));
-  CHECK_FALSE(parse_archs("61"));
-  CHECK(cc_text(90) == "9.0");
-  CHECK(cc_text(121) == "12.1");
-}

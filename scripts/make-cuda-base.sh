@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Makes a local stand-in for nvidia/cuda:<CUDA>-cudnn<N>-runtime on top of the local Debian base
-# (scripts/make-base.sh), from NVIDIA's own redistributable wheels on PyPI. The pins come from
-# matrix/kb/cuda_wheels.yaml; the wheels are fetched on the host by scripts/wheelhouse.sh (cached
-# under ~/.cache/imgtool/wheelhouse/<key>); the recipe is dockerfiles/bases/cuda-runtime.Dockerfile.
+# Makes a local stand-in for nvidia/cuda:<CUDA>-cudnn-runtime on top of the local Debian base
+# (scripts/make-base.sh), from NVIDIA's own redistributable wheels on PyPI: the same library set
+# (cudart, cuBLAS/cuBLASLt, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, nvJPEG, NPP, nvJitLink from
+# CUDA 12, NCCL, cuDNN; kb/libraries.yaml runtime_sets), for every CUDA line matrix/kb/cuda_wheels.yaml
+# pins (11.8, 12.6, 12.9, 13.0, 13.5). The wheels are fetched on the host by scripts/wheelhouse.sh
+# (cached under ~/.cache/imgtool/wheelhouse/<key>); the recipe is dockerfiles/bases/cuda-runtime.Dockerfile.
+# `imgtool verify docker-daemon:TAG --no-signature --no-smoke` checks the result: every library
+# resolves through the loader at its pinned version (rows base.<lib>).
 # The image carries the label imgtool.base.key = hash of every input (pins, recipe, base image
 # ID, this script): a second run with the same inputs builds nothing.
 #
 # usage: scripts/make-cuda-base.sh [--fetch] CUDA [TAG] [BASE]
 #   e.g. scripts/make-cuda-base.sh 11.8   -> imgtool-base/cuda:11.8-cudnn8-runtime-bookworm
+#        scripts/make-cuda-base.sh 13.0   -> imgtool-base/cuda:13.0-cudnn9-runtime-bookworm
 # prints the image ID on the last line. --fetch only fills the wheelhouse (no base image needed:
 # the demo downloads while debootstrap runs) and prints its folder.
 set -euo pipefail
@@ -18,7 +23,7 @@ CUDA=$1
 BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
 KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
 RECIPE=$ROOT/dockerfiles/bases/cuda-runtime.Dockerfile
-SCRIPT_VERSION=2
+SCRIPT_VERSION=3
 
 # "cuda_full cudnn_full pkg==ver..." for this CUDA, or one clear line and exit 2.
 read -r CUDA_FULL CUDNN_FULL PINS < <(python3 - "$KB" "$CUDA" <<'PY'
@@ -60,9 +65,11 @@ mkdir -p "$CTX/cuda/redist" "$CTX/cuda/$LIB"
 pids=()
 for w in "$WHEELS"/nvidia_*.whl; do python3 -m zipfile -e "$w" "$CTX/cuda/redist/" & pids+=($!); done
 for p in "${pids[@]}"; do wait "$p" || { echo "make-cuda-base: cannot unpack a wheel of $WHEELS" >&2; exit 1; }; done
+# CUDA 11/12 wheels keep one folder per library (nvidia/cublas/lib); CUDA 13's share nvidia/cu13/lib.
+# No development links (libcudnn.so): a runtime image has none; the Paddle template adds the ones
+# Paddle dlopens (kb/libraries.yaml paddle_loads).
 ( cd "$CTX/cuda"
   for f in redist/nvidia/*/lib/lib*.so*; do ln -s "../../../$f" "$LIB/"; done
-  ln -s libcudnn.so.$CUDNN_MAJOR "$LIB/libcudnn.so"
   ln -s "$LIB" lib64
   find redist -name '__pycache__' -prune -exec rm -rf {} + )
 cp "$RECIPE" "$CTX/Dockerfile"

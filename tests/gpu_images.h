@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "matrix/kb.h"
 #include "tests/fixtures.h"
 
 namespace imgtool::testing {
@@ -28,12 +29,13 @@ inline std::string gpu_wheelhouse() {
   return last_line(r.out);
 }
 
-// imgtool-base/cuda:11.8-cudnn8-runtime-bookworm (scripts/make-cuda-base.sh; cached by its inputs).
-inline std::string cuda_base() {
+// The complete CUDA base of `cuda` made from NVIDIA's PyPI wheels (scripts/make-cuda-base.sh; cached by
+// its inputs): imgtool-base/cuda:<cuda>-cudnn<major>-runtime-bookworm (the KB names it).
+inline std::string cuda_base(const std::string& cuda = "11.8") {
   base_image();
-  auto r = run({source_dir() + "/scripts/make-cuda-base.sh", "11.8"}, {.timeout = std::chrono::seconds(1800)});
-  if (!r.ok()) throw Error("make-cuda-base.sh failed: " + r.err);
-  return "imgtool-base/cuda:11.8-cudnn8-runtime-bookworm";
+  auto r = run({source_dir() + "/scripts/make-cuda-base.sh", cuda}, {.timeout = std::chrono::seconds(2400)});
+  if (!r.ok()) throw Error("make-cuda-base.sh " + cuda + " failed: " + r.err);
+  return matrix::KnowledgeBase::load_default().cuda_wheels(cuda)->image();
 }
 
 inline std::map<std::string, std::string> gpu_matrix_env() {

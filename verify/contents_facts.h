@@ -46,7 +46,7 @@ struct PaddleDist {
   std::string compiled_cuda;    // from paddle/version ("" if unknown or CPU)
   std::string compiled_cudnn;
   bool pip_cuda_libraries = false;  // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
-  scan::GpuCode gpu_code;           // merged over its framework libraries
+  GpuCode gpu_code;           // merged over its framework libraries
   std::vector<std::string> code_libraries;  // the libraries that were read for it
 };
 

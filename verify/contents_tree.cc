@@ -88,7 +88,7 @@ FsEntry::Type type_of(mode_t t) {
 }
 
 // The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner.
-scan::GpuCode scan_code(archive* a) {
+GpuCode scan_code(archive* a) {
   scan::FatbinScanner s;
   const void* block;
   size_t n;
@@ -179,7 +179,7 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
                   " bytes of kept small files in the image, found more (a hostile layer?)");
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
   } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && examine_ && examine_(r.path)) {
-    r.entry.gpu_code = std::make_shared<const scan::GpuCode>(scan_code(a));
+    r.entry.gpu_code = std::make_shared<const GpuCode>(scan_code(a));
   } else {
     archive_read_data_skip(a);  // nothing keeps these bytes: never copied out of the decoder's buffer
   }

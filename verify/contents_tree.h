@@ -49,7 +49,7 @@ struct FsEntry {
   std::shared_ptr<const std::string> content;  // kept bytes (files the predicate selected); shared by hard links
   // The GPU code in the file's fat binaries, for the files the examine predicate selected (read
   // as the layer streams by: scan/gpu_code.h); shared by hard links.
-  std::shared_ptr<const scan::GpuCode> gpu_code;
+  std::shared_ptr<const GpuCode> gpu_code;
 };
 
 struct ContentsLimits {

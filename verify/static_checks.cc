@@ -115,7 +115,6 @@ void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::M
   for (const auto& [k, v] : claims.env) env.push_back(k + "=" + v);
   if (claims.cuda_base()) {  // a CUDA base (scripts/make-cuda-base.sh): its library set, not Paddle claims
     for (auto& c : check_base_libraries(tree, facts, env, claims.base_cuda, kb)) r.add(std::move(c));
-    for (auto& c : check_loader_paths(tree, facts, env)) r.add(std::move(c));
     return;
   }
   for (auto& c : check_claims(claims, facts, kb)) r.add(std::move(c));

@@ -1,0 +1,49 @@
+// GPU architectures as CUDA counts them, and the code a library holds for them: which GPUs it can
+// run on. A pure model (no I/O): scan/gpu_code.h reads it off a library's fat binaries, the KB
+// records it per Paddle build (compiled_archs), images carry it (io.imgtool.cuda-archs), and
+// select/doctor/run-config hold a host's GPU against it.
+//
+// CUDA's rules: a cubin for sm_XY runs on a GPU of compute capability X.Z for Z >= Y (same major);
+// PTX for compute_XY is JIT-compiled by the driver for any GPU of capability >= X.Y.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace imgtool {
+
+struct GpuCode {
+  int containers = 0;
+  std::map<int, int> cubin;  // arch (80 = sm_80) -> containers holding a cubin for it
+  std::map<int, int> ptx;    // arch (80 = compute_80) -> containers holding PTX for it
+
+  bool empty() const { return containers == 0; }
+  // Architectures present in at least half of the containers (the library's own targets, not a
+  // stray third-party kernel's).
+  std::vector<int> main_cubins() const;
+  std::vector<int> main_ptx() const;
+  // Containers that hold code a GPU of compute capability `cc` (86 = 8.6) can run: a cubin of
+  // the same major with a minor not above its own, or PTX for an arch not above it (the driver
+  // JIT-compiles it).
+  int runnable_on(int cc) const;
+  void merge(const GpuCode& other);
+  void add_container(const std::vector<int>& cubins, const std::vector<int>& ptxs);  // each sorted, unique
+  // "sm_61,sm_70,sm_75,sm_80,sm_86" (+ ",compute_86" for PTX): the main targets, the form of the
+  // io.imgtool.cuda-archs label and the KB's compiled_archs.
+  std::string text() const;
+
+  // Distinct container shapes (its cubin archs, its PTX archs) -> how many containers have it:
+  // what runnable_on() needs (a container serves a GPU through any one of its entries).
+  std::map<std::pair<std::vector<int>, std::vector<int>>, int> shapes;
+};
+
+// "sm_86" / "compute_80" / "8.6" / "86" -> 86; nullopt otherwise.
+std::optional<int> parse_arch(const std::string& text);
+// Parses the text() form back: nullopt for a malformed list.
+std::optional<GpuCode> parse_archs(const std::string& text);
+// 86 -> "8.6".
+std::string cc_text(int cc);
+
+}  // namespace imgtool
