@@ -79,6 +79,16 @@ std::optional<GpuCode> parse_archs(const std::string& text) {
   return c;
 }
 
+std::string kernel_gap(const std::string& archs, const std::string& cc) {
+  auto code = parse_archs(archs);
+  auto device = parse_arch(cc);
+  if (!code || !device || code->runnable_on(*device) > 0) return "";
+  bool ptx = !code->ptx.empty();
+  return "its GPU code is " + archs + (ptx ? "" : " (machine code only, no PTX to JIT-compile)") +
+         ": nothing runs on compute capability " + cc_text(*device) +
+         " (\"no kernel image is available for execution on the device\")";
+}
+
 std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
 }  // namespace imgtool

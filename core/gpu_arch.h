@@ -46,4 +46,9 @@ std::optional<GpuCode> parse_archs(const std::string& text);
 // 86 -> "8.6".
 std::string cc_text(int cc);
 
+// "" when a GPU of compute capability `cc` ("9.0") can run code compiled for `archs` (the text()
+// form: "sm_61,…,sm_86[,compute_86]"), else why not, in the words of the error users meet
+// ("… no kernel image is available for execution on the device"). "" too when either is unknown.
+std::string kernel_gap(const std::string& archs, const std::string& cc);
+
 }  // namespace imgtool

@@ -28,3 +28,16 @@ TEST_CASE("arch lists: parse and print round trip; runnable_on follows CUDA's co
   CHECK(cc_text(90) == "9.0");
   CHECK(cc_text(121) == "12.1");
 }
+
+TEST_CASE("kernel_gap: the reason a GPU cannot run an image's code, empty when it can or nothing is known") {
+  std::string paddle262 = "sm_61,sm_70,sm_75,sm_80,sm_86";
+  CHECK(kernel_gap(paddle262, "8.0").empty());
+  CHECK(kernel_gap(paddle262, "8.9").empty());  // Ada runs the sm_86 cubins
+  CHECK(kernel_gap(paddle262, "9.0") ==
+        "its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX to JIT-compile): nothing runs on compute "
+        "capability 9.0 (\"no kernel image is available for execution on the device\")");
+  CHECK_FALSE(kernel_gap(paddle262, "12.0").empty());  // RTX 50 / Blackwell on an older build
+  CHECK(kernel_gap("sm_80,compute_80", "12.0").empty());  // PTX: the driver JIT-compiles it
+  CHECK(kernel_gap("", "9.0").empty());
+  CHECK(kernel_gap(paddle262, "").empty());
+}

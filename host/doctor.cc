@@ -1,5 +1,7 @@
 #include "host/doctor.h"
 
+#include "core/gpu_arch.h"
+
 #include <algorithm>
 
 #include "core/version.h"
@@ -111,6 +113,38 @@ DoctorRow gpu_run_row(const HostFacts& f) {
 }
 
 }  // namespace
+
+std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, const matrix::KnowledgeBase& kb) {
+  std::string what = "image " + img.ref;
+  if (img.variant != "gpu") return {{what, Status::kOk, "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) +
+                                                             " image: no GPU needed", ""}};
+  if (f.driver.empty() || f.gpus.empty())
+    return {{what, Status::kFail, "a gpu image (CUDA " + img.cuda + "), and this host has no usable GPU",
+             "run it on a GPU host, or use the cpu tag of the same Paddle"}};
+  std::vector<DoctorRow> rows;
+  std::string runs, cannot;
+  for (const auto& g : f.gpus) {
+    const matrix::GpuSpec* spec = kb.find_gpu(g.name);
+    std::string cc = !g.cc.empty() ? g.cc : spec ? spec->cc : "";
+    std::string gap = kernel_gap(img.cuda_archs, cc);
+    (gap.empty() ? runs : cannot) += (gap.empty() ? (runs.empty() ? "" : ", ") : (cannot.empty() ? "" : "; ")) + g.name +
+                                     (gap.empty() ? "" : ": " + gap);
+  }
+  if (img.cuda_archs.empty())
+    rows.push_back({what + " GPU code", Status::kWarn, "the image does not say which GPUs its Paddle has kernels for (no io.imgtool.cuda-archs)",
+                    "rebuild it with imgtool (the KB's compiled_archs label it)"});
+  else if (!cannot.empty())
+    rows.push_back({what + " GPU code", Status::kFail, cannot,
+                    "use a tag built for this GPU: imgtool select --repository … (or --matrix …) picks one"});
+  else
+    rows.push_back({what + " GPU code", Status::kOk, img.cuda_archs + " runs on " + runs, ""});
+  auto have = Version::parse(f.driver), need = Version::parse(img.min_driver);
+  if (have && need)
+    rows.push_back({what + " driver", *have >= *need ? Status::kOk : Status::kFail,
+                    "driver " + f.driver + (*have >= *need ? " >= " : " < ") + img.min_driver + " (io.imgtool.min-driver)",
+                    *have >= *need ? "" : "upgrade the driver to " + img.min_driver + " or newer, or use an older CUDA tag"});
+  return rows;
+}
 
 DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb) {
   DoctorReport r{f, {}};

@@ -32,6 +32,17 @@ struct DoctorReport {
 
 DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb);
 
+// What an image claims that this host must serve (its io.imgtool.* labels).
+struct ImageNeeds {
+  std::string ref;
+  std::string variant, cuda, min_driver;
+  std::string cuda_archs;  // io.imgtool.cuda-archs
+};
+// Rows for `imgtool doctor --image REF`: can this host run the image? Its GPU code on every
+// visible GPU (no kernel image for a GPU outside io.imgtool.cuda-archs: fail, with the tag to use
+// instead), and the driver against the image's floor.
+std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, const matrix::KnowledgeBase& kb);
+
 nlohmann::json to_json(const DoctorReport& r);
 std::string render_table(const DoctorReport& r);
 

@@ -71,6 +71,24 @@ TEST_CASE("doctor: an H100 with 550 is all ok") {
   CHECK(j["driver"] == "550.54.15");
 }
 
+// Issue 24 section 3: `doctor --image` refuses a tag whose Paddle has no kernels for the host's GPU.
+TEST_CASE("doctor --image: PyPI's Paddle 2.6.2 on the recorded H100 host has no kernel image; on the V100 it runs") {
+  ImageNeeds p262{"paddle-local:2.6.2-gpu-cuda11.8-cudnn8.6", "gpu", "11.8", "450.80.02", "sm_61,sm_70,sm_75,sm_80,sm_86"};
+  auto h100 = doctor("h100-550.json");
+  auto rows = image_rows(h100.facts, p262, kb());
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].status == Status::kFail);
+  CHECK(rows[0].found.find("NVIDIA H100 80GB HBM3: its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX") == 0);
+  CHECK(rows[0].fix.find("imgtool select") != std::string::npos);
+  CHECK(rows[1].status == Status::kOk);  // 550.54.15 >= 450.80.02
+  auto v100 = image_rows(doctor("v100-470.json").facts, p262, kb());
+  CHECK(v100[0].status == Status::kOk);
+  CHECK(v100[0].found.find("runs on Tesla V100") != std::string::npos);
+  auto none = image_rows(doctor("no-gpu.json").facts, p262, kb());
+  CHECK(none[0].status == Status::kFail);
+  CHECK(image_rows(doctor("no-gpu.json").facts, {"paddle:3.3.1", "cpu", "", "", ""}, kb())[0].status == Status::kOk);
+}
+
 TEST_CASE("doctor: no GPU is said plainly, not a failure") {
   auto r = doctor("no-gpu.json");
   CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);

@@ -19,6 +19,7 @@ matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string
   c.cuda = get("cuda");
   c.cudnn = get("cudnn");
   c.min_driver = get("min-driver");
+  c.cuda_archs = get("cuda-archs");
   if (const matrix::CudaRelease* cr = c.cuda.empty() ? nullptr : kb.cuda(c.cuda)) {
     c.min_driver_full = cr->min_driver_full;
     if (c.min_driver.empty()) c.min_driver = cr->min_driver_compat;

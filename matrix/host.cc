@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/gpu_arch.h"
 
 namespace imgtool::matrix {
 
@@ -38,6 +39,14 @@ std::optional<HostReject> check_arch(const Cell& c, const GpuSpec& g, const Know
     return HostReject{c, "host-arch", "CUDA " + c.cuda + " cannot serve a " + g.aliases.front() + ": " + a->name + " (compute capability " +
                       g.cc + ") is supported by " + span, a->source};
   return std::nullopt;
+}
+
+// Empty when the build's compiled GPU code (compiled_archs, io.imgtool.cuda-archs) runs on the GPU.
+std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g) {
+  std::string gap = kernel_gap(c.cuda_archs, g.cc);
+  if (gap.empty()) return std::nullopt;
+  return HostReject{c, "host-kernels", "Paddle " + c.paddle + "'s CUDA " + c.cuda + " build cannot serve a " + g.aliases.front() + ": " + gap,
+                    "the build's compiled_archs (matrix/kb/paddle.yaml; imgtool kb derive)"};
 }
 
 std::optional<HostReject> check_driver(const Cell& c, const Version& driver, const KnowledgeBase& kb) {
@@ -93,6 +102,7 @@ HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, c
       continue;
     }
     auto rej = check_arch(c, r.gpu, kb);
+    if (!rej) rej = check_kernels(c, r.gpu);
     if (!rej) rej = check_driver(c, *driver, kb);
     if (rej) r.rejected.push_back(*rej);
     else r.fits.push_back(fit(c, *driver));

@@ -3,6 +3,9 @@
 //   host-arch:   the GPU's compute capability must be supported by the image's
 //                CUDA (arch.yaml: e.g. Volta's last CUDA is 12.9, so a CUDA 13
 //                image cannot serve a V100);
+//   host-kernels: the GPU must run the code compiled into the build (compiled_archs /
+//                io.imgtool.cuda-archs: a cubin of its major, or PTX the driver JITs): Paddle
+//                2.6's CUDA 11.8 wheel holds sm_61..sm_86 only, so an H100 (9.0) is refused;
 //   host-driver: the driver must be >= the stricter of two floors: NVIDIA's
 //                minor-version floor for the CUDA version (cuda.yaml: 12.x needs
 //                >= 525.60.13) and the floor Paddle documents for that build

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/gpu_arch.h"
 #include "core/process.h"
 #include "core/version.h"
 #include "image/transport.h"
@@ -13,7 +14,8 @@ namespace imgtool::runconf {
 
 ImageFacts ImageFacts::from_labels(const std::string& ref, const std::map<std::string, std::string>& l) {
   auto get = [&](const char* k) { auto it = l.find(std::string("io.imgtool.") + k); return it == l.end() ? std::string() : it->second; };
-  return {ref, get("variant"), get("paddle"), get("python"), get("cuda"), get("cudnn"), get("min-driver"), get("tag")};
+  return {ref, get("variant"), get("paddle"), get("python"), get("cuda"), get("cudnn"), get("min-driver"), get("tag"),
+          get("cuda-archs")};
 }
 
 namespace {
@@ -73,6 +75,10 @@ void check_fits(const RunSpec& s, const ImageFacts& img, const matrix::Knowledge
     throw InputError("gpu_model: expected a GPU that CUDA " + img.cuda + " (label io.imgtool.cuda of " + img.ref + ") can serve, found " +
                      s.gpu_model + ": " + a->name + " (compute capability " + g->cc + ") is supported by CUDA " + a->first_cuda +
                      (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + " (source: " + a->source + ")");
+  if (std::string gap = kernel_gap(img.cuda_archs, g->cc); !gap.empty())
+    throw InputError("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of " + img.ref +
+                     "), found " + s.gpu_model + ": " + gap + "; pick an image built for it (imgtool select --gpu '" +
+                     s.gpu_model + "')");
 }
 
 }  // namespace imgtool::runconf

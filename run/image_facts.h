@@ -1,7 +1,8 @@
 // What an image says about itself (its io.imgtool.* labels), and whether a run
 // profile fits it. A profile asking for GPUs on a cpu image, no GPU for a gpu
-// image, or a GPU model whose architecture the image's CUDA cannot serve (KB
-// arch.yaml) is refused with the reason: InputError, exit 2.
+// image, a GPU model whose architecture the image's CUDA cannot serve (KB
+// arch.yaml), or one the image's compiled GPU code cannot run on (label
+// io.imgtool.cuda-archs) is refused with the reason: InputError, exit 2.
 #pragma once
 #include <map>
 #include <string>
@@ -15,6 +16,7 @@ struct ImageFacts {
   std::string ref;         // as given
   std::string variant;     // gpu | cpu | "" (unlabelled)
   std::string paddle, python, cuda, cudnn, min_driver, tag;
+  std::string cuda_archs;  // io.imgtool.cuda-archs: the GPU code Paddle's libraries hold
   static ImageFacts from_labels(const std::string& ref, const std::map<std::string, std::string>& labels);
 };
 

@@ -100,4 +100,12 @@ TEST_CASE("image facts refuse what the image cannot do") {
   CHECK(refusal(ocr({"gpu_model=V100"}), gpu_image("12.6")).empty());
   // Blackwell needs CUDA 12.8+.
   CHECK(refusal(ocr({"gpu_model=B200"}), gpu_image("12.6")).find("Blackwell") != std::string::npos);
+  // The image's compiled GPU code (io.imgtool.cuda-archs): PyPI's Paddle 2.6.2 has no kernel for an H100.
+  auto p262 = ImageFacts::from_labels("reg/paddle:2.6.2-gpu", {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "11.8"},
+                                                               {"io.imgtool.cuda-archs", "sm_61,sm_70,sm_75,sm_80,sm_86"}});
+  std::string h100 = refusal(ocr({"gpu_model=NVIDIA H100 80GB HBM3"}), p262);
+  CHECK(h100.find("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of reg/paddle:2.6.2-gpu)") !=
+        std::string::npos);
+  CHECK(h100.find("no kernel image is available for execution on the device") != std::string::npos);
+  CHECK(refusal(ocr({"gpu_model=A100"}), p262).empty());
 }

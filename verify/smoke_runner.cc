@@ -38,6 +38,7 @@ std::vector<std::string> strings(const json& arr) {
 void resolve_expectations(SmokeOptions& opt, const ImageFacts& facts) {
   if (opt.expect_variant.empty()) opt.expect_variant = facts.variant;
   if (opt.expect_cuda.empty()) opt.expect_cuda = facts.cuda;
+  if (opt.expect_archs.empty()) opt.expect_archs = facts.cuda_archs;
   if (!opt.expect_variant.empty() && opt.expect_variant != "gpu" && opt.expect_variant != "cpu")
     throw InputError("--expect-variant: expected gpu or cpu, found '" + opt.expect_variant + "'");
   if (opt.probe_dir.empty()) opt.probe_dir = data_dir() + "/verify/probe";
@@ -73,6 +74,7 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
   if (f.tag.empty()) f.tag = image;
   f.variant = get(labels::kVariant);
   f.cuda = get(labels::kCuda);
+  f.cuda_archs = get(labels::kCudaArchs);
   return f;
 }
 
@@ -83,6 +85,7 @@ engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& nam
                        .timeout = opt.timeout};
   if (!opt.expect_variant.empty()) r.args.insert(r.args.end(), {"--expect-variant", opt.expect_variant});
   if (!opt.expect_cuda.empty()) r.args.insert(r.args.end(), {"--expect-cuda", opt.expect_cuda});
+  if (!opt.expect_archs.empty()) r.args.insert(r.args.end(), {"--expect-archs", opt.expect_archs});
   if (opt.gpu_host != GpuHost::gpu) r.args.insert(r.args.end(), {"--gpu-host", gpu_host_mode(opt.gpu_host).name});
   r.args.insert(r.args.end(), opt.probe_args.begin(), opt.probe_args.end());
   return r;

@@ -37,6 +37,7 @@ struct SmokeOptions {
   std::string shm_size;                // empty: Docker's default (64 MB)
   std::string expect_variant;          // "gpu" | "cpu"; empty: the io.imgtool.variant label
   std::string expect_cuda;             // "12.6"; empty: the io.imgtool.cuda label
+  std::string expect_archs;            // "sm_61,…"; empty: the io.imgtool.cuda-archs label
   std::string python = "python3";      // the image's interpreter (a venv's python3 on PATH wins)
   std::string probe_dir;               // empty: data_dir() + "/verify/probe"
   std::chrono::seconds timeout{900};   // whole docker run
@@ -52,6 +53,7 @@ struct ImageFacts {
   std::string tag;      // io.imgtool.tag, else the reference as given
   std::string variant;  // io.imgtool.variant
   std::string cuda;     // io.imgtool.cuda
+  std::string cuda_archs;  // io.imgtool.cuda-archs: the probe names a missing kernel image with it
 };
 
 struct SmokeResult {

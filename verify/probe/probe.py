@@ -341,7 +341,40 @@ PADDLE_WARNINGS = [
     ("dynload_failed", r"The third-party dynamic library \(\S+\) that Paddle depends on is not configured correctly"),
     ("cannot_open_library", r"lib\w+\.so[\w.]*: cannot open shared object file"),
     ("driver_mismatch", r"unsupported display driver / cuda driver combination"),
+    ("no_kernel_image", r"no kernel image is available for execution on the device"),
 ]
+
+
+def archs_serve(archs, cc):
+    """Whether code compiled for `archs` ("sm_61,sm_86,compute_86", io.imgtool.cuda-archs) runs on a
+    GPU of compute capability `cc` ((9, 0)): a cubin of the same major with a minor not above its
+    own, or PTX for an arch not above it. None when either is unknown (CUDA's rules; the same as
+    core/gpu_arch.h's kernel_gap)."""
+    if not archs or not cc:
+        return None
+    dev = cc[0] * 10 + cc[1]
+    for item in archs.split(","):
+        kind, _, num = item.partition("_")
+        if not num.isdigit():
+            continue
+        a = int(num)
+        if kind == "sm" and a // 10 == dev // 10 and a % 10 <= dev % 10:
+            return True
+        if kind == "compute" and a <= dev:
+            return True
+    return False
+
+
+def no_kernel_image(archs, cc, found_line):
+    """The paddle section's failure when Paddle has no kernels for this GPU: the error users meet,
+    what the image holds, and the fix."""
+    dev = "%d.%d" % tuple(cc) if cc else "this GPU"
+    return {"status": "fail", "code": "no_kernel_image",
+            "reason": "Paddle has no kernels for compute capability %s (\"no kernel image is available for execution "
+                      "on the device\"): the image's GPU code is %s" % (dev, archs or "not labelled (io.imgtool.cuda-archs)"),
+            "evidence": found_line,
+            "fix": "use an image whose io.imgtool.cuda-archs has sm_%s (or PTX at or below it): a newer Paddle/CUDA build; "
+                   "`imgtool select --gpu` picks one" % (dev.replace(".", "") if cc else "XY")}
 
 
 def paddle_warnings(output):
@@ -1169,8 +1202,9 @@ def parse_paddle_output(rc, output):
     return info
 
 
-def judge_paddle(info, expect_variant, expect_cuda):
-    """Paddle section from the child's records."""
+def judge_paddle(info, expect_variant, expect_cuda, device_cc=None, archs=None):
+    """Paddle section from the child's records. `device_cc` (major, minor) and `archs` (the
+    image's io.imgtool.cuda-archs) name a missing kernel image for what it is."""
     sec = {k: info.get(k) for k in ("version", "compiled_with_cuda", "cuda", "cudnn", "gpu_count", "matmul")
            if info.get(k) is not None}
     works_on, count = run_check_outcome(info.get("run_check_output", ""))
@@ -1191,6 +1225,10 @@ def judge_paddle(info, expect_variant, expect_cuda):
                    multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", "")),
                    fix="check that every visible GPU is free and NCCL is installed (libnccl.so.2); "
                        "or run with --gpus device=0 to use one GPU")
+    elif any(w["kind"] == "no_kernel_image" for w in sec["warnings"]) or \
+            (works_on != "gpu" and expect_variant == "gpu" and archs_serve(archs, device_cc) is False):
+        line = next((w["line"] for w in sec["warnings"] if w["kind"] == "no_kernel_image"), info.get("run_check_raised"))
+        sec.update(no_kernel_image(archs, device_cc, line))
     elif works_on is None:
         sec.update(status="fail", reason="paddle.utils.run_check() failed: %s" %
                    (info.get("run_check_raised") or "no \"works well\" line in its output"))
@@ -1224,7 +1262,8 @@ def expectation(args, env_sec, libs_sec):
                      ("cudart", (libs_sec.get("cudart") or {}).get("version"))):
         if not cuda and val:
             cuda, source = val, src
-    return {"variant": variant, "cuda": cuda, "cuda_source": source if cuda else None}
+    archs = getattr(args, "expect_archs", None) or os.environ.get("IMGTOOL_EXPECT_ARCHS") or None
+    return {"variant": variant, "cuda": cuda, "cuda_source": source if cuda else None, "archs": archs}
 
 
 def metrics(report):
@@ -1282,7 +1321,7 @@ def run_probe(args):
     else:
         rc, out = run_paddle(paddle_python, args.gemm_n or 8192)
         info = parse_paddle_output(rc, out)
-        report["paddle"] = judge_paddle(info, exp["variant"], exp["cuda"])
+        report["paddle"] = judge_paddle(info, exp["variant"], exp["cuda"], (drv or {}).get("cc"), exp.get("archs"))
         report["cpu"] = cpu_section(info)
     report["metrics"] = metrics(report)
     report["verdict"] = verdict(report, exp["variant"], "none" if args.no_gpu_host else args.gpu_host)
@@ -1362,6 +1401,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description="imgtool smoke probe (prints one JSON document)")
     ap.add_argument("--expect-variant", choices=["gpu", "cpu"])
     ap.add_argument("--expect-cuda", help="the image's claimed CUDA, e.g. 12.6")
+    ap.add_argument("--expect-archs", help="the image's io.imgtool.cuda-archs, e.g. sm_61,sm_70,sm_75,sm_80,sm_86")
     ap.add_argument("--gpus-requested", help="what the host passed to docker run --gpus ('none' if nothing)")
     ap.add_argument("--reps", type=int, default=20, help="timed repetitions (the warm-up run is extra)")
     ap.add_argument("--gemm-n", type=int, default=0, help="GEMM size (default 8192, 4096 under 16 GiB)")

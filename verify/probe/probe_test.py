@@ -199,6 +199,42 @@ class PaddleTest(unittest.TestCase):
         self.assertNotIn("@@", info["run_check_output"])
 
 
+class NoKernelImageTest(unittest.TestCase):
+    """Paddle built without code for the GPU (PyPI's 2.6.2 on an H100): the error users meet is named
+    with what the image holds and the fix (issue 24 section 3)."""
+    ERR = ("RuntimeError: (PreconditionNotMet) The kernel (conv2d) failed: CUDA error(209), "
+           "no kernel image is available for execution on the device.")
+
+    def test_archs_serve_follows_cudas_rules(self):
+        p262 = "sm_61,sm_70,sm_75,sm_80,sm_86"
+        self.assertTrue(probe.archs_serve(p262, (8, 0)))
+        self.assertTrue(probe.archs_serve(p262, (8, 9)))      # Ada runs the sm_86 cubins
+        self.assertFalse(probe.archs_serve(p262, (9, 0)))
+        self.assertFalse(probe.archs_serve(p262, (12, 0)))
+        self.assertTrue(probe.archs_serve("sm_80,compute_80", (12, 0)))  # PTX: JIT
+        self.assertIsNone(probe.archs_serve("", (9, 0)))
+        self.assertIsNone(probe.archs_serve(p262, None))
+
+    def test_the_error_in_run_check_is_diagnosed(self):
+        info = {"version": "2.6.2", "compiled_with_cuda": True, "run_check_output": self.ERR, "output_tail": "",
+                "exit": 0, "run_check_raised": self.ERR}
+        r = probe.judge_paddle(info, "gpu", "11.8", [9, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
+        self.assertEqual((r["status"], r["code"]), ("fail", "no_kernel_image"))
+        self.assertIn("no kernels for compute capability 9.0", r["reason"])
+        self.assertIn("sm_61,sm_70,sm_75,sm_80,sm_86", r["reason"])
+        self.assertIn("sm_90", r["fix"])
+        self.assertIn("no kernel image is available", r["evidence"])
+
+    def test_a_failed_run_check_on_a_gpu_outside_the_archs_is_named_too(self):
+        info = {"version": "2.6.2", "compiled_with_cuda": True, "run_check_output": "", "output_tail": "",
+                "exit": 0, "run_check_raised": "RuntimeError: CUDA error(209)"}
+        r = probe.judge_paddle(info, "gpu", "11.8", [9, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
+        self.assertEqual(r["code"], "no_kernel_image")
+        ok = probe.judge_paddle(dict(info, run_check_output=GPU_RUN_CHECK, run_check_raised=None), "gpu", "11.8",
+                                [8, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
+        self.assertEqual(ok["status"], "ok")
+
+
 class MultiGpuAndCpuTest(unittest.TestCase):
     MULTI = ("Running verify PaddlePaddle program ... \nPaddlePaddle works well on 1 GPU.\n"
              "PaddlePaddle meets some problem with 4 GPUs. This may be caused by:\n"
@@ -370,7 +406,7 @@ class WholeProbeTest(unittest.TestCase):
         self.assertIn("libcuda.so.1", r["driver"]["reason"])
         self.assertEqual(r["kernels"]["status"], "skipped")
         self.assertEqual(r["verdict"]["status"], "fail")
-        self.assertEqual(r["expect"], {"variant": "gpu", "cuda": "12.6", "cuda_source": "argument/IMGTOOL_EXPECT_CUDA"})
+        self.assertEqual(r["expect"], {"variant": "gpu", "cuda": "12.6", "cuda_source": "argument/IMGTOOL_EXPECT_CUDA", "archs": None})
 
 
 class FakeDriverTest(unittest.TestCase):
