@@ -15,7 +15,10 @@
 namespace imgtool::runconf {
 
 // The Kubernetes version the k8s output is written for and validated against.
-inline constexpr const char* kK8sVersion = "1.30.0";
+// The oldest Kubernetes release still supported on 2026-11-26 (1.35; 1.36 and 1.37 are the others,
+// kubernetes.io/releases; 1.30 ended in 2025): what a manifest here is valid for on every one of them.
+// kubernetes-validate 1.37.0 ships schemas v1.25.0 .. v1.37.0.
+inline constexpr const char* kK8sVersion = "1.35.0";
 
 enum class Format { kDocker, kCompose, kK8s };
 Format parse_format(const std::string& s);  // InputError on anything else
