@@ -22,6 +22,13 @@ struct Transfer {
   size_t too_large = 0;  // the cap a kept body passed (0: none)
 };
 
+// Fields whose repeated lines are one comma-separated list (RFC 9110 §5.3): a second `Link`
+// line adds links, it does not replace the first line's.
+bool is_list_header(const std::string& lower_name) {
+  static const char* const kLists[] = {"link", "www-authenticate"};
+  return std::any_of(std::begin(kLists), std::end(kLists), [&](const char* l) { return lower_name == l; });
+}
+
 size_t on_header(char* data, size_t size, size_t n, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
   std::string line(data, size * n);
@@ -34,7 +41,9 @@ size_t on_header(char* data, size_t size, size_t n, void* ud) {
   std::string name = line.substr(0, colon), value = line.substr(colon + 1);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   auto b = value.find_first_not_of(" \t"), e = value.find_last_not_of(" \t\r\n");
-  t->resp->headers[name] = b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  value = b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  auto [it, fresh] = t->resp->headers.emplace(name, value);
+  if (!fresh) it->second = is_list_header(name) ? it->second + ", " + value : value;
   return size * n;
 }
 

@@ -65,7 +65,9 @@ struct HttpRequest {
 
 struct HttpResponse {
   long status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names; last value wins
+  // lower-case names; a repeated field: the last value wins, except for list fields
+  // (Link, WWW-Authenticate), whose lines are joined with ", " as RFC 9110 §5.3 allows
+  std::map<std::string, std::string> headers;
   std::string body;
   std::string effective_url;
   std::string header(const std::string& lower_name) const;

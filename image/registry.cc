@@ -6,13 +6,17 @@
 #include <charconv>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/hash.h"
+#include "core/refname.h"
+#include "core/strings.h"
 #include "image/blob.h"
 #include "image/http.h"
+#include "image/link_header.h"
 #include "image/trace.h"
 
 namespace imgtool::image {
@@ -49,12 +53,34 @@ std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
-// The target of `Link: <url>; rel="next"` (empty when there is none).
-std::string next_link(const std::string& link) {
-  auto b = link.find('<'), e = link.find('>');
-  if (b == std::string::npos || e == std::string::npos || e < b || link.find("rel=\"next\"", e) == std::string::npos)
-    return "";
-  return link.substr(b + 1, e - b - 1);
+// A tag listing is read page by page until the registry sends no `next` Link; these bound a
+// registry that never stops (1000 pages of n=1000 is a million tags).
+constexpr int kMaxTagPages = 1000;
+constexpr size_t kMaxTags = 1000000;
+
+// The tags of one page (`{"name": …, "tags": [...]}`; "tags" null or absent: none). Anything
+// else — not JSON, a tag that is not a tag — throws: a listing is complete or it is an error.
+std::vector<std::string> page_tags(const std::string& body, const std::string& where) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(where + ": expected a JSON object {\"tags\": [...]}, found " + strings::quoted(body));
+  auto it = j.find("tags");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_array()) throw Error(where + ": expected \"tags\" to be an array, found " + it->dump());
+  std::vector<std::string> out;
+  for (const auto& t : *it) {
+    if (!t.is_string() || !refname::is_tag(t.get<std::string>()))
+      throw Error(where + ": expected tag names, found " + strings::quoted(t.dump()));
+    out.push_back(t.get<std::string>());
+  }
+  return out;
+}
+
+// The next page's URL, resolved against the page that named it (RFC 8288: the link's
+// context is the requested resource); "" when the page has no `next` link.
+std::string next_page(const HttpResponse& resp, const std::string& page_url) {
+  auto next = find_link(parse_link_header(resp.header("link")), "next");
+  return next ? resolve_url(page_url, *next) : "";
 }
 
 // A header value that must be a non-negative decimal number (Content-Length).
@@ -419,18 +445,21 @@ void Registry::delete_manifest(const std::string& repo, const std::string& diges
 
 std::vector<std::string> Registry::list_tags(const std::string& repo) {
   std::vector<std::string> tags;
-  std::string url = "/v2/" + repo + "/tags/list?n=1000";
-  while (!url.empty()) {
+  std::set<std::string> followed;
+  std::string url = resolve_url(base_url(), "/v2/" + repo + "/tags/list?n=1000");
+  for (int page = 1; !url.empty(); ++page) {
+    std::string page_of = "tag list of " + repo + ", page " + std::to_string(page), where = page_of + " on " + host();
+    if (page > kMaxTagPages) throw Error(where + ": more than " + std::to_string(kMaxTagPages) + " pages; refusing to go on");
+    if (!followed.insert(url).second) throw Error(where + ": the registry sent the same next page twice (" + url + ")");
     HttpRequest r{"GET", url};
     r.max_body = kMaxMetadataBytes;
     HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
-    if (resp.status == 404) return tags;
-    if (resp.status != 200) throw impl_->fail("GET tags of " + repo, resp);
-    auto j = nlohmann::json::parse(resp.body, nullptr, false);
-    if (j.is_object() && j.contains("tags") && j["tags"].is_array())
-      for (auto& t : j["tags"])
-        if (t.is_string()) tags.push_back(t.get<std::string>());
-    url = next_link(resp.header("link"));  // relative, or absolute (then checked like any URL it sends)
+    if (resp.status == 404 && page == 1) return tags;  // no such repository: no tags
+    if (resp.status != 200) throw impl_->fail("GET " + page_of + " (a partial list is never returned)", resp);
+    for (auto& t : page_tags(resp.body, where)) tags.push_back(std::move(t));
+    if (tags.size() > kMaxTags) throw Error(where + ": more than " + std::to_string(kMaxTags) + " tags; refusing to go on");
+    // relative (to the page, after any redirect), or absolute (then vetted like any URL the registry sends)
+    url = next_page(resp, resp.effective_url.empty() ? url : resp.effective_url);
   }
   return tags;
 }

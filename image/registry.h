@@ -95,6 +95,11 @@ class Registry {
   std::string put_manifest(const std::string& repo, const std::string& ref, const std::string& raw,
                            const std::string& media_type);
   void delete_manifest(const std::string& repo, const std::string& digest);
+  // Every tag, page by page (`n=1000`, then each page's RFC 8288 `rel="next"` Link, resolved
+  // against that page: image/link_header.h). Whole or an error, never a partial list: a non-200
+  // page after the first, a page that is not a tag list or names a non-tag, a malformed Link, the
+  // same next page twice, more than 1000 pages or a million tags all throw. A 404 on the first
+  // page (no such repository) is an empty list.
   std::vector<std::string> list_tags(const std::string& repo);
   // OCI 1.1 referrers of `digest`; if the registry lacks the API (404), the
   // index under the fallback tag "sha256-<hex>" is read instead.

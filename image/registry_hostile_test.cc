@@ -164,15 +164,15 @@ TEST_CASE("hostile registry: a plain-http registry's redirects and references st
                 route("GET", "^/v2/r/tags/list\\?n=", 200,
                       {{"body", R"({"tags":["a"]})"},
                        {"headers", {{"Link", "<@" + foreign.host() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
-                route("GET", "^/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
+                route("GET", "^/v2/r/tags/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
   Registry client(reg.host(), with_password());
   REQUIRE(client.base_url().rfind("http://", 0) == 0);
   CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"),
                        doctest::Contains("on plain http to example.invalid:9"), Error);
   CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});  // the Link is a path on the registry
   CHECK(foreign.requests().empty());
-  bool followed_as_path = false;
-  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/@" + foreign.host() + "/v2/r/tags/list?last=a";
+  bool followed_as_path = false;  // resolved against the page that sent it (RFC 8288: the link's context)
+  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/v2/r/tags/@" + foreign.host() + "/v2/r/tags/list?last=a";
   CHECK(followed_as_path);
 }
 
@@ -251,4 +251,63 @@ TEST_CASE("hostile registry: HEAD and GET that disagree cannot mix two images") 
   CHECK(digest == sha256_digest(a));
   CHECK_THROWS_WITH_AS(client.get_manifest("r", digest), doctest::Contains("tampered"), Error);
   CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("tampered"), Error);
+}
+
+TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links are read per RFC 8288") {
+  // Before: a 404 or a non-JSON body on page 2 returned page 1 alone, an unquoted rel=next was
+  // dropped, rel="prev" was followed when it came first, and a Link back to a page already read
+  // (or an endless chain of new ones) looped forever.
+  Scratch s;
+  HostileRegistry reg(s.path, "pages");
+  auto page = [](const std::string& query, const std::string& tags, json headers = json::object()) {
+    return route("GET", "^/v2/r/tags/list\\?" + query + "$", 200, {{"body", R"({"tags":)" + tags + "}"}, {"headers", headers}});
+  };
+  auto first = [&](json link) { return page("n=1000", R"(["a"])", {{"Link", link}}); };
+  RegistryOptions o;
+  o.attempts = 1;
+  Registry client(reg.host(), o);
+
+  SUBCASE("a 404 on a later page") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("page 2 (a partial list is never returned)"), Error);
+  }
+  SUBCASE("a later page that is not a tag list") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                            route("GET", "^/v2/r/tags/list\\?last=a$", 200, {{"body", "<html>busy</html>"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected a JSON object"), Error);
+  }
+  SUBCASE("a page naming something that is not a tag") {
+    reg.script({{"routes", {v2_ok(), page("n=1000", R"(["a", "b c"])")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected tag names"), Error);
+  }
+  SUBCASE("an unquoted rel=next") {
+    reg.script({{"routes", {v2_ok(), first("</v2/r/tags/list?last=a>; rel=next"), page("last=a", R"(["b"])")}}});
+    CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});
+  }
+  SUBCASE("rel=prev before rel=next, in one line and in two") {
+    json one = R"(</v2/r/tags/list?prev=1>; rel="prev", </v2/r/tags/list?last=a>; rel="next")";
+    json two = json::array({R"(</v2/r/tags/list?prev=1>; rel="prev")", R"(</v2/r/tags/list?last=a>; rel="next")"});
+    for (const json& link : {one, two}) {
+      reg.script({{"routes", {v2_ok(), first(link), page("prev=1", R"(["from-prev"])"), page("last=a", R"(["b"])")}}});
+      CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});
+    }
+  }
+  SUBCASE("a Link back to a page already read") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                            page("last=a", R"(["b"])", {{"Link", R"(</v2/r/tags/list?n=1000>; rel="next")"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("the same next page twice"), Error);
+  }
+  SUBCASE("a new next page every time") {
+    reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/tags/list", 200,
+                                           {{"body", R"({"tags":["a"]})"}, {"next_link_suffix", "x"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("more than 1000 pages"), Error);
+  }
+  SUBCASE("a Link off the grammar") {
+    reg.script({{"routes", {v2_ok(), first("/v2/r/tags/list?last=a; rel=next")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("RFC 8288"), Error);
+  }
+  SUBCASE("no such repository: no tags (a 404 on the first page)") {
+    reg.script({{"routes", {v2_ok()}}});
+    CHECK(client.list_tags("r").empty());
+  }
 }

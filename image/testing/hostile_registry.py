@@ -12,7 +12,9 @@ their scripts (which name each other's ports) afterwards:
 
   {"basic_auth": "user:password",      # optional: 401 + Basic challenge without it
    "routes": [{"method": "GET", "path": "^/v2/x/manifests/v1$",   # regex on the path
-               "status": 200, "headers": {"Content-Type": "..."},
+               "status": 200, "headers": {"Content-Type": "...",
+                                          "Link": ["<a>; rel=prev", "<b>; rel=next"]},  # a list: one line each
+               "next_link_suffix": "",          # Link: <request path + suffix>; rel="next"
                "body": "text", "repeat": 1,     # body repeated n times
                "endless": false,                # stream the body forever (no length)
                "trickle": 0.0}]}                # seconds between single bytes
@@ -38,6 +40,7 @@ def load_script():
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall each
 
     def log_message(self, *a):
         pass
@@ -97,6 +100,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def play(self, route):
         body = route.get("body", "").encode() * int(route.get("repeat", 1))
         status, headers = int(route.get("status", 200)), dict(route.get("headers", {}))
+        if "next_link_suffix" in route:  # a new page URL every time: a listing that never ends
+            headers["Link"] = '<%s%s>; rel="next"' % (self.path, route["next_link_suffix"])
         if route.get("endless"):
             return self.endless(status, headers, body or b"x" * 65536)
         if route.get("trickle"):
@@ -106,7 +111,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def send(self, status, headers, body):
         self.send_response(status)
         for k, v in headers.items():
-            self.send_header(k, v)
+            for line in (v if isinstance(v, list) else [v]):
+                self.send_header(k, line)
         if not any(k.lower() == "content-length" for k in headers):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
