@@ -116,13 +116,14 @@ bool is_loopback_host(const std::string& host) {
 
 namespace registry_detail {  // named: Registry::Impl holds it (no -Wsubobject-linkage)
 
-// One origin's credentials and what its challenges yielded: containerd's "one
-// authorizer per host". Its secrets are only ever attached to requests whose
-// scheme, host and port are this origin's.
+// The registry's credentials and what its challenges yielded. As containerd's pusher does,
+// they go only to requests on the registry's own origin (scheme, host and port of its base)
+// and to the token realm its own Bearer challenge names. A URL the registry points elsewhere
+// (upload Location, Link, redirect) is fetched with no credentials at all — not even that
+// origin's own from the Docker config, or a hostile registry could make imgtool act with them
+// (a DELETE on another registry) — and a 401 from it is an error, never answered.
 struct Authorizer {
-  UrlOrigin origin;
-  std::string lookup_host;                    // the Docker config key for this origin
-  bool own = false;                           // the registry's own origin
+  UrlOrigin origin;                           // the registry's own, once its scheme is known
   std::optional<Credentials> creds;
   std::string creds_source;
   bool looked_up = false;
@@ -145,7 +146,7 @@ struct Registry::Impl {
   HttpClient http;
   std::mutex mu;
   std::string base;  // scheme://host once pinged
-  std::map<std::string, std::unique_ptr<Authorizer>> authorizers;  // by origin
+  Authorizer own;    // the registry's own origin (origin set with base)
 
   static HttpOptions http_options(const std::string& host, const RegistryOptions& o) {
     HttpOptions h;
@@ -161,31 +162,22 @@ struct Registry::Impl {
     return repo.empty() ? "" : "repository:" + repo + (a == Access::kPush ? ":pull,push" : ":pull");
   }
 
-  Authorizer& authorizer(const UrlOrigin& o) {
-    std::string b = pick_base();
-    std::lock_guard lk(mu);
-    auto& a = authorizers[o.str()];
-    if (!a) {
-      a = std::make_unique<Authorizer>();
-      a->origin = o;
-      a->own = o.str() == url_origin(b).str();
-      bool default_port = o.port == (o.scheme == "https" ? 443 : 80);
-      a->lookup_host = a->own ? host : default_port ? o.host : o.host_port();
-    }
-    return *a;
+  // The authorizer for a request to `o`: the registry's own for its own origin, none elsewhere.
+  Authorizer* authorizer(const UrlOrigin& o) {
+    pick_base();
+    return o.str() == own.origin.str() ? &own : nullptr;
   }
 
-  // Credentials for one origin: the given ones belong to the registry's own
-  // origin only; any other origin gets only what the Docker config holds for it.
+  // The registry's credentials: the given ones, else the Docker config's for its host.
   const std::optional<Credentials>& credentials(Authorizer& au) {
     std::lock_guard lk(mu);
     if (!au.looked_up) {
       au.looked_up = true;
-      if (au.own && opt.credentials) {
+      if (opt.credentials) {
         au.creds = opt.credentials;
         au.creds_source = "the given credentials";
       } else {
-        auto l = find_credentials(au.lookup_host);
+        auto l = find_credentials(host);
         au.creds = l.creds;
         au.creds_source = l.source;
       }
@@ -205,8 +197,9 @@ struct Registry::Impl {
       if (!base.empty()) return base;
     }
     std::string b = probe_scheme();
+    UrlOrigin o = url_origin(b);
     std::lock_guard lk(mu);
-    base = b;
+    if (base.empty()) base = b, own.origin = o;
     return base;
   }
 
@@ -258,27 +251,39 @@ struct Registry::Impl {
     }
   }
 
-  HttpResponse send_once(HttpRequest r, Authorizer& au, const std::string& sc) {
-    if (auto a = auth_header(au, sc); !a.empty()) r.headers.push_back(a);
+  HttpResponse send_once(HttpRequest r, Authorizer* au, const std::string& sc) {
+    if (!au) return http.send(r);
+    if (auto a = auth_header(*au, sc); !a.empty()) r.headers.push_back(a);
     return http.send(r);
   }
 
+  // A 401 from an origin the registry sent us to: never answered (see Authorizer).
+  RegistryError foreign_401(const HttpRequest& r, const UrlOrigin& o) {
+    return RegistryError(r.method + " " + r.url + ": " + o.host_port() + " answered 401 (authentication required); "
+                             "imgtool sends credentials only to the registry's own origin " + own.origin.str() +
+                             ", never to a URL it points elsewhere (upload Location, Link, redirect); fix: have " +
+                             host + " serve that URL itself, or without authentication",
+                         false, 401, "UNAUTHORIZED");
+  }
+
   // Sends r (a reference resolved against the base: the registry's own paths, and Locations and
-  // Links it sent, relative or absolute), answering one 401 challenge with the credentials of the
-  // URL's own origin. Redirects of GET/HEAD are followed here, not by libcurl, so that every hop
-  // is vetted by check_target (http only where allowed, never after https) and authorized for its
-  // own origin; at most 5.
+  // Links it sent, relative or absolute). On the registry's own origin one 401 challenge is
+  // answered with its credentials; any other origin gets none, and its 401 throws. Redirects of
+  // GET/HEAD are followed here, not by libcurl, so that every hop is vetted by check_target (http
+  // only where allowed, never after https) and authorized by the same rule; at most 5.
   HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
     r.url = resolve_url(pick_base(), r.url);
     r.follow_redirects = false;
     std::string sc = scope(repo, a);
     for (int hop = 0;; ++hop) {
-      Authorizer& au = authorizer(check_target(r.url, hop == 0 ? "a URL" : "a redirect"));
+      UrlOrigin o = check_target(r.url, hop == 0 ? "a URL" : "a redirect");
+      Authorizer* au = authorizer(o);
       HttpResponse resp = send_once(r, au, sc);
+      if (resp.status == 401 && !au) throw foreign_401(r, o);
       if (resp.status == 401 && !r.upload) {
-        authenticate(au, resp, sc);
+        authenticate(*au, resp, sc);
         resp = send_once(r, au, sc);
-        if (resp.status == 401) throw auth_failed(au, resp);
+        if (resp.status == 401) throw auth_failed(*au, resp);
       }
       bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
                       resp.status == 308;
@@ -308,7 +313,7 @@ struct Registry::Impl {
     std::string msg;
     std::string code = registry_error_code(resp.body, &msg);
     auto& creds = credentials(au);
-    std::string who = au.lookup_host;
+    const std::string& who = host;
     std::string how = creds ? "with credentials from " + au.creds_source + "; check the user name and password"
                             : "anonymously; no credentials found (docker login " + who + ", or a Docker config entry)";
     return RegistryError("authentication failed for " + who + " (" + (code.empty() ? "401" : code) +
@@ -371,6 +376,18 @@ struct Registry::Impl {
     if (tok.empty()) throw Error("token response from " + realm + " carries no token");
     std::lock_guard lk(mu);
     au.tokens[sc] = tok;
+  }
+
+  // Cancels the upload session a refused mount started (a DELETE of its Location: hygiene, the
+  // session would expire anyway) — only on the registry's own origin: a DELETE is never sent to
+  // a URL the registry points elsewhere, which could name anything (another registry's manifest).
+  void cancel_upload(const std::string& location, const std::string& repo) {
+    try {
+      std::string url = absolute(pick_base(), location);
+      if (url_origin(url).str() != own.origin.str()) return;
+      send({"DELETE", url}, repo, Access::kPush);
+    } catch (const Error&) {
+    }
   }
 
   RegistryError fail(const std::string& what, const HttpResponse& resp) {
@@ -503,12 +520,7 @@ bool Registry::mount_blob(const std::string& repo, const std::string& digest, co
   std::string url = "/v2/" + repo + "/blobs/uploads/?mount=" + url_escape(digest) + "&from=" + url_escape(from_repo);
   HttpResponse resp = impl_->send({"POST", url}, repo, Access::kPush);
   if (resp.status == 201) return true;
-  if (resp.status == 202) {  // an upload session started instead; cancel it
-    if (auto loc = resp.header("location"); !loc.empty()) {
-      try { impl_->send({"DELETE", absolute(base_url(), loc)}, repo, Access::kPush); } catch (const Error&) {}
-    }
-    return false;
-  }
+  if (resp.status == 202) impl_->cancel_upload(resp.header("location"), repo);
   return false;
 }
 

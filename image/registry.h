@@ -13,11 +13,15 @@
 //     (GET with Basic credentials, or the OAuth2 refresh-token POST when the
 //     credentials are an identity token), with credentials from RegistryOptions
 //     or the Docker config (auth.h). Secrets never appear in messages.
-//   - Credentials stay with their origin: one authorizer per scheme+host+port.
-//     Absolute upload `Location` and pagination `Link` URLs on another origin
-//     get that origin's own credentials from the Docker config, never this
-//     registry's; once the registry spoke https, no URL or redirect may lead to
-//     plain http; libcurl is limited to https (+ http where it is allowed).
+//   - Credentials go only to the registry's own origin (the scheme+host+port of
+//     base_url()) and to the token realm its own Bearer challenge names. A URL
+//     the registry points elsewhere (upload `Location`, pagination `Link`, a
+//     redirect) is requested with NO credentials — not even that origin's own
+//     from the Docker config (a hostile registry would otherwise act with them:
+//     the confused deputy) — and a 401 from it throws RegistryError (401), never
+//     answered. No DELETE is ever sent to another origin. Once the registry
+//     spoke https, no URL or redirect may lead to plain http; libcurl is limited
+//     to https (+ http where it is allowed).
 //   - Bounded: manifests, indexes, tag lists and small blobs read into memory
 //     (get_blob_bytes: configs, signature payloads) at most kMaxMetadataBytes;
 //     tokens and error bodies kMaxSmallBodyBytes; a blob's descriptor must have
@@ -108,7 +112,8 @@ class Registry {
 
   // Blobs.
   std::optional<int64_t> head_blob(const std::string& repo, const std::string& digest);  // size if present
-  // Cross-repository mount; false if the registry started an upload instead.
+  // Cross-repository mount; false if the registry started an upload instead (that session is
+  // cancelled with a DELETE only when its Location is on the registry's own origin).
   bool mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo);
   void put_blob(const std::string& repo, const Descriptor& d, BlobReader& content);
   // The OCI chunked upload of a blob whose digest is known only at its end:

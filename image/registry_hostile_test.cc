@@ -1,6 +1,7 @@
 // The registry client against a HOSTILE registry (image/testing/hostile_registry.py):
 // answers a real registry would never give, each scripted per test. What must
-// hold: credentials never leave their origin, https is never downgraded,
+// hold: credentials go only to the registry's own origin (none to an origin it
+// points to, whose 401 is an error), https is never downgraded, tag lists are whole,
 // bodies are bounded, descriptors are checked, requests have a deadline, and
 // a registry that answers HEAD and GET differently cannot mix two images.
 #include <doctest/doctest.h>
@@ -8,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "core/hash.h"
 #include "core/process.h"
@@ -118,6 +120,66 @@ TEST_CASE("hostile registry: credentials never leave their origin") {
   bool reg_got_password = false;
   for (auto& r : reg.requests()) reg_got_password |= r["authorization"] == kBasic;
   CHECK(reg_got_password);
+}
+
+TEST_CASE("hostile registry: an origin it points to gets no credentials, not even its own, and no DELETE") {
+  // The confused deputy: before, a foreign upload Location, Link or redirect was answered with
+  // THAT origin's credentials from the Docker config, and a refused mount's 202 Location got a
+  // DELETE there (with those credentials after its 401): a staging registry could make
+  // `promote --to` or `copy` delete a release manifest on another registry.
+  Scratch s;
+  HostileRegistry reg(s.path, "reg"), foreign(s.path, "foreign");
+  std::ofstream(s.path / "docker" / "config.json")
+      << json{{"auths", {{foreign.host(), {{"auth", base64_encode("fuser:foreign-password")}}}}}}.dump();
+  std::string release = foreign.url() + "/v2/release/manifests/sha256:" + std::string(64, 'a');
+  foreign.script({{"basic_auth", "fuser:foreign-password"}, {"routes", {route("DELETE", "^/", 202), route("PUT", "^/", 201),
+                                                                        route("GET", "^/", 200, {{"body", R"({"tags":[]})"}})}}});
+  reg.script({{"basic_auth", "user:secret-password"},
+              {"routes",
+               {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
+                route("POST", "^/v2/r/blobs/uploads/\\?mount=", 202, {{"headers", {{"Location", release}}}}),
+                route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", foreign.url() + "/upload/1"}}}}),
+                route("GET", "^/v2/r/tags/list\\?n=", 200,
+                      {{"body", R"({"tags":["a"]})"},
+                       {"headers", {{"Link", "<" + foreign.url() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
+                route("GET", "^/v2/r/blobs/sha256:", 307, {{"headers", {{"Location", foreign.url() + "/blob"}}}})}}});
+  Registry client(reg.host(), with_password());
+
+  SUBCASE("an upload Location: its 401 is an error") {
+    CHECK_THROWS_WITH_AS(client.put_blob("r", std::string("hello"), media::kOciLayerTar),
+                         doctest::Contains("sends credentials only to the registry's own origin"), RegistryError);
+  }
+  SUBCASE("a pagination Link: its 401 is an error") {
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("answered 401"), RegistryError);
+  }
+  SUBCASE("a blob redirect: its 401 is an error") {
+    Descriptor d{media::kOciLayerTar, sha256_digest("hello"), 5};
+    CHECK_THROWS_WITH_AS(client.get_blob_bytes("r", d), doctest::Contains("answered 401"), RegistryError);
+  }
+  SUBCASE("a mount answered with a foreign Location: no DELETE there, the caller uploads") {
+    CHECK_FALSE(client.mount_blob("r", sha256_digest("hello"), "other"));
+    CHECK(foreign.requests().empty());
+  }
+  for (auto& r : foreign.requests()) {
+    CHECK(r["authorization"].is_null());
+    CHECK(r["method"] != "DELETE");
+  }
+  CHECK(foreign.requests().size() <= 1);  // one try, never a second one with credentials
+  bool reg_got_password = false;  // the registry's own 401 was answered: there was something to leak
+  for (auto& r : reg.requests()) reg_got_password |= r["authorization"] == kBasic;
+  CHECK(reg_got_password);
+}
+
+TEST_CASE("hostile registry: a refused mount's upload session is cancelled on the registry itself") {
+  Scratch s;
+  HostileRegistry reg(s.path, "reg");
+  reg.script({{"routes", {v2_ok(), route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", "/v2/r/blobs/uploads/u1"}}}}),
+                          route("DELETE", "^/v2/r/blobs/uploads/u1$", 204)}}});
+  Registry client(reg.host(), with_password());
+  CHECK_FALSE(client.mount_blob("r", sha256_digest("hello"), "other"));
+  auto got = reg.requests();
+  REQUIRE_FALSE(got.empty());
+  CHECK(got.back()["method"] == "DELETE");
 }
 
 TEST_CASE("hostile registry: an https registry is never followed to plain http") {
