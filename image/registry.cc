@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -28,7 +29,9 @@ const char* const kManifestAccept =
 
 namespace {
 
-enum class Access { kPull, kPush };
+// What a request needs of its repository, as the token spec's scope actions (docker-registry asks
+// for `delete` on a manifest DELETE, not `push`).
+enum class Access { kPull, kPush, kDelete };
 
 std::string registry_error_code(const std::string& body, std::string* message) {
   auto j = nlohmann::json::parse(body, nullptr, false);
@@ -138,6 +141,21 @@ namespace {
 
 std::string form_field(const std::string& k, const std::string& v) { return k + "=" + url_escape(v); }
 
+// The scopes a token is asked for: the challenge's (what the registry says this request needs,
+// e.g. `delete`, or `pull` on a mount's source repository) and the request's own, each once, in
+// that order. Both are space-separated lists.
+std::vector<std::string> scope_union(const std::string& challenged, const std::string& own) {
+  std::vector<std::string> out;
+  for (const std::string& list : {challenged, own})
+    for (size_t i = 0; i < list.size();) {
+      size_t e = std::min(list.find(' ', i), list.size());
+      std::string one = list.substr(i, e - i);
+      if (!one.empty() && std::find(out.begin(), out.end(), one) == out.end()) out.push_back(one);
+      i = e + 1;
+    }
+  return out;
+}
+
 }  // namespace
 
 struct Registry::Impl {
@@ -158,8 +176,11 @@ struct Registry::Impl {
 
   Impl(std::string h, RegistryOptions o) : host(std::move(h)), opt(std::move(o)), http(http_options(host, opt)) {}
 
-  std::string scope(const std::string& repo, Access a) const {
-    return repo.empty() ? "" : "repository:" + repo + (a == Access::kPush ? ":pull,push" : ":pull");
+  // "repository:<repo>:<actions>" ("" for no repository: the /v2/ ping).
+  static std::string scope(const std::string& repo, Access a) {
+    static const std::map<Access, const char*> kActions = {
+        {Access::kPull, ":pull"}, {Access::kPush, ":pull,push"}, {Access::kDelete, ":delete"}};
+    return repo.empty() ? "" : "repository:" + repo + kActions.at(a);
   }
 
   // The authorizer for a request to `o`: the registry's own for its own origin, none elsewhere.
@@ -271,10 +292,10 @@ struct Registry::Impl {
   // answered with its credentials; any other origin gets none, and its 401 throws. Redirects of
   // GET/HEAD are followed here, not by libcurl, so that every hop is vetted by check_target (http
   // only where allowed, never after https) and authorized by the same rule; at most 5.
-  HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
+  // `sc`: the scopes a token for it must carry, space-separated; also the key its token is kept under.
+  HttpResponse send(HttpRequest r, const std::string& sc) {
     r.url = resolve_url(pick_base(), r.url);
     r.follow_redirects = false;
-    std::string sc = scope(repo, a);
     for (int hop = 0;; ++hop) {
       UrlOrigin o = check_target(r.url, hop == 0 ? "a URL" : "a redirect");
       Authorizer* au = authorizer(o);
@@ -293,6 +314,8 @@ struct Registry::Impl {
       r.url = resolve_url(r.url, loc);
     }
   }
+
+  HttpResponse send(const HttpRequest& r, const std::string& repo, Access a) { return send(r, scope(repo, a)); }
 
   // Like send(), retried with backoff on 429/5xx/resets (idempotent requests only).
   HttpResponse send_retry(const HttpRequest& r, const std::string& repo, Access a) {
@@ -338,21 +361,22 @@ struct Registry::Impl {
   }
 
   // The token request of the distribution token spec: with an identity
-  // (refresh) token, the OAuth2 form POST (grant_type=refresh_token); else a
-  // GET with Basic credentials, or anonymous.
-  HttpRequest token_request(const std::string& realm, const Challenge& c, const std::string& want,
+  // (refresh) token, the OAuth2 form POST (grant_type=refresh_token, scopes
+  // space-separated in one field); else a GET (one scope= parameter per scope)
+  // with Basic credentials, or anonymous.
+  HttpRequest token_request(const std::string& realm, const Challenge& c, const std::vector<std::string>& want,
                             const std::optional<Credentials>& cr) {
     std::string service = c.params.count("service") ? c.params.at("service") : "";
     if (cr && !cr->identity_token.empty()) {
       std::string form = form_field("grant_type", "refresh_token") + "&" + form_field("refresh_token", cr->identity_token) +
                          "&" + form_field("client_id", "imgtool");
       if (!service.empty()) form += "&" + form_field("service", service);
-      if (!want.empty()) form += "&" + form_field("scope", want);
+      if (!want.empty()) form += "&" + form_field("scope", strings::join(want, " "));
       return HttpRequest{"POST", realm, {"Content-Type: application/x-www-form-urlencoded"}, form};
     }
     std::string url = realm;
     if (!service.empty()) url = with_query(url, form_field("service", service));
-    if (!want.empty()) url = with_query(url, form_field("scope", want));
+    for (const auto& w : want) url = with_query(url, form_field("scope", w));
     HttpRequest tr{"GET", url};
     if (cr && !cr->username.empty())
       tr.headers.push_back("Authorization: Basic " + base64_encode(cr->username + ":" + cr->password));
@@ -365,8 +389,8 @@ struct Registry::Impl {
     if (au.origin.scheme == "https" && realm.rfind("https://", 0) != 0)
       throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
     check_target(realm, "a token realm");
-    std::string want = sc.empty() && c.params.count("scope") ? c.params.at("scope") : sc;
-    HttpResponse t = http.send(token_request(realm, c, want, credentials(au)));
+    std::string challenged = c.params.count("scope") ? c.params.at("scope") : "";
+    HttpResponse t = http.send(token_request(realm, c, scope_union(challenged, sc), credentials(au)));
     if (t.status == 401 || t.status == 403) throw auth_failed(au, t);
     if (t.status != 200) throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status), retryable_status(t.status));
     auto j = nlohmann::json::parse(t.body, nullptr, false);
@@ -385,7 +409,7 @@ struct Registry::Impl {
     try {
       std::string url = absolute(pick_base(), location);
       if (url_origin(url).str() != own.origin.str()) return;
-      send({"DELETE", url}, repo, Access::kPush);
+      send({"DELETE", url}, repo, Access::kPush);  // an upload session is the pusher's
     } catch (const Error&) {
     }
   }
@@ -455,7 +479,7 @@ std::string Registry::put_manifest(const std::string& repo, const std::string& r
 }
 
 void Registry::delete_manifest(const std::string& repo, const std::string& digest) {
-  HttpResponse resp = impl_->send_retry({"DELETE", "/v2/" + repo + "/manifests/" + digest}, repo, Access::kPush);
+  HttpResponse resp = impl_->send_retry({"DELETE", "/v2/" + repo + "/manifests/" + digest}, repo, Access::kDelete);
   if (resp.status != 202 && resp.status != 200 && resp.status != 404)
     throw impl_->fail("DELETE manifest " + repo + "@" + digest, resp);
 }
@@ -518,7 +542,14 @@ std::optional<int64_t> Registry::head_blob(const std::string& repo, const std::s
 
 bool Registry::mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo) {
   std::string url = "/v2/" + repo + "/blobs/uploads/?mount=" + url_escape(digest) + "&from=" + url_escape(from_repo);
-  HttpResponse resp = impl_->send({"POST", url}, repo, Access::kPush);
+  std::string sc = Impl::scope(repo, Access::kPush) + " " + Impl::scope(from_repo, Access::kPull);
+  HttpResponse resp;
+  try {
+    resp = impl_->send({"POST", url}, sc);
+  } catch (const RegistryError& e) {  // no access to the source (or none granted for it): upload instead
+    if (e.status == 401 || e.status == 403) return false;
+    throw;
+  }
   if (resp.status == 201) return true;
   if (resp.status == 202) impl_->cancel_upload(resp.header("location"), repo);
   return false;

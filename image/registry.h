@@ -12,7 +12,12 @@
 //   - Auth: anonymous, Basic, or the Bearer token flow from `WWW-Authenticate`
 //     (GET with Basic credentials, or the OAuth2 refresh-token POST when the
 //     credentials are an identity token), with credentials from RegistryOptions
-//     or the Docker config (auth.h). Secrets never appear in messages.
+//     or the Docker config (auth.h). Secrets never appear in messages. A token
+//     is asked for the challenge's scopes (what the registry says the request
+//     needs: `delete` for a manifest DELETE) plus the request's own
+//     (`repository:<repo>:pull[,push]`; a cross-repository mount also
+//     `repository:<from>:pull`), one `scope=` per scope (GET) or
+//     space-separated (the OAuth2 POST).
 //   - Credentials go only to the registry's own origin (the scheme+host+port of
 //     base_url()) and to the token realm its own Bearer challenge names. A URL
 //     the registry points elsewhere (upload `Location`, pagination `Link`, a
@@ -113,7 +118,8 @@ class Registry {
   // Blobs.
   std::optional<int64_t> head_blob(const std::string& repo, const std::string& digest);  // size if present
   // Cross-repository mount; false if the registry started an upload instead (that session is
-  // cancelled with a DELETE only when its Location is on the registry's own origin).
+  // cancelled with a DELETE only when its Location is on the registry's own origin) or refused
+  // the mount with 401/403 (no pull on `from_repo`): the caller then uploads the blob.
   bool mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo);
   void put_blob(const std::string& repo, const Descriptor& d, BlobReader& content);
   // The OCI chunked upload of a blob whose digest is known only at its end:
