@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/strings.h"
+
 namespace imgtool::image {
 namespace {
 
@@ -189,7 +191,12 @@ std::string HttpResponse::header(const std::string& n) const {
 bool HttpTransportError::tls_verification() const {
   return curl_code == CURLE_PEER_FAILED_VERIFICATION || curl_code == CURLE_SSL_CACERT_BADFILE;
 }
-bool HttpTransportError::not_tls() const { return curl_code == CURLE_SSL_CONNECT_ERROR; }
+bool HttpTransportError::not_tls() const {
+  static const char* const kHttpAnswer[] = {"wrong version number", "http request"};
+  std::string d = strings::lower(detail);
+  return curl_code == CURLE_SSL_CONNECT_ERROR &&
+         std::any_of(std::begin(kHttpAnswer), std::end(kHttpAnswer), [&](const char* m) { return d.find(m) != std::string::npos; });
+}
 
 HttpClient::HttpClient(HttpOptions o) : opt_(std::move(o)) { static CurlGlobal g; }
 
@@ -255,7 +262,7 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   if (rc != CURLE_OK && !(t.aborted && rc == CURLE_WRITE_ERROR)) {
     bool capped = t.too_large || rc == CURLE_FILESIZE_EXCEEDED;
     throw HttpTransportError(failure_text(r, resp, t, rc, errbuf), !capped && retryable_code(rc),
-                             capped ? CURLE_FILESIZE_EXCEEDED : rc);
+                             capped ? CURLE_FILESIZE_EXCEEDED : rc, errbuf[0] ? errbuf : curl_easy_strerror(rc));
   }
   return resp;
 }

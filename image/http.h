@@ -74,11 +74,16 @@ struct HttpResponse {
 };
 
 struct HttpTransportError : Error {
-  HttpTransportError(const std::string& what, bool retryable, int curl_code)
-      : Error(what, retryable), curl_code(curl_code) {}
+  HttpTransportError(const std::string& what, bool retryable, int curl_code, std::string detail = "")
+      : Error(what, retryable), curl_code(curl_code), detail(std::move(detail)) {}
   int curl_code;
+  std::string detail;             // libcurl's own error text (its error buffer)
   bool tls_verification() const;  // certificate not trusted / wrong host name
-  bool not_tls() const;           // the server does not speak TLS on this port
+  // The server answered our TLS ClientHello with plain HTTP — proof the port speaks only http:
+  // a TLS connect error whose text is OpenSSL's "wrong version number" (it read "HTTP/1.1 …" as
+  // a record header) or "http request". A reset, an alert, a timeout or a certificate failure is
+  // NOT such proof (an attacker can cause those), so it is false for them.
+  bool not_tls() const;
 };
 
 class HttpClient {

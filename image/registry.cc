@@ -248,7 +248,9 @@ struct Registry::Impl {
   // Loopback: plain http first (no TLS set-up cost); a TLS port answers a
   // plain request with 400 "Client sent an HTTP request to an HTTPS server",
   // and then https (verified) is used. Elsewhere: https, and http only with
-  // insecure_http when the port does not speak TLS.
+  // insecure_http when the port answered the TLS handshake with plain HTTP
+  // (HttpTransportError::not_tls) — never after a reset, an alert, a timeout
+  // or a certificate failure, which a man in the middle can cause at will.
   std::string probe_scheme() {
     if (is_loopback_host(host)) {
       try {

@@ -7,8 +7,9 @@
 // Contracts
 //   - Connection: https with verified TLS (system CAs or RegistryOptions::ca_file).
 //     Plain http only for loopback hosts (127.0.0.0/8, localhost, [::1]) or with
-//     insecure_http, and then only when the port does not speak TLS: a TLS
-//     verification failure is always an error, never a downgrade.
+//     insecure_http, and then only when the port answered the TLS handshake
+//     with plain HTTP: a TLS verification failure, a reset, an alert or a
+//     timeout is always an error, never a downgrade.
 //   - Auth: anonymous, Basic, or the Bearer token flow from `WWW-Authenticate`
 //     (GET with Basic credentials, or the OAuth2 refresh-token POST when the
 //     credentials are an identity token), with credentials from RegistryOptions

@@ -13,6 +13,7 @@
 
 #include "core/hash.h"
 #include "core/process.h"
+#include "image/http.h"
 #include "image/registry.h"
 #include "image/testing/python_server.h"
 
@@ -372,4 +373,46 @@ TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links a
     reg.script({{"routes", {v2_ok()}}});
     CHECK(client.list_tags("r").empty());
   }
+}
+
+namespace {
+
+// The transport error of one https GET (the test fails when there is none).
+HttpTransportError transport_error(const std::string& url) {
+  HttpOptions o;
+  o.timeout = std::chrono::seconds(10);
+  HttpClient c(o);
+  try {
+    c.send({"GET", url});
+  } catch (const HttpTransportError& e) {
+    return e;
+  }
+  FAIL("expected a transport error from " << url);
+  return HttpTransportError("", false, 0);
+}
+
+}  // namespace
+
+TEST_CASE("hostile registry: --insecure-http falls back to http only when the port answered TLS with plain HTTP") {
+  // Before: any TLS connect error counted as "the port does not speak TLS", so with
+  // --insecure-http a reset (or an alert) during the handshake — what a man in the middle can
+  // cause at will — downgraded the registry to plain http.
+  Scratch s;
+  auto tls = make_tls(s.path);
+  HostileRegistry plain(s.path, "plain"), reset(s.path, "reset", {"--tls-reset"}), untrusted(s.path, "tls", tls);
+  plain.script({{"routes", {v2_ok()}}});
+
+  HttpTransportError http_answer = transport_error(plain.url("https") + "/v2/");
+  CHECK_MESSAGE(http_answer.not_tls(), http_answer.detail);
+  HttpTransportError rst = transport_error(reset.url("https") + "/v2/");
+  CHECK_FALSE_MESSAGE(rst.not_tls(), rst.detail);
+  HttpTransportError cert = transport_error(untrusted.url("https") + "/v2/");
+  CHECK(cert.tls_verification());
+  CHECK_FALSE(cert.not_tls());
+
+  RegistryOptions o;
+  o.insecure_http = true;
+  o.attempts = 1;
+  Registry client(reset.host(), o);
+  CHECK_THROWS_WITH_AS(client.base_url(), doctest::Contains("cannot reach registry"), Error);
 }

@@ -4,7 +4,7 @@ answers each request from a JSON script, so a test can make it misbehave in
 ways a real registry cannot (HEAD and GET disagreeing, foreign or http://
 Location/Link URLs, redirects to http, oversized/endless/trickling bodies).
 
-  hostile_registry.py --port-file F --script S --log L [--tls CERT KEY]
+  hostile_registry.py --port-file F --script S --log L [--tls CERT KEY | --tls-reset]
 
 The port (chosen by the kernel) is written to F once the server listens. S is
 re-read on every request, so a test may start several servers first and write
@@ -24,7 +24,7 @@ request is appended to L as one JSON line:
   {"method", "path", "authorization" (the header or null), "body_bytes"}
 (a chunked body, as a streamed PATCH sends, is read whole and counted too).
 """
-import argparse, base64, http.server, json, os, re, socket, ssl, sys, threading, time
+import argparse, base64, http.server, json, os, re, socket, ssl, struct, sys, threading, time
 
 ARGS = None
 LOG_LOCK = threading.Lock()
@@ -150,6 +150,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = answer
 
 
+class TlsResetServer(http.server.ThreadingHTTPServer):
+    """--tls-reset: a "TLS port" that answers plain http as TlsServer does (400 "Client sent an
+    HTTP request to an HTTPS server") but resets every TLS handshake (RST after the ClientHello):
+    a broken or attacked TLS connection, which is no proof that the port speaks only http."""
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        if sock.recv(1, socket.MSG_PEEK) == b"\x16":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # RST
+            raise OSError("TLS handshake reset")
+        msg = b"Client sent an HTTP request to an HTTPS server.\n"
+        sock.sendall(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: " +
+                     str(len(msg)).encode() + b"\r\n\r\n" + msg)
+        sock.close()
+        raise OSError("plain http on the TLS port")
+
+
 class TlsServer(http.server.ThreadingHTTPServer):
     """TLS, but answers a plain-http request the way Go's servers (and so
     docker-registry) do: 400 "Client sent an HTTP request to an HTTPS server"."""
@@ -173,8 +191,9 @@ def main():
     p.add_argument("--script", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    p.add_argument("--tls-reset", action="store_true")
     ARGS = p.parse_args()
-    cls = TlsServer if ARGS.tls else http.server.ThreadingHTTPServer
+    cls = TlsServer if ARGS.tls else TlsResetServer if ARGS.tls_reset else http.server.ThreadingHTTPServer
     srv = cls(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     if ARGS.tls:
