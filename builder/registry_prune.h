@@ -19,7 +19,9 @@
 // at worst an unsigned old nightly tag that the next prune removes — never a
 // signature of a digest no tag names any more. A registry that refuses
 // deletes (HTTP 405: docker-registry without `storage: delete: enabled: true`)
-// ends the run with one line naming that fix.
+// ends the run with one line naming that fix. Fail closed: a tag list that is
+// not whole is an error (nothing is planned from part of one), and every digest
+// is re-checked right before its deletes (apply_registry_prune).
 #pragma once
 #include <set>
 #include <string>
