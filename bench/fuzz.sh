@@ -16,7 +16,7 @@ TIMEOUT=${FUZZ_TIMEOUT:-10}
 BUILD=${BUILD_FUZZ:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer dsse statement gunzip)
+[ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer dsse statement gunzip link)
 BIN_DIR=${FUZZ_BIN_DIR:-}  # prebuilt fuzz_<target> binaries: skip the build
 if [ -z "$BIN_DIR" ]; then
   CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_FUZZ=ON \

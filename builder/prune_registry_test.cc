@@ -3,7 +3,9 @@
 // release tag on an old nightly digest, every digest signed (.sig) and attested
 // (.att) by the real signer. --dry-run deletes nothing; the real run removes
 // exactly the old nightly manifests with their .sig/.att; a registry with
-// deletes disabled (405) fails with one line naming the fix.
+// deletes disabled (405) fails with one line naming the fix; a digest promoted
+// meanwhile or listed by a release's index stays; a tag list that breaks
+// (image/testing/hostile_registry.py) deletes nothing.
 // --no-engine: these tests never touch this host's Docker engine.
 #include <doctest/doctest.h>
 
@@ -13,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/nightly_tag.h"
+#include "builder/registry_prune.h"
+#include "core/fs.h"
+#include "image/testing/python_server.h"
 #include "image/registry.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
@@ -151,4 +156,74 @@ TEST_CASE("prune: a reference with a tag is refused naming the expected form") {
   RunResult r = prune({"docker://127.0.0.1:1/ai/paddle:3.2.0", "--keep", "1", "--no-engine"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("expected a repository docker://HOST/REPO") != std::string::npos);
+}
+
+TEST_CASE("prune: a digest promoted between the listing and its deletes stays, with its .sig/.att") {
+  // The rollback workflow the dated tags exist for: `promote` of an old nightly digest lands while
+  // prune runs. Before, nothing was re-checked before a DELETE: a2 went, and the new release tag
+  // with it.
+  Nightlies n;
+  builder::RegistryPrunePlan plan = builder::plan_registry_prune(builder::scan_repository(n.reg, kRepo), 1);
+  REQUIRE(plan.deletions.size() == 2);
+  REQUIRE(plan.deletions[0].digest == n.a2);
+  tag(n.reg, n.a2, "3.2.0-rollback");  // the promote, after the listing
+  builder::PruneReport rep = builder::apply_registry_prune(n.reg, kRepo, plan);
+  CHECK(rep.ok());
+  CHECK(n.reg.resolve(kRepo, "3.2.0-rollback") == n.a2);
+  CHECK(n.reg.head_manifest(kRepo, sig(n.a2)));
+  CHECK(n.reg.head_manifest(kRepo, att(n.a2)));
+  CHECK_FALSE(n.reg.head_manifest(kRepo, n.b1));  // the other deletion still happened
+  bool reported = false;
+  for (auto& k : rep.kept)
+    reported |= k.what == kRepo + ":3.2.0-nightly-20261121" && k.reason.find("re-tagged meanwhile") != std::string::npos &&
+                k.reason.find("release tag 3.2.0-rollback") != std::string::npos;
+  CHECK(reported);
+  for (auto& r : rep.removed) CHECK(r.what.find(n.a2.substr(7)) == std::string::npos);
+}
+
+TEST_CASE("prune: platform manifests that a release's index lists stay with the index") {
+  // Before: only tags naming a digest directly held it; a2 and b1, listed by the multi-platform
+  // release index 3.2.0-multi, went with their old nightly tags and left the index broken.
+  Nightlies n;
+  json manifests = json::array();
+  for (const auto& [d, arch] : {std::pair{n.a2, "amd64"}, std::pair{n.b1, "arm64"}})
+    manifests.push_back({{"mediaType", image::media::kOciManifest}, {"digest", d},
+                         {"size", n.reg.get_manifest(kRepo, d).raw.size()},
+                         {"platform", {{"os", "linux"}, {"architecture", arch}}}});
+  std::string index = json{{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", manifests}}.dump();
+  n.reg.put_manifest(kRepo, "3.2.0-multi", index, image::media::kOciIndex);
+
+  RunResult r = prune({n.ref(), "--keep", "1", "--no-engine"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(n.reg.head_manifest(kRepo, n.a2));
+  CHECK(n.reg.head_manifest(kRepo, n.b1));
+  CHECK(n.reg.get_manifest(kRepo, "3.2.0-multi").raw == index);
+  CHECK(r.out.find("kept nightly-tag " + kRepo + ":3.2.0-nightly-20261121") != std::string::npos);
+  CHECK(r.out.find("release tag 3.2.0-multi (an index listing it)") != std::string::npos);
+  CHECK(r.out.find("remove manifest") == std::string::npos);
+}
+
+TEST_CASE("prune fails closed: a tag list that breaks on page 2 deletes nothing") {
+  // Before: the 404 on page 2 returned page 1 alone, and prune deleted by that partial view (here
+  // 3.2.0-nightly-20261120's digest, although page 2 might have named it under a release tag).
+  PrivateTempDir dir("imgtool-prune-hostile-");
+  ::setenv("DOCKER_CONFIG", (dir / "docker").c_str(), 1);  // no machine credentials take part
+  image::testing::HostileRegistry hostile(dir.path(), "pages");
+  auto head = [](const std::string& tag, const std::string& digest) {
+    return json{{"method", "HEAD"}, {"path", "^/v2/ai/paddle/manifests/" + tag + "$"}, {"status", 200},
+                {"headers", {{"Docker-Content-Digest", digest}, {"Content-Type", image::media::kOciManifest}}}};
+  };
+  hostile.script({{"routes",
+                   {{{"method", "GET"}, {"path", "^/v2/$"}, {"status", 200}, {"body", "{}"}},
+                    {{"method", "GET"}, {"path", "^/v2/ai/paddle/tags/list\\?n="}, {"status", 200},
+                     {"body", R"({"tags":["3.2.0-nightly-20261120","3.2.0-nightly-20261121"]})"},
+                     {"headers", {{"Link", R"(</v2/ai/paddle/tags/list?last=3.2.0-nightly-20261121>; rel="next")"}}}},
+                    head("3.2.0-nightly-20261120", "sha256:" + std::string(64, '1')),
+                    head("3.2.0-nightly-20261121", "sha256:" + std::string(64, '2')),
+                    {{"method", "DELETE"}, {"path", "^/"}, {"status", 202}}}}});
+  image::RegistryOptions o;
+  o.attempts = 1;
+  image::Registry reg(hostile.host(), o);
+  CHECK_THROWS_WITH_AS(builder::prune_repository(reg, kRepo, {.keep = 1}), doctest::Contains("page 2"), Error);
+  for (auto& r : hostile.requests()) CHECK(r["method"] != "DELETE");
 }

@@ -163,3 +163,16 @@ TEST_CASE("registry plan: keep N per cell by date; never a digest a release or a
   CHECK(plan_registry_prune(tags, 3).deletions.empty());
   CHECK_THROWS_AS(plan_registry_prune(tags, 0), InputError);
 }
+
+TEST_CASE("registry plan: a manifest an index lists is held by the tag naming the index") {
+  std::string d1 = digest_of("a1"), d2 = digest_of("a2"), idx = digest_of("index");
+  std::vector<TagDigest> tags = {{"3.2.0-nightly-20261120", d1}, {"3.2.0-nightly-20261121", d2},
+                                 {"3.2.0", idx, {d1, digest_of("arm64")}}};
+  RegistryPrunePlan p = plan_registry_prune(tags, 1);
+  CHECK(p.deletions.empty());
+  REQUIRE(p.kept.size() == 1);
+  CHECK(p.kept[0].reason.find("release tag 3.2.0 (an index listing it)") != std::string::npos);
+  // an index that is itself going (an old nightly tag) holds nothing
+  tags[2].tag = "3.2.0-nightly-20261119";
+  CHECK(plan_registry_prune(tags, 1).deletions.size() == 2);
+}

@@ -7,6 +7,7 @@
 
 #include "builder/nightly_tag.h"
 #include "core/error.h"
+#include "image/platform.h"
 #include "sign/attestation.h"
 #include "sign/sig_manifest.h"
 
@@ -30,15 +31,36 @@ std::map<std::string, std::vector<Nightly>> nightlies_by_cell(const std::vector<
   return by_cell;
 }
 
-// The first tag naming `digest` that is not going, preferring a release tag.
+// The first tag that is not going and holds `digest` — names it, or names an index listing it —
+// preferring a release tag; "" when none does.
 std::string holder_of(const std::string& digest, const std::vector<TagDigest>& tags, const std::set<std::string>& going) {
   std::string nightly;
   for (const auto& t : tags) {
-    if (t.digest != digest || going.count(t.tag)) continue;
-    if (!parse_nightly_tag(t.tag)) return "release tag " + t.tag;
-    if (nightly.empty()) nightly = "kept nightly tag " + t.tag;
+    bool child = std::find(t.children.begin(), t.children.end(), digest) != t.children.end();
+    if ((t.digest != digest && !child) || going.count(t.tag)) continue;
+    std::string how = child ? " (an index listing it)" : "";
+    if (!parse_nightly_tag(t.tag)) return "release tag " + t.tag + how;
+    if (nightly.empty()) nightly = "kept nightly tag " + t.tag + how;
   }
   return nightly;
+}
+
+// HEAD's Content-Type says index (or says nothing): the manifest is read to list its children.
+bool may_be_index(std::string media_type) {
+  media_type = media_type.substr(0, media_type.find(';'));
+  return media_type.empty() || media_type == image::media::kOciIndex || media_type == image::media::kDockerList;
+}
+
+// The manifests an index lists (empty for an image manifest); one GET per digest, kept in `seen`.
+const std::vector<std::string>& children_of(image::Registry& reg, const std::string& repo, const std::string& digest,
+                                            std::map<std::string, std::vector<std::string>>& seen) {
+  auto [it, fresh] = seen.emplace(digest, std::vector<std::string>{});
+  if (!fresh) return it->second;
+  image::Manifest m = reg.get_manifest(repo, digest);  // by digest: re-hashed
+  if (!image::is_index(m)) return it->second;
+  for (const auto& c : m.json().value("manifests", nlohmann::json::array()))
+    if (c.is_object() && c.contains("digest") && c["digest"].is_string()) it->second.push_back(c["digest"].get<std::string>());
+  return it->second;
 }
 
 // Runs one registry call of a deletion; a 405 ends the whole run with the fix.
@@ -105,6 +127,8 @@ RegistryPrunePlan plan_registry_prune(const std::vector<TagDigest>& tags, int ke
       going.insert(v[i - 1].tag);
     }
   RegistryPrunePlan plan;
+  plan.keep = keep;
+  plan.going = going;
   std::map<std::string, size_t> index;  // digest -> deletions[i]
   for (auto it = old.begin(); it != old.end(); ++it) {
     if (std::string h = holder_of(it->digest, tags, going); !h.empty()) {
@@ -132,26 +156,49 @@ std::vector<PruneItem> plan_items(const std::string& repo, const DigestDeletion&
   return items;
 }
 
-PruneReport prune_repository(image::Registry& reg, const std::string& repo, const RegistryPruneOptions& o) {
-  check_keep(o.keep);  // before any request
+std::vector<TagDigest> scan_repository(image::Registry& reg, const std::string& repo) {
   std::vector<TagDigest> tags;
+  std::map<std::string, std::vector<std::string>> indexes;
   for (const auto& t : reg.list_tags(repo)) {
     if (is_signature_tag(t)) {
       tags.push_back({t, ""});
     } else if (auto mi = reg.head_manifest(repo, t)) {  // a tag gone since the listing is skipped
       tags.push_back({t, mi->digest});
+      if (may_be_index(mi->media_type)) tags.back().children = children_of(reg, repo, mi->digest, indexes);
     }
   }
-  RegistryPrunePlan plan = plan_registry_prune(tags, o.keep);
+  return tags;
+}
+
+PruneReport apply_registry_prune(image::Registry& reg, const std::string& repo, const RegistryPrunePlan& plan) {
   PruneReport rep;
-  rep.dry_run = o.dry_run;
-  for (auto& k : plan.kept) k.what = repo + ":" + k.what;
-  rep.kept = std::move(plan.kept);
+  for (auto k : plan.kept) {
+    k.what = repo + ":" + k.what;
+    rep.kept.push_back(std::move(k));
+  }
   for (const auto& d : plan.deletions) {
-    auto items = plan_items(repo, d, o.keep);
-    if (!o.dry_run) apply_deletion(reg, repo, d, items);
+    if (std::string h = holder_of(d.digest, scan_repository(reg, repo), plan.going); !h.empty()) {
+      for (const auto& t : d.tags)
+        rep.kept.push_back({PruneKind::nightly_tag, repo + ":" + t, "older than the newest " + std::to_string(plan.keep) +
+                                                                        " of " + d.cell + ", but re-tagged meanwhile: its digest is now also named by " + h, ""});
+      continue;
+    }
+    auto items = plan_items(repo, d, plan.keep);
+    apply_deletion(reg, repo, d, items);
     for (auto& i : items) rep.removed.push_back(std::move(i));
   }
+  return rep;
+}
+
+PruneReport prune_repository(image::Registry& reg, const std::string& repo, const RegistryPruneOptions& o) {
+  check_keep(o.keep);  // before any request
+  RegistryPrunePlan plan = plan_registry_prune(scan_repository(reg, repo), o.keep);
+  if (!o.dry_run) return apply_registry_prune(reg, repo, plan);
+  PruneReport rep;
+  rep.dry_run = true;
+  for (auto& k : plan.kept) rep.kept.push_back({k.kind, repo + ":" + k.what, k.reason, ""});
+  for (const auto& d : plan.deletions)
+    for (auto& i : plan_items(repo, d, o.keep)) rep.removed.push_back(std::move(i));
   return rep;
 }
 

@@ -3,7 +3,9 @@
 // (image/testing/token_server.py, ES256 JWTs signed with a key made here by
 // openssl), so the client's challenge -> token -> scoped retry really runs:
 // with a password (GET + Basic), with an identity token (the OAuth2
-// refresh-token POST), anonymously, and with a wrong password.
+// refresh-token POST), anonymously, and with a wrong password; and the scopes
+// a token asks for: the challenge's (a manifest DELETE needs `delete`) and a
+// cross-repository mount's `pull` on its source.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -46,9 +48,12 @@ std::filesystem::path make_signing_cert(const std::filesystem::path& dir) {
 }
 
 std::vector<std::string> token_args(const std::filesystem::path& dir) {
-  json users{{"passwords", {{"pusher", "pusher-password"}}},
+  json users{{"passwords", {{"pusher", "pusher-password"}, {"owner", "owner-password"}}},
              {"refresh_tokens", {{"refresh-token-of-pusher", "pusher"}}},
-             {"grants", {{"pusher", {{"test/pw", {"pull", "push"}}, {"test/idt", {"pull", "push"}}}}}}};
+             {"grants", {{"pusher", {{"test/pw", {"pull", "push"}}, {"test/idt", {"pull", "push"}},
+                                     {"test/src", {"pull", "push"}}, {"test/dst", {"pull", "push"}},
+                                     {"test/del", {"pull", "push", "delete"}}}},
+                         {"owner", {{"test/secret", {"pull", "push"}}}}}}};
   std::ofstream(dir / "users.json") << users.dump();
   return {"--key", (dir / "token.key").string(), "--cert", (dir / "token.crt").string(), "--issuer", kIssuer,
           "--service", kService, "--users", (dir / "users.json").string(), "--log", (dir / "tokens.jsonl").string()};
@@ -152,5 +157,37 @@ TEST_CASE("bearer tokens end to end against docker-registry in token mode") {
       CHECK(std::string(e.what()).find("authentication failed") != std::string::npos);
       CHECK(std::string(e.what()).find("not-the-password") == std::string::npos);
     }
+  }
+}
+
+TEST_CASE("bearer tokens ask for the challenge's scope: DELETE and cross-repository mounts") {
+  // Before: the token request asked for repository:<repo>:pull,push whatever the challenge said,
+  // so a DELETE (docker-registry wants `delete`) and a mount (`pull` on the source too) got a
+  // token without that access, 401 again, and threw; a mount never fell back to an upload.
+  TokenRegistry t;
+  Registry reg(t.registry.host(), with({"pusher", "pusher-password", ""}));
+
+  SUBCASE("a manifest DELETE") {
+    Manifest m = push_tiny_image(reg, "test/del", "v1");
+    reg.delete_manifest("test/del", m.digest());
+    CHECK_FALSE(reg.head_manifest("test/del", m.digest()));
+    CHECK(has_scope(t.token_requests().back(), "repository:test/del:delete"));
+  }
+  SUBCASE("a mount from a repository the user may pull") {
+    Manifest m = push_tiny_image(reg, "test/src", "v1");
+    CHECK(reg.mount_blob("test/dst", m.layers()[0].digest, "test/src"));
+    CHECK(reg.head_blob("test/dst", m.layers()[0].digest));
+    bool both = false;  // one token for the mount: push on the target, pull on the source
+    for (auto& e : t.token_requests())
+      both |= has_scope(e, "repository:test/dst:pull,push") && has_scope(e, "repository:test/src:pull");
+    CHECK(both);
+  }
+  SUBCASE("a mount from a repository the user may not pull: false, and the upload goes on") {
+    Registry owner(t.registry.host(), with({"owner", "owner-password", ""}));
+    Manifest m = push_tiny_image(owner, "test/secret", "v1");
+    Descriptor layer = m.layers()[0];
+    CHECK_FALSE(reg.mount_blob("test/dst", layer.digest, "test/secret"));
+    CHECK(reg.put_blob("test/dst", std::string(1000, 't'), media::kOciLayerTar).digest == layer.digest);
+    CHECK(reg.head_blob("test/dst", layer.digest));
   }
 }

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/strings.h"
+
 namespace imgtool::image {
 namespace {
 
@@ -22,6 +24,13 @@ struct Transfer {
   size_t too_large = 0;  // the cap a kept body passed (0: none)
 };
 
+// Fields whose repeated lines are one comma-separated list (RFC 9110 §5.3): a second `Link`
+// line adds links, it does not replace the first line's.
+bool is_list_header(const std::string& lower_name) {
+  static const char* const kLists[] = {"link", "www-authenticate"};
+  return std::any_of(std::begin(kLists), std::end(kLists), [&](const char* l) { return lower_name == l; });
+}
+
 size_t on_header(char* data, size_t size, size_t n, void* ud) {
   auto* t = static_cast<Transfer*>(ud);
   std::string line(data, size * n);
@@ -34,7 +43,9 @@ size_t on_header(char* data, size_t size, size_t n, void* ud) {
   std::string name = line.substr(0, colon), value = line.substr(colon + 1);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   auto b = value.find_first_not_of(" \t"), e = value.find_last_not_of(" \t\r\n");
-  t->resp->headers[name] = b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  value = b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  auto [it, fresh] = t->resp->headers.emplace(name, value);
+  if (!fresh) it->second = is_list_header(name) ? it->second + ", " + value : value;
   return size * n;
 }
 
@@ -180,7 +191,12 @@ std::string HttpResponse::header(const std::string& n) const {
 bool HttpTransportError::tls_verification() const {
   return curl_code == CURLE_PEER_FAILED_VERIFICATION || curl_code == CURLE_SSL_CACERT_BADFILE;
 }
-bool HttpTransportError::not_tls() const { return curl_code == CURLE_SSL_CONNECT_ERROR; }
+bool HttpTransportError::not_tls() const {
+  static const char* const kHttpAnswer[] = {"wrong version number", "http request"};
+  std::string d = strings::lower(detail);
+  return curl_code == CURLE_SSL_CONNECT_ERROR &&
+         std::any_of(std::begin(kHttpAnswer), std::end(kHttpAnswer), [&](const char* m) { return d.find(m) != std::string::npos; });
+}
 
 HttpClient::HttpClient(HttpOptions o) : opt_(std::move(o)) { static CurlGlobal g; }
 
@@ -246,7 +262,7 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   if (rc != CURLE_OK && !(t.aborted && rc == CURLE_WRITE_ERROR)) {
     bool capped = t.too_large || rc == CURLE_FILESIZE_EXCEEDED;
     throw HttpTransportError(failure_text(r, resp, t, rc, errbuf), !capped && retryable_code(rc),
-                             capped ? CURLE_FILESIZE_EXCEEDED : rc);
+                             capped ? CURLE_FILESIZE_EXCEEDED : rc, errbuf[0] ? errbuf : curl_easy_strerror(rc));
   }
   return resp;
 }

@@ -65,18 +65,25 @@ struct HttpRequest {
 
 struct HttpResponse {
   long status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names; last value wins
+  // lower-case names; a repeated field: the last value wins, except for list fields
+  // (Link, WWW-Authenticate), whose lines are joined with ", " as RFC 9110 §5.3 allows
+  std::map<std::string, std::string> headers;
   std::string body;
   std::string effective_url;
   std::string header(const std::string& lower_name) const;
 };
 
 struct HttpTransportError : Error {
-  HttpTransportError(const std::string& what, bool retryable, int curl_code)
-      : Error(what, retryable), curl_code(curl_code) {}
+  HttpTransportError(const std::string& what, bool retryable, int curl_code, std::string detail = "")
+      : Error(what, retryable), curl_code(curl_code), detail(std::move(detail)) {}
   int curl_code;
+  std::string detail;             // libcurl's own error text (its error buffer)
   bool tls_verification() const;  // certificate not trusted / wrong host name
-  bool not_tls() const;           // the server does not speak TLS on this port
+  // The server answered our TLS ClientHello with plain HTTP — proof the port speaks only http:
+  // a TLS connect error whose text is OpenSSL's "wrong version number" (it read "HTTP/1.1 …" as
+  // a record header) or "http request". A reset, an alert, a timeout or a certificate failure is
+  // NOT such proof (an attacker can cause those), so it is false for them.
+  bool not_tls() const;
 };
 
 class HttpClient {

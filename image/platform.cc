@@ -1,6 +1,8 @@
 #include "image/platform.h"
 
 #include "core/error.h"
+#include "core/hash.h"
+#include "core/strings.h"
 
 namespace imgtool::image {
 
@@ -9,11 +11,33 @@ bool is_index(const Manifest& m) {
   return mt == media::kOciIndex || mt == media::kDockerList;
 }
 
+namespace {
+
+// j[key] when j is an object and that member a string; else "".
+std::string string_member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool is_platform(const nlohmann::json& entry, const Platform& p) {
+  auto it = entry.is_object() ? entry.find("platform") : entry.end();
+  return it != entry.end() && string_member(*it, "os") == p.os && string_member(*it, "architecture") == p.architecture;
+}
+
+}  // namespace
+
 std::string pick_platform(const Manifest& index, const std::string& where, const Platform& p) {
   auto j = index.json();
-  for (const auto& m : j.value("manifests", nlohmann::json::array())) {
-    auto plat = m.value("platform", nlohmann::json::object());
-    if (plat.value("os", "") == p.os && plat.value("architecture", "") == p.architecture) return m.at("digest");
+  auto manifests = j.is_object() ? j.value("manifests", nlohmann::json::array()) : nlohmann::json::array();
+  for (const auto& m : manifests.is_array() ? manifests : nlohmann::json::array()) {
+    if (!is_platform(m, p)) continue;
+    std::string d = string_member(m, "digest");
+    if (!is_sha256_digest(d))
+      throw Error(where + ": the index's " + p.text() + " entry names digest " +
+                  strings::quoted(m.contains("digest") ? m["digest"].dump() : "(none)") +
+                  ", expected sha256:<64 lowercase hex> (a malformed or hostile index)");
+    return d;
   }
   throw Error(where + ": expected a " + p.text() + " image in the index, found none");
 }

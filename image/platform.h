@@ -19,7 +19,9 @@ struct Platform {
 
 bool is_index(const Manifest& m);
 
-// The digest of `p`'s manifest in an index; Error naming `where` when there is none.
+// The digest of `p`'s manifest in an index (the first entry whose platform matches); Error
+// naming `where` when there is none, or when that entry's digest is not sha256:<64 lowercase
+// hex> (it is fetched by next: a path like "../x" would address something else).
 std::string pick_platform(const Manifest& index, const std::string& where, const Platform& p = {});
 
 // m's digest, or for an index the digest of its `p` manifest (pick_platform).

@@ -3,16 +3,21 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/hash.h"
+#include "core/refname.h"
+#include "core/strings.h"
 #include "image/blob.h"
 #include "image/http.h"
+#include "image/link_header.h"
 #include "image/trace.h"
 
 namespace imgtool::image {
@@ -24,7 +29,9 @@ const char* const kManifestAccept =
 
 namespace {
 
-enum class Access { kPull, kPush };
+// What a request needs of its repository, as the token spec's scope actions (docker-registry asks
+// for `delete` on a manifest DELETE, not `push`).
+enum class Access { kPull, kPush, kDelete };
 
 std::string registry_error_code(const std::string& body, std::string* message) {
   auto j = nlohmann::json::parse(body, nullptr, false);
@@ -49,12 +56,34 @@ std::string with_query(const std::string& url, const std::string& kv) {
   return url + (url.find('?') == std::string::npos ? "?" : "&") + kv;
 }
 
-// The target of `Link: <url>; rel="next"` (empty when there is none).
-std::string next_link(const std::string& link) {
-  auto b = link.find('<'), e = link.find('>');
-  if (b == std::string::npos || e == std::string::npos || e < b || link.find("rel=\"next\"", e) == std::string::npos)
-    return "";
-  return link.substr(b + 1, e - b - 1);
+// A tag listing is read page by page until the registry sends no `next` Link; these bound a
+// registry that never stops (1000 pages of n=1000 is a million tags).
+constexpr int kMaxTagPages = 1000;
+constexpr size_t kMaxTags = 1000000;
+
+// The tags of one page (`{"name": …, "tags": [...]}`; "tags" null or absent: none). Anything
+// else — not JSON, a tag that is not a tag — throws: a listing is complete or it is an error.
+std::vector<std::string> page_tags(const std::string& body, const std::string& where) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(where + ": expected a JSON object {\"tags\": [...]}, found " + strings::quoted(body));
+  auto it = j.find("tags");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_array()) throw Error(where + ": expected \"tags\" to be an array, found " + it->dump());
+  std::vector<std::string> out;
+  for (const auto& t : *it) {
+    if (!t.is_string() || !refname::is_tag(t.get<std::string>()))
+      throw Error(where + ": expected tag names, found " + strings::quoted(t.dump()));
+    out.push_back(t.get<std::string>());
+  }
+  return out;
+}
+
+// The next page's URL, resolved against the page that named it (RFC 8288: the link's
+// context is the requested resource); "" when the page has no `next` link.
+std::string next_page(const HttpResponse& resp, const std::string& page_url) {
+  auto next = find_link(parse_link_header(resp.header("link")), "next");
+  return next ? resolve_url(page_url, *next) : "";
 }
 
 // A header value that must be a non-negative decimal number (Content-Length).
@@ -90,13 +119,14 @@ bool is_loopback_host(const std::string& host) {
 
 namespace registry_detail {  // named: Registry::Impl holds it (no -Wsubobject-linkage)
 
-// One origin's credentials and what its challenges yielded: containerd's "one
-// authorizer per host". Its secrets are only ever attached to requests whose
-// scheme, host and port are this origin's.
+// The registry's credentials and what its challenges yielded. As containerd's pusher does,
+// they go only to requests on the registry's own origin (scheme, host and port of its base)
+// and to the token realm its own Bearer challenge names. A URL the registry points elsewhere
+// (upload Location, Link, redirect) is fetched with no credentials at all — not even that
+// origin's own from the Docker config, or a hostile registry could make imgtool act with them
+// (a DELETE on another registry) — and a 401 from it is an error, never answered.
 struct Authorizer {
-  UrlOrigin origin;
-  std::string lookup_host;                    // the Docker config key for this origin
-  bool own = false;                           // the registry's own origin
+  UrlOrigin origin;                           // the registry's own, once its scheme is known
   std::optional<Credentials> creds;
   std::string creds_source;
   bool looked_up = false;
@@ -111,6 +141,21 @@ namespace {
 
 std::string form_field(const std::string& k, const std::string& v) { return k + "=" + url_escape(v); }
 
+// The scopes a token is asked for: the challenge's (what the registry says this request needs,
+// e.g. `delete`, or `pull` on a mount's source repository) and the request's own, each once, in
+// that order. Both are space-separated lists.
+std::vector<std::string> scope_union(const std::string& challenged, const std::string& own) {
+  std::vector<std::string> out;
+  for (const std::string& list : {challenged, own})
+    for (size_t i = 0; i < list.size();) {
+      size_t e = std::min(list.find(' ', i), list.size());
+      std::string one = list.substr(i, e - i);
+      if (!one.empty() && std::find(out.begin(), out.end(), one) == out.end()) out.push_back(one);
+      i = e + 1;
+    }
+  return out;
+}
+
 }  // namespace
 
 struct Registry::Impl {
@@ -119,7 +164,7 @@ struct Registry::Impl {
   HttpClient http;
   std::mutex mu;
   std::string base;  // scheme://host once pinged
-  std::map<std::string, std::unique_ptr<Authorizer>> authorizers;  // by origin
+  Authorizer own;    // the registry's own origin (origin set with base)
 
   static HttpOptions http_options(const std::string& host, const RegistryOptions& o) {
     HttpOptions h;
@@ -131,35 +176,29 @@ struct Registry::Impl {
 
   Impl(std::string h, RegistryOptions o) : host(std::move(h)), opt(std::move(o)), http(http_options(host, opt)) {}
 
-  std::string scope(const std::string& repo, Access a) const {
-    return repo.empty() ? "" : "repository:" + repo + (a == Access::kPush ? ":pull,push" : ":pull");
+  // "repository:<repo>:<actions>" ("" for no repository: the /v2/ ping).
+  static std::string scope(const std::string& repo, Access a) {
+    static const std::map<Access, const char*> kActions = {
+        {Access::kPull, ":pull"}, {Access::kPush, ":pull,push"}, {Access::kDelete, ":delete"}};
+    return repo.empty() ? "" : "repository:" + repo + kActions.at(a);
   }
 
-  Authorizer& authorizer(const UrlOrigin& o) {
-    std::string b = pick_base();
-    std::lock_guard lk(mu);
-    auto& a = authorizers[o.str()];
-    if (!a) {
-      a = std::make_unique<Authorizer>();
-      a->origin = o;
-      a->own = o.str() == url_origin(b).str();
-      bool default_port = o.port == (o.scheme == "https" ? 443 : 80);
-      a->lookup_host = a->own ? host : default_port ? o.host : o.host_port();
-    }
-    return *a;
+  // The authorizer for a request to `o`: the registry's own for its own origin, none elsewhere.
+  Authorizer* authorizer(const UrlOrigin& o) {
+    pick_base();
+    return o.str() == own.origin.str() ? &own : nullptr;
   }
 
-  // Credentials for one origin: the given ones belong to the registry's own
-  // origin only; any other origin gets only what the Docker config holds for it.
+  // The registry's credentials: the given ones, else the Docker config's for its host.
   const std::optional<Credentials>& credentials(Authorizer& au) {
     std::lock_guard lk(mu);
     if (!au.looked_up) {
       au.looked_up = true;
-      if (au.own && opt.credentials) {
+      if (opt.credentials) {
         au.creds = opt.credentials;
         au.creds_source = "the given credentials";
       } else {
-        auto l = find_credentials(au.lookup_host);
+        auto l = find_credentials(host);
         au.creds = l.creds;
         au.creds_source = l.source;
       }
@@ -179,8 +218,9 @@ struct Registry::Impl {
       if (!base.empty()) return base;
     }
     std::string b = probe_scheme();
+    UrlOrigin o = url_origin(b);
     std::lock_guard lk(mu);
-    base = b;
+    if (base.empty()) base = b, own.origin = o;
     return base;
   }
 
@@ -208,7 +248,9 @@ struct Registry::Impl {
   // Loopback: plain http first (no TLS set-up cost); a TLS port answers a
   // plain request with 400 "Client sent an HTTP request to an HTTPS server",
   // and then https (verified) is used. Elsewhere: https, and http only with
-  // insecure_http when the port does not speak TLS.
+  // insecure_http when the port answered the TLS handshake with plain HTTP
+  // (HttpTransportError::not_tls) — never after a reset, an alert, a timeout
+  // or a certificate failure, which a man in the middle can cause at will.
   std::string probe_scheme() {
     if (is_loopback_host(host)) {
       try {
@@ -232,27 +274,39 @@ struct Registry::Impl {
     }
   }
 
-  HttpResponse send_once(HttpRequest r, Authorizer& au, const std::string& sc) {
-    if (auto a = auth_header(au, sc); !a.empty()) r.headers.push_back(a);
+  HttpResponse send_once(HttpRequest r, Authorizer* au, const std::string& sc) {
+    if (!au) return http.send(r);
+    if (auto a = auth_header(*au, sc); !a.empty()) r.headers.push_back(a);
     return http.send(r);
   }
 
+  // A 401 from an origin the registry sent us to: never answered (see Authorizer).
+  RegistryError foreign_401(const HttpRequest& r, const UrlOrigin& o) {
+    return RegistryError(r.method + " " + r.url + ": " + o.host_port() + " answered 401 (authentication required); "
+                             "imgtool sends credentials only to the registry's own origin " + own.origin.str() +
+                             ", never to a URL it points elsewhere (upload Location, Link, redirect); fix: have " +
+                             host + " serve that URL itself, or without authentication",
+                         false, 401, "UNAUTHORIZED");
+  }
+
   // Sends r (a reference resolved against the base: the registry's own paths, and Locations and
-  // Links it sent, relative or absolute), answering one 401 challenge with the credentials of the
-  // URL's own origin. Redirects of GET/HEAD are followed here, not by libcurl, so that every hop
-  // is vetted by check_target (http only where allowed, never after https) and authorized for its
-  // own origin; at most 5.
-  HttpResponse send(HttpRequest r, const std::string& repo, Access a) {
+  // Links it sent, relative or absolute). On the registry's own origin one 401 challenge is
+  // answered with its credentials; any other origin gets none, and its 401 throws. Redirects of
+  // GET/HEAD are followed here, not by libcurl, so that every hop is vetted by check_target (http
+  // only where allowed, never after https) and authorized by the same rule; at most 5.
+  // `sc`: the scopes a token for it must carry, space-separated; also the key its token is kept under.
+  HttpResponse send(HttpRequest r, const std::string& sc) {
     r.url = resolve_url(pick_base(), r.url);
     r.follow_redirects = false;
-    std::string sc = scope(repo, a);
     for (int hop = 0;; ++hop) {
-      Authorizer& au = authorizer(check_target(r.url, hop == 0 ? "a URL" : "a redirect"));
+      UrlOrigin o = check_target(r.url, hop == 0 ? "a URL" : "a redirect");
+      Authorizer* au = authorizer(o);
       HttpResponse resp = send_once(r, au, sc);
+      if (resp.status == 401 && !au) throw foreign_401(r, o);
       if (resp.status == 401 && !r.upload) {
-        authenticate(au, resp, sc);
+        authenticate(*au, resp, sc);
         resp = send_once(r, au, sc);
-        if (resp.status == 401) throw auth_failed(au, resp);
+        if (resp.status == 401) throw auth_failed(*au, resp);
       }
       bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
                       resp.status == 308;
@@ -262,6 +316,8 @@ struct Registry::Impl {
       r.url = resolve_url(r.url, loc);
     }
   }
+
+  HttpResponse send(const HttpRequest& r, const std::string& repo, Access a) { return send(r, scope(repo, a)); }
 
   // Like send(), retried with backoff on 429/5xx/resets (idempotent requests only).
   HttpResponse send_retry(const HttpRequest& r, const std::string& repo, Access a) {
@@ -282,7 +338,7 @@ struct Registry::Impl {
     std::string msg;
     std::string code = registry_error_code(resp.body, &msg);
     auto& creds = credentials(au);
-    std::string who = au.lookup_host;
+    const std::string& who = host;
     std::string how = creds ? "with credentials from " + au.creds_source + "; check the user name and password"
                             : "anonymously; no credentials found (docker login " + who + ", or a Docker config entry)";
     return RegistryError("authentication failed for " + who + " (" + (code.empty() ? "401" : code) +
@@ -307,21 +363,22 @@ struct Registry::Impl {
   }
 
   // The token request of the distribution token spec: with an identity
-  // (refresh) token, the OAuth2 form POST (grant_type=refresh_token); else a
-  // GET with Basic credentials, or anonymous.
-  HttpRequest token_request(const std::string& realm, const Challenge& c, const std::string& want,
+  // (refresh) token, the OAuth2 form POST (grant_type=refresh_token, scopes
+  // space-separated in one field); else a GET (one scope= parameter per scope)
+  // with Basic credentials, or anonymous.
+  HttpRequest token_request(const std::string& realm, const Challenge& c, const std::vector<std::string>& want,
                             const std::optional<Credentials>& cr) {
     std::string service = c.params.count("service") ? c.params.at("service") : "";
     if (cr && !cr->identity_token.empty()) {
       std::string form = form_field("grant_type", "refresh_token") + "&" + form_field("refresh_token", cr->identity_token) +
                          "&" + form_field("client_id", "imgtool");
       if (!service.empty()) form += "&" + form_field("service", service);
-      if (!want.empty()) form += "&" + form_field("scope", want);
+      if (!want.empty()) form += "&" + form_field("scope", strings::join(want, " "));
       return HttpRequest{"POST", realm, {"Content-Type: application/x-www-form-urlencoded"}, form};
     }
     std::string url = realm;
     if (!service.empty()) url = with_query(url, form_field("service", service));
-    if (!want.empty()) url = with_query(url, form_field("scope", want));
+    for (const auto& w : want) url = with_query(url, form_field("scope", w));
     HttpRequest tr{"GET", url};
     if (cr && !cr->username.empty())
       tr.headers.push_back("Authorization: Basic " + base64_encode(cr->username + ":" + cr->password));
@@ -334,8 +391,8 @@ struct Registry::Impl {
     if (au.origin.scheme == "https" && realm.rfind("https://", 0) != 0)
       throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
     check_target(realm, "a token realm");
-    std::string want = sc.empty() && c.params.count("scope") ? c.params.at("scope") : sc;
-    HttpResponse t = http.send(token_request(realm, c, want, credentials(au)));
+    std::string challenged = c.params.count("scope") ? c.params.at("scope") : "";
+    HttpResponse t = http.send(token_request(realm, c, scope_union(challenged, sc), credentials(au)));
     if (t.status == 401 || t.status == 403) throw auth_failed(au, t);
     if (t.status != 200) throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status), retryable_status(t.status));
     auto j = nlohmann::json::parse(t.body, nullptr, false);
@@ -345,6 +402,18 @@ struct Registry::Impl {
     if (tok.empty()) throw Error("token response from " + realm + " carries no token");
     std::lock_guard lk(mu);
     au.tokens[sc] = tok;
+  }
+
+  // Cancels the upload session a refused mount started (a DELETE of its Location: hygiene, the
+  // session would expire anyway) — only on the registry's own origin: a DELETE is never sent to
+  // a URL the registry points elsewhere, which could name anything (another registry's manifest).
+  void cancel_upload(const std::string& location, const std::string& repo) {
+    try {
+      std::string url = absolute(pick_base(), location);
+      if (url_origin(url).str() != own.origin.str()) return;
+      send({"DELETE", url}, repo, Access::kPush);  // an upload session is the pusher's
+    } catch (const Error&) {
+    }
   }
 
   RegistryError fail(const std::string& what, const HttpResponse& resp) {
@@ -412,25 +481,28 @@ std::string Registry::put_manifest(const std::string& repo, const std::string& r
 }
 
 void Registry::delete_manifest(const std::string& repo, const std::string& digest) {
-  HttpResponse resp = impl_->send_retry({"DELETE", "/v2/" + repo + "/manifests/" + digest}, repo, Access::kPush);
+  HttpResponse resp = impl_->send_retry({"DELETE", "/v2/" + repo + "/manifests/" + digest}, repo, Access::kDelete);
   if (resp.status != 202 && resp.status != 200 && resp.status != 404)
     throw impl_->fail("DELETE manifest " + repo + "@" + digest, resp);
 }
 
 std::vector<std::string> Registry::list_tags(const std::string& repo) {
   std::vector<std::string> tags;
-  std::string url = "/v2/" + repo + "/tags/list?n=1000";
-  while (!url.empty()) {
+  std::set<std::string> followed;
+  std::string url = resolve_url(base_url(), "/v2/" + repo + "/tags/list?n=1000");
+  for (int page = 1; !url.empty(); ++page) {
+    std::string page_of = "tag list of " + repo + ", page " + std::to_string(page), where = page_of + " on " + host();
+    if (page > kMaxTagPages) throw Error(where + ": more than " + std::to_string(kMaxTagPages) + " pages; refusing to go on");
+    if (!followed.insert(url).second) throw Error(where + ": the registry sent the same next page twice (" + url + ")");
     HttpRequest r{"GET", url};
     r.max_body = kMaxMetadataBytes;
     HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
-    if (resp.status == 404) return tags;
-    if (resp.status != 200) throw impl_->fail("GET tags of " + repo, resp);
-    auto j = nlohmann::json::parse(resp.body, nullptr, false);
-    if (j.is_object() && j.contains("tags") && j["tags"].is_array())
-      for (auto& t : j["tags"])
-        if (t.is_string()) tags.push_back(t.get<std::string>());
-    url = next_link(resp.header("link"));  // relative, or absolute (then checked like any URL it sends)
+    if (resp.status == 404 && page == 1) return tags;  // no such repository: no tags
+    if (resp.status != 200) throw impl_->fail("GET " + page_of + " (a partial list is never returned)", resp);
+    for (auto& t : page_tags(resp.body, where)) tags.push_back(std::move(t));
+    if (tags.size() > kMaxTags) throw Error(where + ": more than " + std::to_string(kMaxTags) + " tags; refusing to go on");
+    // relative (to the page, after any redirect), or absolute (then vetted like any URL the registry sends)
+    url = next_page(resp, resp.effective_url.empty() ? url : resp.effective_url);
   }
   return tags;
 }
@@ -472,14 +544,16 @@ std::optional<int64_t> Registry::head_blob(const std::string& repo, const std::s
 
 bool Registry::mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo) {
   std::string url = "/v2/" + repo + "/blobs/uploads/?mount=" + url_escape(digest) + "&from=" + url_escape(from_repo);
-  HttpResponse resp = impl_->send({"POST", url}, repo, Access::kPush);
-  if (resp.status == 201) return true;
-  if (resp.status == 202) {  // an upload session started instead; cancel it
-    if (auto loc = resp.header("location"); !loc.empty()) {
-      try { impl_->send({"DELETE", absolute(base_url(), loc)}, repo, Access::kPush); } catch (const Error&) {}
-    }
-    return false;
+  std::string sc = Impl::scope(repo, Access::kPush) + " " + Impl::scope(from_repo, Access::kPull);
+  HttpResponse resp;
+  try {
+    resp = impl_->send({"POST", url}, sc);
+  } catch (const RegistryError& e) {  // no access to the source (or none granted for it): upload instead
+    if (e.status == 401 || e.status == 403) return false;
+    throw;
   }
+  if (resp.status == 201) return true;
+  if (resp.status == 202) impl_->cancel_upload(resp.header("location"), repo);
   return false;
 }
 

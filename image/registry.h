@@ -7,17 +7,27 @@
 // Contracts
 //   - Connection: https with verified TLS (system CAs or RegistryOptions::ca_file).
 //     Plain http only for loopback hosts (127.0.0.0/8, localhost, [::1]) or with
-//     insecure_http, and then only when the port does not speak TLS: a TLS
-//     verification failure is always an error, never a downgrade.
+//     insecure_http, and then only when the port answered the TLS handshake
+//     with plain HTTP: a TLS verification failure, a reset, an alert or a
+//     timeout is always an error, never a downgrade.
 //   - Auth: anonymous, Basic, or the Bearer token flow from `WWW-Authenticate`
 //     (GET with Basic credentials, or the OAuth2 refresh-token POST when the
 //     credentials are an identity token), with credentials from RegistryOptions
-//     or the Docker config (auth.h). Secrets never appear in messages.
-//   - Credentials stay with their origin: one authorizer per scheme+host+port.
-//     Absolute upload `Location` and pagination `Link` URLs on another origin
-//     get that origin's own credentials from the Docker config, never this
-//     registry's; once the registry spoke https, no URL or redirect may lead to
-//     plain http; libcurl is limited to https (+ http where it is allowed).
+//     or the Docker config (auth.h). Secrets never appear in messages. A token
+//     is asked for the challenge's scopes (what the registry says the request
+//     needs: `delete` for a manifest DELETE) plus the request's own
+//     (`repository:<repo>:pull[,push]`; a cross-repository mount also
+//     `repository:<from>:pull`), one `scope=` per scope (GET) or
+//     space-separated (the OAuth2 POST).
+//   - Credentials go only to the registry's own origin (the scheme+host+port of
+//     base_url()) and to the token realm its own Bearer challenge names. A URL
+//     the registry points elsewhere (upload `Location`, pagination `Link`, a
+//     redirect) is requested with NO credentials — not even that origin's own
+//     from the Docker config (a hostile registry would otherwise act with them:
+//     the confused deputy) — and a 401 from it throws RegistryError (401), never
+//     answered. No DELETE is ever sent to another origin. Once the registry
+//     spoke https, no URL or redirect may lead to plain http; libcurl is limited
+//     to https (+ http where it is allowed).
 //   - Bounded: manifests, indexes, tag lists and small blobs read into memory
 //     (get_blob_bytes: configs, signature payloads) at most kMaxMetadataBytes;
 //     tokens and error bodies kMaxSmallBodyBytes; a blob's descriptor must have
@@ -95,6 +105,11 @@ class Registry {
   std::string put_manifest(const std::string& repo, const std::string& ref, const std::string& raw,
                            const std::string& media_type);
   void delete_manifest(const std::string& repo, const std::string& digest);
+  // Every tag, page by page (`n=1000`, then each page's RFC 8288 `rel="next"` Link, resolved
+  // against that page: image/link_header.h). Whole or an error, never a partial list: a non-200
+  // page after the first, a page that is not a tag list or names a non-tag, a malformed Link, the
+  // same next page twice, more than 1000 pages or a million tags all throw. A 404 on the first
+  // page (no such repository) is an empty list.
   std::vector<std::string> list_tags(const std::string& repo);
   // OCI 1.1 referrers of `digest`; if the registry lacks the API (404), the
   // index under the fallback tag "sha256-<hex>" is read instead.
@@ -103,7 +118,9 @@ class Registry {
 
   // Blobs.
   std::optional<int64_t> head_blob(const std::string& repo, const std::string& digest);  // size if present
-  // Cross-repository mount; false if the registry started an upload instead.
+  // Cross-repository mount; false if the registry started an upload instead (that session is
+  // cancelled with a DELETE only when its Location is on the registry's own origin) or refused
+  // the mount with 401/403 (no pull on `from_repo`): the caller then uploads the blob.
   bool mount_blob(const std::string& repo, const std::string& digest, const std::string& from_repo);
   void put_blob(const std::string& repo, const Descriptor& d, BlobReader& content);
   // The OCI chunked upload of a blob whose digest is known only at its end:

@@ -1,6 +1,7 @@
 // The registry client against a HOSTILE registry (image/testing/hostile_registry.py):
 // answers a real registry would never give, each scripted per test. What must
-// hold: credentials never leave their origin, https is never downgraded,
+// hold: credentials go only to the registry's own origin (none to an origin it
+// points to, whose 401 is an error), https is never downgraded, tag lists are whole,
 // bodies are bounded, descriptors are checked, requests have a deadline, and
 // a registry that answers HEAD and GET differently cannot mix two images.
 #include <doctest/doctest.h>
@@ -8,9 +9,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "core/hash.h"
 #include "core/process.h"
+#include "image/http.h"
 #include "image/registry.h"
 #include "image/testing/python_server.h"
 
@@ -120,6 +123,66 @@ TEST_CASE("hostile registry: credentials never leave their origin") {
   CHECK(reg_got_password);
 }
 
+TEST_CASE("hostile registry: an origin it points to gets no credentials, not even its own, and no DELETE") {
+  // The confused deputy: before, a foreign upload Location, Link or redirect was answered with
+  // THAT origin's credentials from the Docker config, and a refused mount's 202 Location got a
+  // DELETE there (with those credentials after its 401): a staging registry could make
+  // `promote --to` or `copy` delete a release manifest on another registry.
+  Scratch s;
+  HostileRegistry reg(s.path, "reg"), foreign(s.path, "foreign");
+  std::ofstream(s.path / "docker" / "config.json")
+      << json{{"auths", {{foreign.host(), {{"auth", base64_encode("fuser:foreign-password")}}}}}}.dump();
+  std::string release = foreign.url() + "/v2/release/manifests/sha256:" + std::string(64, 'a');
+  foreign.script({{"basic_auth", "fuser:foreign-password"}, {"routes", {route("DELETE", "^/", 202), route("PUT", "^/", 201),
+                                                                        route("GET", "^/", 200, {{"body", R"({"tags":[]})"}})}}});
+  reg.script({{"basic_auth", "user:secret-password"},
+              {"routes",
+               {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
+                route("POST", "^/v2/r/blobs/uploads/\\?mount=", 202, {{"headers", {{"Location", release}}}}),
+                route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", foreign.url() + "/upload/1"}}}}),
+                route("GET", "^/v2/r/tags/list\\?n=", 200,
+                      {{"body", R"({"tags":["a"]})"},
+                       {"headers", {{"Link", "<" + foreign.url() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
+                route("GET", "^/v2/r/blobs/sha256:", 307, {{"headers", {{"Location", foreign.url() + "/blob"}}}})}}});
+  Registry client(reg.host(), with_password());
+
+  SUBCASE("an upload Location: its 401 is an error") {
+    CHECK_THROWS_WITH_AS(client.put_blob("r", std::string("hello"), media::kOciLayerTar),
+                         doctest::Contains("sends credentials only to the registry's own origin"), RegistryError);
+  }
+  SUBCASE("a pagination Link: its 401 is an error") {
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("answered 401"), RegistryError);
+  }
+  SUBCASE("a blob redirect: its 401 is an error") {
+    Descriptor d{media::kOciLayerTar, sha256_digest("hello"), 5};
+    CHECK_THROWS_WITH_AS(client.get_blob_bytes("r", d), doctest::Contains("answered 401"), RegistryError);
+  }
+  SUBCASE("a mount answered with a foreign Location: no DELETE there, the caller uploads") {
+    CHECK_FALSE(client.mount_blob("r", sha256_digest("hello"), "other"));
+    CHECK(foreign.requests().empty());
+  }
+  for (auto& r : foreign.requests()) {
+    CHECK(r["authorization"].is_null());
+    CHECK(r["method"] != "DELETE");
+  }
+  CHECK(foreign.requests().size() <= 1);  // one try, never a second one with credentials
+  bool reg_got_password = false;  // the registry's own 401 was answered: there was something to leak
+  for (auto& r : reg.requests()) reg_got_password |= r["authorization"] == kBasic;
+  CHECK(reg_got_password);
+}
+
+TEST_CASE("hostile registry: a refused mount's upload session is cancelled on the registry itself") {
+  Scratch s;
+  HostileRegistry reg(s.path, "reg");
+  reg.script({{"routes", {v2_ok(), route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", "/v2/r/blobs/uploads/u1"}}}}),
+                          route("DELETE", "^/v2/r/blobs/uploads/u1$", 204)}}});
+  Registry client(reg.host(), with_password());
+  CHECK_FALSE(client.mount_blob("r", sha256_digest("hello"), "other"));
+  auto got = reg.requests();
+  REQUIRE_FALSE(got.empty());
+  CHECK(got.back()["method"] == "DELETE");
+}
+
 TEST_CASE("hostile registry: an https registry is never followed to plain http") {
   Scratch s;
   auto tls = make_tls(s.path);
@@ -164,15 +227,15 @@ TEST_CASE("hostile registry: a plain-http registry's redirects and references st
                 route("GET", "^/v2/r/tags/list\\?n=", 200,
                       {{"body", R"({"tags":["a"]})"},
                        {"headers", {{"Link", "<@" + foreign.host() + "/v2/r/tags/list?last=a>; rel=\"next\""}}}}),
-                route("GET", "^/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
+                route("GET", "^/v2/r/tags/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
   Registry client(reg.host(), with_password());
   REQUIRE(client.base_url().rfind("http://", 0) == 0);
   CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"),
                        doctest::Contains("on plain http to example.invalid:9"), Error);
   CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});  // the Link is a path on the registry
   CHECK(foreign.requests().empty());
-  bool followed_as_path = false;
-  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/@" + foreign.host() + "/v2/r/tags/list?last=a";
+  bool followed_as_path = false;  // resolved against the page that sent it (RFC 8288: the link's context)
+  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/v2/r/tags/@" + foreign.host() + "/v2/r/tags/list?last=a";
   CHECK(followed_as_path);
 }
 
@@ -251,4 +314,105 @@ TEST_CASE("hostile registry: HEAD and GET that disagree cannot mix two images") 
   CHECK(digest == sha256_digest(a));
   CHECK_THROWS_WITH_AS(client.get_manifest("r", digest), doctest::Contains("tampered"), Error);
   CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("tampered"), Error);
+}
+
+TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links are read per RFC 8288") {
+  // Before: a 404 or a non-JSON body on page 2 returned page 1 alone, an unquoted rel=next was
+  // dropped, rel="prev" was followed when it came first, and a Link back to a page already read
+  // (or an endless chain of new ones) looped forever.
+  Scratch s;
+  HostileRegistry reg(s.path, "pages");
+  auto page = [](const std::string& query, const std::string& tags, json headers = json::object()) {
+    return route("GET", "^/v2/r/tags/list\\?" + query + "$", 200, {{"body", R"({"tags":)" + tags + "}"}, {"headers", headers}});
+  };
+  auto first = [&](json link) { return page("n=1000", R"(["a"])", {{"Link", link}}); };
+  RegistryOptions o;
+  o.attempts = 1;
+  Registry client(reg.host(), o);
+
+  SUBCASE("a 404 on a later page") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("page 2 (a partial list is never returned)"), Error);
+  }
+  SUBCASE("a later page that is not a tag list") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                            route("GET", "^/v2/r/tags/list\\?last=a$", 200, {{"body", "<html>busy</html>"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected a JSON object"), Error);
+  }
+  SUBCASE("a page naming something that is not a tag") {
+    reg.script({{"routes", {v2_ok(), page("n=1000", R"(["a", "b c"])")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected tag names"), Error);
+  }
+  SUBCASE("an unquoted rel=next") {
+    reg.script({{"routes", {v2_ok(), first("</v2/r/tags/list?last=a>; rel=next"), page("last=a", R"(["b"])")}}});
+    CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});
+  }
+  SUBCASE("rel=prev before rel=next, in one line and in two") {
+    json one = R"(</v2/r/tags/list?prev=1>; rel="prev", </v2/r/tags/list?last=a>; rel="next")";
+    json two = json::array({R"(</v2/r/tags/list?prev=1>; rel="prev")", R"(</v2/r/tags/list?last=a>; rel="next")"});
+    for (const json& link : {one, two}) {
+      reg.script({{"routes", {v2_ok(), first(link), page("prev=1", R"(["from-prev"])"), page("last=a", R"(["b"])")}}});
+      CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});
+    }
+  }
+  SUBCASE("a Link back to a page already read") {
+    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                            page("last=a", R"(["b"])", {{"Link", R"(</v2/r/tags/list?n=1000>; rel="next")"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("the same next page twice"), Error);
+  }
+  SUBCASE("a new next page every time") {
+    reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/tags/list", 200,
+                                           {{"body", R"({"tags":["a"]})"}, {"next_link_suffix", "x"}})}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("more than 1000 pages"), Error);
+  }
+  SUBCASE("a Link off the grammar") {
+    reg.script({{"routes", {v2_ok(), first("/v2/r/tags/list?last=a; rel=next")}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("RFC 8288"), Error);
+  }
+  SUBCASE("no such repository: no tags (a 404 on the first page)") {
+    reg.script({{"routes", {v2_ok()}}});
+    CHECK(client.list_tags("r").empty());
+  }
+}
+
+namespace {
+
+// The transport error of one https GET (the test fails when there is none).
+HttpTransportError transport_error(const std::string& url) {
+  HttpOptions o;
+  o.timeout = std::chrono::seconds(10);
+  HttpClient c(o);
+  try {
+    c.send({"GET", url});
+  } catch (const HttpTransportError& e) {
+    return e;
+  }
+  FAIL("expected a transport error from " << url);
+  return HttpTransportError("", false, 0);
+}
+
+}  // namespace
+
+TEST_CASE("hostile registry: --insecure-http falls back to http only when the port answered TLS with plain HTTP") {
+  // Before: any TLS connect error counted as "the port does not speak TLS", so with
+  // --insecure-http a reset (or an alert) during the handshake — what a man in the middle can
+  // cause at will — downgraded the registry to plain http.
+  Scratch s;
+  auto tls = make_tls(s.path);
+  HostileRegistry plain(s.path, "plain"), reset(s.path, "reset", {"--tls-reset"}), untrusted(s.path, "tls", tls);
+  plain.script({{"routes", {v2_ok()}}});
+
+  HttpTransportError http_answer = transport_error(plain.url("https") + "/v2/");
+  CHECK_MESSAGE(http_answer.not_tls(), http_answer.detail);
+  HttpTransportError rst = transport_error(reset.url("https") + "/v2/");
+  CHECK_FALSE_MESSAGE(rst.not_tls(), rst.detail);
+  HttpTransportError cert = transport_error(untrusted.url("https") + "/v2/");
+  CHECK(cert.tls_verification());
+  CHECK_FALSE(cert.not_tls());
+
+  RegistryOptions o;
+  o.insecure_http = true;
+  o.attempts = 1;
+  Registry client(reset.host(), o);
+  CHECK_THROWS_WITH_AS(client.base_url(), doctest::Contains("cannot reach registry"), Error);
 }

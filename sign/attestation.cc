@@ -83,6 +83,21 @@ std::string predicate_type_of(const image::Descriptor& l) {
   return it == l.annotations.end() ? "" : it->second;
 }
 
+// The layers that may be `type` (annotated so, or not annotated), newest first, at most
+// kMaxAttestationLayers; `*rest` (when given) counts the older ones left out.
+std::vector<image::Descriptor> newest_of_type(const std::vector<image::Descriptor>& layers, const std::string& type,
+                                              size_t* rest = nullptr) {
+  std::vector<image::Descriptor> out;
+  size_t left_out = 0;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (std::string pt = predicate_type_of(*it); !pt.empty() && pt != type) continue;
+    if (out.size() < kMaxAttestationLayers) out.push_back(*it);
+    else ++left_out;
+  }
+  if (rest) *rest = left_out;
+  return out;
+}
+
 // The envelope of one layer; throws CheckFailed/Error when unreadable.
 Envelope read_envelope(Repository& repo, const image::Descriptor& l) {
   std::string bytes = repo.blob(l);
@@ -120,14 +135,16 @@ AttestResult attach_attestation(Repository& repo, EVP_PKEY& key, const AttestReq
   AttestResult r{attestation_tag(req.manifest_digest)};
   std::string statement = st.serialize();
   auto layers = attestation_layers(repo, r.attestation_tag);
-  if (has_equal(repo, layers, statement, key)) return {r.attestation_tag, true, layers.size()};
+  if (has_equal(repo, newest_of_type(layers, req.predicate_type), statement, key))
+    return {r.attestation_tag, true, layers.size()};
   std::string bytes = sign_envelope(key, kInTotoPayloadType, statement).serialize();
   image::Descriptor mine{kDsseMediaType, sha256_digest(bytes), static_cast<int64_t>(bytes.size()),
                          {{kPredicateTypeAnnotation, req.predicate_type}, {kSignatureAnnotation, ""}}};
   for (int attempt = 1; attempt <= 6; ++attempt) {  // re-append if a concurrent writer dropped ours
     put_layers(repo, r.attestation_tag, layers, mine, bytes);
     layers = attestation_layers(repo, r.attestation_tag);
-    if (has_equal(repo, layers, statement, key)) return {r.attestation_tag, false, layers.size()};
+    if (has_equal(repo, newest_of_type(layers, req.predicate_type), statement, key))
+      return {r.attestation_tag, false, layers.size()};
     std::this_thread::sleep_for(std::chrono::milliseconds(30 * attempt));
   }
   throw Error(repo.name() + ":" + r.attestation_tag + ": expected the new attestation to stay after writing it, "
@@ -138,6 +155,9 @@ std::string AttestationCheck::summary() const {
   if (ok) return "valid attestation " + attestation_tag + " (" + statement.predicate_type + ")";
   std::string s = layers == 0 ? "no attestation" : std::to_string(layers) + " attestation layer(s), none valid";
   for (const auto& r : reasons) s += "; " + r;
+  if (not_examined)
+    s += "; only the newest " + std::to_string(layers) + " of " + std::to_string(layers + not_examined) +
+         " layers examined (at most " + std::to_string(kMaxAttestationLayers) + " are read)";
   return s;
 }
 
@@ -177,15 +197,12 @@ std::string check_layer(Repository& repo, const image::Descriptor& l, const std:
 AttestationCheck check_attestation(Repository& repo, const std::string& digest, EVP_PKEY& key, const std::string& type) {
   AttestationCheck c;
   c.attestation_tag = attestation_tag(digest);
-  auto layers = attestation_layers(repo, c.attestation_tag);
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {  // newest first
-    std::string pt = predicate_type_of(*it);
-    if (!pt.empty() && pt != type) continue;
+  for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
     ++c.layers;
     c.found = true;
     Statement st;
     bool have = false;
-    std::string why = check_layer(repo, *it, digest, key, type, st, have);
+    std::string why = check_layer(repo, l, digest, key, type, st, have);
     if (have && !c.have_statement) c.statement = st, c.have_statement = true;
     if (why.empty()) {
       c.ok = true;
@@ -201,10 +218,9 @@ AttestationCheck check_attestation(Repository& repo, const std::string& digest, 
 
 std::optional<Statement> read_attestation_unverified(Repository& repo, const std::string& digest,
                                                      const std::string& type) {
-  auto layers = attestation_layers(repo, attestation_tag(digest));
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+  for (const auto& l : newest_of_type(attestation_layers(repo, attestation_tag(digest)), type)) {
     try {
-      Statement st = parse_statement(read_envelope(repo, *it).payload);
+      Statement st = parse_statement(read_envelope(repo, l).payload);
       if (st.predicate_type == type && st.names_digest(digest)) return st;
     } catch (const std::runtime_error&) {
     }

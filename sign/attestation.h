@@ -23,7 +23,13 @@
 //   - check_attestation() accepts the NEWEST layer that: has the predicate
 //     type, is an in-toto DSSE envelope whose bytes match their digest,
 //     verifies with the key over PAE, and names the digest as a subject.
-//     Every rejected layer yields one reason.
+//     Every rejected layer yields one reason. At most kMaxAttestationLayers
+//     layers of the type are read, newest first (each is a blob fetch and a
+//     signature check: a `.att` of thousands of layers would stall verify);
+//     the rest are counted in `not_examined` and the summary says so. The
+//     same cap holds for read_attestation_unverified() and for
+//     attach_attestation()'s look for an equal layer (past it, one more is
+//     appended: a duplicate, never a loss).
 #pragma once
 #include <openssl/types.h>
 
@@ -41,6 +47,7 @@ inline constexpr const char* kPredicateTypeAnnotation = "predicateType";
 inline constexpr const char* kInTotoStatementV01 = "https://in-toto.io/Statement/v0.1";
 inline constexpr const char* kInTotoStatementV1 = "https://in-toto.io/Statement/v1";
 inline constexpr const char* kSpdxPredicateType = "https://spdx.dev/Document";
+inline constexpr size_t kMaxAttestationLayers = 64;  // layers read per check, newest first
 
 // "sha256:<hex>" -> "sha256-<hex>.att". InputError for a non-sha256 digest.
 std::string attestation_tag(const std::string& manifest_digest);
@@ -81,6 +88,7 @@ struct AttestationCheck {
   bool found = false;                // a `.att` manifest with a layer of the predicate type exists
   std::string attestation_tag;
   size_t layers = 0;                 // layers of the predicate type examined
+  size_t not_examined = 0;           // older layers of the type past kMaxAttestationLayers
   Statement statement;               // the accepted one (ok) or the newest readable one
   bool have_statement = false;
   std::vector<std::string> reasons;  // one per rejected layer, or why none was found

@@ -206,3 +206,62 @@ TEST_CASE("promote with require_attestation moves the tag only onto a digest wit
   promote(repo, *key, req);
   CHECK(repo.manifest("stable")->digest() == img.digest());
 }
+
+namespace {
+
+// A repository that counts blob reads (each is a registry GET in the real one).
+struct CountingRepository : MemoryRepository {
+  using MemoryRepository::MemoryRepository;
+  size_t reads = 0;
+  std::string blob(const image::Descriptor& d) override {
+    ++reads;
+    return MemoryRepository::blob(d);
+  }
+};
+
+// Appends n layers of `type` whose blobs are not envelopes (a hostile or broken writer).
+void append_junk_layers(MemoryRepository& repo, const std::string& digest, size_t n, const std::string& type) {
+  std::string tag = attestation_tag(digest);
+  auto layers = repo.manifest(tag)->layers();
+  for (size_t i = 0; i < n; ++i) {
+    std::string bytes = "junk " + std::to_string(i);
+    image::Descriptor d{kDsseMediaType, sha256_digest(bytes), static_cast<int64_t>(bytes.size()), {{kPredicateTypeAnnotation, type}}};
+    repo.put_blob(d, bytes);
+    layers.push_back(d);
+  }
+  SignatureManifest sm = build_signature_manifest(layers);
+  repo.put_blob(sm.config_descriptor, sm.config);
+  repo.put_manifest(sm.manifest, tag);
+}
+
+}  // namespace
+
+TEST_CASE("a .att with thousands of layers: the newest 64 are read, and the row says so") {
+  // Before: every layer of the type was read and checked (a blob GET and a signature check each):
+  // 2001 reads here, and a hostile .att of that size stalled verify.
+  Pkey key = generate_key();
+  CountingRepository repo("reg.example/ai/paddle");
+  attach_attestation(repo, *key, {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType,
+                                  .predicate = spdx_predicate("numpy")});
+  append_junk_layers(repo, kDigest, 2000, kSpdxPredicateType);
+  append_junk_layers(repo, kDigest, 100, "https://example.com/other");  // another type: never read, never counted
+  repo.reads = 0;
+  AttestationCheck c = check_attestation(repo, kDigest, *key, kSpdxPredicateType);
+  CHECK_FALSE(c.ok);  // the one valid layer is the oldest, past the cap
+  CHECK(repo.reads == kMaxAttestationLayers);
+  CHECK(c.layers == kMaxAttestationLayers);
+  CHECK(c.not_examined == 2001 - kMaxAttestationLayers);
+  CHECK(c.summary().find("only the newest 64 of 2001 layers examined") != std::string::npos);
+
+  repo.reads = 0;
+  CHECK_FALSE(read_attestation_unverified(repo, kDigest, kSpdxPredicateType));
+  CHECK(repo.reads == kMaxAttestationLayers);
+
+  // A valid attestation among the newest 64 is found.
+  attach_attestation(repo, *key, {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType,
+                                  .predicate = spdx_predicate("numpy")});
+  repo.reads = 0;
+  c = check_attestation(repo, kDigest, *key, kSpdxPredicateType);
+  CHECK(c.ok);
+  CHECK(repo.reads == 1);
+}

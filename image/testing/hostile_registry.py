@@ -4,7 +4,7 @@ answers each request from a JSON script, so a test can make it misbehave in
 ways a real registry cannot (HEAD and GET disagreeing, foreign or http://
 Location/Link URLs, redirects to http, oversized/endless/trickling bodies).
 
-  hostile_registry.py --port-file F --script S --log L [--tls CERT KEY]
+  hostile_registry.py --port-file F --script S --log L [--tls CERT KEY | --tls-reset]
 
 The port (chosen by the kernel) is written to F once the server listens. S is
 re-read on every request, so a test may start several servers first and write
@@ -12,7 +12,9 @@ their scripts (which name each other's ports) afterwards:
 
   {"basic_auth": "user:password",      # optional: 401 + Basic challenge without it
    "routes": [{"method": "GET", "path": "^/v2/x/manifests/v1$",   # regex on the path
-               "status": 200, "headers": {"Content-Type": "..."},
+               "status": 200, "headers": {"Content-Type": "...",
+                                          "Link": ["<a>; rel=prev", "<b>; rel=next"]},  # a list: one line each
+               "next_link_suffix": "",          # Link: <request path + suffix>; rel="next"
                "body": "text", "repeat": 1,     # body repeated n times
                "endless": false,                # stream the body forever (no length)
                "trickle": 0.0}]}                # seconds between single bytes
@@ -22,7 +24,7 @@ request is appended to L as one JSON line:
   {"method", "path", "authorization" (the header or null), "body_bytes"}
 (a chunked body, as a streamed PATCH sends, is read whole and counted too).
 """
-import argparse, base64, http.server, json, os, re, socket, ssl, sys, threading, time
+import argparse, base64, http.server, json, os, re, socket, ssl, struct, sys, threading, time
 
 ARGS = None
 LOG_LOCK = threading.Lock()
@@ -38,6 +40,7 @@ def load_script():
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall each
 
     def log_message(self, *a):
         pass
@@ -97,6 +100,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def play(self, route):
         body = route.get("body", "").encode() * int(route.get("repeat", 1))
         status, headers = int(route.get("status", 200)), dict(route.get("headers", {}))
+        if "next_link_suffix" in route:  # a new page URL every time: a listing that never ends
+            headers["Link"] = '<%s%s>; rel="next"' % (self.path, route["next_link_suffix"])
         if route.get("endless"):
             return self.endless(status, headers, body or b"x" * 65536)
         if route.get("trickle"):
@@ -106,7 +111,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def send(self, status, headers, body):
         self.send_response(status)
         for k, v in headers.items():
-            self.send_header(k, v)
+            for line in (v if isinstance(v, list) else [v]):
+                self.send_header(k, line)
         if not any(k.lower() == "content-length" for k in headers):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -144,6 +150,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = answer
 
 
+class TlsResetServer(http.server.ThreadingHTTPServer):
+    """--tls-reset: a "TLS port" that answers plain http as TlsServer does (400 "Client sent an
+    HTTP request to an HTTPS server") but resets every TLS handshake (RST after the ClientHello):
+    a broken or attacked TLS connection, which is no proof that the port speaks only http."""
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        if sock.recv(1, socket.MSG_PEEK) == b"\x16":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # RST
+            raise OSError("TLS handshake reset")
+        msg = b"Client sent an HTTP request to an HTTPS server.\n"
+        sock.sendall(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: " +
+                     str(len(msg)).encode() + b"\r\n\r\n" + msg)
+        sock.close()
+        raise OSError("plain http on the TLS port")
+
+
 class TlsServer(http.server.ThreadingHTTPServer):
     """TLS, but answers a plain-http request the way Go's servers (and so
     docker-registry) do: 400 "Client sent an HTTP request to an HTTPS server"."""
@@ -167,8 +191,9 @@ def main():
     p.add_argument("--script", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    p.add_argument("--tls-reset", action="store_true")
     ARGS = p.parse_args()
-    cls = TlsServer if ARGS.tls else http.server.ThreadingHTTPServer
+    cls = TlsServer if ARGS.tls else TlsResetServer if ARGS.tls_reset else http.server.ThreadingHTTPServer
     srv = cls(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     if ARGS.tls:

@@ -96,7 +96,8 @@ class PythonServer {
 // logs every request, with its Authorization header, as one JSON line.
 class HostileRegistry {
  public:
-  // tls: {cert, key} for https, or empty for plain http.
+  // tls: {cert, key} for https, {"--tls-reset"} for a port that resets every TLS handshake
+  // (and answers plain http with 400 as a TLS port does), or empty for plain http.
   HostileRegistry(const std::filesystem::path& dir, const std::string& name,
                   std::vector<std::string> tls = {})
       : script_(dir / (name + ".script.json")), log_(dir / (name + ".requests.jsonl")),
@@ -124,6 +125,7 @@ class HostileRegistry {
     script({{"routes", nlohmann::json::array()}});
     std::vector<std::string> a{"--script", script_.string(), "--log", log_.string()};
     if (tls.size() == 2) a.insert(a.end(), {"--tls", tls[0], tls[1]});
+    if (tls.size() == 1) a.push_back(tls[0]);
     return a;
   }
 
