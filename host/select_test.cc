@@ -26,11 +26,11 @@ const PassedOver* passed(const SelectResult& r, const std::string& tag) {
 TEST_CASE("select: a V100 with 470.82.01 gets the newest CUDA 11.8 tag; the 12.x ones are passed over with the rule") {
   auto r = select_tag(cells(), {}, kb(), {"470.82.01", "Tesla V100-SXM2-32GB", "given by hand"});
   REQUIRE(r.chosen);
-  CHECK(r.chosen->tag == "3.2.0-gpu-cuda11.8-cudnn8.9");
+  CHECK(r.chosen->tag == "3.3.1-gpu-cuda11.8-cudnn8.9");
   CHECK(r.why[0].find("470.82.01 >= 450.80.02 (NVIDIA's minor-version compatibility floor") != std::string::npos);
   CHECK(r.why[1].find("Volta (compute capability 7.0) is served by CUDA 9.0 to 12.9") != std::string::npos);
   CHECK(r.why[2].find("minor-version compatibility") != std::string::npos);
-  auto* p = passed(r, "3.2.0-gpu-cuda12.6-cudnn9.5");
+  auto* p = passed(r, "3.3.1-gpu-cuda12.6-cudnn9.5");
   REQUIRE(p);
   CHECK(p->rule == "host-driver");
   CHECK(p->why.find("decided by Paddle's documented floor") != std::string::npos);
@@ -40,8 +40,11 @@ TEST_CASE("select: a V100 with 470.82.01 gets the newest CUDA 11.8 tag; the 12.x
 TEST_CASE("select: an H100 with 550.54.15 gets the newest Paddle on the newest CUDA it can run") {
   auto r = select_tag(cells(), {}, kb(), {"550.54.15", "NVIDIA H100 80GB HBM3", "given by hand"});
   REQUIRE(r.chosen);
-  CHECK(r.chosen->paddle == "3.2.0");
-  CHECK(r.chosen->cuda == "12.9");
+  CHECK(r.chosen->paddle == "3.3.1");
+  CHECK(r.chosen->cuda == "12.6");  // 3.3's CUDA 12.9 build: Paddle's floor 575.51.03 (UNCONFIRMED) passes it over
+  auto* p129 = passed(r, "3.3.1-gpu-cuda12.9-cudnn9.9");
+  REQUIRE(p129);
+  CHECK(p129->rule == "host-driver");
   CHECK(r.host.find("NVIDIA H100 80GB HBM3 (compute capability 9.0)") == 0);
 }
 
@@ -68,10 +71,10 @@ TEST_CASE("select: no NVIDIA driver -> the best cpu tag; gpu tags passed over; r
   auto r = select_tag(cells(), {{"evil", "signature", "not selectable: no signature"}}, kb(), {"", "", "this host"});
   REQUIRE(r.chosen);
   CHECK(r.chosen->variant == "cpu");
-  CHECK(r.chosen->paddle == "3.2.0");
+  CHECK(r.chosen->paddle == "3.3.1");
   CHECK(r.host.find("no NVIDIA driver") == 0);
   CHECK(r.passed_over.front().tag == "evil");
-  CHECK(passed(r, "3.2.0-gpu-cuda12.6-cudnn9.5")->rule == "host-no-gpu");
+  CHECK(passed(r, "3.3.1-gpu-cuda12.6-cudnn9.5")->rule == "host-no-gpu");
   CHECK(render_text(r).find("best tag: " + r.chosen->tag) != std::string::npos);
   CHECK(to_json(r)["tag"] == r.chosen->tag);
 }
