@@ -83,7 +83,7 @@ int run_verify(const VerifyFlags& f) {
   std::optional<sbom::Inventory> inventory;
   if (sbom_rows) {
     opt.keep_also = sbom::keep_for_inventory;
-    opt.on_contents = [&inventory](const verify::ContentsTree& tree) { inventory = sbom::gather_inventory(tree); };
+    opt.on_contents = [&inventory](const scan::ContentsTree& tree) { inventory = sbom::gather_inventory(tree); };
   }
   verify::Report report = verify::verify_static(in, opt);
   if (sbom_rows && !report.digest.empty())

@@ -8,10 +8,10 @@
 // speeds the target up on the refused mutations most inputs are.
 #include "fuzz/fuzz_common.h"
 #include "image/blob.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_tree.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using imgtool::verify::ContentsTree;
+  using imgtool::scan::ContentsTree;
   ContentsTree tree([](const std::string&, int64_t size) { return size < 4096; });
   std::string bytes = imgtool::fuzz::text(data, size);
   imgtool::image::StringReader in(bytes);

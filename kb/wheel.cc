@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/strings.h"
-#include "verify/name_match.h"
+#include "scan/name_match.h"
 
 namespace imgtool::kb {
 
@@ -102,7 +102,7 @@ const char* const kVersionVars[] = {"full_version", "cuda_version",  "cudnn_vers
 void read_version_file(const std::string& text, WheelFacts& w) {
   w.has_version_file = true;
   for (const char* name : kVersionVars)
-    if (std::string v = verify::names::py_string_var(text, name); !v.empty()) w.version_vars[name] = v;
+    if (std::string v = scan::names::py_string_var(text, name); !v.empty()) w.version_vars[name] = v;
   w.compiled_cuda_archs = py_list_var(text, "compiled_cuda_archs");
 }
 

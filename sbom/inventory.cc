@@ -4,7 +4,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "verify/name_match.h"
+#include "scan/name_match.h"
 
 namespace imgtool::sbom {
 
@@ -49,7 +49,7 @@ std::string header(const std::string& text, const std::string& key) {
   return "";
 }
 
-PyDist read_dist(const std::string& folder, const verify::FsEntry& meta) {
+PyDist read_dist(const std::string& folder, const scan::FsEntry& meta) {
   std::string stem = basename_of(folder);
   stem = stem.substr(0, stem.rfind('.'));  // drop .dist-info / .egg-info
   size_t dash = stem.find('-');
@@ -58,14 +58,14 @@ PyDist read_dist(const std::string& folder, const verify::FsEntry& meta) {
     if (auto n = header(*meta.content, "Name"); !n.empty()) d.name = n;
     if (auto v = header(*meta.content, "Version"); !v.empty()) d.version = v;
   }
-  if (auto sp = verify::names::site_packages(folder + "/x")) d.python = sp->python;
+  if (auto sp = scan::names::site_packages(folder + "/x")) d.python = sp->python;
   return d;
 }
 
-std::string os_name(const verify::ContentsTree& t) {
+std::string os_name(const scan::ContentsTree& t) {
   for (const char* p : {"/etc/os-release", "/usr/lib/os-release"}) {
     auto resolved = t.resolve(p);
-    const verify::FsEntry* e = resolved ? t.find(*resolved) : nullptr;
+    const scan::FsEntry* e = resolved ? t.find(*resolved) : nullptr;
     if (!e || !e->content) continue;
     std::istringstream in(*e->content);
     std::string line;
@@ -141,16 +141,16 @@ bool keep_for_inventory(const std::string& path, int64_t size) {
   return size <= kMaxMetadataBytes && !dist_folder(path, false).empty();
 }
 
-Inventory gather_inventory(const verify::ContentsTree& tree) {
+Inventory gather_inventory(const scan::ContentsTree& tree) {
   Inventory inv;
-  inv.facts = verify::gather_facts(tree);
+  inv.facts = scan::gather_facts(tree);
   for (const auto& [path, e] : tree.entries()) {
     if (path == "/var/lib/dpkg/status" || path.rfind("/var/lib/dpkg/status.d/", 0) == 0) {
       if (e.content)
         for (auto& d : parse_dpkg_status(*e.content)) inv.debs.push_back(std::move(d));
       continue;
     }
-    std::string folder = dist_folder(path, e.type == verify::FsEntry::Type::kDir);
+    std::string folder = dist_folder(path, e.type == scan::FsEntry::Type::kDir);
     if (!folder.empty()) inv.python.push_back(read_dist(folder, e));
   }
   for (const auto& [name, lib] : inv.facts.libs)
@@ -161,11 +161,11 @@ Inventory gather_inventory(const verify::ContentsTree& tree) {
 }
 
 Inventory scan_image(image::ImageSource& src, const image::Manifest& m) {
-  verify::ContentsTree tree([](const std::string& p, int64_t n) {
-    return verify::keep_for_facts(p, n) || keep_for_inventory(p, n);
+  scan::ContentsTree tree([](const std::string& p, int64_t n) {
+    return scan::keep_for_facts(p, n) || keep_for_inventory(p, n);
   });
   // Layers read in parallel and merged in order, as verify's scan does (ContentsTree::add_layers).
-  std::vector<verify::LayerInput> layers;
+  std::vector<scan::LayerInput> layers;
   for (const auto& l : m.layers())
     layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return src.open_blob(l); }, l.size});
   tree.add_layers(layers);

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "image/image.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
 
 namespace imgtool::sbom {
 
@@ -44,13 +44,13 @@ struct Inventory {
   std::vector<PyDist> python;       // sorted by canonical name, version, site
   std::vector<NvidiaLib> nvidia;    // sorted by name
   std::string os;                   // "Debian GNU/Linux 12 (bookworm)" or ""
-  verify::ContentsFacts facts;      // verify's facts from the same scan
+  scan::ContentsFacts facts;      // verify's facts from the same scan
 };
 
 // Which file bytes the scan must keep for gather_inventory() (beyond verify's).
 bool keep_for_inventory(const std::string& path, int64_t size);
 
-Inventory gather_inventory(const verify::ContentsTree& tree);
+Inventory gather_inventory(const scan::ContentsTree& tree);
 
 // Streams every layer of `m` from `src` once (in parallel, merged lowest first) and gathers.
 Inventory scan_image(image::ImageSource& src, const image::Manifest& m);

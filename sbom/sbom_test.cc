@@ -13,56 +13,15 @@
 #include "sign/attestation.h"
 #include "sign/keys.h"
 #include "sign/sign_image.h"
-#include "verify/sbom_check.h"
-#include "verify/static_checks.h"
-#include "verify/static_test_util.h"
+#include "sbom/testing/sample_image.h"
 
 using namespace imgtool;
 using namespace imgtool::sbom;
-using verify::testing::make_tar;
-using verify::testing::MemorySource;
+using scan::testing::make_tar;
+using scan::testing::MemorySource;
+using namespace imgtool::sbom::testing;
 
 namespace {
-
-const char* kStatus =
-    "Package: libc6\nStatus: install ok installed\nArchitecture: amd64\nMulti-Arch: same\nVersion: 2.36-9+deb12u4\n"
-    "Description: GNU C Library\n continuation line\n\n"
-    "Package: removed-pkg\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 1.0\n\n"
-    "Package: zlib1g\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1:1.2.13.dfsg-1\n";
-
-std::string lower_layer() {
-  return make_tar({{"var/lib/dpkg/status", kStatus},
-                   {"usr/lib/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n"},
-                   {"etc/os-release", "../usr/lib/os-release", 'l'},
-                   {"opt/venv/lib/python3.11/site-packages/pip-24.3.1.dist-info/METADATA",
-                    "Metadata-Version: 2.1\nName: pip\nVersion: 24.3.1\n\nlong description\nName: not-a-header\n"},
-                   {"opt/venv/lib/python3.11/site-packages/PyYAML-6.0.2.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0.2\n"},
-                   {"opt/venv/lib/python3.11/site-packages/old-1.0.dist-info/METADATA", "Name: old\nVersion: 1.0\n"},
-                   {"usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.1\nName: six\nVersion: 1.16.0\n"},
-                   {"usr/lib/python3.11/os.py", ""},
-                   {"usr/local/cuda/lib64/libcudart.so.12.6.77", "elf"}},
-                  "gzip");
-}
-
-// Removes `old` (a whiteout) and adds pip to the system Python as well.
-std::string upper_layer() {
-  return make_tar({{"opt/venv/lib/python3.11/site-packages/.wh.old-1.0.dist-info", ""},
-                   {"usr/lib/python3/dist-packages/pip-23.0.1.dist-info/METADATA", "Name: pip\nVersion: 23.0.1\n"}},
-                  "gzip");
-}
-
-nlohmann::json config() {
-  return {{"architecture", "amd64"},
-          {"created", "2026-11-23T20:10:11.123456789Z"},
-          {"config",
-           {{"Labels",
-             {{"io.imgtool.tag", "3.2.0-cpu-py311"},
-              {"io.imgtool.inputs-hash", "sha256:" + std::string(64, 'a')},
-              {"io.imgtool.kb-version", "2026.11"},
-              {"io.imgtool.variant", "cpu"},
-              {"org.opencontainers.image.base.name", "debian:bookworm-slim"},
-              {"org.opencontainers.image.base.digest", "sha256:" + std::string(64, 'b')}}}}}};
-}
 
 Document sample_doc(MemorySource& src) {
   return sbom_of(src, src.manifest(), "127.0.0.1:5000/ai/paddle", src.manifest().digest());
@@ -194,77 +153,4 @@ TEST_CASE("compare_packages names missing and extra packages") {
   CHECK(d.missing == std::vector<std::string>{"pkg:deb/debian/zlib1g@1%3A1.2.13.dfsg-1?arch=amd64"});
   CHECK(d.extra == std::vector<std::string>{"evil@1.0"});
   CHECK(d.summary().find("missing from the SBOM: pkg:deb/debian/zlib1g") != std::string::npos);
-}
-
-TEST_CASE("verify's SBOM rows over an in-memory repository: pass, other image, altered packages, none") {
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
-  sign::Pkey key = sign::generate_key();
-  MemorySource src(config(), {lower_layer(), upper_layer()});
-  image::Manifest m = src.manifest();
-  auto rows = [&] { return verify::sbom_rows(repo, src, m, *key, "release.pub"); };
-  auto status_of = [](const std::vector<verify::CheckResult>& rs, const std::string& id) {
-    for (const auto& r : rs)
-      if (r.id == id) return std::string(verify::status_name(r.status)) + ": " + r.found;
-    return std::string("absent");
-  };
-
-  SUBCASE("none attached") { CHECK(status_of(rows(), "sbom.attestation").rfind("fail: no attestation", 0) == 0); }
-  SUBCASE("attested: all pass") {
-    attest_sbom(repo, src, m, *key);
-    auto rs = rows();
-    CHECK(status_of(rs, "sbom.attestation").rfind("pass", 0) == 0);
-    CHECK(status_of(rs, "sbom.document").rfind("pass", 0) == 0);
-    CHECK(status_of(rs, "sbom.packages") == "pass: 8 packages, the same");
-  }
-  SUBCASE("a signed SBOM whose packages differ from the layers fails naming the difference") {
-    nlohmann::ordered_json doc = sample_doc(src).to_json();
-    doc["packages"].erase(doc["packages"].begin() + 2);  // first deb: libc6
-    sign::attach_attestation(repo, *key, {m.digest(), "", sign::kSpdxPredicateType, doc});
-    std::string s = status_of(rows(), "sbom.packages");
-    CHECK(s.rfind("fail", 0) == 0);
-    CHECK(s.find("pkg:deb/debian/libc6@2.36-9%2Bdeb12u4?arch=amd64") != std::string::npos);
-  }
-}
-
-namespace {
-// Counts the layer blobs opened (the config is read by several steps, layers only by scans).
-struct CountingLayers : image::ImageSource {
-  explicit CountingLayers(MemorySource& s) : src(s) {}
-  image::Manifest manifest() override { return src.manifest(); }
-  std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
-    if (d.media_type != image::media::kOciConfig) ++layer_opens;
-    return src.open_blob(d);
-  }
-  std::string describe() const override { return src.describe(); }
-  MemorySource& src;
-  int layer_opens = 0;
-};
-}  // namespace
-
-TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers are read once") {
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
-  sign::Pkey key = sign::generate_key();
-  MemorySource mem(config(), {lower_layer(), upper_layer()});
-  image::Manifest m = mem.manifest();
-  attest_sbom(repo, mem, m, *key);
-  sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":t", {}});
-  CountingLayers src(mem);
-  std::optional<Inventory> inventory;
-  verify::VerifyOptions opt{key.get(), "release.pub", "", true, true, nullptr, &verify::testing::test_kb()};
-  opt.keep_also = keep_for_inventory;
-  opt.on_contents = [&](const verify::ContentsTree& tree) { inventory = gather_inventory(tree); };
-  verify::StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:t", &src, &repo, "", "t"};
-  verify::verify_static(in, opt);
-  REQUIRE(inventory);
-  CHECK(src.layer_opens == 2);
-  auto rows = verify::sbom_rows(repo, src, m, *key, "release.pub", &*inventory);
-  bool packages_pass = false;
-  for (const auto& r : rows)
-    if (r.id == "sbom.packages") packages_pass = r.status == verify::Status::kPass && r.found == "8 packages, the same";
-  CHECK(packages_pass);
-  CHECK(src.layer_opens == 2);  // the SBOM rows read no layer again
-  // The inventory of verify's scan is the SBOM scan's own.
-  SbomOptions at{.created = "2026-11-24T00:00:00Z"};
-  CHECK(sbom_of(*inventory, mem, m, repo.name(), m.digest(), at).to_json() ==
-        sbom_of(mem, m, repo.name(), m.digest(), at).to_json());
 }

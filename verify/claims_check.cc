@@ -64,7 +64,7 @@ void check_tag(const Claims& c, Checks& out) {
                       "the tag or the labels are stale: regenerate and rebuild, or push under the right tag"));
 }
 
-void check_python(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_python(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   std::string claim = c.label("python");
   if (claim.empty()) claim = c.from_tag.count("python") ? c.from_tag.at("python") : "";
   std::string found = "python " + join(f.pythons) + (f.venv_pythons.empty() ? "" : " (venv " + join(f.venv_pythons) + ")");
@@ -80,7 +80,7 @@ void check_python(const Claims& c, const ContentsFacts& f, Checks& out) {
                       "build from a base with Python " + claim + " (matrix python / base image), or fix io.imgtool.python"));
 }
 
-void check_paddle(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_paddle(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   std::vector<std::string> seen;
   for (const auto& d : f.paddles) seen.push_back(d.name + " " + d.version + " at " + d.location);
   if (f.paddles.size() != 1) {
@@ -90,7 +90,7 @@ void check_paddle(const Claims& c, const ContentsFacts& f, Checks& out) {
                                          : "both CPU and GPU wheels got installed; install only one (pip uninstall the other)"));
     return;
   }
-  const PaddleDist& d = f.paddles[0];
+  const scan::PaddleDist& d = f.paddles[0];
   std::string claim = c.label("paddle");
   if (!claim.empty())
     out.push_back(judge(version_matches(claim, d.version), "claims.paddle", "Paddle version",
@@ -110,9 +110,9 @@ void check_paddle(const Claims& c, const ContentsFacts& f, Checks& out) {
                         "install the Paddle wheel built for CUDA " + c.label("cuda") + " (its cuXY index)"));
 }
 
-void check_lib(const Claims& c, const ContentsFacts& f, const std::string& lib, const std::string& claim,
+void check_lib(const Claims& c, const scan::ContentsFacts& f, const std::string& lib, const std::string& claim,
                const std::string& title, const std::string& fix, Checks& out) {
-  const LibFacts& l = f.lib(lib);
+  const scan::LibFacts& l = f.lib(lib);
   std::string found = l.present() ? lib + " " + l.version + " (" + l.paths.front() + ")" : "no " + lib + " library";
   out.push_back(judge(l.present() && (claim.empty() || version_matches(claim, l.version) ||
                                       (Version::parse(l.version) && Version::parse(l.version)->parts.size() == 1 &&
@@ -120,9 +120,9 @@ void check_lib(const Claims& c, const ContentsFacts& f, const std::string& lib, 
                       "contents." + lib, title, lib + (claim.empty() ? "" : " " + claim) + " present", found, fix));
 }
 
-void check_gpu_libs(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_gpu_libs(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   if (!c.gpu()) {
-    const LibFacts& rt = f.lib("cudart");
+    const scan::LibFacts& rt = f.lib("cudart");
     if (rt.present())
       out.push_back({"contents.cuda", "no CUDA runtime in a cpu image", Status::kWarn, "no CUDA libraries",
                      "cudart " + rt.version + " at " + rt.paths.front(), "build cpu images from a non-CUDA base"});
@@ -137,7 +137,7 @@ void check_gpu_libs(const Claims& c, const ContentsFacts& f, Checks& out) {
             "use the cudnn flavor of the CUDA base or install nvidia-cudnn " + cudnn, out);
 }
 
-void check_cudnn_link(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_cudnn_link(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   if (!c.gpu()) return;
   std::vector<std::string> dangling, good;
   for (const auto& l : f.cudnn_links) (l.resolved.empty() ? dangling : good).push_back(l.path + (l.resolved.empty() ? "" : " -> " + l.resolved));
@@ -153,7 +153,7 @@ void check_cudnn_link(const Claims& c, const ContentsFacts& f, Checks& out) {
                       "add `ln -s libcudnn.so.<major> libcudnn.so` next to the library, or fix the broken link"));
 }
 
-void check_tensorrt(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_tensorrt(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   std::string trt = c.label("tensorrt");
   if (trt.empty()) return;
   check_lib(c, f, "tensorrt", trt, "TensorRT matches the tensorrt claim",
@@ -293,7 +293,7 @@ std::optional<Version> admitted_floor(const Requirement& r, const matrix::Knowle
 // The CUDA runtime the image brings (Paddle's own, linked statically in 2.x builds, or libcudart)
 // needs a driver of at least its major's minor-version floor; no driver the image's requirement or
 // its min-driver label admits may be below that.
-void check_runtime_floor(const Claims& c, const ContentsFacts& f, const matrix::KnowledgeBase& kb, Checks& out) {
+void check_runtime_floor(const Claims& c, const scan::ContentsFacts& f, const matrix::KnowledgeBase& kb, Checks& out) {
   if (!c.gpu()) return;
   std::string runtime = f.paddles.size() == 1 && !f.paddles[0].compiled_cuda.empty() ? f.paddles[0].compiled_cuda
                                                                                       : f.lib("cudart").version;
@@ -316,9 +316,9 @@ void check_runtime_floor(const Claims& c, const ContentsFacts& f, const matrix::
 }
 
 // io.imgtool.cuda-archs against the GPU code actually compiled into Paddle's libraries.
-void check_archs(const Claims& c, const ContentsFacts& f, Checks& out) {
+void check_archs(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   if (!c.gpu() || f.paddles.size() != 1 || f.paddles[0].code_libraries.empty()) return;
-  const PaddleDist& d = f.paddles[0];
+  const scan::PaddleDist& d = f.paddles[0];
   std::string held = d.gpu_code.text(), claim = c.label("cuda-archs");
   std::string found = held.empty() ? "no GPU code in " + strings::join(d.code_libraries, ", ")
                                    : held + " (" + std::to_string(d.gpu_code.containers) + " fat binaries in " +
@@ -342,7 +342,7 @@ bool version_matches(const std::string& claim, const std::string& found) {
   return found[claim.size()] == '.' && found.find_first_not_of("0123456789.", claim.size()) == std::string::npos;
 }
 
-std::vector<CheckResult> check_claims(const Claims& c, const ContentsFacts& f, const matrix::KnowledgeBase& kb) {
+std::vector<CheckResult> check_claims(const Claims& c, const scan::ContentsFacts& f, const matrix::KnowledgeBase& kb) {
   Checks out;
   check_labels(c, out);
   check_tag(c, out);

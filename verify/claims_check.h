@@ -21,13 +21,13 @@
 
 #include "matrix/kb.h"
 #include "verify/claims_model.h"
-#include "verify/contents_facts.h"
+#include "scan/contents_facts.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
 
 // `kb` gives the driver floors (matrix/kb/cuda.yaml).
-std::vector<CheckResult> check_claims(const Claims& claims, const ContentsFacts& facts,
+std::vector<CheckResult> check_claims(const Claims& claims, const scan::ContentsFacts& facts,
                                       const matrix::KnowledgeBase& kb);
 
 // "12.6" vs "12.6.77": equal on the claim's components (also "3.2.0" vs

@@ -8,9 +8,9 @@
 #include "image/trace.h"
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
-#include "verify/loader_paths.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
+#include "verify/loader_rows.h"
 #include "verify/signature_check.h"
 
 namespace imgtool::verify {
@@ -59,11 +59,11 @@ std::string mib(int64_t bytes) {
 
 // With IMGTOOL_TRACE=1: one line per layer and the scan's total ("layers
 // scanned in S s"), which bench/verify-scan.sh reads.
-void trace_scan(const std::vector<LayerStats>& stats, std::chrono::steady_clock::time_point t0) {
+void trace_scan(const std::vector<scan::LayerStats>& stats, std::chrono::steady_clock::time_point t0) {
   if (!image::trace_enabled()) return;
   int64_t tar = 0, blob = 0;
   for (size_t i = 0; i < stats.size(); ++i) {
-    const LayerStats& s = stats[i];
+    const scan::LayerStats& s = stats[i];
     std::string chunks = s.parallel_chunks ? " (" + std::to_string(s.parallel_chunks) + " chunks in parallel)" : "";
     image::trace("verify: layer " + std::to_string(i) + ": " + mib(s.compressed) + " " + s.codec + chunks + " -> " + mib(s.tar) +
                  " tar, " + std::to_string(s.entries) + " entries, " + std::to_string(s.seconds) + " s");
@@ -90,12 +90,12 @@ std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader>
 }
 
 // Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
-ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, const ContentsTree::KeepContent& also) {
-  ContentsTree tree([also](const std::string& p, int64_t n) {
-    return keep_for_facts(p, n) || keep_for_loader(p, n) || (also && also(p, n));
+scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, const scan::ContentsTree::KeepContent& also) {
+  scan::ContentsTree tree([also](const std::string& p, int64_t n) {
+    return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) || (also && also(p, n));
   });
-  tree.examine_code(examine_for_facts);
-  std::vector<LayerInput> layers;
+  tree.examine_code(scan::examine_for_facts);
+  std::vector<scan::LayerInput> layers;
   for (const auto& l : m.layers())
     layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
   auto t0 = std::chrono::steady_clock::now();
@@ -107,10 +107,10 @@ ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, co
 void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r) {
   auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
   Claims claims = read_claims(config, in.tag);
-  ContentsTree tree = read_contents(*in.source, m, opt.keep_also);
+  scan::ContentsTree tree = read_contents(*in.source, m, opt.keep_also);
   if (opt.on_contents) opt.on_contents(tree);
   const matrix::KnowledgeBase& kb = *opt.kb;
-  ContentsFacts facts = gather_facts(tree);
+  scan::ContentsFacts facts = scan::gather_facts(tree);
   std::vector<std::string> env;
   for (const auto& [k, v] : claims.env) env.push_back(k + "=" + v);
   if (claims.cuda_base()) {  // a CUDA base (scripts/make-cuda-base.sh): its library set, not Paddle claims

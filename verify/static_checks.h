@@ -21,7 +21,7 @@
 #include "image/image.h"
 #include "matrix/kb.h"
 #include "sign/repository.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_tree.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
@@ -50,8 +50,8 @@ struct VerifyOptions {
   // The claims scan is the only read of the layers: `keep_also` names more file
   // bytes to keep in it, and `on_contents` sees the merged tree (cmd_verify: the
   // SBOM rows' inventory, so the layers are not decoded a second time).
-  ContentsTree::KeepContent keep_also;
-  std::function<void(const ContentsTree&)> on_contents;
+  scan::ContentsTree::KeepContent keep_also;
+  std::function<void(const scan::ContentsTree&)> on_contents;
 };
 
 Report verify_static(const StaticInputs& in, const VerifyOptions& opt);

@@ -3,21 +3,21 @@
 
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
-#include "verify/contents_facts.h"
+#include "scan/contents_facts.h"
 #include "scan/testing/fatbin_bytes.h"
-#include "verify/static_test_util.h"
+#include "scan/testing/layers.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
-using namespace imgtool::verify::testing;
+using namespace imgtool::scan::testing;
 
 namespace {
 
-ContentsFacts facts_of(const std::vector<TarItem>& items) {
-  ContentsTree t(keep_for_facts);
+scan::ContentsFacts facts_of(const std::vector<TarItem>& items) {
+  scan::ContentsTree t(scan::keep_for_facts);
   image::StringReader r(make_tar(items));
   t.add_layer(r, "t");
-  return gather_facts(t);
+  return scan::gather_facts(t);
 }
 
 const CheckResult* row(const std::vector<CheckResult>& rows, const std::string& id) {
@@ -201,10 +201,10 @@ TEST_CASE("io.imgtool.cuda-archs is held against the fat binaries in Paddle's ow
   std::string site = "usr/local/lib/python3.11/dist-packages/";
   items.push_back({site + "paddle/libs/libphi.so", fat_library({{{2, 80, 40}, {2, 90, 40}}, {{2, 80, 8}, {2, 90, 8}}})});
   items.push_back({site + "paddle/libs/libwarpctc.so", fat_library({{{2, 35, 8}}})});  // a bundled third party: not Paddle's
-  ContentsTree t([](const std::string& p, int64_t n) { return keep_for_facts(p, n); });
-  t.examine_code(examine_for_facts);
+  scan::ContentsTree t([](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n); });
+  t.examine_code(scan::examine_for_facts);
   add(t, items);
-  ContentsFacts f = gather_facts(t);
+  scan::ContentsFacts f = scan::gather_facts(t);
   REQUIRE(f.paddles.size() == 1);
   CHECK(f.paddles[0].gpu_code.text() == "sm_80,sm_90");
   auto labels = gpu_labels();

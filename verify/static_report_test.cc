@@ -5,11 +5,11 @@
 #include "sign/sign_image.h"
 #include "verify/report_render.h"
 #include "verify/static_checks.h"
-#include "verify/static_test_util.h"
+#include "scan/testing/layers.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
-using namespace imgtool::verify::testing;
+using namespace imgtool::scan::testing;
 
 namespace {
 MemorySource cpu_image(const std::string& python_label) {

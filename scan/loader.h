@@ -1,6 +1,5 @@
-// Can the libraries Paddle loads be FOUND at run time, and is what the loader finds the library the
-// image claims? Every name is looked up the way glibc's loader, and Paddle's own loader before it,
-// look it up inside the container (kb/libraries.yaml says what Paddle asks for):
+// How glibc's loader, and Paddle's own loader before it, find a library inside an image (read
+// from its layers, nothing run). Paddle asks for names kb/libraries.yaml lists; the folders, in order:
 //   0. Paddle's own folders (a build whose wheel brings its CUDA libraries: <site>/nvidia/<x>/lib,
 //      where its FLAGS_*_dir and libpaddle.so's RUNPATH point);
 //   1. LD_LIBRARY_PATH from the image config's Env;
@@ -14,25 +13,14 @@
 // (libcudnn.so.8.9.6) or, for a file named only by its soname, from the pip distribution whose
 // RECORD lists it (nvidia_cublas_cu12-12.6.4.1). Every other copy of the same library in the
 // image is listed too: an older copy found before a newer one is a failure naming both.
-//
-// Rows (each names the file, what the loader does, and the fix):
-//   loader.<lib>     one per library the installed Paddle GPU build loads (required: fail when
-//                    unfound; a feature's: warn naming the feature); cuDNN's version against the
-//                    io.imgtool.cudnn claim
-//   base.<lib>       a CUDA base image (label io.imgtool.base.cuda): every library of nvidia/cuda's
-//                    -cudnn-runtime set resolves, at the version kb/cuda_wheels.yaml pins
-//   contents.loader.<soname>  any other CUDA library the image holds is findable
 #pragma once
 #include <string>
 #include <vector>
 
-#include "matrix/kb.h"
-#include "verify/claims_model.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
-#include "verify/report_model.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
 
-namespace imgtool::verify {
+namespace imgtool::scan {
 
 struct SearchDir {
   std::string dir;
@@ -78,26 +66,4 @@ std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::v
 // Which of these files' bytes add_layer() must keep (ld.so.conf and its includes).
 bool keep_for_loader(const std::string& path, int64_t size);
 
-// loader.<lib> rows: the libraries the installed Paddle GPU build loads (none for a CPU build),
-// and the sonames they covered (for check_loader_paths).
-struct PaddleLibraryRows {
-  std::vector<CheckResult> rows;
-  std::vector<std::string> sonames;
-};
-PaddleLibraryRows check_paddle_libraries(const ContentsTree& tree, const ContentsFacts& facts,
-                                         const std::vector<std::string>& env, const Claims& claims,
-                                         const matrix::KnowledgeBase& kb);
-
-// base.<lib> rows: a CUDA base's library set at the KB's pins (`cuda` = the base's CUDA, "12.6").
-std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const ContentsFacts& facts,
-                                              const std::vector<std::string>& env, const std::string& cuda,
-                                              const matrix::KnowledgeBase& kb);
-
-// contents.loader.<soname> rows: every CUDA library the image holds that no loader.<lib> row
-// covered (`covered` = sonames already checked) is findable by a plain dlopen, or in Paddle's own
-// folders (<site>/paddle/libs, the pip layout <site>/nvidia/*/lib).
-std::vector<CheckResult> check_loader_paths(const ContentsTree& tree, const ContentsFacts& facts,
-                                            const std::vector<std::string>& env,
-                                            const std::vector<std::string>& covered = {});
-
-}  // namespace imgtool::verify
+}  // namespace imgtool::scan

@@ -1,8 +1,8 @@
-#include "verify/name_match.h"
+#include "scan/name_match.h"
 
 #include <cctype>
 
-namespace imgtool::verify::names {
+namespace imgtool::scan::names {
 
 namespace {
 
@@ -139,4 +139,4 @@ std::string py_string_var(std::string_view text, std::string_view name) {
   return "";
 }
 
-}  // namespace imgtool::verify::names
+}  // namespace imgtool::scan::names

@@ -1,20 +1,21 @@
-// Loader lookup of CUDA libraries (loader_paths.h) on crafted tar layers.
+// The loader rows (loader_rows.h) on crafted tar layers.
 #include <doctest/doctest.h>
 
 #include "image/blob.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
+#include "scan/loader.h"
 #include "verify/claims_model.h"
-#include "verify/loader_paths.h"
-#include "verify/static_test_util.h"
+#include "verify/loader_rows.h"
+#include "scan/testing/layers.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
-using namespace imgtool::verify::testing;
+using namespace imgtool::scan::testing;
 
 namespace {
-ContentsTree tree_of(const std::vector<TarItem>& items) {
-  ContentsTree t([](const std::string& p, int64_t n) { return keep_for_facts(p, n) || keep_for_loader(p, n); });
+scan::ContentsTree tree_of(const std::vector<TarItem>& items) {
+  scan::ContentsTree t([](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
   image::StringReader r(make_tar(items));
   t.add_layer(r, "test layer");
   return t;
@@ -44,14 +45,14 @@ std::vector<TarItem> cuda_base(bool with_conf) {
 
 TEST_CASE("loader: libraries behind ld.so.conf.d includes and symlinked dirs are found") {
   auto t = tree_of(cuda_base(true));
-  auto rows = check_loader_paths(t, gather_facts(t), {"PATH=/usr/bin", "LD_LIBRARY_PATH=/usr/local/nvidia/lib"});
+  auto rows = check_loader_paths(t, scan::gather_facts(t), {"PATH=/usr/bin", "LD_LIBRARY_PATH=/usr/local/nvidia/lib"});
   REQUIRE(rows.size() == 2);  // libcudart.so.11.0, libcudnn.so.8 (no Paddle 2.x: libcudnn.so not asked)
   for (const auto& r : rows) {
     INFO(r.id << ": " << r.found);
     CHECK(r.status == Status::kPass);
     CHECK(r.found.find("via /etc/ld.so.conf.d/000_cuda.conf") != std::string::npos);
   }
-  auto dirs = loader_search_dirs(t, {"LD_LIBRARY_PATH=/a:/b"});
+  auto dirs = scan::loader_search_dirs(t, {"LD_LIBRARY_PATH=/a:/b"});
   REQUIRE(dirs.size() >= 4);
   CHECK(dirs[0].dir == "/a");
   CHECK(dirs[1].dir == "/b");
@@ -61,14 +62,14 @@ TEST_CASE("loader: libraries behind ld.so.conf.d includes and symlinked dirs are
 
 TEST_CASE("loader: a library that exists but is in no searched directory fails with the fix") {
   auto t = tree_of(cuda_base(false));
-  auto rows = check_loader_paths(t, gather_facts(t), {});
+  auto rows = check_loader_paths(t, scan::gather_facts(t), {});
   auto* r = row(rows, "contents.loader.libcudart.so.11.0");
   REQUIRE(r);
   CHECK(r->status == Status::kFail);
   CHECK(r->found.find("/usr/local/cuda-11.8/redist/nvidia/cuda_runtime/lib/libcudart.so.11.0") != std::string::npos);
   CHECK(r->fix.find("/etc/ld.so.conf.d/") != std::string::npos);
   // The same image with LD_LIBRARY_PATH pointing at the folder passes.
-  auto ok = check_loader_paths(t, gather_facts(t), {"LD_LIBRARY_PATH=/usr/local/cuda/lib64"});
+  auto ok = check_loader_paths(t, scan::gather_facts(t), {"LD_LIBRARY_PATH=/usr/local/cuda/lib64"});
   CHECK(row(ok, "contents.loader.libcudart.so.11.0")->status == Status::kPass);
 }
 
@@ -128,7 +129,7 @@ std::map<std::string, const CheckResult*> by_id(const std::vector<CheckResult>& 
 
 TEST_CASE("Paddle 2.6 rows: every library Paddle dlopens resolves, through its dev link, at its pip version") {
   auto t = tree_of(paddle26_image());
-  auto rows = check_paddle_libraries(t, gather_facts(t), {}, gpu_claims(), test_kb());
+  auto rows = check_paddle_libraries(t, scan::gather_facts(t), {}, gpu_claims(), test_kb());
   auto r = by_id(rows.rows);
   for (auto lib : {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
     REQUIRE_MESSAGE(r.count(std::string("loader.") + lib), lib);
@@ -146,7 +147,7 @@ TEST_CASE("Paddle 2.6 rows: every library Paddle dlopens resolves, through its d
 
 TEST_CASE("Paddle 2.6 rows: a missing dev link fails, naming what the loader searched, what the image holds and the fix") {
   auto t = tree_of(paddle26_image("libcufft.so"));
-  auto rows = check_paddle_libraries(t, gather_facts(t), {}, gpu_claims(), test_kb());  // kept alive: by_id points into it
+  auto rows = check_paddle_libraries(t, scan::gather_facts(t), {}, gpu_claims(), test_kb());  // kept alive: by_id points into it
   auto r = by_id(rows.rows);
   const CheckResult* fft = r["loader.cufft"];
   REQUIRE(fft);
@@ -165,7 +166,7 @@ TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the ve
   items.push_back({"opt/old/libcudnn.so.8.2.1", "old"});
   items.push_back({"opt/old/libcudnn.so", "libcudnn.so.8.2.1", 'l'});
   auto t = tree_of(items);
-  auto rows = check_paddle_libraries(t, gather_facts(t), {"LD_LIBRARY_PATH=/opt/old"}, gpu_claims(), test_kb());
+  auto rows = check_paddle_libraries(t, scan::gather_facts(t), {"LD_LIBRARY_PATH=/opt/old"}, gpu_claims(), test_kb());
   auto r = by_id(rows.rows);
   const CheckResult* c = r["loader.cudnn"];
   REQUIRE(c);
@@ -177,7 +178,7 @@ TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the ve
   CHECK(c->fix.rfind("remove the older copy /opt/old/libcudnn.so.8.2.1", 0) == 0);
   // The image claiming cuDNN 8.9 while the loader opens 8.6.0.163: a failure naming both.
   auto t2 = tree_of(paddle26_image());
-  auto rows2 = check_paddle_libraries(t2, gather_facts(t2), {}, gpu_claims("8.9"), test_kb());
+  auto rows2 = check_paddle_libraries(t2, scan::gather_facts(t2), {}, gpu_claims("8.9"), test_kb());
   auto r2 = by_id(rows2.rows);
   CHECK(r2["loader.cudnn"]->status == Status::kFail);
   CHECK(r2["loader.cudnn"]->fix.rfind("the loader opens cuDNN 8.6.0.163, not the claimed 8.9", 0) == 0);
@@ -186,7 +187,7 @@ TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the ve
 TEST_CASE("base rows: a CUDA base's library set at the pins of kb/cuda_wheels.yaml") {
   auto items = paddle26_image();
   auto t = tree_of(items);
-  auto rows = check_base_libraries(t, gather_facts(t), {}, "11.8", test_kb());
+  auto rows = check_base_libraries(t, scan::gather_facts(t), {}, "11.8", test_kb());
   auto r = by_id(rows);
   CHECK(r["base.cublas"]->status == Status::kPass);
   CHECK(r["base.cudnn"]->status == Status::kPass);
@@ -199,7 +200,7 @@ TEST_CASE("base rows: a CUDA base's library set at the pins of kb/cuda_wheels.ya
     if (it.path.find("nvidia_cublas_cu11-11.11.3.6.dist-info/RECORD") != std::string::npos)
       it.path = "usr/local/cuda-11.8/redist/nvidia_cublas_cu11-11.11.3.5.dist-info/RECORD";
   auto t2 = tree_of(items);
-  auto base2 = check_base_libraries(t2, gather_facts(t2), {}, "11.8", test_kb());
+  auto base2 = check_base_libraries(t2, scan::gather_facts(t2), {}, "11.8", test_kb());
   auto r2 = by_id(base2);
   CHECK(r2["base.cublas"]->status == Status::kFail);
   CHECK(r2["base.cublas"]->fix.rfind("rebuild the base with scripts/make-cuda-base.sh 11.8", 0) == 0);
@@ -207,5 +208,24 @@ TEST_CASE("base rows: a CUDA base's library set at the pins of kb/cuda_wheels.ya
 
 TEST_CASE("loader: an image without CUDA libraries has no loader rows") {
   auto t = tree_of({{"usr/bin/python3", "x"}});
-  CHECK(check_loader_paths(t, gather_facts(t), {}).empty());
+  CHECK(check_loader_paths(t, scan::gather_facts(t), {}).empty());
+}
+
+TEST_CASE("long paths under the cap reach the loader-path rows without std::regex (no stack overflow)") {
+  scan::ContentsLimits roomy;
+  roomy.max_path = 1 << 20;
+  std::string site = "/opt/";
+  while (site.size() < 200000) site += std::string(99, 'b') + "/";  // 2000 components: each resolve step is cheap
+  site += "lib/python3.11/site-packages";
+  scan::ContentsTree t(scan::keep_for_facts, roomy);
+  add(t, {{site.substr(1) + "/paddlepaddle_gpu-2.6.2.dist-info/METADATA", "Name: paddlepaddle-gpu\n"},
+          {site.substr(1) + "/nvidia/cudnn/lib/libcudnn.so.8", "elf"},
+          {"usr/local/cuda/lib64/libcudart.so.11.0", "elf"}});
+  scan::ContentsFacts f = scan::gather_facts(t);
+  REQUIRE(f.paddles.size() == 1);
+  auto rows = check_loader_paths(t, f, {});
+  std::map<std::string, Status> status;
+  for (auto& r : rows) status[r.id] = r.status;
+  CHECK(status["contents.loader.libcudnn.so.8"] == Status::kPass);  // found through <site>/nvidia/*/lib
+  CHECK(status["contents.loader.libcudart.so.11.0"] == Status::kFail);  // in no searched directory
 }

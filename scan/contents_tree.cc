@@ -1,4 +1,4 @@
-#include "verify/contents_tree.h"
+#include "scan/contents_tree.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -18,7 +18,7 @@
 #include "core/buffer.h"
 #include "image/inflate.h"
 
-namespace imgtool::verify {
+namespace imgtool::scan {
 
 struct ContentsTree::RawEntry {
   std::string path;
@@ -354,4 +354,4 @@ std::string dirname_of(const std::string& p) {
 
 std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::scan

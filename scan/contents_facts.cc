@@ -1,12 +1,12 @@
-#include "verify/contents_facts.h"
+#include "scan/contents_facts.h"
 
 #include <algorithm>
 #include <set>
 
 #include "core/version.h"
-#include "verify/name_match.h"
+#include "scan/name_match.h"
 
-namespace imgtool::verify {
+namespace imgtool::scan {
 
 namespace {
 
@@ -165,4 +165,4 @@ ContentsFacts gather_facts(const ContentsTree& tree) {
   return f;
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::scan

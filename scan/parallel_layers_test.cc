@@ -11,14 +11,14 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/compress.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
-#include "verify/static_test_util.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
+#include "scan/testing/layers.h"
 #include "tests/error_of.h"
 
 using namespace imgtool;
-using namespace imgtool::verify;
-using namespace imgtool::verify::testing;
+using namespace imgtool::scan;
+using namespace imgtool::scan::testing;
 
 using imgtool::testing::error_of;
 

@@ -39,7 +39,7 @@
 struct archive;        // libarchive
 struct archive_entry;
 
-namespace imgtool::verify {
+namespace imgtool::scan {
 
 struct FsEntry {
   enum class Type { kFile, kDir, kSymlink, kOther };
@@ -137,4 +137,4 @@ class ContentsTree {
 std::string dirname_of(const std::string& path);
 std::string basename_of(const std::string& path);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::scan

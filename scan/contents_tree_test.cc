@@ -3,13 +3,13 @@
 
 #include "core/error.h"
 #include "image/blob.h"
-#include "verify/contents_facts.h"
-#include "verify/contents_tree.h"
-#include "verify/static_test_util.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
+#include "scan/testing/layers.h"
 
 using namespace imgtool;
-using namespace imgtool::verify;
-using namespace imgtool::verify::testing;
+using namespace imgtool::scan;
+using namespace imgtool::scan::testing;
 
 TEST_CASE("layers merge with whiteouts and opaque dirs; gzip and zstd are read") {
   ContentsTree t;

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "scan/gpu_code.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_tree.h"
 
-namespace imgtool::verify {
+namespace imgtool::scan {
 
 struct PaddleDist {
   std::string name;        // "paddlepaddle" or "paddlepaddle-gpu"
@@ -84,4 +84,4 @@ bool examine_for_facts(const std::string& path);
 
 ContentsFacts gather_facts(const ContentsTree& tree);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::scan

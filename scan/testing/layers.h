@@ -1,4 +1,4 @@
-// Test helpers for the static checks: small tar layers made with libarchive
+// Test helpers for the layer scanner and its users: small tar layers made with libarchive
 // (optionally gzip/zstd) and an in-memory ImageSource.
 #pragma once
 #include <archive.h>
@@ -14,10 +14,10 @@
 #include "image/blob.h"
 #include "image/image.h"
 #include "matrix/kb.h"
-#include "verify/contents_tree.h"
+#include "scan/contents_tree.h"
 #include "tests/source_kb.h"
 
-namespace imgtool::verify::testing {
+namespace imgtool::scan::testing {
 
 // The source tree's knowledge base (driver floors for the claims check).
 inline const matrix::KnowledgeBase& test_kb() { return imgtool::testing::source_kb(); }
@@ -116,4 +116,4 @@ inline void add(ContentsTree& t, const std::vector<TarItem>& items, const std::s
   t.add_layer(r, "test layer");
 }
 
-}  // namespace imgtool::verify::testing
+}  // namespace imgtool::scan::testing

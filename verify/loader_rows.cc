@@ -1,6 +1,4 @@
-#include "verify/loader_paths.h"
-
-#include <fnmatch.h>
+#include "verify/loader_rows.h"
 
 #include <algorithm>
 #include <map>
@@ -9,16 +7,14 @@
 
 #include "core/strings.h"
 #include "core/version.h"
-#include "verify/name_match.h"
+#include "scan/loader.h"
+#include "scan/name_match.h"
 
 namespace imgtool::verify {
 
-namespace {
+namespace names = scan::names;
 
-// The loader's trusted directories on x86_64 Debian/Ubuntu (ld.so(8)) and the multiarch ones
-// Debian's ld.so.conf.d/x86_64-linux-gnu.conf adds.
-const std::vector<std::string> kDefaultDirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                                               "/usr/lib64", "/lib", "/usr/lib"};
+namespace {
 
 // The CUDA libraries whose lookup the generic rows check: basenames STEM.so.N[.N…] (names::versioned:
 // plain string code, never std::regex on a layer's paths).
@@ -31,52 +27,6 @@ std::optional<std::string> cuda_lib_stem(const std::string& base) {
   return std::nullopt;
 }
 
-std::string env_value(const std::vector<std::string>& env, const std::string& key) {
-  for (const auto& kv : env)
-    if (kv.rfind(key + "=", 0) == 0) return kv.substr(key.size() + 1);
-  return "";
-}
-
-std::vector<std::string> nonempty_parts(const std::vector<std::string>& parts) {
-  std::vector<std::string> out;
-  for (const auto& p : parts)
-    if (!p.empty()) out.push_back(p);
-  return out;
-}
-
-// Files of the tree matching a glob (as ldconfig's `include` expands it), sorted.
-std::vector<std::string> glob(const ContentsTree& t, const std::string& pattern) {
-  std::vector<std::string> out;
-  std::string dir = t.resolve(dirname_of(pattern)).value_or(dirname_of(pattern));
-  std::string base = basename_of(pattern);
-  for (auto it = t.entries().lower_bound(dir + "/"); it != t.entries().end() && it->first.rfind(dir + "/", 0) == 0; ++it)
-    if (dirname_of(it->first) == dir && fnmatch(base.c_str(), basename_of(it->first).c_str(), 0) == 0)
-      out.push_back(it->first);
-  return out;
-}
-
-// ld.so.conf: one directory per line (or several separated by spaces, colons, commas),
-// `#` comments, `include GLOB` (relative globs are relative to /etc).
-void read_conf(const ContentsTree& t, const std::string& path, std::vector<SearchDir>& out, int depth) {
-  auto real = t.resolve(path);
-  const FsEntry* e = real ? t.find(*real) : nullptr;
-  if (!e || !e->content || depth > 8) return;
-  for (const auto& raw : strings::split_lines(*e->content)) {
-    std::string line = strings::trim(raw.substr(0, raw.find('#')));
-    if (line.empty()) continue;
-    if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
-      for (auto pat : nonempty_parts(strings::split(strings::trim(line.substr(8)), ' '))) {
-        if (pat[0] != '/') pat = "/etc/" + pat;
-        for (const auto& f : glob(t, pat)) read_conf(t, f, out, depth + 1);
-      }
-      continue;
-    }
-    for (char& c : line)
-      if (c == ':' || c == ',' || c == '\t') c = ' ';
-    for (const auto& d : nonempty_parts(strings::split(line, ' '))) out.push_back({d, path});
-  }
-}
-
 std::string major_part(const std::string& v) { return v.substr(0, v.find('.')); }
 
 bool version_older(const std::string& a, const std::string& b) {
@@ -86,14 +36,14 @@ bool version_older(const std::string& a, const std::string& b) {
 
 // The folders a pip-installed copy of `lib` lies in under `site` (Paddle's flag folders and
 // libpaddle.so's RUNPATH point there).
-std::vector<SearchDir> pip_dirs(const matrix::NvidiaLibrary& lib, const std::string& key, const std::string& site) {
-  std::vector<SearchDir> out;
+std::vector<scan::SearchDir> pip_dirs(const matrix::NvidiaLibrary& lib, const std::string& key, const std::string& site) {
+  std::vector<scan::SearchDir> out;
   if (auto d = lib.wheel_dirs.find(key); d != lib.wheel_dirs.end()) out.push_back({site + "/" + d->second, "Paddle (pip layout)"});
   return out;
 }
 
 struct PaddleBuild {
-  const PaddleDist* dist = nullptr;
+  const scan::PaddleDist* dist = nullptr;
   std::string site, cuda_major, cudnn_major, trt_major;
 };
 
@@ -104,8 +54,8 @@ std::string key_for(const matrix::NvidiaLibrary& lib, const PaddleBuild& b) {
 }
 
 // LD_LIBRARY_PATH, then libphi.so's RUNPATH (<site>/paddle/libs), then the cache and the defaults.
-std::vector<SearchDir> paddle_dirs(const std::vector<SearchDir>& system, const std::string& site) {
-  std::vector<SearchDir> out;
+std::vector<scan::SearchDir> paddle_dirs(const std::vector<scan::SearchDir>& system, const std::string& site) {
+  std::vector<scan::SearchDir> out;
   size_t i = 0;
   for (; i < system.size() && system[i].via == "LD_LIBRARY_PATH"; ++i) out.push_back(system[i]);
   out.push_back({site + "/paddle/libs", "RUNPATH of libphi.so"});
@@ -113,16 +63,16 @@ std::vector<SearchDir> paddle_dirs(const std::vector<SearchDir>& system, const s
   return out;
 }
 
-std::string dir_list(const std::vector<SearchDir>& dirs) {
+std::string dir_list(const std::vector<scan::SearchDir>& dirs) {
   std::vector<std::string> d;
   for (const auto& s : dirs) d.push_back(s.dir);
   return strings::join(d, ":");
 }
 
-CheckResult library_row(const ImageLoader& loader, const std::string& id, const std::string& title,
-                        const std::string& name, const std::string& soname, const std::vector<SearchDir>& dirs) {
+CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, const std::string& title,
+                        const std::string& name, const std::string& soname, const std::vector<scan::SearchDir>& dirs) {
   CheckResult r{id, title, Status::kPass, name + " found by the loader", "", ""};
-  Resolution res = loader.resolve(name, dirs);
+  scan::Resolution res = loader.resolve(name, dirs);
   auto copies = loader.copies(soname);
   if (!res.found()) {
     r.status = Status::kFail;
@@ -132,7 +82,7 @@ CheckResult library_row(const ImageLoader& loader, const std::string& id, const 
               (held.empty() ? "; the image holds no " + soname : "; the image holds " + strings::join(held, ", "));
     r.fix = held.empty() ? "install " + soname + " in the image (the base's CUDA libraries, or the nvidia-* wheel)"
             : name == soname
-                ? "add " + dirname_of(held.front()) + " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image"
+                ? "add " + scan::dirname_of(held.front()) + " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image"
                 : "link it in a folder the loader searches: ln -s " + held.front() + " /usr/local/lib/paddle-dynload/" + name +
                       " plus that folder in /etc/ld.so.conf.d/ and ldconfig (imgtool's template does this for Paddle's cells)";
     return r;
@@ -142,13 +92,13 @@ CheckResult library_row(const ImageLoader& loader, const std::string& id, const 
     if (c.path != res.real && version_older(res.version, c.version)) {
       r.status = Status::kFail;
       r.found += "; a newer copy, " + c.path + " (" + c.version + "), comes after it";
-      r.fix = "remove the older copy " + res.real + ", or put " + dirname_of(c.path) + " before " + dirname_of(res.path) +
+      r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " + scan::dirname_of(res.path) +
               " in the loader's order";
     }
   return r;
 }
 
-std::optional<PaddleBuild> gpu_build(const ContentsFacts& facts, const Claims& claims) {
+std::optional<PaddleBuild> gpu_build(const scan::ContentsFacts& facts, const Claims& claims) {
   for (const auto& d : facts.paddles) {
     if (!d.gpu) continue;
     auto site = names::site_packages(d.location);
@@ -162,9 +112,9 @@ std::optional<PaddleBuild> gpu_build(const ContentsFacts& facts, const Claims& c
 }
 
 // cuDNN's version against the io.imgtool.cudnn claim: the file the loader opens is the one that counts.
-void check_cudnn_claim(CheckResult& r, const ImageLoader& loader, const std::string& name,
-                       const std::vector<SearchDir>& dirs, const std::string& claim) {
-  Resolution res = loader.resolve(name, dirs);
+void check_cudnn_claim(CheckResult& r, const scan::ImageLoader& loader, const std::string& name,
+                       const std::vector<scan::SearchDir>& dirs, const std::string& claim) {
+  scan::Resolution res = loader.resolve(name, dirs);
   if (!res.found() || claim.empty() || r.status == Status::kFail) return;
   if (res.version.empty()) {
     r.status = Status::kWarn;
@@ -181,81 +131,20 @@ void check_cudnn_claim(CheckResult& r, const ImageLoader& loader, const std::str
 
 }  // namespace
 
-std::string Resolution::describe() const {
-  std::string s = path;
-  if (real != path) s += " -> " + real;
-  s += " (" + (version.empty() ? std::string("version unknown") : version + ", from " + version_from) + "; via " + via + ")";
-  return s;
-}
-
-std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::vector<std::string>& env) {
-  std::vector<SearchDir> out;
-  for (const auto& d : nonempty_parts(strings::split(env_value(env, "LD_LIBRARY_PATH"), ':'))) out.push_back({d, "LD_LIBRARY_PATH"});
-  read_conf(tree, "/etc/ld.so.conf", out, 0);
-  for (const auto& d : kDefaultDirs) out.push_back({d, "default"});
-  return out;
-}
-
-bool keep_for_loader(const std::string& path, int64_t size) {
-  return size <= (1 << 16) && (path == "/etc/ld.so.conf" || path.rfind("/etc/ld.so.conf.d/", 0) == 0);
-}
-
-ImageLoader::ImageLoader(const ContentsTree& tree, const ContentsFacts& facts, const std::vector<std::string>& env)
-    : tree_(tree), facts_(facts), system_(loader_search_dirs(tree, env)) {}
-
-std::string ImageLoader::version_of(const std::string& real, std::string* from) const {
-  if (auto o = facts_.owners.find(real); o != facts_.owners.end()) {
-    if (from) *from = o->second.dist;
-    return o->second.version;
-  }
-  std::string base = basename_of(real);
-  size_t so = base.find(".so.");
-  if (so == std::string::npos) return "";
-  auto v = names::versioned(base, base.substr(0, so + 4));
-  if (v && from) *from = "its file name";
-  return v.value_or("");
-}
-
-Resolution ImageLoader::resolve(const std::string& name, const std::vector<SearchDir>& dirs) const {
-  Resolution r{name, "", "", "", "", ""};
-  for (const auto& d : dirs) {
-    auto p = tree_.resolve(d.dir + "/" + name);
-    const FsEntry* e = p ? tree_.find(*p) : nullptr;
-    if (!e || e->type == FsEntry::Type::kDir) continue;
-    r.path = d.dir + "/" + name;
-    r.via = d.via;
-    r.real = *p;
-    r.version = version_of(*p, &r.version_from);
-    return r;
-  }
-  return r;
-}
-
-std::vector<LibraryCopy> ImageLoader::copies(const std::string& soname) const {
-  std::vector<LibraryCopy> out;
-  for (const auto& [path, e] : tree_.entries()) {
-    if (e.type != FsEntry::Type::kFile) continue;
-    std::string base = basename_of(path);
-    if (base != soname && base.rfind(soname + ".", 0) != 0) continue;
-    out.push_back({path, version_of(path)});
-  }
-  return out;
-}
-
-PaddleLibraryRows check_paddle_libraries(const ContentsTree& tree, const ContentsFacts& facts,
+PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
                                          const std::vector<std::string>& env, const Claims& claims,
                                          const matrix::KnowledgeBase& kb) {
   auto build = gpu_build(facts, claims);
   if (!build) return {};
-  const PaddleDist& d = *build->dist;
+  const scan::PaddleDist& d = *build->dist;
   const matrix::PaddleLoads* loads = kb.paddle_loads(d.version, d.pip_cuda_libraries);
   if (!loads)
     return {{{"loader.paddle", "the libraries Paddle loads are known", Status::kWarn,
               "a load table for Paddle " + d.version + (d.pip_cuda_libraries ? " (pip CUDA libraries)" : ""),
               "none in " + kb.dir() + "/libraries.yaml", "add its paddle_loads row (phi/backends/dynload of that release)"}},
             {}};
-  ImageLoader loader(tree, facts, env);
-  std::vector<SearchDir> base_dirs = paddle_dirs(loader.system_dirs(), build->site);
+  scan::ImageLoader loader(tree, facts, env);
+  std::vector<scan::SearchDir> base_dirs = paddle_dirs(loader.system_dirs(), build->site);
   PaddleLibraryRows out;
   for (const auto& l : loads->libs) {
     const matrix::NvidiaLibrary* lib = kb.library(l.lib);
@@ -264,7 +153,7 @@ PaddleLibraryRows check_paddle_libraries(const ContentsTree& tree, const Content
     bool unversioned = loads->dlopen == "unversioned" ||
                        std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
     std::string name = unversioned ? lib->unversioned() : soname;
-    std::vector<SearchDir> dirs = d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<SearchDir>{};
+    std::vector<scan::SearchDir> dirs = d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<scan::SearchDir>{};
     dirs.insert(dirs.end(), base_dirs.begin(), base_dirs.end());
     if (auto x = loads->extra_dirs.find(l.lib); x != loads->extra_dirs.end())
       for (const auto& e : x->second) dirs.push_back({e, "Paddle's extra folder"});
@@ -282,7 +171,7 @@ PaddleLibraryRows check_paddle_libraries(const ContentsTree& tree, const Content
   return out;
 }
 
-std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const ContentsFacts& facts,
+std::vector<CheckResult> check_base_libraries(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
                                               const std::vector<std::string>& env, const std::string& cuda,
                                               const matrix::KnowledgeBase& kb) {
   const matrix::CudaWheelBase* pins = kb.cuda_wheels(cuda);
@@ -290,7 +179,7 @@ std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const Co
   if (!pins || !set)
     return {{"base.libraries", "the base's library set is known", Status::kFail, "a kb/cuda_wheels.yaml row for CUDA " + cuda,
              "none", "add the CUDA " + cuda + " row (its wheels) to matrix/kb/cuda_wheels.yaml"}};
-  ImageLoader loader(tree, facts, env);
+  scan::ImageLoader loader(tree, facts, env);
   std::vector<CheckResult> out;
   for (const auto& name : set->libs) {
     const matrix::NvidiaLibrary* lib = kb.library(name);
@@ -300,7 +189,7 @@ std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const Co
                                 loader.system_dirs());
     r.expected = soname + " " + (w ? w->package + " " + w->version : std::string("(no pinned wheel ships it)")) +
                  ", found by the loader";
-    Resolution res = loader.resolve(soname, loader.system_dirs());
+    scan::Resolution res = loader.resolve(soname, loader.system_dirs());
     if (r.status == Status::kPass && (!w || res.version != w->version)) {
       r.status = Status::kFail;
       r.fix = "rebuild the base with scripts/make-cuda-base.sh " + cuda + " (its pins: matrix/kb/cuda_wheels.yaml)";
@@ -310,18 +199,18 @@ std::vector<CheckResult> check_base_libraries(const ContentsTree& tree, const Co
   return out;
 }
 
-std::vector<CheckResult> check_loader_paths(const ContentsTree& tree, const ContentsFacts& facts,
+std::vector<CheckResult> check_loader_paths(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
                                             const std::vector<std::string>& env, const std::vector<std::string>& covered) {
   std::map<std::string, std::string> soname;  // stem -> the shortest versioned name present
   for (const auto& [path, e] : tree.entries()) {
-    std::string base = basename_of(path);
-    auto stem = e.type == FsEntry::Type::kDir ? std::nullopt : cuda_lib_stem(base);
+    std::string base = scan::basename_of(path);
+    auto stem = e.type == scan::FsEntry::Type::kDir ? std::nullopt : cuda_lib_stem(base);
     if (!stem || !tree.resolve(path)) continue;
     std::string& s = soname[*stem];
     if (s.empty() || std::count(base.begin(), base.end(), '.') < std::count(s.begin(), s.end(), '.')) s = base;
   }
-  ImageLoader loader(tree, facts, env);
-  std::vector<SearchDir> dirs = loader.system_dirs();
+  scan::ImageLoader loader(tree, facts, env);
+  std::vector<scan::SearchDir> dirs = loader.system_dirs();
   for (const auto& p : facts.paddles)
     if (auto site = names::site_packages(p.location)) {
       dirs.push_back({site->dir + "/paddle/libs", "Paddle"});

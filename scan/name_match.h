@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace imgtool::verify::names {
+namespace imgtool::scan::names {
 
 // "python3.11" -> "3.11" (python(3\.\d+)).
 std::optional<std::string> python_dir(std::string_view component);
@@ -41,4 +41,4 @@ std::optional<std::string> venv_version(std::string_view text);
 // The first NAME\s*=\s*'([^']*)' in a Python source ("" if none).
 std::string py_string_var(std::string_view text, std::string_view name);
 
-}  // namespace imgtool::verify::names
+}  // namespace imgtool::scan::names
