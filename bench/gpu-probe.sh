@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the smoke probe (verify/probe/probe.py) directly on a GPU machine -- no
+# Runs the smoke probe (smoke/probe/probe.py) directly on a GPU machine -- no
 # Docker needed, a Python with CUDA libraries is enough -- and compares, in the
 # same run and at the same sizes and precisions, its numbers with PyTorch:
 #   bandwidth: probe copy kernel      vs  dst.copy_(src)      (device-to-device)
@@ -29,7 +29,7 @@ fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 echo "gpu-probe: running probe.py (reps $REPS, GEMM n=$GEMM_N, $BW_BYTES bytes per array) -> $OUT/probe.json" >&2
-"$PY" "$HERE/verify/probe/probe.py" --expect-variant gpu --reps "$REPS" --gemm-n "$GEMM_N" --bw-bytes "$BW_BYTES" \
+"$PY" "$HERE/smoke/probe/probe.py" --expect-variant gpu --reps "$REPS" --gemm-n "$GEMM_N" --bw-bytes "$BW_BYTES" \
   ${SKIP_PADDLE:+--skip-paddle} > "$OUT/probe.json" 2> "$OUT/probe.stderr" || {
   echo "gpu-probe: probe.py crashed; stderr in $OUT/probe.stderr" >&2; tail -20 "$OUT/probe.stderr" >&2; exit 2; }
 

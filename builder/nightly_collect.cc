@@ -19,38 +19,38 @@ std::string tag_of(const fs::path& file) {
              : name;
 }
 
-verify::ImageFacts facts_of(const NightlyCell& c) {
+smoke::ImageFacts facts_of(const NightlyCell& c) {
   std::string ref = c.publish.ref.empty() ? c.image : c.publish.ref;
   std::string digest = c.publish.digest.empty() ? c.image_id : c.publish.digest;
   return {.ref = ref, .id = c.image_id, .digest = digest, .tag = c.tag, .variant = c.variant, .cuda = c.cuda};
 }
 
-SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const verify::RecordOptions& ro) {
-  verify::SmokeResult res;
+SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::RecordOptions& ro) {
+  smoke::SmokeResult res;
   res.image = facts_of(c);
   res.expect_variant = c.variant;
   res.expect_cuda = c.cuda;
   res.argv = {"kubectl", "logs", file.string()};
-  verify::judge_smoke(res, {.exit_code = 0, .out = read_file(file)});
+  smoke::judge_smoke(res, {.exit_code = 0, .out = read_file(file)});
   SmokeStep s{.source = "collected: " + file.string()};
   if (!res.probe.is_object()) {
     s.status = SmokeStatus::error;
     s.error = file.string() + ": expected the probe's JSON document (the Job's log), found none";
     return s;
   }
-  auto judged = verify::record_and_judge_smoke(res, ro);
+  auto judged = smoke::record_and_judge_smoke(res, ro);
   s.status = res.passed() ? SmokeStatus::pass : SmokeStatus::fail;
   s.reasons = res.reasons;
   s.warnings = res.warnings;
-  for (auto& j : judged) s.throughput.push_back(judgement_with_history(j, verify::records_path(ro)));
+  for (auto& j : judged) s.throughput.push_back(judgement_with_history(j, smoke::records_path(ro)));
   return s;
 }
 
 }  // namespace
 
-nlohmann::json judgement_with_history(const verify::Judgement& j, const std::string& records_file) {
+nlohmann::json judgement_with_history(const smoke::Judgement& j, const std::string& records_file) {
   nlohmann::json out = j.to_json();
-  verify::RecordStore store(records_file);
+  smoke::RecordStore store(records_file);
   const auto& r = j.record;
   out["history"] = nlohmann::json::array();
   for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))

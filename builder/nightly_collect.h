@@ -3,8 +3,8 @@
 // writes; each Job's log, the probe's JSON, saved as <tag>.json) folded into a
 // nightly report and the throughput records store.
 //
-// One judgement path: each document goes through verify::judge_smoke (the
-// probe's verdict, as `imgtool smoke` reads it) and verify::record_and_judge_smoke
+// One judgement path: each document goes through smoke::judge_smoke (the
+// probe's verdict, as `imgtool smoke` reads it) and smoke::record_and_judge_smoke
 // (records_from_probe → record_and_judge: floors and history, the same store
 // rules), with the cell's published digest as the image. The cell's smoke step
 // is replaced by the result (status pass|fail, reasons, warnings, throughput with
@@ -18,14 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/nightly_model.h"
-#include "verify/smoke_judge.h"
+#include "smoke/smoke_judge.h"
 
 namespace imgtool::builder {
 
 struct CollectOptions {
   std::vector<std::filesystem::path> results;  // <tag>.json files
   std::filesystem::path from_report;           // nightly report folder the cells are in
-  verify::RecordOptions records;               // the records store (as imgtool smoke's)
+  smoke::RecordOptions records;               // the records store (as imgtool smoke's)
 };
 
 // The report of `from_report` with the results folded in. InputError (nothing
@@ -35,6 +35,6 @@ NightlyReport collect_results(const CollectOptions& o);
 
 // A judgement plus its series' last 30 values (same tag, GPU, driver, metric)
 // for the report's chart; the nightly's own smoke and collect both use it.
-nlohmann::json judgement_with_history(const verify::Judgement& j, const std::string& records_file);
+nlohmann::json judgement_with_history(const smoke::Judgement& j, const std::string& records_file);
 
 }  // namespace imgtool::builder

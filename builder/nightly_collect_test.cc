@@ -1,7 +1,7 @@
 // `nightly collect` (nightly_collect.h): probe documents from Kubernetes Jobs
 // folded into a nightly report and the records store through the same
 // judgement `imgtool smoke` uses. The documents come from the real probe.py,
-// run here against the fake libcuda.so.1 (verify/probe/testdata, the GPU driver
+// run here against the fake libcuda.so.1 (smoke/probe/testdata, the GPU driver
 // double: this host has no GPU; its kernels run on the host CPU, so the probe
 // measures and reports real bandwidth under the double's device name). An H100's
 // figures cannot be measured here, so the passing documents carry H100 metrics in
@@ -16,7 +16,7 @@
 #include "core/fs.h"
 #include "core/process.h"
 #include "tests/fixtures.h"
-#include "verify/records.h"
+#include "smoke/records.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -36,9 +36,9 @@ std::string real_probe_doc(const fs::path& scratch) {
   fs::path lib = scratch / "fakecuda";
   fs::create_directories(lib);
   auto b = run({cc, "-shared", "-fPIC", "-o", (lib / "libcuda.so.1").string(),
-                fx::source_dir() + "/verify/probe/testdata/fake_libcuda.c"});
+                fx::source_dir() + "/smoke/probe/testdata/fake_libcuda.c"});
   REQUIRE(b.ok());
-  auto p = run({"python3", fx::source_dir() + "/verify/probe/probe.py", "--skip-paddle", "--expect-variant", "gpu",
+  auto p = run({"python3", fx::source_dir() + "/smoke/probe/probe.py", "--skip-paddle", "--expect-variant", "gpu",
                 "--expect-cuda", "12.6", "--gpus-requested", "1"},
                {.timeout = std::chrono::seconds(120), .env = {{"LD_LIBRARY_PATH", lib.string()}}});
   REQUIRE_MESSAGE(p.out.find("\"verdict\"") != std::string::npos, p.err);
@@ -104,7 +104,7 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   // double's device name, filed under the published digest, and judged (no KB peak: no floor).
   auto metrics = probe["metrics"];
   CHECK(c.smoke.throughput.size() == metrics.size());
-  verify::RecordStore store((d.path / "records.db").string());
+  smoke::RecordStore store((d.path / "records.db").string());
   auto rows = store.query({.tag = kTag});
   CHECK(rows.size() == metrics.size());
   for (auto& row : rows) {
@@ -142,7 +142,7 @@ TEST_CASE("collect: GPU throughput goes to the records store and is judged (floo
   };
   std::string db = (d.path / "records.db").string();
   int64_t now = 1000;
-  verify::RecordOptions ro{.records = db, .clock = [&] { return now; }};
+  smoke::RecordOptions ro{.records = db, .clock = [&] { return now; }};
   for (double v : {2900.0, 2950.0, 3000.0, 2980.0}) {
     auto out = collect_results({.results = {result(d.path / "r", kTag, passing(v))}, .from_report = rep, .records = ro});
     const auto& c = cell(out, kTag);
@@ -152,7 +152,7 @@ TEST_CASE("collect: GPU throughput goes to the records store and is judged (floo
     CHECK(c.smoke.throughput[0]["gpu"] == "NVIDIA H100 80GB HBM3");
     now += 86400;
   }
-  verify::RecordStore store(db);
+  smoke::RecordStore store(db);
   auto rows = store.query({.tag = kTag});
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].image_digest == kDigest);  // the published digest is what was smoked

@@ -48,7 +48,7 @@ struct SmokeStep {
   SmokeStatus status = SmokeStatus::skipped;
   double seconds = 0;
   std::vector<std::string> reasons, warnings;
-  nlohmann::json throughput = nlohmann::json::array();  // verify::Judgement JSON + "history"
+  nlohmann::json throughput = nlohmann::json::array();  // smoke::Judgement JSON + "history"
   std::string error;
   std::string source;  // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
   bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }

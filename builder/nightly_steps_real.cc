@@ -9,9 +9,9 @@
 #include "sign/keys.h"
 #include "sign/promote.h"
 #include "sign/registry_repository.h"
-#include "verify/records_judge.h"
+#include "smoke/records_judge.h"
 #include "verify/release_gate.h"
-#include "verify/smoke_judge.h"
+#include "smoke/smoke_judge.h"
 
 namespace imgtool::builder {
 namespace {
@@ -29,14 +29,14 @@ class RealSteps : public NightlySteps {
 
   // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) override {
-    verify::SmokeOptions so;
+    smoke::SmokeOptions so;
     so.image = image_of(b);
     so.gpus = o_.gpus;
     so.shm_size = o_.shm_size;
     so.gpu_host = o_.gpu_host;
-    auto [res, judged] = verify::smoke_and_judge(so, {.records = o_.records}, engine_);
+    auto [res, judged] = smoke::smoke_and_judge(so, {.records = o_.records}, engine_);
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
-    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, verify::records_path({.records = o_.records})));
+    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path({.records = o_.records})));
     return out;
   }
 

@@ -1,4 +1,4 @@
-// The real nightly steps: verify::run_smoke + throughput records, and the
+// The real nightly steps: smoke::run_smoke + throughput records, and the
 // copy engine (the engine's save of the image → docker://, by digest) +
 // sign::publish_signed. All on the same engine the build used.
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "builder/nightly_steps.h"
 #include "engine/engine.h"
-#include "verify/gpu_host.h"
+#include "smoke/gpu_host.h"
 
 namespace imgtool::builder {
 
@@ -17,7 +17,7 @@ struct RealStepsOptions {
   std::string key;                     // private signing key: a file (0600) or env://VAR (sign::load_signing_key)
   std::string passphrase_env;          // env var holding the key's passphrase; empty = none
   std::string gpus = "auto";           // docker run --gpus for the smoke (auto: all for gpu images)
-  verify::GpuHost gpu_host = verify::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)
+  smoke::GpuHost gpu_host = smoke::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)
   std::string shm_size;                // docker run --shm-size for the smoke
   std::string records;                 // throughput records file; empty = verify's default
   std::string ca_file;                 // registry CA

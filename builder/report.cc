@@ -44,7 +44,7 @@ std::string headline(const NightlyReport& r) {
          std::to_string(r.docker_builds) + " docker build(s); " + fixed(r.seconds) + " s";
 }
 
-// A throughput entry (verify::Judgement::to_json: flat metric/value/unit) field.
+// A throughput entry (smoke::Judgement::to_json: flat metric/value/unit) field.
 std::string metric_field(const json& t, const char* key) {
   return t.contains("record") ? str(t["record"], key) : str(t, key);
 }

@@ -3,21 +3,21 @@
 #include <memory>
 
 #include "cli/subcommand.h"
-#include "verify/history_view.h"
+#include "smoke/history_view.h"
 
 namespace imgtool::cli {
 namespace {
 
 struct HistoryFlags {
-  verify::HistoryOptions opt;
+  smoke::HistoryOptions opt;
   std::string records;
   bool json = false;
 };
 
 int run_history(const HistoryFlags& f) {
-  verify::RecordStore store(f.records.empty() ? verify::RecordStore::default_path() : f.records);
-  auto h = verify::history_json(store, f.opt);
-  std::cout << (f.json ? h.dump(2) + "\n" : verify::history_text(h));
+  smoke::RecordStore store(f.records.empty() ? smoke::RecordStore::default_path() : f.records);
+  auto h = smoke::history_json(store, f.opt);
+  std::cout << (f.json ? h.dump(2) + "\n" : smoke::history_text(h));
   return 0;
 }
 

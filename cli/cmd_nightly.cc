@@ -54,7 +54,7 @@ std::string joined(const std::vector<std::string>& inputs) {
   return out;
 }
 
-bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, verify::GpuHost host) {
+bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, smoke::GpuHost host) {
   // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
   // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
   auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
@@ -67,7 +67,7 @@ bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state,
           .target = target,
           .shard = shard,
           .matrix = joined(f.inputs),
-          .gpus = f.gpus + verify::gpu_host_mode(host).note,  // also the smoke cache key
+          .gpus = f.gpus + smoke::gpu_host_mode(host).note,  // also the smoke cache key
           .fresh_smoke = f.fresh_smoke,
           .kb = kb_opt};
 }
@@ -77,7 +77,7 @@ int run_nightly_cmd(const NightlyFlags& f) {
     throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
-  auto host = verify::parse_gpu_host(f.gpu_host, f.no_gpu_host);
+  auto host = smoke::parse_gpu_host(f.gpu_host, f.no_gpu_host);
   auto opt = nightly_options(f, state, host);
   print_progress(opt.build, "nightly", f.quiet);
   engine::Engine& docker = engine::local_engine();  // the run's one engine: build, smoke, gate and push read it

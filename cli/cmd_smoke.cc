@@ -4,15 +4,15 @@
 
 #include "cli/subcommand.h"
 #include "run/render.h"
-#include "verify/smoke_judge.h"
-#include "verify/smoke_report.h"
-#include "verify/smoke_runner.h"
+#include "smoke/smoke_judge.h"
+#include "smoke/smoke_report.h"
+#include "smoke/smoke_runner.h"
 
 namespace imgtool::cli {
 namespace {
 
 struct SmokeFlags {
-  verify::SmokeOptions opt;
+  smoke::SmokeOptions opt;
   bool json = false;
   bool no_record = false, no_gpu_host = false;
   std::string gpu_host;
@@ -35,17 +35,17 @@ void apply_profile(SmokeFlags& f, bool gpus_given, bool shm_given) {
 
 int run_smoke_cmd(SmokeFlags& f) {
   f.opt.timeout = std::chrono::seconds(f.timeout_s);
-  f.opt.gpu_host = verify::parse_gpu_host(f.gpu_host, f.no_gpu_host);
+  f.opt.gpu_host = smoke::parse_gpu_host(f.gpu_host, f.no_gpu_host);
   if (f.reps > 0) f.opt.probe_args = {"--reps", std::to_string(f.reps)};
   apply_profile(f, f.opt.gpus != "none", !f.opt.shm_size.empty());
-  auto [res, throughput] = verify::smoke_and_judge(f.opt, {.record = !f.no_record, .records = f.records});
+  auto [res, throughput] = smoke::smoke_and_judge(f.opt, {.record = !f.no_record, .records = f.records});
   if (f.json) {
     auto j = res.to_json();
     j["throughput"] = nlohmann::json::array();
     for (auto& t : throughput) j["throughput"].push_back(t.to_json());
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << verify::smoke_text(res, throughput);
+    std::cout << smoke::smoke_text(res, throughput);
   }
   return res.passed() ? 0 : 1;
 }

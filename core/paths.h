@@ -1,5 +1,5 @@
 // Where imgtool finds its data files (matrix/kb, matrix/*.yaml, dockerfiles/,
-// verify/probe). $IMGTOOL_DATA_DIR overrides; the default is the source tree
+// smoke/probe). $IMGTOOL_DATA_DIR overrides; the default is the source tree
 // the binary was built from.
 #pragma once
 #include <cstdlib>

@@ -264,7 +264,7 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
   c.variant = "gpu";
   c.cuda = "12.6";
   cells.push_back({c, fake_digest("b")});
-  std::string probe = read_file(fx::source_dir() + "/verify/probe/probe.py");
+  std::string probe = read_file(fx::source_dir() + "/smoke/probe/probe.py");
   auto files = smoke_jobs(cells, {.registry = "registry.example.com/ai", .gpu_model = "H100", .probe_text = probe}, kb);
   REQUIRE(files.size() == 3);
   for (auto& f : files) write_file_atomic(d.path / f.name, f.text, f.mode);

@@ -2,7 +2,7 @@
 // the GPU smoke runs on a cluster's GPU node while build and publish run in CI.
 //
 //   DIR/configmap-probe.yaml   ConfigMap imgtool-probe-<10 hex of probe.py> (immutable)
-//                              holding verify/probe/probe.py
+//                              holding smoke/probe/probe.py
 //   DIR/job-<name>.yaml        one batch/v1 Job per GPU cell, rendered by run/'s
 //                              Kubernetes renderer (run/render.h: nvidia.com/gpu limit,
 //                              memory emptyDir at /dev/shm, non-root, GPU feature
@@ -42,7 +42,7 @@ struct SmokeJobOptions {
   std::string gpu_model;      // KB GPU name or nvidia-smi name; "" = the profile's, else any GPU node
   std::string shm_size = "8g";  // when the profile sets no /dev/shm size
   std::string probe_text;     // probe.py
-  std::string probe_file = "verify/probe/probe.py";  // for the header comment
+  std::string probe_file = "smoke/probe/probe.py";  // for the header comment
 };
 
 struct EmittedFile {

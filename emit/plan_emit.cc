@@ -78,7 +78,7 @@ Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
   if (gpu.empty()) throw InputError("plan --emit k8s: expected at least one gpu cell in " + o.input + ", found none");
   auto cells = with_digests(gpu, {.from_report = o.from_report, .registry = o.registry, .ask_registry = o.resolve_digests,
                                   .ca_file = o.ca_file, .insecure_http = o.insecure_http});
-  std::string probe = data_dir() + "/verify/probe/probe.py";
+  std::string probe = data_dir() + "/smoke/probe/probe.py";
   return smoke_jobs(cells, {.registry = o.registry, .profile = profile, .gpu_model = o.gpu_model,
                             .probe_text = read_file(probe)},
                     kb);

@@ -64,7 +64,7 @@ TEST_CASE("smoke --gpus all of the real GPU cell runs every GPU section up to th
   CHECK(p["libraries"]["cudnn"]["version"].get<std::string>().rfind("8.6", 0) == 0);
   // The image's real cudart reaches the double and stops there: it implements only the calls the probe makes.
   CHECK(p["compat"]["reason"].get<std::string>().find("cudaGetDeviceCount failed with error 36") != std::string::npos);
-  // The double runs the probe's PTX kernels on the host CPU (verify/probe/testdata/fake_libcuda.c):
+  // The double runs the probe's PTX kernels on the host CPU (smoke/probe/testdata/fake_libcuda.c):
   // the kernels section runs end to end, its bandwidth is the host's, filed under the double's name.
   CHECK(p["kernels"]["status"] == "ok");
   CHECK(p["kernels"]["saxpy"]["ok"] == true);

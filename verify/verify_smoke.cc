@@ -1,6 +1,6 @@
 #include "verify/verify_smoke.h"
 
-#include "verify/smoke_judge.h"
+#include "smoke/smoke_judge.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "verify/smoke_report.h"
+#include "smoke/smoke_report.h"
 
 namespace imgtool::verify {
 namespace {
@@ -169,7 +169,7 @@ Status section_status(const std::string& probe_status, bool named, bool cpu, con
   return Status::kWarn;  // warn, or a fail the verdict does not count for this variant
 }
 
-CheckResult throughput_row(const Judgement& j) {
+CheckResult throughput_row(const smoke::Judgement& j) {
   std::string expected;
   if (j.floor) expected = ">= floor " + num(*j.floor) + " " + j.record.unit;
   if (j.median)
@@ -224,7 +224,7 @@ std::string temporary_name(const image::Reference& r, const std::string& manifes
   return "imgtool-verify/" + clean + ":" + hex + "-" + std::to_string(::getpid());
 }
 
-std::vector<CheckResult> smoke_rows(const SmokeResult& res, const std::vector<Judgement>& throughput) {
+std::vector<CheckResult> smoke_rows(const smoke::SmokeResult& res, const std::vector<smoke::Judgement>& throughput) {
   std::vector<CheckResult> rows;
   const bool cpu = res.expect_variant == "cpu";
   std::string gpus = "none";
@@ -288,8 +288,8 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     return;
   }
   try {
-    ImageFacts facts = inspect_image(li.run_ref, engine_of(o));
-    SmokeOptions so;
+    smoke::ImageFacts facts = smoke::inspect_image(li.run_ref, engine_of(o));
+    smoke::SmokeOptions so;
     so.image = li.run_ref;
     so.gpus = resolve_gpus(o.gpus, facts.variant);
     so.shm_size = o.shm_size;
@@ -298,7 +298,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     so.run_flags = o.run_flags;
     so.probe_dir = o.probe_dir;
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
-    SmokeResult res = run_smoke(so, engine_of(o));
+    smoke::SmokeResult res = smoke::run_smoke(so, engine_of(o));
     // Records: the registry digest and the user's reference, not the temporary name.
     if (r.transport == "docker") res.image.digest = r.host + "/" + r.name + "@" + m.digest();
     if (res.image.tag == li.run_ref)
@@ -306,7 +306,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
                       : r.transport == "docker-daemon" ? r.name + ":" + r.tag
                                                        : ref;
     // One rule with `imgtool smoke` and the nightly (smoke_judge.h): a records store that fails fails the smoke.
-    auto throughput = record_and_judge_smoke(res, {.record = o.record, .records = o.records, .clock = o.clock,
+    auto throughput = smoke::record_and_judge_smoke(res, {.record = o.record, .records = o.records, .clock = o.clock,
                                                    .peaks = o.peaks});
     for (auto& row : smoke_rows(res, throughput)) report.add(std::move(row));
   } catch (const std::exception& e) {

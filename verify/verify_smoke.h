@@ -37,8 +37,8 @@
 #include "engine/engine.h"
 #include "image/reference.h"
 #include "image/transport.h"
-#include "verify/records_judge.h"
-#include "verify/smoke_runner.h"
+#include "smoke/records_judge.h"
+#include "smoke/smoke_runner.h"
 #include "verify/static_checks.h"
 
 namespace imgtool::verify {
@@ -49,14 +49,14 @@ struct VerifySmokeOptions {
   std::chrono::seconds timeout{900};    // the probe's docker run
   std::vector<std::string> probe_args;  // passed to probe.py (e.g. --reps 5)
   std::vector<std::string> run_flags;   // docker run flags from a run profile (SmokeOptions::run_flags)
-  std::string probe_dir;                // empty: the installed verify/probe
+  std::string probe_dir;                // empty: the installed smoke/probe
   bool record = true;                   // store + judge throughput
   std::string records;                  // empty: RecordStore::default_path()
   bool require_signature = true;        // never run an image whose signature row failed
   image::TransportOptions transport;    // to read docker:// / oci: images for loading
   engine::Engine* engine = nullptr;     // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
-  Clock clock = system_clock();
-  PeaksLookup peaks;                    // empty: kb_peaks()
+  smoke::Clock clock = smoke::system_clock();
+  smoke::PeaksLookup peaks;                    // empty: kb_peaks()
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)
 };
 
@@ -67,7 +67,7 @@ std::string resolve_gpus(const std::string& gpus, const std::string& variant);
 std::string temporary_name(const image::Reference& r, const std::string& manifest_digest);
 
 // Report rows for a finished smoke run (exposed for tests).
-std::vector<CheckResult> smoke_rows(const SmokeResult& res, const std::vector<Judgement>& throughput);
+std::vector<CheckResult> smoke_rows(const smoke::SmokeResult& res, const std::vector<smoke::Judgement>& throughput);
 
 // The whole smoke part for one verified manifest; never throws for a failed
 // step (each becomes a row), only for bad options (InputError).

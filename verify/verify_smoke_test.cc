@@ -106,7 +106,7 @@ TEST_CASE("temporary names are valid docker names for any reference") {
 }
 
 TEST_CASE("rows: a section fails exactly when the verdict names it") {
-  SmokeResult res;
+  smoke::SmokeResult res;
   res.expect_variant = "gpu";
   res.argv = {"docker", "run", "--rm", "IMAGE"};
   res.probe = gpu_no_gpus_probe();
@@ -130,10 +130,10 @@ TEST_CASE("rows: a section fails exactly when the verdict names it") {
 }
 
 TEST_CASE("rows: a host diagnosis becomes smoke.host with its fix") {
-  SmokeResult res;
+  smoke::SmokeResult res;
   res.expect_variant = "gpu";
   res.argv = {"docker", "run", "--gpus", "all", "IMAGE"};
-  res.host = HostDiagnosis{"nvidia_runtime_missing", "NVIDIA Container Toolkit not installed",
+  res.host = smoke::HostDiagnosis{"nvidia_runtime_missing", "NVIDIA Container Toolkit not installed",
                            "install nvidia-container-toolkit; nvidia-ctk runtime configure", "could not select device driver",
                            false};
   res.reasons = {"host: NVIDIA Container Toolkit not installed"};
@@ -148,10 +148,10 @@ TEST_CASE("rows: a host diagnosis becomes smoke.host with its fix") {
 }
 
 TEST_CASE("rows: throughput judgements become rows; a failed one fails") {
-  SmokeResult res;
+  smoke::SmokeResult res;
   res.expect_variant = "gpu";
   res.verdict = "pass";
-  Judgement ok, bad;
+  smoke::Judgement ok, bad;
   ok.record = {1, "d", "t", "NVIDIA H100", "550.54", "bandwidth_copy", 3000, "GB/s"};
   ok.floor = 1000;
   bad.record = {1, "d", "t", "NVIDIA H100", "550.54", "gemm_fp16", 10, "TFLOP/s"};
@@ -239,7 +239,7 @@ TEST_CASE("hook: a records store that cannot be written fails the smoke (one rul
   auto o = options(d);
   o.record = true;
   o.records = "/proc/imgtool-no-such-dir/records.db";  // cannot be created
-  o.peaks = [](std::string_view) { return std::optional<GpuPeaks>(); };
+  o.peaks = [](std::string_view) { return std::optional<smoke::GpuPeaks>(); };
   verify_smoke("docker://127.0.0.1:5000/ai/paddle:3.2.0", manifest(), r, o);
   REQUIRE(row(r, "smoke") != nullptr);
   CHECK(row(r, "smoke")->status == Status::kFail);  // before: a warning, and the smoke passed

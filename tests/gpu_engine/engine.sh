@@ -27,7 +27,7 @@ start) ;;
 esac
 
 mkdir -p -m 700 "$DIR" "$DIR/bin" "$DIR/data" "$DIR/exec"
-cc -O2 -shared -fPIC -o "$DIR/libcuda.so.1" "$ROOT/verify/probe/testdata/fake_libcuda.c"
+cc -O2 -shared -fPIC -o "$DIR/libcuda.so.1" "$ROOT/smoke/probe/testdata/fake_libcuda.c"
 cp "$HERE/nvidia-container-runtime-hook" "$DIR/bin/"
 printf '{"driver_version": "%s", "driver_cuda": "%s", "libcuda": "%s"}\n' \
   "${3:-550.54.14}" "${4:-12.4}" "$DIR/libcuda.so.1" > "$DIR/bin/fake-driver.json"

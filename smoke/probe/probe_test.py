@@ -2,7 +2,7 @@
 
 Decision functions get injected values; the whole probe runs once as a
 subprocess to check the JSON shape and the no-libcuda diagnosis.
-Run: python3 -m unittest discover -s verify/probe -p '*_test.py'
+Run: python3 -m unittest discover -s smoke/probe -p '*_test.py'
 """
 import json
 import os

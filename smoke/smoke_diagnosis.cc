@@ -1,10 +1,10 @@
-#include "verify/smoke_diagnosis.h"
+#include "smoke/smoke_diagnosis.h"
 
 #include <algorithm>
 #include <regex>
 #include <vector>
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 // One row per known failure: a regex over docker's stderr, and the diagnosis.
@@ -94,4 +94,4 @@ HostDiagnosis generic_docker_failure(int exit_code, bool timed_out, std::string_
           "read docker's message below and run the printed command by hand", last, false};
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

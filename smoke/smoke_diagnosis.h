@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 struct HostDiagnosis {
   std::string code;     // stable key, e.g. "nvidia_runtime_missing"
@@ -25,4 +25,4 @@ std::optional<HostDiagnosis> diagnose_docker_failure(std::string_view docker_std
 // Diagnosis for a run that produced no probe output at all.
 HostDiagnosis generic_docker_failure(int exit_code, bool timed_out, std::string_view docker_stderr);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

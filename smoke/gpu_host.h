@@ -12,7 +12,7 @@
 #pragma once
 #include <string>
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 enum class GpuHost { gpu, none, test_double };
 
@@ -32,4 +32,4 @@ GpuHost parse_gpu_host(const std::string& mode, bool no_gpu_host = false);
 // The accepted values, for --help and error lines: "gpu, none, test-double".
 std::string gpu_host_names();
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -1,15 +1,15 @@
 // The runner on the fake engine: argv, label defaults, verdicts.
-#include "verify/smoke_runner.h"
+#include "smoke/smoke_runner.h"
 
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "engine/fake_engine.h"
-#include "verify/smoke_judge.h"
-#include "verify/smoke_report.h"
+#include "smoke/smoke_judge.h"
+#include "smoke/smoke_report.h"
 
 using namespace imgtool;
-using namespace imgtool::verify;
+using namespace imgtool::smoke;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Records: a real SQLite file; floors and history rules with injected values.
-#include "verify/records.h"
+#include "smoke/records.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -8,10 +8,10 @@
 
 #include "core/fs.h"
 #include "tests/test_dirs.h"
-#include "verify/history_view.h"
-#include "verify/records_judge.h"
+#include "smoke/history_view.h"
+#include "smoke/records_judge.h"
 
-using namespace imgtool::verify;
+using namespace imgtool::smoke;
 namespace fs = std::filesystem;
 
 namespace {
@@ -177,10 +177,10 @@ TEST_CASE("kb_peaks: device names resolve through the knowledge base (matrix/kb/
 }
 
 TEST_CASE("a real H100's probe document: its series carry the device's name and pass the KB floors") {
-  // verify/probe/testdata/h100-probe.json: bench/gpu-probe.sh on a lent NVIDIA H100 80GB HBM3
+  // smoke/probe/testdata/h100-probe.json: bench/gpu-probe.sh on a lent NVIDIA H100 80GB HBM3
   // (driver 580.159.04, CUDA 13.0, cuBLAS 13.1), 2026-11-24, Paddle skipped (none on that machine).
   auto probe = nlohmann::json::parse(
-      imgtool::read_file(imgtool::testing::source_dir() + "/verify/probe/testdata/h100-probe.json"));
+      imgtool::read_file(imgtool::testing::source_dir() + "/smoke/probe/testdata/h100-probe.json"));
   auto records = records_from_probe(probe, "sha256:h100", "bench", 1);
   REQUIRE(records.size() == 4);
   auto peaks = kb_peaks();

@@ -1,4 +1,4 @@
-#include "verify/history_view.h"
+#include "smoke/history_view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <tuple>
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 using nlohmann::json;
@@ -77,4 +77,4 @@ std::string history_text(const json& h) {
   return o.str();
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "verify/records_judge.h"
-#include "verify/smoke_runner.h"
+#include "smoke/records_judge.h"
+#include "smoke/smoke_runner.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 struct RecordOptions {
   bool record = true;   // store and judge throughput
@@ -43,4 +43,4 @@ std::vector<Judgement> record_and_judge_smoke(SmokeResult& res, const RecordOpti
 JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro,
                             engine::Engine& docker = engine::local_engine());
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

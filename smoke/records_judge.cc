@@ -1,11 +1,11 @@
-#include "verify/records_judge.h"
+#include "smoke/records_judge.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "matrix/kb.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 using nlohmann::json;
@@ -154,4 +154,4 @@ json Judgement::to_json() const {
   return j;
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

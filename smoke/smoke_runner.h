@@ -1,4 +1,4 @@
-// The smoke runner: runs verify/probe/probe.py inside an image with
+// The smoke runner: runs smoke/probe/probe.py inside an image with
 //   docker run --rm --name imgtool-smoke-<pid>-<n> [--gpus SPEC] [--shm-size S]
 //       -v <probe dir>:/imgtool-probe:ro IMAGE <python> /imgtool-probe/probe.py
 //       --gpus-requested SPEC|none [--expect-variant V] [--expect-cuda C] …
@@ -25,10 +25,10 @@
 
 #include "core/process.h"
 #include "engine/engine.h"
-#include "verify/gpu_host.h"
-#include "verify/smoke_diagnosis.h"
+#include "smoke/gpu_host.h"
+#include "smoke/smoke_diagnosis.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 struct SmokeOptions {
   std::string image;                   // any reference `docker run` accepts
@@ -39,7 +39,7 @@ struct SmokeOptions {
   std::string expect_cuda;             // "12.6"; empty: the io.imgtool.cuda label
   std::string expect_archs;            // "sm_61,…"; empty: the io.imgtool.cuda-archs label
   std::string python = "python3";      // the image's interpreter (a venv's python3 on PATH wins)
-  std::string probe_dir;               // empty: data_dir() + "/verify/probe"
+  std::string probe_dir;               // empty: data_dir() + "/smoke/probe"
   std::chrono::seconds timeout{900};   // whole docker run
   std::vector<std::string> probe_args; // passed through to probe.py (e.g. --reps 5)
   std::vector<std::string> run_flags;  // extra docker run flags from a run profile (ulimits, user, env, limits)
@@ -91,4 +91,4 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker = engine::local_e
 // Folds docker's outcome and the probe's output into `res` (exposed for tests).
 void judge_smoke(SmokeResult& res, const RunResult& docker);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

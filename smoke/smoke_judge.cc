@@ -1,8 +1,8 @@
-#include "verify/smoke_judge.h"
+#include "smoke/smoke_judge.h"
 
-#include "verify/smoke_report.h"
+#include "smoke/smoke_report.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 std::string records_path(const RecordOptions& o) { return o.records.empty() ? RecordStore::default_path() : o.records; }
 
@@ -30,4 +30,4 @@ JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro, eng
   return out;
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -1,4 +1,4 @@
-#include "verify/smoke_runner.h"
+#include "smoke/smoke_runner.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include "core/paths.h"
 #include "matrix/labels.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 using nlohmann::json;
@@ -41,7 +41,7 @@ void resolve_expectations(SmokeOptions& opt, const ImageFacts& facts) {
   if (opt.expect_archs.empty()) opt.expect_archs = facts.cuda_archs;
   if (!opt.expect_variant.empty() && opt.expect_variant != "gpu" && opt.expect_variant != "cpu")
     throw InputError("--expect-variant: expected gpu or cpu, found '" + opt.expect_variant + "'");
-  if (opt.probe_dir.empty()) opt.probe_dir = data_dir() + "/verify/probe";
+  if (opt.probe_dir.empty()) opt.probe_dir = data_dir() + "/smoke/probe";
 }
 
 }  // namespace
@@ -126,4 +126,4 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   return res;
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

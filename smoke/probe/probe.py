@@ -418,7 +418,7 @@ def verdict_without_gpu(report):
             "warnings": warnings, "gpu_part": "not run (--no-gpu-host)"}
 
 
-TEST_DOUBLE_NAME = "imgtool fake GPU (test double, not hardware)"  # verify/probe/testdata/fake_libcuda.c
+TEST_DOUBLE_NAME = "imgtool fake GPU (test double, not hardware)"  # smoke/probe/testdata/fake_libcuda.c
 # Sections the driver double cannot serve: the image's real cudart (and so cuBLAS and Paddle's GPU
 # run) calls driver entry points the double does not implement.
 NOT_JUDGED_ON_TEST_DOUBLE = ("compat", "blas")

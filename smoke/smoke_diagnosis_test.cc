@@ -1,8 +1,8 @@
-#include "verify/smoke_diagnosis.h"
+#include "smoke/smoke_diagnosis.h"
 
 #include <doctest/doctest.h>
 
-using namespace imgtool::verify;
+using namespace imgtool::smoke;
 
 TEST_CASE("no NVIDIA runtime: could not select device driver") {
   auto d = diagnose_docker_failure(

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verify/records.h"
+#include "smoke/records.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 // Peaks of one GPU model (dense, no sparsity); 0 = unknown.
 struct GpuPeaks {
@@ -76,4 +76,4 @@ std::vector<Judgement> record_and_judge(RecordStore& store, const std::vector<Re
 std::vector<Record> records_from_probe(const nlohmann::json& probe, const std::string& digest,
                                        const std::string& tag, int64_t time);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -1,8 +1,8 @@
-#include "verify/gpu_host.h"
+#include "smoke/gpu_host.h"
 
 #include "core/error.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 const GpuHostMode kModes[] = {
@@ -36,4 +36,4 @@ GpuHost parse_gpu_host(const std::string& mode, bool no_gpu_host) {
   throw InputError("--gpu-host: expected one of " + gpu_host_names() + ", found '" + mode + "'");
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

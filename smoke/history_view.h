@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verify/records.h"
+#include "smoke/records.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 struct HistoryOptions {
   std::string tag;     // required
@@ -24,4 +24,4 @@ nlohmann::json history_json(const RecordStore& store, const HistoryOptions& opt)
 // with the median of the shown points. "no records" text when empty.
 std::string history_text(const nlohmann::json& history);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -1,4 +1,4 @@
-#include "verify/records.h"
+#include "smoke/records.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/paths.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 const char* kSchema = R"(
@@ -65,4 +65,4 @@ std::vector<Record> RecordStore::query(const RecordQuery& q) const {
   return {out.rbegin(), out.rend()};
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

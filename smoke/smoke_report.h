@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "verify/records_judge.h"
-#include "verify/smoke_runner.h"
+#include "smoke/records_judge.h"
+#include "smoke/smoke_runner.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 std::string smoke_text(const SmokeResult& res, const std::vector<Judgement>& throughput);
 
 // Adds failed throughput judgements to the result's reasons (and flips the verdict).
 void apply_throughput(SmokeResult& res, const std::vector<Judgement>& throughput);
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

@@ -1,9 +1,9 @@
-#include "verify/smoke_report.h"
+#include "smoke/smoke_report.h"
 
 #include <cstdio>
 #include <sstream>
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 namespace {
 
 using nlohmann::json;
@@ -66,4 +66,4 @@ std::string smoke_text(const SmokeResult& res, const std::vector<Judgement>& thr
   return o.str();
 }
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke

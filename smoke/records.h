@@ -19,7 +19,7 @@
 
 #include "core/sqlite.h"
 
-namespace imgtool::verify {
+namespace imgtool::smoke {
 
 struct Record {
   int64_t time = 0;
@@ -59,4 +59,4 @@ class RecordStore {
   sqlite::Database db_;
 };
 
-}  // namespace imgtool::verify
+}  // namespace imgtool::smoke
