@@ -8,7 +8,7 @@
 #include "sbom/publish.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "smoke/records_judge.h"
 #include "verify/release_gate.h"
 #include "smoke/smoke_judge.h"
@@ -52,7 +52,7 @@ class RealSteps : public NightlySteps {
   // nothing; and nothing is signed unless the pushed config IS the smoked image.
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
     std::string repo = o_.target.repo(g.cell);
-    sign::RegistryRepository srepo(*reg_, repo);
+    image::RegistryRepository srepo(*reg_, repo);
     std::vector<LayerSize> layers;
     auto push_by_digest = [&] {
       auto src = engine_.save(image_of(b));

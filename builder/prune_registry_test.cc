@@ -21,7 +21,7 @@
 #include "image/registry.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "sign/sig_manifest.h"
 #include "sign/sign_image.h"
 #include "tests/fixtures.h"
@@ -45,7 +45,7 @@ std::string push_signed(image::Registry& reg, EVP_PKEY& key, const std::string& 
   json m{{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", config}, {"layers", {layer}}};
   image::Manifest man{m.dump(), image::media::kOciManifest};
   reg.put_manifest(kRepo, man.digest(), man.raw, man.media_type);
-  sign::RegistryRepository repo(reg, kRepo);
+  image::RegistryRepository repo(reg, kRepo);
   sign::sign_digest(repo, key, {.manifest_digest = man.digest(), .identity = reg.host() + "/" + kRepo});
   sign::attach_attestation(repo, key, {.manifest_digest = man.digest(), .predicate_type = sign::kSpdxPredicateType,
                                        .predicate = {{"spdxVersion", "SPDX-2.3"}, {"name", which}}});

@@ -11,7 +11,7 @@
 #include "image/transport.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "verify/report_render.h"
 #include "sign/attestation.h"
 #include "verify/release_gate.h"
@@ -55,7 +55,7 @@ int run_promote_across(const PromoteFlags& f, const image::Reference& r, const i
   sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
   auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
   auto to_reg = t.host == r.host ? from_reg : std::make_shared<image::Registry>(t.host, f.registry.options());
-  sign::RegistryRepository from(*from_reg, r.name), to(*to_reg, t.name);
+  image::RegistryRepository from(*from_reg, r.name), to(*to_reg, t.name);
   sign::CrossPromoteRequest req{.digest = r.digest, .tag = f.tag, .identity = f.identity};
   if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
   if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;
@@ -84,7 +84,7 @@ int run_promote(const PromoteFlags& f) {
   sign::Pkey pub = sign::load_public_key(f.key);
   sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
   image::Registry reg(r.host, f.registry.options());
-  sign::RegistryRepository repo(reg, r.name);
+  image::RegistryRepository repo(reg, r.name);
   sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
   if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
   if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;  // no tag without its SBOM

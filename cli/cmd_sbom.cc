@@ -11,7 +11,7 @@
 #include "sbom/publish.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 
 namespace imgtool::cli {
 namespace {
@@ -24,9 +24,9 @@ struct SbomFlags {
 // The attested SBOM of a registry image (verified with --key when given).
 nlohmann::ordered_json attested(const SbomFlags& f, const image::Reference& r) {
   image::Registry reg(r.host, f.registry.options());
-  sign::RegistryRepository repo(reg, r.name);
-  image::Manifest m = sign::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
-  if (image::is_index(m)) m = sign::resolve_manifest(repo, image::platform_digest(m, f.ref));
+  image::RegistryRepository repo(reg, r.name);
+  image::Manifest m = image::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
+  if (image::is_index(m)) m = image::resolve_manifest(repo, image::platform_digest(m, f.ref));
   if (f.key.empty()) {
     auto st = sign::read_attestation_unverified(repo, m.digest(), sign::kSpdxPredicateType);
     if (!st)

@@ -8,7 +8,7 @@
 #include "image/platform.h"
 #include "sbom/publish.h"
 #include "sign/keys.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "sign/sign_image.h"
 
 namespace imgtool::cli {
@@ -36,9 +36,9 @@ int run_sign(const SignFlags& f) {
   sign::Pkey key = sign::load_signing_key(f.key, f.passphrase_env);
   auto reg_ptr = std::make_shared<image::Registry>(r.host, f.registry.options());
   image::Registry& reg = *reg_ptr;
-  sign::RegistryRepository repo(reg, r.name);
+  image::RegistryRepository repo(reg, r.name);
   // One GET: the digest signed is the digest of the bytes read, never a separate HEAD's answer.
-  image::Manifest m = sign::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
+  image::Manifest m = image::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
   std::string digest = m.digest();
   // Identity: REGISTRY/REPO:TAG (cosign and containers/image both accept it);
   // for a digest reference without --identity, REGISTRY/REPO.

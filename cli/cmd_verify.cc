@@ -12,7 +12,7 @@
 #include "core/fs.h"
 #include "image/platform.h"
 #include "sign/keys.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "verify/report_render.h"
 #include "verify/sbom_check.h"
 #include "verify/static_checks.h"
@@ -66,11 +66,11 @@ int run_verify(const VerifyFlags& f) {
   std::string index_digest;  // an index: its linux/amd64 image, as promote; the index's signature holds too
   auto source = image::open_platform_source(r, f.registry.transport(), {}, &index_digest);
   std::unique_ptr<image::Registry> reg;
-  std::unique_ptr<sign::RegistryRepository> repo;
+  std::unique_ptr<image::RegistryRepository> repo;
   verify::StaticInputs in{f.ref, source.get(), nullptr, "", r.tag, index_digest};
   if (r.transport == "docker") {
     reg = std::make_unique<image::Registry>(r.host, f.registry.options());
-    repo = std::make_unique<sign::RegistryRepository>(*reg, r.name);
+    repo = std::make_unique<image::RegistryRepository>(*reg, r.name);
     in.signatures = repo.get();  // the signature is checked on the digest of the manifest verify reads
   }
   std::optional<matrix::KnowledgeBase> kb;
@@ -87,7 +87,7 @@ int run_verify(const VerifyFlags& f) {
   }
   verify::Report report = verify::verify_static(in, opt);
   if (sbom_rows && !report.digest.empty())
-    verify::add_sbom_rows(report, *repo, *source, sign::resolve_manifest(*repo, report.digest), *pub, f.key,
+    verify::add_sbom_rows(report, *repo, *source, image::resolve_manifest(*repo, report.digest), *pub, f.key,
                           inventory ? &*inventory : nullptr);
   emit(f, report);
   return report.ok() ? 0 : 1;

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "image/reference.h"
 #include "sign/check_signature.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 
 namespace imgtool::host {
 
@@ -55,7 +55,7 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
   if (ref.transport != "docker" || last.find_first_of(":@") != std::string::npos)
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
   image::Registry reg(ref.host, opt);
-  sign::RegistryRepository repo(reg, ref.name);
+  image::RegistryRepository repo(reg, ref.name);
   RegistryCandidates out;
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "core/error.h"
-#include "image/docker_transport.h"
 #include "image/trace.h"
 
 namespace imgtool::image {
@@ -208,12 +207,6 @@ struct BlobCopier {
   }
 };
 
-void link_mount_source(ImageSource& src, ImageDestination& dst) {
-  auto* s = dynamic_cast<DockerSource*>(&src);
-  auto* d = dynamic_cast<DockerDestination*>(&dst);
-  if (s && d && s->registry().host() == d->registry().host()) d->set_mount_source(s->repo());
-}
-
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
   return v && std::string(v) == "0";
@@ -231,7 +224,7 @@ bool streaming_wanted(const ImageDestination& dst, const CopyOptions& o) {
 CopyResult copy_image(ImageSource& src, ImageDestination& dst, const std::string& tag, const CopyOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   trace("copy: " + src.describe() + " -> " + dst.describe());
-  link_mount_source(src, dst);
+  if (auto origin = src.mount_origin()) dst.offer_mount(*origin);
   BlobCopier c{src, dst, o};
   Manifest m;
   if (pipelining_disabled()) {

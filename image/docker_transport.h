@@ -21,6 +21,7 @@ class DockerSource : public ImageSource {
   Manifest manifest() override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override;
+  std::optional<MountOrigin> mount_origin() const override { return MountOrigin{reg_->host(), repo_}; }
   Registry& registry() { return *reg_; }
   const std::string& repo() const { return repo_; }
  private:
@@ -37,8 +38,10 @@ class DockerDestination : public ImageDestination {
   Descriptor put_blob_stream(StreamingBlob& content) override;  // chunked upload (Registry::put_blob_stream)
   void put_manifest(const Manifest& m, const std::string& tag) override;
   std::string describe() const override;
-  // Blobs missing here are first mounted from `repo` of the same registry.
-  void set_mount_source(std::string repo) { mount_from_ = std::move(repo); }
+  // Blobs missing here are first mounted from the origin's repository when it is on this registry.
+  void offer_mount(const MountOrigin& o) override {
+    if (o.host == reg_->host()) mount_from_ = o.repo;
+  }
   Registry& registry() { return *reg_; }
   const std::string& repo() const { return repo_; }
   bool manifest_skipped() const { return manifest_skipped_; }

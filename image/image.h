@@ -90,6 +90,13 @@ struct BlobEvents {
   std::function<void(std::shared_ptr<StreamingBlob>)> streaming;
 };
 
+// Where a source's blobs already lie in a registry: a destination on the same registry can mount
+// them into its repository instead of uploading them (the OCI cross-repository blob mount).
+struct MountOrigin {
+  std::string host;  // "127.0.0.1:5000"
+  std::string repo;  // "ai/paddle"
+};
+
 class ImageSource {
  public:
   virtual ~ImageSource() = default;
@@ -109,6 +116,8 @@ class ImageSource {
   virtual std::unique_ptr<BlobReader> open_blob(const Descriptor& d) = 0;
   // A human name of the reference, for messages.
   virtual std::string describe() const = 0;
+  // The registry repository holding these blobs, when there is one (docker://).
+  virtual std::optional<MountOrigin> mount_origin() const { return std::nullopt; }
 };
 
 class ImageDestination {
@@ -128,6 +137,8 @@ class ImageDestination {
   // Stores the manifest by digest and, if tag is non-empty, points tag at it.
   virtual void put_manifest(const Manifest& m, const std::string& tag) = 0;
   virtual std::string describe() const = 0;
+  // The copy engine offers the source's origin; a destination that can mount from it keeps it.
+  virtual void offer_mount(const MountOrigin&) {}
 };
 
 }  // namespace imgtool::image

@@ -45,6 +45,32 @@ std::optional<std::string> MemoryStore::tag(const std::string& tag) const {
   return it == tags_.end() ? std::nullopt : std::optional(it->second);
 }
 
+void MemoryStore::serve_instead(const std::string& key, const Manifest& m) {
+  std::lock_guard lk(mu_);
+  manifests_[key] = m;
+  tags_.erase(key);
+}
+
+std::shared_ptr<MemoryStore> MemoryStore::snapshot() const {
+  std::lock_guard lk(mu_);
+  auto s = std::make_shared<MemoryStore>();
+  s->blobs_ = blobs_;
+  s->manifests_ = manifests_;
+  s->tags_ = tags_;
+  s->log_ = log_;
+  return s;
+}
+
+void MemoryStore::add_blobs_of(const MemoryStore& other) {
+  std::map<std::string, std::string> theirs;
+  {
+    std::lock_guard lk(other.mu_);
+    theirs = other.blobs_;
+  }
+  std::lock_guard lk(mu_);
+  blobs_.insert(theirs.begin(), theirs.end());
+}
+
 std::vector<std::string> MemoryStore::log() const {
   std::lock_guard lk(mu_);
   return log_;

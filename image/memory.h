@@ -33,6 +33,13 @@ class MemoryStore {
   std::optional<Manifest> manifest(const std::string& digest_or_tag) const;
   std::optional<std::string> tag(const std::string& tag) const;  // the digest it names
   std::vector<std::string> log() const;                          // writes, in order
+  // Fault injection: `key` (a digest or tag) serves `m` from now on, whatever m's own digest is
+  // (a registry that answers with other bytes than it was given).
+  void serve_instead(const std::string& key, const Manifest& m);
+  // A copy of everything held now (a reader's stale view, for race tests).
+  std::shared_ptr<MemoryStore> snapshot() const;
+  // Adds every blob `other` holds (what a second writer uploaded).
+  void add_blobs_of(const MemoryStore& other);
 
  private:
   mutable std::mutex mu_;

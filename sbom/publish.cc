@@ -13,14 +13,14 @@ Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Man
   return build_sbom(inv, image_info(name, digest, config), opt);
 }
 
-sign::AttestResult attest_sbom(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+sign::AttestResult attest_sbom(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                EVP_PKEY& key, const SbomOptions& opt) {
   Document doc = sbom_of(src, m, repo.name(), m.digest(), opt);
   return sign::attach_attestation(repo, key, {m.digest(), repo.name(), sign::kSpdxPredicateType, doc.to_json()});
 }
 
 std::function<void(const image::Manifest&)> attach_sbom_hook(
-    sign::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
+    image::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
     EVP_PKEY& key, std::function<void(const Document&)> on_document) {
   return [&repo, open_source = std::move(open_source), &key, on_document](const image::Manifest& m) {
     auto src = open_source(m);

@@ -18,7 +18,7 @@
 #include "sbom/build.h"
 #include "sbom/inventory.h"
 #include "sign/attestation.h"
-#include "sign/repository.h"
+#include "image/repository.h"
 
 namespace imgtool::sbom {
 
@@ -33,14 +33,14 @@ Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Man
 
 // Builds the SBOM of `m` (layers from `src`, which must serve m's blobs) and
 // attaches it for m's digest in `repo`, signed with `private_key`.
-sign::AttestResult attest_sbom(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+sign::AttestResult attest_sbom(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                EVP_PKEY& private_key, const SbomOptions& opt = {});
 
 // The publish_signed attach step: `open_source(m)` gives a source serving m's
 // blobs (e.g. the registry repository by digest); `on_document`, when set, sees
 // the SBOM that was attested (the nightly's report lists its packages).
 std::function<void(const image::Manifest&)> attach_sbom_hook(
-    sign::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
+    image::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
     EVP_PKEY& private_key, std::function<void(const Document&)> on_document = {});
 
 // "<purl type>/<name>" -> version for every package of `doc` with a purl (the

@@ -19,7 +19,7 @@
 #include "sign/attestation.h"
 #include "sign/keys.h"
 #include "sign/promote.h"
-#include "sign/registry_repository.h"
+#include "image/registry_repository.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
 #include "tests/test_images.h"
@@ -43,7 +43,7 @@ std::string pyspdxtools() {
 // publish_signed exactly as the nightly calls it: copy by digest, sign, attach the SBOM, move the tag.
 sign::PublishResult publish(std::shared_ptr<image::Registry> reg, const std::string& repo, const std::string& local,
                             const std::string& tag, EVP_PKEY& key) {
-  sign::RegistryRepository srepo(*reg, repo);
+  image::RegistryRepository srepo(*reg, repo);
   auto push = [&] {
     image::DaemonSource src(local);
     image::DockerDestination dst(reg, repo);
@@ -111,7 +111,7 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
 
   sign::PublishResult pub = publish(reg, repo, img, "3.3.1-cpu", *key);
   sign::PublishResult other = publish(reg, repo, small, "small", *key);
-  sign::RegistryRepository srepo(*reg, repo);
+  image::RegistryRepository srepo(*reg, repo);
   REQUIRE(srepo.manifest(sign::attestation_tag(pub.digest)));  // attached before the tag moved
 
   auto verify = [&](const std::string& r) {

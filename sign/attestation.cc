@@ -69,7 +69,7 @@ Statement parse_statement(const std::string& bytes) {
 
 namespace {
 
-std::vector<image::Descriptor> attestation_layers(Repository& repo, const std::string& tag) {
+std::vector<image::Descriptor> attestation_layers(image::Repository& repo, const std::string& tag) {
   auto m = repo.manifest(tag);
   std::vector<image::Descriptor> keep;
   if (m)
@@ -99,13 +99,13 @@ std::vector<image::Descriptor> newest_of_type(const std::vector<image::Descripto
 }
 
 // The envelope of one layer; throws CheckFailed/Error when unreadable.
-Envelope read_envelope(Repository& repo, const image::Descriptor& l) {
+Envelope read_envelope(image::Repository& repo, const image::Descriptor& l) {
   std::string bytes = repo.blob(l);
   if (sha256_digest(bytes) != l.digest) throw CheckFailed("envelope bytes do not match their digest (tampered)");
   return parse_envelope(bytes);
 }
 
-bool has_equal(Repository& repo, const std::vector<image::Descriptor>& layers, const std::string& statement,
+bool has_equal(image::Repository& repo, const std::vector<image::Descriptor>& layers, const std::string& statement,
                EVP_PKEY& key) {
   for (const auto& l : layers) {
     try {
@@ -117,7 +117,7 @@ bool has_equal(Repository& repo, const std::vector<image::Descriptor>& layers, c
   return false;
 }
 
-void put_layers(Repository& repo, const std::string& tag, std::vector<image::Descriptor> layers,
+void put_layers(image::Repository& repo, const std::string& tag, std::vector<image::Descriptor> layers,
                 const image::Descriptor& mine, const std::string& bytes) {
   layers.push_back(mine);
   SignatureManifest sm = build_signature_manifest(layers);
@@ -128,7 +128,7 @@ void put_layers(Repository& repo, const std::string& tag, std::vector<image::Des
 
 }  // namespace
 
-AttestResult attach_attestation(Repository& repo, EVP_PKEY& key, const AttestRequest& req) {
+AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& key, const AttestRequest& req) {
   Statement st{kInTotoStatementV01, req.predicate_type,
                {{req.subject_name.empty() ? repo.name() : req.subject_name, req.manifest_digest.substr(7)}},
                req.predicate};
@@ -164,7 +164,7 @@ std::string AttestationCheck::summary() const {
 namespace {
 
 // Empty if layer `l` is acceptable; else why not. Fills `st` when readable.
-std::string check_layer(Repository& repo, const image::Descriptor& l, const std::string& digest, EVP_PKEY& key,
+std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest, EVP_PKEY& key,
                         const std::string& type, Statement& st, bool& have) {
   Envelope e;
   try {
@@ -194,7 +194,7 @@ std::string check_layer(Repository& repo, const image::Descriptor& l, const std:
 
 }  // namespace
 
-AttestationCheck check_attestation(Repository& repo, const std::string& digest, EVP_PKEY& key, const std::string& type) {
+AttestationCheck check_attestation(image::Repository& repo, const std::string& digest, EVP_PKEY& key, const std::string& type) {
   AttestationCheck c;
   c.attestation_tag = attestation_tag(digest);
   for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
@@ -216,7 +216,7 @@ AttestationCheck check_attestation(Repository& repo, const std::string& digest, 
   return c;
 }
 
-std::optional<Statement> read_attestation_unverified(Repository& repo, const std::string& digest,
+std::optional<Statement> read_attestation_unverified(image::Repository& repo, const std::string& digest,
                                                      const std::string& type) {
   for (const auto& l : newest_of_type(attestation_layers(repo, attestation_tag(digest)), type)) {
     try {

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "sign/repository.h"
+#include "image/repository.h"
 
 namespace imgtool::sign {
 
@@ -81,7 +81,7 @@ struct AttestResult {
   size_t layers = 0;
 };
 
-AttestResult attach_attestation(Repository& repo, EVP_PKEY& private_key, const AttestRequest& req);
+AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& private_key, const AttestRequest& req);
 
 struct AttestationCheck {
   bool ok = false;
@@ -95,12 +95,12 @@ struct AttestationCheck {
   std::string summary() const;
 };
 
-AttestationCheck check_attestation(Repository& repo, const std::string& manifest_digest, EVP_PKEY& public_key,
+AttestationCheck check_attestation(image::Repository& repo, const std::string& manifest_digest, EVP_PKEY& public_key,
                                    const std::string& predicate_type);
 
 // The newest statement of `predicate_type` for the digest WITHOUT checking a
 // signature (`imgtool sbom REF` without --key). nullopt if none is readable.
-std::optional<Statement> read_attestation_unverified(Repository& repo, const std::string& manifest_digest,
+std::optional<Statement> read_attestation_unverified(image::Repository& repo, const std::string& manifest_digest,
                                                      const std::string& predicate_type);
 
 }  // namespace imgtool::sign

@@ -24,7 +24,7 @@ nlohmann::ordered_json spdx_predicate(const std::string& pkg) {
 }
 
 // Replaces the blob of the newest .att layer with `bytes` (a tampering registry).
-void replace_newest_layer(MemoryRepository& repo, const std::string& digest, const std::string& bytes) {
+void replace_newest_layer(image::MemoryRepository& repo, const std::string& digest, const std::string& bytes) {
   std::string tag = attestation_tag(digest);
   auto layers = repo.manifest(tag)->layers();
   image::Descriptor d = layers.back();
@@ -91,7 +91,7 @@ TEST_CASE("in-toto statement: serialize/parse round trip, subject digest") {
 }
 
 TEST_CASE("attach_attestation writes the cosign .att layout; check_attestation accepts it") {
-  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key(), other = generate_key();
   AttestResult r = attach_attestation(repo, *key, {kDigest, "", kSpdxPredicateType, spdx_predicate("zlib")});
   CHECK(r.attestation_tag == "sha256-" + kDigest.substr(7) + ".att");
@@ -156,7 +156,7 @@ TEST_CASE("attach_attestation writes the cosign .att layout; check_attestation a
 }
 
 TEST_CASE("publish_signed runs attach after the signature and before the tag; a throw keeps the tag away") {
-  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key();
   std::string cfg = "{}";
   image::Descriptor cd{image::media::kOciConfig, sha256_digest(cfg), 2, {}};
@@ -185,7 +185,7 @@ TEST_CASE("publish_signed runs attach after the signature and before the tag; a 
 }
 
 TEST_CASE("promote with require_attestation moves the tag only onto a digest with a valid attestation") {
-  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key(), other = generate_key();
   std::string cfg = "{\"x\":1}";
   image::Descriptor cd{image::media::kOciConfig, sha256_digest(cfg), static_cast<int64_t>(cfg.size()), {}};
@@ -210,17 +210,17 @@ TEST_CASE("promote with require_attestation moves the tag only onto a digest wit
 namespace {
 
 // A repository that counts blob reads (each is a registry GET in the real one).
-struct CountingRepository : MemoryRepository {
-  using MemoryRepository::MemoryRepository;
+struct CountingRepository : image::MemoryRepository {
+  using image::MemoryRepository::MemoryRepository;
   size_t reads = 0;
   std::string blob(const image::Descriptor& d) override {
     ++reads;
-    return MemoryRepository::blob(d);
+    return image::MemoryRepository::blob(d);
   }
 };
 
 // Appends n layers of `type` whose blobs are not envelopes (a hostile or broken writer).
-void append_junk_layers(MemoryRepository& repo, const std::string& digest, size_t n, const std::string& type) {
+void append_junk_layers(image::MemoryRepository& repo, const std::string& digest, size_t n, const std::string& type) {
   std::string tag = attestation_tag(digest);
   auto layers = repo.manifest(tag)->layers();
   for (size_t i = 0; i < n; ++i) {

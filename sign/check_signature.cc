@@ -27,7 +27,7 @@ bool identity_matches(const std::string& ref, const std::string& identity) {
 namespace {
 
 // Empty string if the layer is valid; otherwise why it is not.
-std::string check_layer(Repository& repo, const image::Descriptor& l, const std::string& digest,
+std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest,
                         EVP_PKEY& key, const std::string& identity, std::string& ref_out) {
   auto it = l.annotations.find(kSignatureAnnotation);
   if (it == l.annotations.end()) return "layer " + l.digest.substr(0, 19) + " has no signature annotation";
@@ -58,7 +58,7 @@ std::string check_layer(Repository& repo, const image::Descriptor& l, const std:
 
 }  // namespace
 
-SignatureCheck check_signature(Repository& repo, const std::string& digest, EVP_PKEY& key,
+SignatureCheck check_signature(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
                                const std::string& identity) {
   SignatureCheck c;
   c.signature_tag = signature_tag(digest);

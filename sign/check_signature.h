@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "sign/repository.h"
+#include "image/repository.h"
 
 namespace imgtool::sign {
 
@@ -31,7 +31,7 @@ struct SignatureCheck {
 // with any tag (matchRepoDigestOrExact). An empty identity accepts any.
 bool identity_matches(const std::string& ref, const std::string& identity);
 
-SignatureCheck check_signature(Repository& repo, const std::string& manifest_digest,
+SignatureCheck check_signature(image::Repository& repo, const std::string& manifest_digest,
                                EVP_PKEY& public_key, const std::string& identity);
 
 }  // namespace imgtool::sign

@@ -19,7 +19,7 @@ void require_tag(const std::string& tag) {
 // The manifest stored under `digest`, read once; everything after (signature,
 // gate, the tag PUT) uses these bytes, so they must hash to `digest` whatever
 // the repository implementation checks.
-image::Manifest stored_manifest(Repository& repo, const std::string& digest) {
+image::Manifest stored_manifest(image::Repository& repo, const std::string& digest) {
   auto m = repo.manifest(digest);
   if (!m)
     throw CheckFailed(repo.name() + "@" + digest + ": expected the manifest in the repository, "
@@ -32,7 +32,7 @@ image::Manifest stored_manifest(Repository& repo, const std::string& digest) {
 
 }  // namespace
 
-PublishResult publish_signed(Repository& repo, const std::function<image::Manifest()>& push_by_digest,
+PublishResult publish_signed(image::Repository& repo, const std::function<image::Manifest()>& push_by_digest,
                              EVP_PKEY& key, const PublishRequest& req) {
   require_tag(req.tag);
   image::Manifest pushed = push_by_digest();                    // 1. content by digest
@@ -53,7 +53,7 @@ namespace {
 
 // Step 1 of promote() and promote_across(): the digest's manifest (read once), its signature, the
 // required attestation and the gate, all in `repo`. CheckFailed naming what is missing.
-image::Manifest checked_for_promotion(Repository& repo, EVP_PKEY& public_key, const std::string& digest,
+image::Manifest checked_for_promotion(image::Repository& repo, EVP_PKEY& public_key, const std::string& digest,
                                       const std::string& tag, const std::string& identity,
                                       const std::string& require_attestation, const PromoteGate& gate,
                                       PromoteResult& r, Statement* attested = nullptr) {
@@ -80,7 +80,7 @@ image::Manifest checked_for_promotion(Repository& repo, EVP_PKEY& public_key, co
 
 }  // namespace
 
-PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req) {
+PromoteResult promote(image::Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req) {
   PromoteResult r;
   image::Manifest m = checked_for_promotion(repo, public_key, req.digest, req.tag, req.identity,
                                             req.require_attestation, req.gate, r);
@@ -90,7 +90,7 @@ PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteReque
   return r;
 }
 
-PromoteResult promote_across(Repository& from, Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
+PromoteResult promote_across(image::Repository& from, image::Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
                              const CrossPromoteRequest& req) {
   PromoteResult r;
   Statement attested;

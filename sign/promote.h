@@ -22,7 +22,7 @@
 
 #include "image/image.h"
 #include "sign/check_signature.h"
-#include "sign/repository.h"
+#include "image/repository.h"
 
 namespace imgtool::sign {
 
@@ -48,7 +48,7 @@ struct PublishResult {
 
 // `push_by_digest` stores blobs + manifest in `repo` WITHOUT a tag (e.g. the
 // copy engine with an empty tag) and returns that manifest.
-PublishResult publish_signed(Repository& repo, const std::function<image::Manifest()>& push_by_digest,
+PublishResult publish_signed(image::Repository& repo, const std::function<image::Manifest()>& push_by_digest,
                              EVP_PKEY& private_key, const PublishRequest& req);
 
 struct PromoteRequest {
@@ -69,7 +69,7 @@ struct PromoteResult {
 };
 
 // CheckFailed (tag untouched) if the digest is unknown, unsigned, or the gate fails.
-PromoteResult promote(Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req);
+PromoteResult promote(image::Repository& repo, EVP_PKEY& public_key, const PromoteRequest& req);
 
 // A release is a promotion, never a rebuild: promote_across() moves a digest from a staging
 // repository `from` into a release repository `to`. In order:
@@ -92,7 +92,7 @@ struct CrossPromoteRequest {
   std::function<void()> copy_by_digest;
 };
 
-PromoteResult promote_across(Repository& from, Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
+PromoteResult promote_across(image::Repository& from, image::Repository& to, EVP_PKEY& public_key, EVP_PKEY& sign_key,
                              const CrossPromoteRequest& req);
 
 }  // namespace imgtool::sign

@@ -17,7 +17,7 @@ namespace {
 constexpr int kSignAttempts = 8;
 constexpr std::chrono::milliseconds kSettle{150};
 
-std::vector<image::Descriptor> existing_layers(Repository& repo, const std::string& tag) {
+std::vector<image::Descriptor> existing_layers(image::Repository& repo, const std::string& tag) {
   auto m = repo.manifest(tag);
   if (!m) return {};
   std::vector<image::Descriptor> keep;
@@ -26,7 +26,7 @@ std::vector<image::Descriptor> existing_layers(Repository& repo, const std::stri
   return keep;
 }
 
-bool has_equal_signature(Repository& repo, const std::vector<image::Descriptor>& layers,
+bool has_equal_signature(image::Repository& repo, const std::vector<image::Descriptor>& layers,
                          const std::string& payload, EVP_PKEY& key) {
   std::string digest = sha256_digest(payload);
   for (const auto& l : layers) {
@@ -39,7 +39,7 @@ bool has_equal_signature(Repository& repo, const std::vector<image::Descriptor>&
 }
 
 // Appends one signature layer to the current .sig manifest; returns its digest.
-std::string append_signature(Repository& repo, const std::string& tag, std::vector<image::Descriptor> layers,
+std::string append_signature(image::Repository& repo, const std::string& tag, std::vector<image::Descriptor> layers,
                              const SignatureLayer& layer) {
   layers.push_back(layer.descriptor);
   SignatureManifest sm = build_signature_manifest(layers);
@@ -51,7 +51,7 @@ std::string append_signature(Repository& repo, const std::string& tag, std::vect
 
 }  // namespace
 
-SignResult sign_digest(Repository& repo, EVP_PKEY& key, const SignRequest& req) {
+SignResult sign_digest(image::Repository& repo, EVP_PKEY& key, const SignRequest& req) {
   if (req.identity.empty()) throw InputError("sign: expected an identity REGISTRY/REPO:TAG, found none");
   Payload p{req.identity, req.manifest_digest, req.annotations};
   std::string payload = p.serialize();

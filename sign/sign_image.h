@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "sign/repository.h"
+#include "image/repository.h"
 
 namespace imgtool::sign {
 
@@ -32,6 +32,6 @@ struct SignResult {
   size_t layers = 0;             // signature layers in the .sig manifest
 };
 
-SignResult sign_digest(Repository& repo, EVP_PKEY& private_key, const SignRequest& req);
+SignResult sign_digest(image::Repository& repo, EVP_PKEY& private_key, const SignRequest& req);
 
 }  // namespace imgtool::sign

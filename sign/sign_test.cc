@@ -34,7 +34,7 @@ unsigned mode_of(const fs::path& p) {
   return st.st_mode & 07777;
 }
 
-image::Manifest fake_image(MemoryRepository& repo, const std::string& seed) {
+image::Manifest fake_image(image::MemoryRepository& repo, const std::string& seed) {
   std::string layer = "layer-" + seed, config = "{\"seed\":\"" + seed + "\"}";
   image::Descriptor l{image::media::kOciLayerGzip, sha256_digest(layer), (int64_t)layer.size(), {}};
   image::Descriptor c{image::media::kOciConfig, sha256_digest(config), (int64_t)config.size(), {}};
@@ -45,7 +45,7 @@ image::Manifest fake_image(MemoryRepository& repo, const std::string& seed) {
   return {m.dump(), image::media::kOciManifest};
 }
 
-std::string identity(MemoryRepository& r, const std::string& tag) { return r.name() + ":" + tag; }
+std::string identity(image::MemoryRepository& r, const std::string& tag) { return r.name() + ":" + tag; }
 
 }  // namespace
 
@@ -167,7 +167,7 @@ TEST_CASE("signatures round-trip and the openssl CLI agrees") {
 }
 
 TEST_CASE("signing appends to the .sig manifest and check_signature rejects faults") {
-  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key(), other = generate_key();
   image::Manifest a = fake_image(repo, "a"), b = fake_image(repo, "b");
   repo.put_manifest(a, "");
@@ -197,7 +197,7 @@ TEST_CASE("signing appends to the .sig manifest and check_signature rejects faul
     CHECK(c.summary().find("does not verify with the given key") != std::string::npos);
   }
   SUBCASE("signature for another digest") {
-    repo.tags[signature_tag(b.digest())] = repo.tags[s1.signature_tag];
+    repo.store().put_manifest(*repo.manifest(s1.signature_tag), signature_tag(b.digest()));
     auto c = check_signature(repo, b.digest(), *key, "");
     CHECK_FALSE(c.ok);
     CHECK(c.summary().find("is for digest " + a.digest()) != std::string::npos);
@@ -216,26 +216,26 @@ TEST_CASE("signing appends to the .sig manifest and check_signature rejects faul
 }
 
 TEST_CASE("promote moves a tag only onto a signed digest") {
-  MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key();
   image::Manifest a = fake_image(repo, "a");
   repo.put_manifest(a, "");
   CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}), CheckFailed);
-  CHECK(repo.tags.count("3.1.0") == 0);
+  CHECK(!repo.tag("3.1.0"));
   sign_digest(repo, *key, {a.digest(), identity(repo, "nightly"), {}});
   PromoteGate refuse = [](const image::Manifest&) { throw CheckFailed("claims differ"); };
   CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", refuse, nullptr}), CheckFailed);
-  CHECK(repo.tags.count("3.1.0") == 0);
+  CHECK(!repo.tag("3.1.0"));
   promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr});
-  CHECK(repo.tags.at("3.1.0") == a.digest());
+  CHECK(*repo.tag("3.1.0") == a.digest());
 }
 
 TEST_CASE("promote uses one manifest: bytes served for the digest must hash to it, or no tag moves") {
-  struct Lying : MemoryRepository {  // answers a GET by digest with another image's bytes
-    using MemoryRepository::MemoryRepository;
+  struct Lying : image::MemoryRepository {  // answers a GET by digest with another image's bytes
+    using image::MemoryRepository::MemoryRepository;
     std::string asked, served;
     std::optional<image::Manifest> manifest(const std::string& r) override {
-      return MemoryRepository::manifest(r == asked ? served : r);
+      return image::MemoryRepository::manifest(r == asked ? served : r);
     }
   } repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key();
@@ -247,16 +247,16 @@ TEST_CASE("promote uses one manifest: bytes served for the digest must hash to i
   repo.served = b.digest();
   CHECK_THROWS_WITH_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}),
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
-  CHECK(repo.tags.count("3.1.0") == 0);  // b (unsigned) was not put under the tag
+  CHECK(!repo.tag("3.1.0"));  // b (unsigned) was not put under the tag
 }
 
 TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
-  struct Spy : MemoryRepository {
-    using MemoryRepository::MemoryRepository;
+  struct Spy : image::MemoryRepository {
+    using image::MemoryRepository::MemoryRepository;
     std::vector<std::string> log;
     void put_manifest(const image::Manifest& m, const std::string& tag) override {
       log.push_back(tag.empty() ? "digest" : tag.find(".sig") != std::string::npos ? "sig" : "tag");
-      MemoryRepository::put_manifest(m, tag);
+      image::MemoryRepository::put_manifest(m, tag);
     }
   } repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key();
@@ -268,31 +268,31 @@ TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
   };
   PublishResult r = publish_signed(repo, push, *key, {"3.1.0", "", {}, nullptr});
   CHECK(repo.log == std::vector<std::string>{"digest", "sig", "tag"});
-  CHECK(repo.tags.at("3.1.0") == r.digest);
+  CHECK(*repo.tag("3.1.0") == r.digest);
   CHECK(check_signature(repo, r.digest, *key, repo.name() + ":3.1.0").ok);
 
   // Killed (here: failing) during the push: the tag does not move.
   auto dies = [&]() -> image::Manifest { throw Error("connection reset"); };
   CHECK_THROWS_AS(publish_signed(repo, dies, *key, {"3.2.0", "", {}, nullptr}), Error);
-  CHECK(repo.tags.count("3.2.0") == 0);
+  CHECK(!repo.tag("3.2.0"));
 }
 
 TEST_CASE("two signers on one digest keep both signatures (a lost .sig update is repaired)") {
   // Deterministic interleaving: the rival read the .sig manifest BEFORE our PUT
   // and writes it (with only its own layer added) right AFTER our PUT.
-  struct LostUpdate : MemoryRepository {
-    using MemoryRepository::MemoryRepository;
+  struct LostUpdate : image::MemoryRepository {
+    using image::MemoryRepository::MemoryRepository;
     EVP_PKEY* rival = nullptr;
     std::string digest;
     bool raced = false;
     void put_manifest(const image::Manifest& m, const std::string& tag) override {
-      if (raced || tag.find(".sig") == std::string::npos) return MemoryRepository::put_manifest(m, tag);
+      if (raced || tag.find(".sig") == std::string::npos) return image::MemoryRepository::put_manifest(m, tag);
       raced = true;
-      MemoryRepository stale = *this;  // what the rival read
+      image::MemoryRepository stale(name(), store().snapshot());  // what the rival read
       sign_digest(stale, *rival, {digest, name() + ":rival", {}});
-      MemoryRepository::put_manifest(m, tag);  // ours lands ...
-      for (auto& [d, b] : stale.blobs) blobs[d] = b;
-      MemoryRepository::put_manifest(*stale.manifest(tag), tag);  // ... and the rival's stale PUT replaces it
+      image::MemoryRepository::put_manifest(m, tag);  // ours lands ...
+      store().add_blobs_of(stale.store());
+      image::MemoryRepository::put_manifest(*stale.manifest(tag), tag);  // ... and the rival's stale PUT replaces it
     }
   } repo("127.0.0.1:5000/ai/paddle");
   Pkey key = generate_key(), rival = generate_key();
@@ -308,30 +308,30 @@ TEST_CASE("two signers on one digest keep both signatures (a lost .sig update is
 }
 
 TEST_CASE("six concurrent signers on one digest: every signature stays") {
-  struct Locked : MemoryRepository {  // thread-safe, and slow enough for the signers to interleave
-    using MemoryRepository::MemoryRepository;
+  struct Locked : image::MemoryRepository {  // thread-safe, and slow enough for the signers to interleave
+    using image::MemoryRepository::MemoryRepository;
     std::mutex mu;
     std::optional<image::Manifest> manifest(const std::string& r) override {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       std::lock_guard<std::mutex> l(mu);
-      return MemoryRepository::manifest(r);
+      return image::MemoryRepository::manifest(r);
     }
     std::string blob(const image::Descriptor& d) override {
       std::lock_guard<std::mutex> l(mu);
-      return MemoryRepository::blob(d);
+      return image::MemoryRepository::blob(d);
     }
     bool has_blob(const image::Descriptor& d) override {
       std::lock_guard<std::mutex> l(mu);
-      return MemoryRepository::has_blob(d);
+      return image::MemoryRepository::has_blob(d);
     }
     void put_blob(const image::Descriptor& d, const std::string& b) override {
       std::lock_guard<std::mutex> l(mu);
-      MemoryRepository::put_blob(d, b);
+      image::MemoryRepository::put_blob(d, b);
     }
     void put_manifest(const image::Manifest& m, const std::string& t) override {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       std::lock_guard<std::mutex> l(mu);
-      MemoryRepository::put_manifest(m, t);
+      image::MemoryRepository::put_manifest(m, t);
     }
   } repo("127.0.0.1:5000/ai/paddle");
   image::Manifest a = fake_image(repo, "a");
@@ -347,7 +347,7 @@ TEST_CASE("six concurrent signers on one digest: every signature stays") {
 }
 
 TEST_CASE("promote_across: staging → release by digest, attested and signed there, the tag last") {
-  MemoryRepository staging("127.0.0.1:5000/staging/paddle"), release("127.0.0.1:5000/release/paddle");
+  image::MemoryRepository staging("127.0.0.1:5000/staging/paddle"), release("127.0.0.1:5000/release/paddle");
   Pkey nightly = generate_key(), release_key = generate_key();
   image::Manifest a = fake_image(staging, "a");
   staging.put_manifest(a, "");
@@ -380,24 +380,24 @@ TEST_CASE("promote_across: staging → release by digest, attested and signed th
   PromoteResult r = promote_across(staging, release, *nightly, *release_key, req);
   CHECK(copies == 1);
   CHECK(r.previous_digest.empty());
-  CHECK(release.tags.at("3.2.0") == a.digest());
+  CHECK(*release.tag("3.2.0") == a.digest());
   CHECK(check_signature(release, a.digest(), *release_key, identity(release, "3.2.0")).ok);
   CHECK_FALSE(check_signature(release, a.digest(), *nightly, release.name()).ok);  // signed by the release key only
   AttestationCheck att = check_attestation(release, a.digest(), *release_key, kSpdxPredicateType);
   CHECK(att.ok);
   CHECK(att.statement.subjects.at(0).name == release.name());
   CHECK(att.statement.predicate == sbom);
-  CHECK(staging.tags.count("3.2.0") == 0);  // staging untouched
+  CHECK(!staging.tag("3.2.0"));  // staging untouched
 }
 
 TEST_CASE("promote_across: a copy that stores other bytes moves no tag") {
-  MemoryRepository staging("reg/staging/p"), release("reg/release/p");
+  image::MemoryRepository staging("reg/staging/p"), release("reg/release/p");
   Pkey key = generate_key();
   image::Manifest a = fake_image(staging, "a"), b = fake_image(release, "b");
   staging.put_manifest(a, "");
   sign_digest(staging, *key, {a.digest(), identity(staging, "n"), {}});
-  auto wrong = [&] { release.manifests[a.digest()] = b; };  // a registry that stores something else
+  auto wrong = [&] { release.store().serve_instead(a.digest(), b); };  // a registry that stores something else
   CHECK_THROWS_WITH_AS(promote_across(staging, release, *key, *key, {.digest = a.digest(), .tag = "1", .copy_by_digest = wrong}),
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
-  CHECK(release.tags.count("1") == 0);
+  CHECK(!release.tag("1"));
 }

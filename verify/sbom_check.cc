@@ -28,7 +28,7 @@ CheckResult document_row(const nlohmann::json& doc) {
           problems.empty() ? "" : "re-publish the image with this imgtool"};
 }
 
-CheckResult packages_row(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+CheckResult packages_row(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                          const nlohmann::json& attested, const sbom::Inventory* inventory) {
   std::string created = attested.value("creationInfo", nlohmann::json::object()).value("created", "");
   sbom::SbomOptions opt{.created = created};
@@ -48,7 +48,7 @@ CheckResult skipped(const std::string& id, const std::string& why) {
 
 }  // namespace
 
-std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+std::vector<CheckResult> sbom_rows(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                    EVP_PKEY& key, const std::string& key_name, const sbom::Inventory* scanned) {
   auto c = sign::check_attestation(repo, m.digest(), key, sign::kSpdxPredicateType);
   std::vector<CheckResult> rows{attestation_row(c, m.digest(), key_name)};
@@ -67,7 +67,7 @@ std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& s
   return rows;
 }
 
-void add_sbom_rows(Report& report, sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+void add_sbom_rows(Report& report, image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                    EVP_PKEY& key, const std::string& key_name, const sbom::Inventory* scanned) {
   for (const auto& c : report.checks)
     if (c.id == "signature" && c.status != Status::kPass) {

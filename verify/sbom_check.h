@@ -15,7 +15,7 @@
 
 #include "image/image.h"
 #include "sbom/inventory.h"
-#include "sign/repository.h"
+#include "image/repository.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
@@ -24,13 +24,13 @@ namespace imgtool::verify {
 // never throws for a missing, forged or mismatched SBOM (a failed row says so).
 // `scanned`: the inventory of the layers when a scan already gathered it
 // (verify's claims scan, VerifyOptions::on_contents); nullptr: the layers are read here.
-std::vector<CheckResult> sbom_rows(sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+std::vector<CheckResult> sbom_rows(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                    EVP_PKEY& public_key, const std::string& key_name,
                                    const sbom::Inventory* scanned = nullptr);
 
 // The same, appended to `report` unless its "signature" row failed (then one
 // skipped row: an unsigned image's layers are not parsed).
-void add_sbom_rows(Report& report, sign::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+void add_sbom_rows(Report& report, image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                    EVP_PKEY& public_key, const std::string& key_name, const sbom::Inventory* scanned = nullptr);
 
 }  // namespace imgtool::verify

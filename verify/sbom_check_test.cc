@@ -26,7 +26,7 @@ Document sample_doc(MemorySource& src) {
 }  // namespace
 
 TEST_CASE("verify's SBOM rows over an in-memory repository: pass, other image, altered packages, none") {
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   sign::Pkey key = sign::generate_key();
   MemorySource src(config(), {lower_layer(), upper_layer()});
   image::Manifest m = src.manifest();
@@ -71,7 +71,7 @@ struct CountingLayers : image::ImageSource {
 }  // namespace
 
 TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers are read once") {
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   sign::Pkey key = sign::generate_key();
   MemorySource mem(config(), {lower_layer(), upper_layer()});
   image::Manifest m = mem.manifest();

@@ -4,7 +4,7 @@
 
 namespace imgtool::verify {
 
-CheckResult signature_result(sign::Repository& repo, const std::string& digest, EVP_PKEY& key,
+CheckResult signature_result(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
                              const std::string& key_name, const std::string& identity) {
   sign::SignatureCheck c = sign::check_signature(repo, digest, key, identity);
   CheckResult r{"signature", "signed by the given key for this digest and identity",

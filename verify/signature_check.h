@@ -3,12 +3,12 @@
 #pragma once
 #include <openssl/types.h>
 
-#include "sign/repository.h"
+#include "image/repository.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
 
-CheckResult signature_result(sign::Repository& repo, const std::string& digest, EVP_PKEY& public_key,
+CheckResult signature_result(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key,
                              const std::string& key_name, const std::string& identity);
 
 }  // namespace imgtool::verify

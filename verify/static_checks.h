@@ -20,7 +20,7 @@
 
 #include "image/image.h"
 #include "matrix/kb.h"
-#include "sign/repository.h"
+#include "image/repository.h"
 #include "scan/contents_tree.h"
 #include "verify/report_model.h"
 
@@ -32,7 +32,7 @@ using SmokeHook = std::function<void(const std::string& ref, const image::Manife
 struct StaticInputs {
   std::string ref;                          // as the user wrote it (for messages, smoke)
   image::ImageSource* source = nullptr;     // required
-  sign::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
+  image::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
   std::string signed_digest;                // if set, the manifest read must have this digest, else a read row fails
   std::string tag;                          // tag the image was referenced by ("" if by digest)
   std::string index_digest;                 // the tag named an index and `source` is its linux/amd64 image

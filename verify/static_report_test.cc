@@ -21,7 +21,7 @@ MemorySource cpu_image(const std::string& python_label) {
 
 TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail") {
   MemorySource src = cpu_image("3.11");
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   auto key = sign::generate_key();
   sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":3.2.0", {}});
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
@@ -70,7 +70,7 @@ struct CountingSource : image::ImageSource {
 TEST_CASE("verify_static: an image whose signature fails is not scanned (no config, no layer read)") {
   MemorySource src = cpu_image("3.11");
   CountingSource counting(src);
-  sign::MemoryRepository repo("127.0.0.1:5000/ai/paddle");  // nothing signed
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");  // nothing signed
   auto key = sign::generate_key();
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &counting, &repo, "", "3.2.0"};
   VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr, &test_kb()};
