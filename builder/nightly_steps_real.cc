@@ -2,13 +2,15 @@
 
 #include "builder/nightly_collect.h"
 #include "core/error.h"
-#include "image/copy.h"
-#include "image/docker_transport.h"
+#include <map>
+#include <mutex>
+#include <optional>
+
 #include "image/registry.h"
-#include "sbom/publish.h"
-#include "sign/keys.h"
-#include "sign/promote.h"
 #include "image/registry_repository.h"
+#include "release/publish.h"
+#include "sbom/inventory.h"
+#include "sign/keys.h"
 #include "smoke/records_judge.h"
 #include "verify/release_gate.h"
 #include "smoke/smoke_judge.h"
@@ -40,39 +42,28 @@ class RealSteps : public NightlySteps {
     return out;
   }
 
-  // The release gate on the very image that was smoked (by image ID).
+  // The release gate on the very image that was smoked (by image ID). Its one scan of the layers
+  // also gathers the SBOM inventory, kept for publish(): the image is read once.
   GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
     auto src = engine_.save(image_of(b));
-    auto res = verify::release_gate({.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = &kb_});
+    auto res = verify::release_gate(
+        {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = &kb_, .inventory = true});
+    if (res.inventory) remember_inventory(image_of(b), std::move(*res.inventory));
     return {res.passed(), res.failed_lines()};
   }
 
-  // Push by digest → sign → move tag, all inside publish_signed (sign/promote.h).
-  // The image is read by ID, so a re-tag of b.image after the smoke changes
-  // nothing; and nothing is signed unless the pushed config IS the smoked image.
+  // release::publish: by digest -> signed -> SBOM attested (from the gate's inventory) -> tag. The
+  // image is read by ID, so a re-tag of b.image after the smoke changes nothing; and nothing is
+  // signed unless the pushed config IS the smoked image.
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
-    std::string repo = o_.target.repo(g.cell);
-    image::RegistryRepository srepo(*reg_, repo);
+    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    auto src = engine_.save(image_of(b));
+    std::optional<sbom::Inventory> inventory = take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
+    auto res = release::publish(repo, *key_, {.image = src.get(), .image_id = b.image_id, .tag = g.cell.tag,
+                                              .inventory = inventory ? &*inventory : nullptr});
     std::vector<LayerSize> layers;
-    auto push_by_digest = [&] {
-      auto src = engine_.save(image_of(b));
-      image::DockerDestination dst(reg_, repo);
-      auto copied = image::copy_image(*src, dst, "");
-      image::Manifest m = reg_->get_manifest(repo, copied.digest);
-      if (m.config().digest != b.image_id)
-        throw CheckFailed("publish " + g.cell.tag + ": refusing to sign: the pushed config digest " + m.config().digest +
-                          " is not the smoked image ID " + b.image_id);
-      layers = sizes_of(m);  // the report's sizes, from the manifest just read (no second GET)
-      return m;
-    };
-    // The SPDX SBOM is attested (read back from the registry by digest) before the tag moves.
-    auto by_digest = [&](const image::Manifest& m) { return std::make_unique<image::DockerSource>(reg_, repo, m.digest()); };
-    sign::PublishRequest req{.tag = g.cell.tag};
-    std::map<std::string, std::string> packages;
-    req.attach = sbom::attach_sbom_hook(srepo, by_digest, *key_,
-                                        [&](const sbom::Document& d) { packages = sbom::package_versions(d); });
-    auto res = sign::publish_signed(srepo, push_by_digest, *key_, req);
-    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, packages};
+    for (auto& l : res.layers) layers.push_back({l.digest, l.size});
+    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, res.packages};
   }
 
   void add_tag(const GeneratedCell& g, const std::string& digest, const std::string& tag) override {
@@ -101,11 +92,27 @@ class RealSteps : public NightlySteps {
 
   static std::string image_of(const CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 
+  // Gates and publishes of different cells run on several threads.
+  void remember_inventory(const std::string& image, sbom::Inventory inv) {
+    std::lock_guard lk(mu_);
+    inventories_[image] = std::move(inv);
+  }
+  std::optional<sbom::Inventory> take_inventory(const std::string& image) {
+    std::lock_guard lk(mu_);
+    auto it = inventories_.find(image);
+    if (it == inventories_.end()) return std::nullopt;
+    sbom::Inventory inv = std::move(it->second);
+    inventories_.erase(it);
+    return inv;
+  }
+
   RealStepsOptions o_;
   sign::Pkey key_;
   matrix::KnowledgeBase kb_;
   std::shared_ptr<image::Registry> reg_;
   engine::Engine& engine_;
+  std::mutex mu_;
+  std::map<std::string, sbom::Inventory> inventories_;  // image ID -> its gate's inventory, until published
 };
 
 }  // namespace

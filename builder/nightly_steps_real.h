@@ -1,6 +1,7 @@
-// The real nightly steps: smoke::run_smoke + throughput records, and the
-// copy engine (the engine's save of the image → docker://, by digest) +
-// sign::publish_signed. All on the same engine the build used.
+// The real nightly steps: smoke::smoke_and_judge (throughput records), verify::release_gate (whose
+// scan also yields the SBOM inventory) and release::publish (the engine's save of the image ->
+// docker:// by digest, signed, SBOM attested from that inventory, tag last). All on the same engine
+// the build used.
 #pragma once
 #include <filesystem>
 #include <memory>

@@ -1,20 +1,13 @@
-// imgtool promote docker://HOST/REPO@sha256:… --tag TAG --key PUB: moves TAG
-// onto the digest only if it is signed by the key (for this repository) and,
-// unless --no-verify-contents, its labels/tag claims match its contents.
+// imgtool promote docker://HOST/REPO@sha256:… --tag TAG --key PUB [--to docker://HOST/REPO --sign-key K]:
+// flags -> release::PromoteRequest -> release::promote (release/promote.h) -> one line.
 #include <iostream>
+#include <optional>
 
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
-#include "image/copy.h"
-#include "image/docker_transport.h"
-#include "image/platform.h"
-#include "image/transport.h"
-#include "sign/keys.h"
-#include "sign/promote.h"
 #include "image/registry_repository.h"
-#include "verify/report_render.h"
-#include "sign/attestation.h"
-#include "verify/release_gate.h"
+#include "release/promote.h"
+#include "sign/keys.h"
 
 namespace imgtool::cli {
 namespace {
@@ -25,23 +18,10 @@ struct PromoteFlags {
   RegistryFlags registry;
 };
 
-// The release gate (verify/release_gate.h, the nightly runs the same) as a
-// promotion gate: claims read against the NEW tag. An index is checked through
-// its linux/amd64 image.
-sign::PromoteGate contents_gate(const image::Reference& r, const image::TransportOptions& t, const std::string& tag) {
-  return [r, t, tag, kb = matrix::KnowledgeBase::load_default()](const image::Manifest& m) {
-    auto src = image::open_source("docker://" + r.host + "/" + r.name + "@" + image::platform_digest(m, r.text), t);
-    verify::GateResult g = verify::release_gate({.ref = r.text, .source = src.get(), .tag = tag, .kb = &kb});
-    if (!g.passed())
-      throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +
-                        verify::render_table(g.report) + "pass --no-verify-contents to promote anyway");
-  };
-}
-
-// --to: from the staging repository into the release repository, by digest (blobs mounted when
-// both are on one registry), attested and signed there, the tag moved last (sign::promote_across).
-// The release repository of --to, refused (InputError) before anything is read or copied.
-image::Reference release_repository(const PromoteFlags& f) {
+// --to: the release repository (docker://HOST/REPO, no tag or digest: the tag is --tag), refused
+// (InputError) before anything is read or copied.
+std::optional<image::Reference> release_repository(const PromoteFlags& f) {
+  if (f.to.empty()) return std::nullopt;
   image::Reference t = docker_reference(f.to, "promote --to");
   bool bare = f.to.rfind(':') < f.to.rfind('/') || f.to.rfind(':') == f.to.find("://");  // no :TAG after the last '/'
   if (!bare || !t.digest.empty())
@@ -51,47 +31,33 @@ image::Reference release_repository(const PromoteFlags& f) {
   return t;
 }
 
-int run_promote_across(const PromoteFlags& f, const image::Reference& r, const image::Reference& t, EVP_PKEY& pub) {
-  sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
-  auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
-  auto to_reg = t.host == r.host ? from_reg : std::make_shared<image::Registry>(t.host, f.registry.options());
-  image::RegistryRepository from(*from_reg, r.name), to(*to_reg, t.name);
-  sign::CrossPromoteRequest req{.digest = r.digest, .tag = f.tag, .identity = f.identity};
-  if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
-  if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;
-  image::CopyResult copied;
-  req.copy_by_digest = [&] {
-    image::DockerSource src(from_reg, r.name, r.digest);
-    image::DockerDestination dst(to_reg, t.name);
-    copied = image::copy_image(src, dst, "");
-  };
-  sign::PromoteResult res = sign::promote_across(from, to, pub, *key, req);
-  std::cout << "copied by digest: " << copied.blobs_skipped << " of " << copied.blobs
-            << " blob(s) mounted or already there, " << copied.bytes_copied << " byte(s) uploaded\n";
+void print_result(const image::Repository& from, const image::Repository& to, const PromoteFlags& f,
+                  const image::Reference& r, const release::PromoteResult& res) {
+  if (&from != &to)
+    std::cout << "copied by digest: " << res.copied.blobs_skipped << " of " << res.copied.blobs
+              << " blob(s) mounted or already there, " << res.copied.bytes_copied << " byte(s) uploaded\n";
   std::cout << "promoted " << from.name() << "@" << r.digest << " -> " << to.name() << ":" << f.tag
             << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
-            << res.signature.summary() << "\n";
-  return 0;
+            << res.signature.summary() << (res.resigned ? "; signed and attested with --sign-key" : "") << "\n";
 }
 
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
   if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
-  if (!f.to.empty()) {
-    image::Reference t = release_repository(f);
-    return run_promote_across(f, r, t, *sign::load_public_key(f.key));
-  }
+  auto t = release_repository(f);
   sign::Pkey pub = sign::load_public_key(f.key);
-  sign::Pkey resign = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
-  image::Registry reg(r.host, f.registry.options());
-  image::RegistryRepository repo(reg, r.name);
-  sign::PromoteRequest req{r.digest, f.tag, f.identity, nullptr, resign.get()};
-  if (!f.no_verify_contents) req.gate = contents_gate(r, f.registry.transport(), f.tag);
-  if (!f.no_sbom) req.require_attestation = sign::kSpdxPredicateType;  // no tag without its SBOM
-  sign::PromoteResult res = sign::promote(repo, *pub, req);
-  std::cout << "promoted " << repo.name() << ":" << f.tag << " -> " << r.digest
-            << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
-            << res.signature.summary() << "\n";
+  sign::Pkey key = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
+  auto kb = matrix::KnowledgeBase::load_default();
+  auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
+  auto to_reg = !t || t->host == r.host ? from_reg : std::make_shared<image::Registry>(t->host, f.registry.options());
+  image::RegistryRepository from(from_reg, r.name);
+  std::optional<image::RegistryRepository> to;
+  if (t) to.emplace(to_reg, t->name);
+  release::PromoteRequest req{.digest = r.digest, .tag = f.tag, .public_key = pub.get(), .identity = f.identity,
+                              .sign_key = key.get(), .verify_contents = !f.no_verify_contents,
+                              .require_sbom = !f.no_sbom, .kb = &kb};
+  release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
+  print_result(from, to ? *to : from, f, r, res);
   return 0;
 }
 
@@ -105,7 +71,7 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                                                   "with --sign-key, then tagged");
                     sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
                     sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
-                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key (a file, or env://VAR) before moving");
+                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG and attest its SBOM with this private key (a file, or env://VAR) before moving");
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
                     sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");

@@ -1,8 +1,6 @@
 // imgtool verify REF --key PUB [--no-smoke] [--json] [--junit FILE]:
-// signature + claims vs contents (layers streamed, nothing run), then the
-// GPU smoke part (verify/verify_smoke.h): the image is made local (reused by
-// ID or loaded by digest under a temporary name), the probe runs, throughput is
-// recorded and judged, and the rows join the same report.
+// flags -> verify::VerifyRequest -> verify::verify_image (verify/verify_image.h: signature, claims vs
+// contents, SBOM, GPU smoke) -> the table, JSON or JUnit.
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -10,14 +8,10 @@
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
-#include "image/platform.h"
 #include "sign/keys.h"
-#include "image/registry_repository.h"
 #include "verify/report_render.h"
-#include "verify/sbom_check.h"
-#include "verify/static_checks.h"
+#include "verify/verify_image.h"
 #include "run/render.h"
-#include "verify/verify_smoke.h"
 
 namespace imgtool::cli {
 namespace {
@@ -33,8 +27,8 @@ struct VerifyFlags {
   bool no_record = false;
 };
 
-// The GPU smoke part (verify/verify_smoke.h); the flags only fill its options.
-verify::SmokeHook smoke_hook(const VerifyFlags& f) {
+// The GPU smoke part's options (verify/verify_smoke.h), from the flags.
+verify::VerifySmokeOptions smoke_options(const VerifyFlags& f) {
   verify::VerifySmokeOptions o = f.smoke;
   o.timeout = std::chrono::seconds(f.smoke_timeout_s);
   if (!f.profiles.empty() || !f.sets.empty()) {  // what was smoked is what is run
@@ -46,9 +40,8 @@ verify::SmokeHook smoke_hook(const VerifyFlags& f) {
   }
   if (f.reps > 0) o.probe_args.insert(o.probe_args.end(), {"--reps", std::to_string(f.reps)});
   o.record = !f.no_record;
-  o.transport = f.registry.transport();
   o.log = [](const std::string& line) { std::cerr << line << "\n"; };
-  return verify::make_smoke_hook(std::move(o));
+  return o;
 }
 
 void emit(const VerifyFlags& f, const verify::Report& r) {
@@ -60,35 +53,20 @@ void emit(const VerifyFlags& f, const verify::Report& r) {
 }
 
 int run_verify(const VerifyFlags& f) {
-  image::Reference r = image::parse_reference(f.ref);
   sign::Pkey pub = f.key.empty() ? nullptr : sign::load_public_key(f.key);
-  if (!f.no_signature && !pub) throw InputError("verify: expected --key PUBLIC_KEY (or --no-signature), found none");
-  std::string index_digest;  // an index: its linux/amd64 image, as promote; the index's signature holds too
-  auto source = image::open_platform_source(r, f.registry.transport(), {}, &index_digest);
-  std::unique_ptr<image::Registry> reg;
-  std::unique_ptr<image::RegistryRepository> repo;
-  verify::StaticInputs in{f.ref, source.get(), nullptr, "", r.tag, index_digest};
-  if (r.transport == "docker") {
-    reg = std::make_unique<image::Registry>(r.host, f.registry.options());
-    repo = std::make_unique<image::RegistryRepository>(*reg, r.name);
-    in.signatures = repo.get();  // the signature is checked on the digest of the manifest verify reads
-  }
   std::optional<matrix::KnowledgeBase> kb;
   if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
-  verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
-  if (!f.no_smoke) opt.smoke = smoke_hook(f);
-  // Registry images: the SPDX attestation of the same digest (one read above), vs the layers,
-  // whose inventory the claims scan gathers on the way (the layers are decoded once).
-  bool sbom_rows = repo && pub && !f.no_signature && !f.no_sbom;
-  std::optional<sbom::Inventory> inventory;
-  if (sbom_rows) {
-    opt.keep_also = sbom::keep_for_inventory;
-    opt.on_contents = [&inventory](const scan::ContentsTree& tree) { inventory = sbom::gather_inventory(tree); };
-  }
-  verify::Report report = verify::verify_static(in, opt);
-  if (sbom_rows && !report.digest.empty())
-    verify::add_sbom_rows(report, *repo, *source, image::resolve_manifest(*repo, report.digest), *pub, f.key,
-                          inventory ? &*inventory : nullptr);
+  verify::Report report = verify::verify_image({.ref = f.ref,
+                                                .transport = f.registry.transport(),
+                                                .public_key = pub.get(),
+                                                .key_name = f.key,
+                                                .identity = f.identity,
+                                                .signature = !f.no_signature,
+                                                .claims = !f.no_claims,
+                                                .sbom = !f.no_sbom,
+                                                .smoke = !f.no_smoke,
+                                                .smoke_options = smoke_options(f),
+                                                .kb = kb ? &*kb : nullptr});
   emit(f, report);
   return report.ok() ? 0 : 1;
 }

@@ -19,17 +19,6 @@ sign::AttestResult attest_sbom(image::Repository& repo, image::ImageSource& src,
   return sign::attach_attestation(repo, key, {m.digest(), repo.name(), sign::kSpdxPredicateType, doc.to_json()});
 }
 
-std::function<void(const image::Manifest&)> attach_sbom_hook(
-    image::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
-    EVP_PKEY& key, std::function<void(const Document&)> on_document) {
-  return [&repo, open_source = std::move(open_source), &key, on_document](const image::Manifest& m) {
-    auto src = open_source(m);
-    Document doc = sbom_of(*src, m, repo.name(), m.digest());
-    sign::attach_attestation(repo, key, {m.digest(), repo.name(), sign::kSpdxPredicateType, doc.to_json()});
-    if (on_document) on_document(doc);
-  };
-}
-
 std::map<std::string, std::string> package_versions(const Document& doc) {
   std::map<std::string, std::string> out;
   for (auto& p : doc.packages) {

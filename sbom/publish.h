@@ -1,15 +1,10 @@
-// The SBOM of a published image, attested in its registry repository
-// (cosign format, sign/attestation.h: `sha256-<hex>.att`, predicate type
-// https://spdx.dev/Document, DSSE-signed with the release key).
-//
-//   sign::publish_signed(repo, push, key, {.tag = t, .attach = attach_sbom_hook(repo, src_for, key)})
-//
-// attaches it after the image is signed and BEFORE the tag moves, so no tag
-// points at an image without its SBOM (the nightly's publish step does this).
+// The SBOM of an image, and its attestation in a registry repository (cosign format,
+// sign/attestation.h: `sha256-<hex>.att`, predicate type https://spdx.dev/Document, DSSE-signed with
+// the release key). release/publish.h attests it after the image is signed and BEFORE the tag
+// moves, so no tag points at an image without its SBOM.
 #pragma once
 #include <openssl/types.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,13 +30,6 @@ Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Man
 // attaches it for m's digest in `repo`, signed with `private_key`.
 sign::AttestResult attest_sbom(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                EVP_PKEY& private_key, const SbomOptions& opt = {});
-
-// The publish_signed attach step: `open_source(m)` gives a source serving m's
-// blobs (e.g. the registry repository by digest); `on_document`, when set, sees
-// the SBOM that was attested (the nightly's report lists its packages).
-std::function<void(const image::Manifest&)> attach_sbom_hook(
-    image::Repository& repo, std::function<std::unique_ptr<image::ImageSource>(const image::Manifest&)> open_source,
-    EVP_PKEY& private_key, std::function<void(const Document&)> on_document = {});
 
 // "<purl type>/<name>" -> version for every package of `doc` with a purl (the
 // image itself excluded; NVIDIA libraries as "nvidia/<name>"): what the nightly

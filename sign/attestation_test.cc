@@ -8,7 +8,6 @@
 #include "sign/dsse.h"
 #include "sign/ecdsa.h"
 #include "sign/keys.h"
-#include "sign/promote.h"
 #include "sign/sign_image.h"
 #include "sign/sig_manifest.h"
 
@@ -153,58 +152,6 @@ TEST_CASE("attach_attestation writes the cosign .att layout; check_attestation a
     CHECK_FALSE(read_attestation_unverified(repo, kOther, kSpdxPredicateType));
     CHECK(read_attestation_unverified(repo, kDigest, kSpdxPredicateType));
   }
-}
-
-TEST_CASE("publish_signed runs attach after the signature and before the tag; a throw keeps the tag away") {
-  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
-  Pkey key = generate_key();
-  std::string cfg = "{}";
-  image::Descriptor cd{image::media::kOciConfig, sha256_digest(cfg), 2, {}};
-  repo.put_blob(cd, cfg);
-  nlohmann::json mj = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", cd},
-                       {"layers", nlohmann::json::array()}};
-  image::Manifest img{mj.dump(), image::media::kOciManifest};
-  auto push = [&] {
-    repo.put_manifest(img, "");
-    return img;
-  };
-  PublishRequest req{.tag = "3.2.0-cpu"};
-  req.attach = [&](const image::Manifest& m) {
-    CHECK(repo.manifest(signature_tag(m.digest())));  // signed already
-    CHECK_FALSE(repo.manifest("3.2.0-cpu"));          // tag not yet moved
-    throw CheckFailed("attestation failed");
-  };
-  CHECK_THROWS_AS(publish_signed(repo, push, *key, req), CheckFailed);
-  CHECK_FALSE(repo.manifest("3.2.0-cpu"));
-  req.attach = [&](const image::Manifest& m) {
-    attach_attestation(repo, *key, {m.digest(), "", kSpdxPredicateType, spdx_predicate("zlib")});
-  };
-  PublishResult r = publish_signed(repo, push, *key, req);
-  CHECK(repo.manifest("3.2.0-cpu")->digest() == r.digest);
-  CHECK(check_attestation(repo, r.digest, *key, kSpdxPredicateType).ok);
-}
-
-TEST_CASE("promote with require_attestation moves the tag only onto a digest with a valid attestation") {
-  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
-  Pkey key = generate_key(), other = generate_key();
-  std::string cfg = "{\"x\":1}";
-  image::Descriptor cd{image::media::kOciConfig, sha256_digest(cfg), static_cast<int64_t>(cfg.size()), {}};
-  repo.put_blob(cd, cfg);
-  nlohmann::json mj = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", cd},
-                       {"layers", nlohmann::json::array()}};
-  image::Manifest img{mj.dump(), image::media::kOciManifest};
-  repo.put_manifest(img, "");
-  sign_digest(repo, *key, {img.digest(), repo.name(), {}});
-  PromoteRequest req{img.digest(), "stable"};
-  req.require_attestation = kSpdxPredicateType;
-  CHECK_THROWS_WITH_AS(promote(repo, *key, req), doctest::Contains("no attestation"), CheckFailed);
-  CHECK_FALSE(repo.manifest("stable"));
-  attach_attestation(repo, *other, {img.digest(), "", kSpdxPredicateType, spdx_predicate("zlib")});
-  CHECK_THROWS_WITH_AS(promote(repo, *key, req), doctest::Contains("does not verify"), CheckFailed);
-  CHECK_FALSE(repo.manifest("stable"));
-  attach_attestation(repo, *key, {img.digest(), "", kSpdxPredicateType, spdx_predicate("zlib")});
-  promote(repo, *key, req);
-  CHECK(repo.manifest("stable")->digest() == img.digest());
 }
 
 namespace {

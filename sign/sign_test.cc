@@ -1,5 +1,5 @@
 // Unit tests of sign/: keys, payloads, signatures (cross-checked with the
-// openssl CLI), signature manifests, and promotion order on a memory repository.
+// openssl CLI) and signature manifests on a memory repository (promotion: release/release_test.cc).
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -17,7 +17,6 @@
 #include "sign/ecdsa.h"
 #include "sign/keys.h"
 #include "sign/payload.h"
-#include "sign/promote.h"
 #include "sign/sig_manifest.h"
 #include "sign/sign_image.h"
 #include "tests/fixtures.h"
@@ -215,68 +214,6 @@ TEST_CASE("signing appends to the .sig manifest and check_signature rejects faul
   }
 }
 
-TEST_CASE("promote moves a tag only onto a signed digest") {
-  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
-  Pkey key = generate_key();
-  image::Manifest a = fake_image(repo, "a");
-  repo.put_manifest(a, "");
-  CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}), CheckFailed);
-  CHECK(!repo.tag("3.1.0"));
-  sign_digest(repo, *key, {a.digest(), identity(repo, "nightly"), {}});
-  PromoteGate refuse = [](const image::Manifest&) { throw CheckFailed("claims differ"); };
-  CHECK_THROWS_AS(promote(repo, *key, {a.digest(), "3.1.0", "", refuse, nullptr}), CheckFailed);
-  CHECK(!repo.tag("3.1.0"));
-  promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr});
-  CHECK(*repo.tag("3.1.0") == a.digest());
-}
-
-TEST_CASE("promote uses one manifest: bytes served for the digest must hash to it, or no tag moves") {
-  struct Lying : image::MemoryRepository {  // answers a GET by digest with another image's bytes
-    using image::MemoryRepository::MemoryRepository;
-    std::string asked, served;
-    std::optional<image::Manifest> manifest(const std::string& r) override {
-      return image::MemoryRepository::manifest(r == asked ? served : r);
-    }
-  } repo("127.0.0.1:5000/ai/paddle");
-  Pkey key = generate_key();
-  image::Manifest a = fake_image(repo, "a"), b = fake_image(repo, "b");
-  repo.put_manifest(a, "");
-  repo.put_manifest(b, "");
-  sign_digest(repo, *key, {a.digest(), identity(repo, "nightly"), {}});
-  repo.asked = a.digest();
-  repo.served = b.digest();
-  CHECK_THROWS_WITH_AS(promote(repo, *key, {a.digest(), "3.1.0", "", nullptr, nullptr}),
-                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
-  CHECK(!repo.tag("3.1.0"));  // b (unsigned) was not put under the tag
-}
-
-TEST_CASE("publish_signed: content by digest, then signature, then the tag") {
-  struct Spy : image::MemoryRepository {
-    using image::MemoryRepository::MemoryRepository;
-    std::vector<std::string> log;
-    void put_manifest(const image::Manifest& m, const std::string& tag) override {
-      log.push_back(tag.empty() ? "digest" : tag.find(".sig") != std::string::npos ? "sig" : "tag");
-      image::MemoryRepository::put_manifest(m, tag);
-    }
-  } repo("127.0.0.1:5000/ai/paddle");
-  Pkey key = generate_key();
-  image::Manifest a;
-  auto push = [&] {
-    a = fake_image(repo, "a");
-    repo.put_manifest(a, "");
-    return a;
-  };
-  PublishResult r = publish_signed(repo, push, *key, {"3.1.0", "", {}, nullptr});
-  CHECK(repo.log == std::vector<std::string>{"digest", "sig", "tag"});
-  CHECK(*repo.tag("3.1.0") == r.digest);
-  CHECK(check_signature(repo, r.digest, *key, repo.name() + ":3.1.0").ok);
-
-  // Killed (here: failing) during the push: the tag does not move.
-  auto dies = [&]() -> image::Manifest { throw Error("connection reset"); };
-  CHECK_THROWS_AS(publish_signed(repo, dies, *key, {"3.2.0", "", {}, nullptr}), Error);
-  CHECK(!repo.tag("3.2.0"));
-}
-
 TEST_CASE("two signers on one digest keep both signatures (a lost .sig update is repaired)") {
   // Deterministic interleaving: the rival read the .sig manifest BEFORE our PUT
   // and writes it (with only its own layer added) right AFTER our PUT.
@@ -344,60 +281,4 @@ TEST_CASE("six concurrent signers on one digest: every signature stays") {
   for (auto& t : signers) t.join();
   for (int i = 0; i < 6; ++i) CHECK_MESSAGE(check_signature(repo, a.digest(), *keys[i], repo.name()).ok, "signer " << i);
   CHECK(repo.manifest(signature_tag(a.digest()))->layers().size() == 6);
-}
-
-TEST_CASE("promote_across: staging → release by digest, attested and signed there, the tag last") {
-  image::MemoryRepository staging("127.0.0.1:5000/staging/paddle"), release("127.0.0.1:5000/release/paddle");
-  Pkey nightly = generate_key(), release_key = generate_key();
-  image::Manifest a = fake_image(staging, "a");
-  staging.put_manifest(a, "");
-  int copies = 0;
-  auto copy = [&] {  // what the copy engine does: blobs, then the manifest by digest
-    ++copies;
-    for (auto& d : {a.config(), a.layers()[0]}) release.put_blob(d, staging.blob(d));
-    release.put_manifest(a, "");
-  };
-  CrossPromoteRequest req{.digest = a.digest(), .tag = "3.2.0", .require_attestation = kSpdxPredicateType,
-                          .copy_by_digest = copy};
-
-  // Unsigned in staging: nothing is copied, no tag.
-  CHECK_THROWS_WITH_AS(promote_across(staging, release, *nightly, *release_key, req),
-                       doctest::Contains("expected a valid signature"), CheckFailed);
-  CHECK(copies == 0);
-  sign_digest(staging, *nightly, {a.digest(), identity(staging, "nightly-20261124"), {}});
-  // Signed but without its SBOM: still nothing.
-  CHECK_THROWS_WITH_AS(promote_across(staging, release, *nightly, *release_key, req),
-                       doctest::Contains("expected an attestation"), CheckFailed);
-  CHECK(copies == 0);
-  nlohmann::ordered_json sbom = {{"spdxVersion", "SPDX-2.3"}, {"name", "a"}};
-  attach_attestation(staging, *nightly, {a.digest(), staging.name(), kSpdxPredicateType, sbom});
-  // A gate that refuses: nothing.
-  CrossPromoteRequest gated = req;
-  gated.gate = [](const image::Manifest&) { throw CheckFailed("claims differ"); };
-  CHECK_THROWS_AS(promote_across(staging, release, *nightly, *release_key, gated), CheckFailed);
-  CHECK(copies == 0);
-
-  PromoteResult r = promote_across(staging, release, *nightly, *release_key, req);
-  CHECK(copies == 1);
-  CHECK(r.previous_digest.empty());
-  CHECK(*release.tag("3.2.0") == a.digest());
-  CHECK(check_signature(release, a.digest(), *release_key, identity(release, "3.2.0")).ok);
-  CHECK_FALSE(check_signature(release, a.digest(), *nightly, release.name()).ok);  // signed by the release key only
-  AttestationCheck att = check_attestation(release, a.digest(), *release_key, kSpdxPredicateType);
-  CHECK(att.ok);
-  CHECK(att.statement.subjects.at(0).name == release.name());
-  CHECK(att.statement.predicate == sbom);
-  CHECK(!staging.tag("3.2.0"));  // staging untouched
-}
-
-TEST_CASE("promote_across: a copy that stores other bytes moves no tag") {
-  image::MemoryRepository staging("reg/staging/p"), release("reg/release/p");
-  Pkey key = generate_key();
-  image::Manifest a = fake_image(staging, "a"), b = fake_image(release, "b");
-  staging.put_manifest(a, "");
-  sign_digest(staging, *key, {a.digest(), identity(staging, "n"), {}});
-  auto wrong = [&] { release.store().serve_instead(a.digest(), b); };  // a registry that stores something else
-  CHECK_THROWS_WITH_AS(promote_across(staging, release, *key, *key, {.digest = a.digest(), .tag = "1", .copy_by_digest = wrong}),
-                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
-  CHECK(!release.tag("1"));
 }

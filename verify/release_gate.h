@@ -9,11 +9,13 @@
 //   GateResult g = release_gate({.ref = …, .source = &src, .tag = "3.2.0-cpu", .kb = &kb});
 //   if (!g.passed()) … g.failed_lines() …
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "image/image.h"
 #include "matrix/kb.h"
+#include "sbom/inventory.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
@@ -23,10 +25,14 @@ struct GateInputs {
   image::ImageSource* source = nullptr;       // required: where the manifest, config and layers come from
   std::string tag;                            // the tag the image will carry (its claims are read against it)
   const matrix::KnowledgeBase* kb = nullptr;  // required: driver floors
+  bool inventory = false;                     // also gather the SBOM inventory in the same scan
 };
 
 struct GateResult {
   Report report;  // the claims rows (no signature, no smoke)
+  // The image's SBOM inventory from the gate's own scan (GateInputs::inventory): the nightly attests
+  // it for the pushed digest without reading the image again.
+  std::optional<sbom::Inventory> inventory;
   bool passed() const { return report.ok(); }
   std::vector<CheckResult> failed() const;
   // One line per failed row: "claims.paddle: expected 3.1.0, found 3.2.0".

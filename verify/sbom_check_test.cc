@@ -78,12 +78,9 @@ TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers a
   attest_sbom(repo, mem, m, *key);
   sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":t", {}});
   CountingLayers src(mem);
-  std::optional<Inventory> inventory;
-  verify::VerifyOptions opt{key.get(), "release.pub", "", true, true, nullptr, &scan::testing::test_kb()};
-  opt.keep_also = keep_for_inventory;
-  opt.on_contents = [&](const scan::ContentsTree& tree) { inventory = gather_inventory(tree); };
+  verify::VerifyOptions opt{key.get(), "release.pub", "", true, true, &scan::testing::test_kb()};
   verify::StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:t", &src, &repo, "", "t"};
-  verify::verify_static(in, opt);
+  std::optional<Inventory> inventory = verify::check_static(in, opt, true).inventory;
   REQUIRE(inventory);
   CHECK(src.layer_opens == 2);
   auto rows = verify::sbom_rows(repo, src, m, *key, "release.pub", &*inventory);

@@ -90,9 +90,9 @@ std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader>
 }
 
 // Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
-scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, const scan::ContentsTree::KeepContent& also) {
-  scan::ContentsTree tree([also](const std::string& p, int64_t n) {
-    return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) || (also && also(p, n));
+scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, bool for_inventory) {
+  scan::ContentsTree tree([for_inventory](const std::string& p, int64_t n) {
+    return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) || (for_inventory && sbom::keep_for_inventory(p, n));
   });
   tree.examine_code(scan::examine_for_facts);
   std::vector<scan::LayerInput> layers;
@@ -104,11 +104,12 @@ scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest&
   return tree;
 }
 
-void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r) {
+void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r,
+                std::optional<sbom::Inventory>* inventory) {
   auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
   Claims claims = read_claims(config, in.tag);
-  scan::ContentsTree tree = read_contents(*in.source, m, opt.keep_also);
-  if (opt.on_contents) opt.on_contents(tree);
+  scan::ContentsTree tree = read_contents(*in.source, m, inventory != nullptr);
+  if (inventory) *inventory = sbom::gather_inventory(tree);
   const matrix::KnowledgeBase& kb = *opt.kb;
   scan::ContentsFacts facts = scan::gather_facts(tree);
   std::vector<std::string> env;
@@ -125,35 +126,35 @@ void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::M
 
 }  // namespace
 
-Report verify_static(const StaticInputs& in, const VerifyOptions& opt) {
+StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool gather_inventory) {
   if (!in.source) throw InputError("verify: expected an image source, found none");
   if (opt.claims && !opt.kb) throw InputError("verify: expected a knowledge base for the claims check, found none");
-  Report r;
+  StaticResult out;
+  Report& r = out.report;
   r.image = in.ref;
-  image::Manifest m;
   try {
-    m = in.source->manifest();
+    out.manifest = in.source->manifest();
   } catch (const std::exception& e) {
     r.add(read_failure("the manifest of " + in.ref, e.what()));
-    return r;
+    return out;
   }
+  const image::Manifest& m = out.manifest;
   r.digest = m.digest();
   if (!in.signed_digest.empty() && in.signed_digest != r.digest) {
     r.add(read_failure("the manifest " + in.signed_digest + " of " + in.ref, "a manifest hashing to " + r.digest));
-    return r;
+    return out;
   }
   if (opt.signature) add_signature(in, opt, r.digest, r);
   if (opt.claims && !r.ok()) {
     r.add(not_scanned());
   } else if (opt.claims) {
     try {
-      add_claims(in, opt, m, r);
+      add_claims(in, opt, m, r, gather_inventory ? &out.inventory : nullptr);
     } catch (const std::exception& e) {
       r.add(read_failure("config and layers of " + in.ref, e.what()));
     }
   }
-  if (opt.smoke) opt.smoke(in.ref, m, r);
-  return r;
+  return out;
 }
 
 }  // namespace imgtool::verify

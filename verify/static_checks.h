@@ -10,24 +10,21 @@
 // (hostile layers are only parsed once the key vouches for them). A failure to read the image is a "read" row (fail), not an exception,
 // so the report still renders; bad options throw InputError.
 //
-// GPU smoke hook: the smoke area runs after the static checks and appends its
-// rows to the same Report. verify_static() calls options.smoke if set.
+// The claims scan is the only read of the layers: given `inventory`, the same scan also gathers the
+// SBOM inventory (sbom/inventory.h), so verify's SBOM rows and the nightly's attestation decode no
+// layer a second time. verify_image.h puts this together with the SBOM and smoke parts.
 #pragma once
 #include <openssl/types.h>
 
-#include <functional>
 #include <string>
 
 #include "image/image.h"
 #include "matrix/kb.h"
 #include "image/repository.h"
-#include "scan/contents_tree.h"
+#include "sbom/inventory.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
-
-// Called with the image reference as given, its manifest, and the report so far.
-using SmokeHook = std::function<void(const std::string& ref, const image::Manifest& m, Report& report)>;
 
 struct StaticInputs {
   std::string ref;                          // as the user wrote it (for messages, smoke)
@@ -45,15 +42,18 @@ struct VerifyOptions {
   std::string identity;            // required docker-reference; "" = REGISTRY/REPO (any tag)
   bool signature = true;           // check the signature
   bool claims = true;              // check claims vs contents (streams the layers)
-  SmokeHook smoke;                 // GPU part; empty: none (--no-smoke)
   const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when claims
-  // The claims scan is the only read of the layers: `keep_also` names more file
-  // bytes to keep in it, and `on_contents` sees the merged tree (cmd_verify: the
-  // SBOM rows' inventory, so the layers are not decoded a second time).
-  scan::ContentsTree::KeepContent keep_also;
-  std::function<void(const scan::ContentsTree&)> on_contents;
 };
 
-Report verify_static(const StaticInputs& in, const VerifyOptions& opt);
+struct StaticResult {
+  Report report;
+  image::Manifest manifest;                  // the one read (empty when it could not be read)
+  std::optional<sbom::Inventory> inventory;  // from the claims scan, when asked for and scanned
+};
+
+// `gather_inventory`: the claims scan also gathers the SBOM inventory (left empty when the layers
+// were not scanned: no claims check, a failed signature, an unreadable image).
+StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool gather_inventory = false);
+inline Report verify_static(const StaticInputs& in, const VerifyOptions& opt) { return check_static(in, opt).report; }
 
 }  // namespace imgtool::verify

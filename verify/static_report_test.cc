@@ -25,7 +25,7 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   auto key = sign::generate_key();
   sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":3.2.0", {}});
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr, &test_kb()};
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_MESSAGE(r.ok(), render_table(r));
 
@@ -73,7 +73,7 @@ TEST_CASE("verify_static: an image whose signature fails is not scanned (no conf
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");  // nothing signed
   auto key = sign::generate_key();
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &counting, &repo, "", "3.2.0"};
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, nullptr, &test_kb()};
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_FALSE(r.ok());
   CHECK(counting.opened == 0);
@@ -82,25 +82,11 @@ TEST_CASE("verify_static: an image whose signature fails is not scanned (no conf
 TEST_CASE("verify_static: a manifest other than the pinned digest is a read failure, nothing checked on it") {
   MemorySource src = cpu_image("3.11");
   StaticInputs in{"docker://h/r@sha256:" + std::string(64, 'a'), &src, nullptr, "sha256:" + std::string(64, 'a'), ""};
-  VerifyOptions opt{nullptr, "", "", false, true, nullptr, &test_kb()};
+  VerifyOptions opt{nullptr, "", "", false, true, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_FALSE(r.ok());
   REQUIRE(r.checks.size() == 1);
   CHECK(r.checks[0].id == "read");
-}
-
-TEST_CASE("the smoke hook runs after the static checks and can add rows") {
-  MemorySource src = cpu_image("3.11");
-  StaticInputs in{"memory:x", &src, nullptr, "", ""};
-  bool called = false;
-  VerifyOptions opt{nullptr, "", "", false, true, [&](const std::string&, const image::Manifest&, Report& r) {
-                      called = true;
-                      r.add({"smoke.gpu", "GPU smoke", Status::kFail, "a GPU", "none", "run on a GPU host"});
-                    },
-                    &test_kb()};
-  Report r = verify_static(in, opt);
-  CHECK(called);
-  CHECK_FALSE(r.ok());
 }
 
 TEST_CASE("renderings: json and junit carry expected/found/fix") {

@@ -317,8 +317,4 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
   drop_temporary(li.temp, o);
 }
 
-SmokeHook make_smoke_hook(VerifySmokeOptions o) {
-  return [o = std::move(o)](const std::string& ref, const image::Manifest& m, Report& r) { verify_smoke(ref, m, r, o); };
-}
-
 }  // namespace imgtool::verify

@@ -1,7 +1,5 @@
 // The GPU smoke part of `imgtool verify REF --key PUB`: runs after the static
-// checks (verify_static() calls the hook) and appends its rows to the same Report.
-//
-//   opt.smoke = make_smoke_hook(VerifySmokeOptions{...});
+// checks and the SBOM rows (verify_image.h calls it) and appends its rows to the same Report.
 //
 // Steps
 //   1. Trust: when the report already has a failed "signature" row, the image is
@@ -72,7 +70,5 @@ std::vector<CheckResult> smoke_rows(const smoke::SmokeResult& res, const std::ve
 // The whole smoke part for one verified manifest; never throws for a failed
 // step (each becomes a row), only for bad options (InputError).
 void verify_smoke(const std::string& ref, const image::Manifest& m, Report& report, const VerifySmokeOptions& o);
-
-SmokeHook make_smoke_hook(VerifySmokeOptions o);
 
 }  // namespace imgtool::verify

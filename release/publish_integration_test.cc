@@ -1,6 +1,6 @@
 // The SBOM end to end, with real components: a real docker-registry on
 // loopback, the real Paddle CPU test image (tests/test_images.h), the nightly's
-// publish path (sign::publish_signed + the SBOM attach hook), the imgtool
+// publish path (release::publish: by digest, signed, SBOM attested, tag last), the imgtool
 // binary for verify/sbom, spdx-tools (pyspdxtools, scripts/install-deps.sh) for
 // the SPDX validation, and `dpkg-query` / `pip list` run INSIDE the image as
 // the cross-check of what the layers say.
@@ -18,7 +18,7 @@
 #include "sbom/publish.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "sign/promote.h"
+#include "release/publish.h"
 #include "image/registry_repository.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
@@ -40,19 +40,13 @@ std::string pyspdxtools() {
   return env_or("IMGTOOL_CACHE", env_or("HOME", "/tmp") + "/.cache/imgtool") + "/venv-spdx/bin/pyspdxtools";
 }
 
-// publish_signed exactly as the nightly calls it: copy by digest, sign, attach the SBOM, move the tag.
-sign::PublishResult publish(std::shared_ptr<image::Registry> reg, const std::string& repo, const std::string& local,
-                            const std::string& tag, EVP_PKEY& key) {
-  image::RegistryRepository srepo(*reg, repo);
-  auto push = [&] {
-    image::DaemonSource src(local);
-    image::DockerDestination dst(reg, repo);
-    return reg->get_manifest(repo, image::copy_image(src, dst, "").digest);
-  };
-  auto by_digest = [&](const image::Manifest& m) { return std::make_unique<image::DockerSource>(reg, repo, m.digest()); };
-  sign::PublishRequest req{.tag = tag};
-  req.attach = sbom::attach_sbom_hook(srepo, by_digest, key);
-  return sign::publish_signed(srepo, push, key, req);
+// release::publish as the nightly calls it (without the gate's inventory: the SBOM is read from the
+// local image's layers): copy by digest, sign, attest the SBOM, move the tag.
+release::PublishResult publish(std::shared_ptr<image::Registry> reg, const std::string& repo, const std::string& local,
+                               const std::string& tag, EVP_PKEY& key) {
+  image::RegistryRepository srepo(reg, repo);
+  image::DaemonSource src(local);
+  return release::publish(srepo, key, {.image = &src, .tag = tag});
 }
 
 std::string row(const json& report, const std::string& id) {
@@ -109,8 +103,8 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
   std::string small = labelled("imgtool-test/sbom-small:cpu", base_image(), "cpu");
   std::string repo = "ai/paddle", ref = "docker://" + server.host() + "/" + repo;
 
-  sign::PublishResult pub = publish(reg, repo, img, "3.3.1-cpu", *key);
-  sign::PublishResult other = publish(reg, repo, small, "small", *key);
+  release::PublishResult pub = publish(reg, repo, img, "3.3.1-cpu", *key);
+  release::PublishResult other = publish(reg, repo, small, "small", *key);
   image::RegistryRepository srepo(*reg, repo);
   REQUIRE(srepo.manifest(sign::attestation_tag(pub.digest)));  // attached before the tag moved
 

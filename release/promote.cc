@@ -1,0 +1,111 @@
+#include "release/promote.h"
+
+#include <openssl/evp.h>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "image/platform.h"
+#include "release/publish.h"
+#include "sign/attestation.h"
+#include "sign/sign_image.h"
+#include "verify/release_gate.h"
+#include "verify/report_render.h"
+
+namespace imgtool::release {
+
+namespace {
+
+void check_request(const PromoteRequest& req, bool across) {
+  require_tag(req.tag);
+  if (!is_sha256_digest(req.digest))
+    throw InputError("promote: expected an image reference by digest (…@sha256:<hex>), found '" + req.digest + "'");
+  if (!req.public_key) throw InputError("promote: expected --key PUBLIC_KEY, found none");
+  if (across && !req.sign_key)
+    throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
+  if (req.verify_contents && !req.kb) throw InputError("promote: expected a knowledge base for the contents gate, found none");
+}
+
+// The release gate on the image (an index: its linux/amd64 manifest), claims read against the new tag.
+void contents_gate(image::Repository& repo, const image::Manifest& m, const std::string& tag,
+                   const matrix::KnowledgeBase& kb) {
+  std::string ref = repo.name() + "@" + m.digest();
+  auto src = repo.source(image::platform_digest(m, ref));
+  verify::GateResult g = verify::release_gate({.ref = ref, .source = src.get(), .tag = tag, .kb = &kb});
+  if (!g.passed())
+    throw CheckFailed("promote: expected the image's claims to match its contents, found failures (tag not moved):\n" +
+                      verify::render_table(g.report) + "pass --no-verify-contents to promote anyway");
+}
+
+struct Checked {
+  image::Manifest manifest;
+  sign::Statement sbom;  // the attested statement (when required)
+};
+
+// Step 1: the manifest (read once), its signature, the SBOM attestation and the gate, in `repo`.
+Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req, PromoteResult& r) {
+  Checked c{stored_manifest(repo, req.digest), {}};
+  r.signature = sign::check_signature(repo, req.digest, *req.public_key, req.identity.empty() ? repo.name() : req.identity);
+  if (!r.signature.ok)
+    throw CheckFailed(repo.name() + "@" + req.digest + ": expected a valid signature by the given key before moving tag " +
+                      req.tag + ", found " + r.signature.summary() + "; sign it with `imgtool sign` (tag not moved)");
+  if (req.require_sbom) {
+    sign::AttestationCheck a = sign::check_attestation(repo, req.digest, *req.public_key, sign::kSpdxPredicateType);
+    if (!a.ok)
+      throw CheckFailed(repo.name() + "@" + req.digest + ": expected an attestation (" + sign::kSpdxPredicateType +
+                        ") by the given key before moving tag " + req.tag + ", found " + a.summary() +
+                        "; attach it with `imgtool sign` (tag not moved)");
+    c.sbom = a.statement;
+  }
+  if (req.verify_contents) contents_gate(repo, c.manifest, req.tag, *req.kb);
+  return c;
+}
+
+// The statement checked in the source, attested in `repo` with `key` and re-checked there.
+void attest_again(image::Repository& repo, EVP_PKEY& key, const std::string& digest, const sign::Statement& s) {
+  sign::attach_attestation(repo, key, {digest, repo.name(), s.predicate_type, s.predicate});
+  sign::AttestationCheck a = sign::check_attestation(repo, digest, key, s.predicate_type);
+  if (!a.ok)
+    throw CheckFailed(repo.name() + "@" + digest + ": expected the new attestation to verify, found " + a.summary() +
+                      " (tag not moved)");
+}
+
+// Signed for REPO:TAG with `key`, and the signature re-checked.
+void sign_for_tag(image::Repository& repo, EVP_PKEY& key, const std::string& digest, const std::string& tag) {
+  std::string identity = repo.name() + ":" + tag;
+  sign::SignResult s = sign::sign_digest(repo, key, {digest, identity, {}});
+  sign::SignatureCheck c = sign::check_signature(repo, digest, key, identity);
+  if (!c.ok)
+    throw CheckFailed(repo.name() + "@" + digest + ": expected the new signature to verify, found " + c.summary() +
+                      "; another signer may have rewritten " + s.signature_tag + " — re-run (tag not moved)");
+}
+
+// Steps 2 and 3 of a promotion into `repo`, `m` already stored there: attest, sign, move the tag.
+void release_into(image::Repository& repo, const image::Manifest& m, const Checked& c, const PromoteRequest& req,
+                  PromoteResult& r) {
+  if (req.sign_key) {
+    if (req.require_sbom) attest_again(repo, *req.sign_key, req.digest, c.sbom);
+    sign_for_tag(repo, *req.sign_key, req.digest, req.tag);
+    r.resigned = true;
+  }
+  if (auto prev = repo.manifest(req.tag)) r.previous_digest = prev->digest();
+  repo.put_manifest(m, req.tag);  // the tag last
+}
+
+}  // namespace
+
+PromoteResult promote(image::Repository& from, image::Repository* to, const PromoteRequest& req) {
+  check_request(req, to != nullptr);
+  PromoteResult r;
+  Checked c = checked_for_promotion(from, req, r);
+  if (!to) {
+    release_into(from, c.manifest, c, req, r);
+    return r;
+  }
+  auto src = from.source(req.digest);
+  auto dst = to->destination();
+  r.copied = image::copy_image(*src, *dst, "");  // 2. the image, by digest
+  release_into(*to, stored_manifest(*to, req.digest), c, req, r);
+  return r;
+}
+
+}  // namespace imgtool::release

@@ -1,0 +1,219 @@
+// release/ on in-memory repositories (image/repository.h): publish's order (by digest, signature,
+// SBOM, tag last) and its one-scan SBOM; promote within and across repositories, refused for an
+// unsigned, unattested or contradicting image; the re-sign of a same-repository promotion
+// re-attests the SBOM so `verify --key <release key>` holds on every row.
+#include <doctest/doctest.h>
+
+#include <optional>
+
+#include "core/error.h"
+#include "image/copy.h"
+#include "release/promote.h"
+#include "release/publish.h"
+#include "sbom/inventory.h"
+#include "sbom/publish.h"
+#include "scan/testing/layers.h"
+#include "sign/attestation.h"
+#include "sign/check_signature.h"
+#include "sign/keys.h"
+#include "sign/sign_image.h"
+#include "verify/release_gate.h"
+#include "verify/sbom_check.h"
+
+using namespace imgtool;
+using namespace imgtool::release;
+using namespace imgtool::scan::testing;
+
+namespace {
+
+// A CPU Paddle image whose labels claim `paddle_label` and whose layer holds Paddle 3.2.0.
+MemorySource cpu_image(const std::string& paddle_label = "3.2.0") {
+  return MemorySource(config_with({{"io.imgtool.paddle", paddle_label}, {"io.imgtool.python", "3.11"},
+                                   {"io.imgtool.variant", "cpu"}}),
+                      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
+}
+
+// The image stored by digest in `repo` (as the nightly's push leaves it), signed by `key` when given,
+// and its SBOM attested when `attest`.
+image::Manifest stored(image::MemoryRepository& repo, MemorySource& src, EVP_PKEY* key = nullptr, bool attest = false) {
+  auto dst = repo.destination();
+  image::copy_image(src, *dst, "");
+  image::Manifest m = src.manifest();
+  if (key) sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":nightly", {}});
+  if (key && attest) sbom::attest_sbom(repo, src, m, *key);
+  return m;
+}
+
+std::vector<std::string> writes(image::MemoryRepository& repo) {
+  std::vector<std::string> out;
+  for (const auto& w : repo.store().log())
+    if (w.rfind("manifest", 0) == 0)
+      out.push_back(w.find(" tag ") == std::string::npos ? "digest"
+                    : w.find(".sig") != std::string::npos ? "sig"
+                    : w.find(".att") != std::string::npos ? "att"
+                                                          : "tag");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("publish: by digest, then signature, then SBOM, the tag last; the SBOM from the gate's scan") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key();
+  MemorySource src = cpu_image();
+  // The gate's scan of the image, with its inventory: what the nightly hands to publish.
+  verify::GateResult gate = verify::release_gate({.ref = "memory:x", .source = &src, .tag = "3.2.0-cpu",
+                                                  .kb = &test_kb(), .inventory = true});
+  REQUIRE(gate.passed());
+  REQUIRE(gate.inventory);
+  struct Counting : image::ImageSource {  // counts the layer reads publish makes of the local image
+    explicit Counting(MemorySource& s) : src(s) {}
+    image::Manifest manifest() override { return src.manifest(); }
+    std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
+      if (d.media_type != image::media::kOciConfig) ++layer_reads;
+      return src.open_blob(d);
+    }
+    std::string describe() const override { return src.describe(); }
+    MemorySource& src;
+    int layer_reads = 0;
+  } counting(src);
+  PublishResult r = publish(repo, *key, {.image = &counting, .image_id = src.manifest().config().digest,
+                                         .tag = "3.2.0-cpu", .inventory = &*gate.inventory});
+  CHECK(writes(repo) == std::vector<std::string>{"digest", "sig", "att", "tag"});
+  CHECK(counting.layer_reads == 1);  // the push; the SBOM read no layer
+  CHECK(*repo.tag("3.2.0-cpu") == r.digest);
+  CHECK(sign::check_signature(repo, r.digest, *key, repo.name() + ":3.2.0-cpu").ok);
+  CHECK(r.packages.at("pypi/paddlepaddle") == "3.2.0");
+  // verify's SBOM rows pass on what was published.
+  auto rows = verify::sbom_rows(repo, src, repo.store().manifest(r.digest).value(), *key, "k");
+  for (const auto& row : rows) CHECK_MESSAGE(row.status == verify::Status::kPass, row.id << ": " << row.found);
+
+  SUBCASE("an image whose config is not the one that passed is not signed, and no tag moves") {
+    MemorySource other = cpu_image("3.1.0");
+    CHECK_THROWS_WITH_AS(publish(repo, *key, {.image = &other, .image_id = src.manifest().config().digest, .tag = "x"}),
+                         doctest::Contains("refusing to sign"), CheckFailed);
+    CHECK(!repo.tag("x"));
+  }
+  SUBCASE("a failing push moves no tag") {
+    struct Dying : MemorySource {
+      using MemorySource::MemorySource;
+      std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor&) override { throw Error("connection reset"); }
+    } dying(config_with({{"a", "b"}}), {make_tar({{"etc/x", "1"}})});
+    CHECK_THROWS_AS(publish(repo, *key, {.image = &dying, .tag = "3.3.0"}), Error);
+    CHECK(!repo.tag("3.3.0"));
+  }
+  SUBCASE("bad tags are refused before anything is written") {
+    auto before = repo.store().log().size();
+    for (const char* t : {"", "a/b", "sha256:0123"}) CHECK_THROWS_AS(publish(repo, *key, {.image = &src, .tag = t}), InputError);
+    CHECK(repo.store().log().size() == before);
+  }
+}
+
+TEST_CASE("promote within a repository: only a signed, attested digest whose contents match the new tag") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key();
+  MemorySource src = cpu_image();
+  image::Manifest m = stored(repo, src);
+  PromoteRequest req{.digest = m.digest(), .tag = "3.2.0-cpu", .public_key = key.get(), .kb = &test_kb()};
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("expected a valid signature"), CheckFailed);
+  sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":nightly", {}});
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("expected an attestation"), CheckFailed);
+  sign::Pkey other = sign::generate_key();
+  sbom::attest_sbom(repo, src, m, *other);  // attested, but not by the key the digest must verify with
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("does not verify"), CheckFailed);
+  sbom::attest_sbom(repo, src, m, *key);
+  PromoteRequest wrong_tag = req;
+  wrong_tag.tag = "3.1.0-cpu";  // the claims are read against the NEW tag
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, wrong_tag), doctest::Contains("claims to match its contents"), CheckFailed);
+  CHECK(!repo.tag("3.1.0-cpu"));
+  PromoteResult r = promote(repo, nullptr, req);
+  CHECK(*repo.tag("3.2.0-cpu") == m.digest());
+  CHECK(r.previous_digest.empty());
+  CHECK_FALSE(r.resigned);
+}
+
+TEST_CASE("promote uses one manifest: bytes served for the digest must hash to it, or no tag moves") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key();
+  MemorySource a = cpu_image(), b = cpu_image("3.1.0");
+  image::Manifest ma = stored(repo, a, key.get(), true), mb = stored(repo, b);
+  repo.store().serve_instead(ma.digest(), mb);
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, {.digest = ma.digest(), .tag = "t", .public_key = key.get(),
+                                               .verify_contents = false}),
+                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
+  CHECK(!repo.tag("t"));
+}
+
+TEST_CASE("promote --sign-key in one repository re-signs AND re-attests: verify --key <release key> passes the SBOM rows") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey nightly = sign::generate_key(), release_key = sign::generate_key();
+  MemorySource src = cpu_image();
+  image::Manifest m = stored(repo, src, nightly.get(), true);
+  auto sbom_rows_with = [&](EVP_PKEY& k) {
+    std::map<std::string, verify::Status> out;
+    for (const auto& r : verify::sbom_rows(repo, src, m, k, "k")) out[r.id] = r.status;
+    return out;
+  };
+  CHECK(sbom_rows_with(*release_key)["sbom.attestation"] == verify::Status::kFail);  // before: the nightly key's only
+  PromoteResult r = promote(repo, nullptr, {.digest = m.digest(), .tag = "3.2.0-cpu", .public_key = nightly.get(),
+                                            .sign_key = release_key.get(), .kb = &test_kb()});
+  CHECK(r.resigned);
+  CHECK(sign::check_signature(repo, m.digest(), *release_key, repo.name() + ":3.2.0-cpu").ok);
+  for (const auto& [id, status] : sbom_rows_with(*release_key)) CHECK_MESSAGE(status == verify::Status::kPass, id);
+}
+
+TEST_CASE("promote across: staging -> release by digest, attested and signed there, the tag last") {
+  image::MemoryRepository staging("127.0.0.1:5000/staging/paddle");
+  image::MemoryRepository release("127.0.0.1:5000/release/paddle");
+  sign::Pkey nightly = sign::generate_key(), release_key = sign::generate_key();
+  MemorySource src = cpu_image();
+  image::Manifest a = stored(staging, src);
+  PromoteRequest req{.digest = a.digest(), .tag = "3.2.0-cpu", .public_key = nightly.get(),
+                     .sign_key = release_key.get(), .kb = &test_kb()};
+  auto written = [&] { return writes(release); };
+
+  CHECK_THROWS_WITH_AS(promote(staging, &release, req), doctest::Contains("expected a valid signature"), CheckFailed);
+  sign::sign_digest(staging, *nightly, {a.digest(), staging.name() + ":nightly-20261124", {}});
+  CHECK_THROWS_WITH_AS(promote(staging, &release, req), doctest::Contains("expected an attestation"), CheckFailed);
+  sbom::attest_sbom(staging, src, a, *nightly);
+  PromoteRequest gated = req;
+  gated.tag = "3.1.0-cpu";
+  CHECK_THROWS_WITH_AS(promote(staging, &release, gated), doctest::Contains("claims to match"), CheckFailed);
+  CHECK(written().empty());  // nothing copied while a check failed
+  PromoteRequest unsigned_req = req;
+  unsigned_req.sign_key = nullptr;
+  CHECK_THROWS_AS(promote(staging, &release, unsigned_req), InputError);
+
+  PromoteResult r = promote(staging, &release, req);
+  CHECK(written() == std::vector<std::string>{"digest", "att", "sig", "tag"});
+  CHECK(r.copied.digest == a.digest());
+  CHECK(*release.tag("3.2.0-cpu") == a.digest());
+  CHECK(sign::check_signature(release, a.digest(), *release_key, release.name() + ":3.2.0-cpu").ok);
+  CHECK_FALSE(sign::check_signature(release, a.digest(), *nightly, release.name()).ok);  // the release key only
+  sign::AttestationCheck att = sign::check_attestation(release, a.digest(), *release_key, sign::kSpdxPredicateType);
+  CHECK(att.ok);
+  CHECK(att.statement.subjects.at(0).name == release.name());
+  CHECK(!staging.tag("3.2.0-cpu"));  // staging untouched
+}
+
+TEST_CASE("promote across: a copy that stores other bytes moves no tag") {
+  struct Lying : image::MemoryRepository {  // a registry that answers a digest with other bytes
+    using image::MemoryRepository::MemoryRepository;
+    std::string asked;
+    image::Manifest served;
+    std::optional<image::Manifest> manifest(const std::string& r) override {
+      return r == asked ? served : image::MemoryRepository::manifest(r);
+    }
+  };
+  image::MemoryRepository staging("reg/staging/p");
+  Lying release("reg/release/p");
+  sign::Pkey key = sign::generate_key();
+  MemorySource a = cpu_image(), b = cpu_image("3.1.0");
+  image::Manifest ma = stored(staging, a, key.get(), true), mb = stored(release, b);
+  release.asked = ma.digest();
+  release.served = mb;
+  CHECK_THROWS_WITH_AS(promote(staging, &release, {.digest = ma.digest(), .tag = "1", .public_key = key.get(),
+                                                   .sign_key = key.get(), .verify_contents = false}),
+                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
+  CHECK(!release.tag("1"));
+}

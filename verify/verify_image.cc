@@ -1,0 +1,54 @@
+#include "verify/verify_image.h"
+
+#include <memory>
+#include <optional>
+
+#include "core/error.h"
+#include "image/platform.h"
+#include "image/reference.h"
+#include "image/registry_repository.h"
+#include "verify/sbom_check.h"
+#include "verify/static_checks.h"
+
+namespace imgtool::verify {
+
+namespace {
+
+void check_request(const VerifyRequest& req) {
+  if (req.signature && !req.public_key)
+    throw InputError("verify: expected --key PUBLIC_KEY (or --no-signature), found none");
+  if (req.claims && !req.kb) throw InputError("verify: expected a knowledge base for the claims check, found none");
+}
+
+// Where the signatures and attestations of a registry image live (none for other transports).
+std::unique_ptr<image::RegistryRepository> signature_repository(const image::Reference& r,
+                                                                const image::TransportOptions& t) {
+  if (r.transport != "docker") return nullptr;
+  return std::make_unique<image::RegistryRepository>(std::make_shared<image::Registry>(r.host, t.registry), r.name);
+}
+
+}  // namespace
+
+Report verify_image(const VerifyRequest& req) {
+  check_request(req);
+  image::Reference r = image::parse_reference(req.ref);
+  std::string index_digest;  // an index: its linux/amd64 image, as promote; the index's signature holds too
+  auto source = image::open_platform_source(r, req.transport, {}, &index_digest);
+  auto repo = signature_repository(r, req.transport);
+  StaticInputs in{req.ref, source.get(), repo.get(), "", r.tag, index_digest};
+  VerifyOptions opt{req.public_key, req.key_name, req.identity, req.signature, req.claims, req.kb};
+  bool sbom_rows = repo && req.public_key && req.signature && req.sbom;
+  StaticResult s = check_static(in, opt, sbom_rows);  // the SBOM inventory from the claims scan: layers decoded once
+  Report& report = s.report;
+  if (report.digest.empty()) return report;  // unreadable: the read row says why
+  if (sbom_rows)
+    add_sbom_rows(report, *repo, *source, s.manifest, *req.public_key, req.key_name, s.inventory ? &*s.inventory : nullptr);
+  if (req.smoke) {
+    VerifySmokeOptions so = req.smoke_options;
+    so.transport = req.transport;
+    verify_smoke(req.ref, s.manifest, report, so);
+  }
+  return std::move(report);
+}
+
+}  // namespace imgtool::verify
