@@ -8,6 +8,7 @@
 #include "builder/cell_source.h"
 #include "builder/nightly.h"
 #include "builder/nightly_collect.h"
+#include "builder/nightly_run.h"
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
 #include "builder/report_changes.h"
@@ -54,46 +55,44 @@ std::string joined(const std::vector<std::string>& inputs) {
   return out;
 }
 
-bt::NightlyOptions nightly_options(const NightlyFlags& f, const fs::path& state, smoke::GpuHost host) {
-  // Parsed before the aggregate: GCC 12 destroys the half-built aggregate's members twice when an
-  // initializer throws (a bad --shard crashed with SIGSEGV instead of exiting 2).
-  auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
-  auto shard = bt::parse_shard(f.shard);
-  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index};
-  if (!f.kb_index.empty()) kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
-  return {.build = {.jobs = f.jobs,
-                    .log_dir = state / "logs",
-                    .timeout = std::chrono::seconds(f.timeout)},
-          .target = target,
-          .shard = shard,
-          .matrix = joined(f.inputs),
-          .gpus = f.gpus + smoke::gpu_host_mode(host).note,  // also the smoke cache key
-          .fresh_smoke = f.fresh_smoke,
-          .kb = kb_opt};
-}
-
-int run_nightly_cmd(const NightlyFlags& f) {
+// The flags as a builder::NightlyRequest (builder/nightly_run.h). Parsed before the aggregate: GCC 12
+// destroys the half-built aggregate's members twice when an initializer throws (a bad --shard
+// crashed with SIGSEGV instead of exiting 2).
+bt::NightlyRequest nightly_request(const NightlyFlags& f) {
   if (f.inputs.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
     throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
   auto host = smoke::parse_gpu_host(f.gpu_host, f.no_gpu_host);
-  auto opt = nightly_options(f, state, host);
-  print_progress(opt.build, "nightly", f.quiet);
-  engine::Engine& docker = engine::local_engine();  // the run's one engine: build, smoke, gate and push read it
-  auto steps = bt::make_real_steps({.target = opt.target, .key = f.key, .passphrase_env = f.passphrase_env,
-                                    .gpus = f.gpus, .gpu_host = host, .shm_size = f.shm_size, .records = f.records,
-                                    .ca_file = f.ca_file, .insecure_http = f.insecure_http,
-                                    .engine = &docker});
-  bt::StateStore store(state);  // one run per state folder: taken before generating into it
-  auto src = bt::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state);
-  auto cells = bt::select_shard(bt::select_tags(src.cells, f.only), opt.shard);
-  std::cerr << "nightly: shard " << opt.shard.text() << ": " << cells.size() << " of " << src.cells.size()
-            << " cell(s) from " << bt::describe_dirs(src) << std::endl;
-  auto report = bt::run_nightly(cells, opt, docker, store, steps.get());
-  if (!f.stage.empty()) bt::stage_promotions(report, opt.target, bt::parse_registry(f.registry));
-  bt::compare_with_last_run(report, state);
-  bt::write_report(f.report, report);
+  auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
+  auto shard = bt::parse_shard(f.shard);
+  std::optional<bt::PublishTarget> release;
+  if (!f.stage.empty()) release = bt::parse_registry(f.registry);
+  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index};
+  if (!f.kb_index.empty()) kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
+  bt::NightlyRequest req{.inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
+                         .only = f.only,
+                         .state = state,
+                         .report = f.report,
+                         .options = {.build = {.jobs = f.jobs, .log_dir = state / "logs", .timeout = std::chrono::seconds(f.timeout)},
+                                     .target = target,
+                                     .shard = shard,
+                                     .matrix = joined(f.inputs),
+                                     .gpus = f.gpus + smoke::gpu_host_mode(host).note,  // also the smoke cache key
+                                     .fresh_smoke = f.fresh_smoke,
+                                     .kb = kb_opt},
+                         .steps = {.target = target, .key = f.key, .passphrase_env = f.passphrase_env, .gpus = f.gpus,
+                                   .gpu_host = host, .shm_size = f.shm_size, .records = f.records, .ca_file = f.ca_file,
+                                   .insecure_http = f.insecure_http},
+                         .release = release};
+  req.log = [](const std::string& line) { std::cerr << line << std::endl; };
+  return req;
+}
+
+int run_nightly_cmd(const NightlyFlags& f) {
+  bt::NightlyRequest req = nightly_request(f);
+  print_progress(req.options.build, "nightly", f.quiet);
+  auto report = bt::nightly(req);
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
 }

@@ -15,6 +15,7 @@ APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
 TEST_APT_PKGS=(docker-compose skopeo umoci apache2-utils
   python3-jwt python3-cryptography  # the test token server (image/testing/token_server.py)
   clang libfuzzer-14-dev libclang-rt-14-dev  # fuzz targets (fuzz/)
+  clang-format-14  # ctest format_test (.clang-format)
   fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
   python3-venv  # the spdx-tools venv (SBOM tests, below)
   chromium)  # the nightly report rendered by a real browser (builder/report_browser_test)

@@ -59,18 +59,18 @@ TEST_CASE("gpu image with --gpus all on a host without the NVIDIA runtime: diagn
 }
 
 TEST_CASE("CPU paddle wheel in a gpu-labelled image fails with the CPU-only diagnosis") {
-  std::string img = labelled("imgtool-test/paddle-cpu-as-gpu:3.2.0", paddle_cpu_image(), "gpu");
+  std::string img = labelled("imgtool-test/paddle-cpu-as-gpu:3.3.1", paddle_cpu_image(), "gpu");
   json j = smoke({img, "--gpus", "none", "--shm-size", "2g"}, 1);
   const json& p = j["probe"]["paddle"];
   CHECK(p["code"] == "cpu_only_paddle");
   CHECK(p["compiled_with_cuda"] == false);
-  CHECK(p["version"] == "3.2.0");
+  CHECK(p["version"] == "3.3.1");  // the suite's CPU wheel (tests/test_images.h)
   CHECK(reasons(j).find("CPU-only Paddle build in a gpu image") != std::string::npos);
   CHECK(reasons(j).find("no --gpus") != std::string::npos);
 }
 
 TEST_CASE("CPU paddle wheel in a cpu-labelled image passes; shm only warns") {
-  std::string img = labelled("imgtool-test/paddle-cpu-variant:3.2.0", paddle_cpu_image(), "cpu");
+  std::string img = labelled("imgtool-test/paddle-cpu-variant:3.3.1", paddle_cpu_image(), "cpu");
   json j = smoke({img, "--shm-size", "2g"}, 0);
   const json& p = j["probe"]["paddle"];
   CHECK(p["status"] == "ok");
