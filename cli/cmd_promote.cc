@@ -14,7 +14,7 @@ namespace {
 
 struct PromoteFlags {
   std::string ref, tag, key, identity, sign_key, passphrase_env, to;
-  bool no_verify_contents = false, no_sbom = false;
+  bool no_verify_contents = false, no_sbom = false, allow_without_gpu_smoke = false;
   RegistryFlags registry;
 };
 
@@ -39,6 +39,7 @@ void print_result(const image::Repository& from, const image::Repository& to, co
   std::cout << "promoted " << from.name() << "@" << r.digest << " -> " << to.name() << ":" << f.tag
             << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
             << res.signature.summary() << (res.resigned ? "; signed and attested with --sign-key" : "") << "\n";
+  if (!res.evidence.empty()) std::cout << "smoke: " << res.evidence << "\n";
 }
 
 int run_promote(const PromoteFlags& f) {
@@ -55,7 +56,8 @@ int run_promote(const PromoteFlags& f) {
   if (t) to.emplace(to_reg, t->name);
   release::PromoteRequest req{.digest = r.digest, .tag = f.tag, .public_key = pub.get(), .identity = f.identity,
                               .sign_key = key.get(), .verify_contents = !f.no_verify_contents,
-                              .require_sbom = !f.no_sbom, .kb = &kb};
+                              .require_sbom = !f.no_sbom, .allow_without_gpu_smoke = f.allow_without_gpu_smoke,
+                              .kb = &kb};
   release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
   print_result(from, to ? *to : from, f, r, res);
   return 0;
@@ -75,6 +77,9 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
                     sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");
+                    sub.add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
+                                 "promote a gpu image without hardware evidence (a signed smoke attestation from a real "
+                                 "GPU); needs --sign-key: the override is recorded on the signature and verify shows it");
                     f->registry.add(sub);
                     return [f] { return run_promote(*f); };
                   }}};

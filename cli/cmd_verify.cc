@@ -18,7 +18,7 @@ namespace {
 
 struct VerifyFlags {
   std::string ref, key, identity, junit;
-  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false;
+  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false, require_gpu_smoke = false;
   RegistryFlags registry;
   verify::VerifySmokeOptions smoke;
   std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
@@ -65,6 +65,7 @@ int run_verify(const VerifyFlags& f) {
                                                 .claims = !f.no_claims,
                                                 .sbom = !f.no_sbom,
                                                 .smoke = !f.no_smoke,
+                                                .require_gpu_smoke = f.require_gpu_smoke,
                                                 .smoke_options = smoke_options(f),
                                                 .kb = kb ? &*kb : nullptr});
   emit(f, report);
@@ -95,6 +96,8 @@ Registration verify_registration{{"verify", "Verify an image: signature, labels/
                     sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
                     sub.add_flag("--no-sbom", f->no_sbom,
                                  "skip the SBOM check (registry images: the signed SPDX attestation vs the layers)");
+                    sub.add_flag("--require-gpu-smoke", f->require_gpu_smoke,
+                                 "fail a gpu image whose signed smoke attestation does not say a real GPU ran it and it passed");
                     sub.add_flag("--json", f->json, "print the report as JSON");
                     sub.add_option("--junit", f->junit, "also write a JUnit XML report to FILE");
                     f->registry.add(sub);

@@ -2,12 +2,19 @@
 
 #include <openssl/evp.h>
 
+#include <map>
+#include <optional>
+
 #include "core/error.h"
 #include "core/hash.h"
 #include "image/platform.h"
 #include "release/publish.h"
 #include "sign/attestation.h"
 #include "sign/sign_image.h"
+#include "image/blob.h"
+#include "matrix/labels.h"
+#include "smoke/evidence.h"
+#include "verify/evidence_check.h"
 #include "verify/release_gate.h"
 #include "verify/report_render.h"
 
@@ -23,6 +30,26 @@ void check_request(const PromoteRequest& req, bool across) {
   if (across && !req.sign_key)
     throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
   if (req.verify_contents && !req.kb) throw InputError("promote: expected a knowledge base for the contents gate, found none");
+  if (req.allow_without_gpu_smoke && !req.sign_key)
+    throw InputError("promote --allow-without-gpu-smoke: expected --sign-key KEY: the override is recorded as an "
+                     "annotation of the signature promote writes");
+}
+
+// The override as the promoted signature records it (verify shows it).
+const char* const kOverrideNote =
+    "promoted with --allow-without-gpu-smoke: no hardware evidence was required (recorded on the signature)";
+
+std::string variant_of(image::Repository& repo, const image::Manifest& m) {
+  auto src = repo.source(image::platform_digest(m, repo.name() + "@" + m.digest()));
+  image::Manifest pm = src->manifest();
+  auto config = nlohmann::json::parse(image::read_all(*src->open_blob(pm.config())), nullptr, false);
+  const nlohmann::json* labels = config.is_object() && config.contains("config") && config["config"].is_object() &&
+                                         config["config"].contains("Labels") && config["config"]["Labels"].is_object()
+                                     ? &config["config"]["Labels"]
+                                     : nullptr;
+  return labels && labels->contains(labels::kVariant) && (*labels)[labels::kVariant].is_string()
+             ? (*labels)[labels::kVariant].get<std::string>()
+             : "";
 }
 
 // The release gate on the image (an index: its linux/amd64 manifest), claims read against the new tag.
@@ -38,8 +65,31 @@ void contents_gate(image::Repository& repo, const image::Manifest& m, const std:
 
 struct Checked {
   image::Manifest manifest;
-  sign::Statement sbom;  // the attested statement (when required)
+  sign::Statement sbom;                          // the attested statement (when required)
+  std::optional<smoke::SmokeEvidence> evidence;  // the smoke attestation that verified, if any
+  bool overridden = false;                       // a gpu image let through by allow_without_gpu_smoke
 };
+
+// A gpu image: a passing hardware smoke attested with the key, or the override.
+void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req, Checked& c, PromoteResult& r) {
+  verify::EvidenceCheck e = verify::check_evidence(repo, req.digest, *req.public_key);
+  if (e.ok) c.evidence = e.evidence;
+  bool gpu = variant_of(repo, c.manifest) == "gpu";
+  if (!gpu || (e.ok && e.evidence->hardware_pass())) {
+    r.evidence = e.ok ? e.evidence->summary() : "";
+    return;
+  }
+  std::string found = e.ok ? e.evidence->summary() : e.found ? "a smoke attestation that does not hold: " + e.why
+                                                             : "no smoke attestation";
+  if (!req.allow_without_gpu_smoke)
+    throw CheckFailed(repo.name() + "@" + req.digest + ": expected hardware evidence for this gpu image (a smoke "
+                      "attestation by the given key saying a real GPU ran it and it passed) before moving tag " +
+                      req.tag + ", found " + found + "; smoke it on a GPU host (imgtool nightly there, or the "
+                      "Kubernetes smoke Jobs + `imgtool nightly collect --key`), or pass --allow-without-gpu-smoke "
+                      "(recorded on the signature; tag not moved)");
+  c.overridden = true;
+  r.evidence = std::string(kOverrideNote) + "; found " + found;
+}
 
 // Step 1: the manifest (read once), its signature, the SBOM attestation and the gate, in `repo`.
 Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req, PromoteResult& r) {
@@ -56,6 +106,7 @@ Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req
                         "; attach it with `imgtool sign` (tag not moved)");
     c.sbom = a.statement;
   }
+  check_hardware_evidence(repo, req, c, r);
   if (req.verify_contents) contents_gate(repo, c.manifest, req.tag, *req.kb);
   return c;
 }
@@ -69,10 +120,13 @@ void attest_again(image::Repository& repo, EVP_PKEY& key, const std::string& dig
                       " (tag not moved)");
 }
 
-// Signed for REPO:TAG with `key`, and the signature re-checked.
-void sign_for_tag(image::Repository& repo, EVP_PKEY& key, const std::string& digest, const std::string& tag) {
+// Signed for REPO:TAG with `key` (annotated with the override when one was used), and the signature re-checked.
+void sign_for_tag(image::Repository& repo, EVP_PKEY& key, const std::string& digest, const std::string& tag,
+                  bool overridden) {
   std::string identity = repo.name() + ":" + tag;
-  sign::SignResult s = sign::sign_digest(repo, key, {digest, identity, {}});
+  std::map<std::string, std::string> annotations;
+  if (overridden) annotations[verify::kGpuSmokeOverride] = kOverrideNote;
+  sign::SignResult s = sign::sign_digest(repo, key, {digest, identity, annotations});
   sign::SignatureCheck c = sign::check_signature(repo, digest, key, identity);
   if (!c.ok)
     throw CheckFailed(repo.name() + "@" + digest + ": expected the new signature to verify, found " + c.summary() +
@@ -84,7 +138,10 @@ void release_into(image::Repository& repo, const image::Manifest& m, const Check
                   PromoteResult& r) {
   if (req.sign_key) {
     if (req.require_sbom) attest_again(repo, *req.sign_key, req.digest, c.sbom);
-    sign_for_tag(repo, *req.sign_key, req.digest, req.tag);
+    if (c.evidence)
+      attest_again(repo, *req.sign_key, req.digest,
+                   {sign::kInTotoStatementV01, smoke::kSmokePredicateType, {}, smoke::to_predicate(*c.evidence)});
+    sign_for_tag(repo, *req.sign_key, req.digest, req.tag, c.overridden);
     r.resigned = true;
   }
   if (auto prev = repo.manifest(req.tag)) r.previous_digest = prev->digest();

@@ -4,11 +4,14 @@
 //
 // Within one repository (`to` null):
 //   1. the digest's manifest, read once; its signature by `public_key` (`identity`, default the
-//      repository, any tag); the SBOM attestation by the same key (unless !require_sbom); the release
-//      gate (verify/release_gate.h: the claims read against the NEW tag; an index through its
+//      repository, any tag); the SBOM attestation by the same key (unless !require_sbom); for a
+//      gpu-labelled image the hardware evidence (a smoke attestation by the same key saying a real
+//      GPU ran it and it passed) unless allow_without_gpu_smoke; the release gate
+//      (verify/release_gate.h: the claims read against the NEW tag; an index through its
 //      linux/amd64 image) unless !verify_contents;
-//   2. with `sign_key`: the digest is signed for REPO:TAG and -- so `verify --key <its public half>`
-//      holds on every row -- the SBOM statement checked in 1 is attested again with it;
+//   2. with `sign_key`: the digest is signed for REPO:TAG (with the override annotation, when one
+//      was used) and -- so `verify --key <its public half>` holds on every row -- the SBOM and smoke
+//      statements checked in 1 are attested again with it;
 //   3. the tag moves.
 // Across repositories (`to` given; sign_key required):
 //   1. as above, in `from`;
@@ -37,6 +40,10 @@ struct PromoteRequest {
   EVP_PKEY* sign_key = nullptr;               // within: optional re-sign; across: required
   bool verify_contents = true;                // the release gate on the new tag
   bool require_sbom = true;                   // the signed SPDX attestation must be there
+  // A gpu-labelled image needs a smoke attestation from a real GPU (smoke/evidence.h: host hardware,
+  // verdict pass) that verifies with public_key; this lets it through without one, and the
+  // promoted signature (sign_key: required then) carries the override as an annotation.
+  bool allow_without_gpu_smoke = false;
   const matrix::KnowledgeBase* kb = nullptr;  // required when verify_contents
 };
 
@@ -44,6 +51,7 @@ struct PromoteResult {
   sign::SignatureCheck signature;  // the digest's signature in `from`
   std::string previous_digest;     // where the tag pointed before ("" if nowhere)
   bool resigned = false;           // signed (and attested) with sign_key
+  std::string evidence;            // the hardware evidence's summary, or the override note
   image::CopyResult copied;        // across: the copy by digest
 };
 

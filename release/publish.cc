@@ -80,7 +80,9 @@ PublishResult publish(image::Repository& repo, EVP_PKEY& key, const PublishReque
   out.digest = m.digest();
   sign_checked(repo, key, m, req, out);
   if (req.attest_sbom) attest_sbom(repo, key, m, req, out);
-  repo.put_manifest(m, req.tag);  // 4. tag last
+  if (req.evidence)  // 4. how it was smoked
+    sign::attach_attestation(repo, key, {m.digest(), repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(*req.evidence)});
+  repo.put_manifest(m, req.tag);  // 5. tag last
   return out;
 }
 

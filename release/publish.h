@@ -12,8 +12,9 @@
 //   3. the SPDX SBOM is attested for the digest (`sha256-<hex>.att`): built from the inventory of
 //      the gate's own scan -- the image is not downloaded again and not scanned a second time; with
 //      no inventory, from the layers of the local `image` (still no download);
-//   4. only then the manifest is PUT under the tag.
-// A process killed anywhere before 4 leaves the tag where it was; killed during 4, the registry
+//   4. the smoke's hardware evidence (smoke/evidence.h), when given, is attested for the digest;
+//   5. only then the manifest is PUT under the tag.
+// A process killed anywhere before 5 leaves the tag where it was; killed during 4, the registry
 // applies the PUT whole or not at all. Re-running is safe: blobs are skipped, an equal signature or
 // attestation is not duplicated.
 #pragma once
@@ -26,6 +27,7 @@
 #include "image/image.h"
 #include "image/repository.h"
 #include "sbom/inventory.h"
+#include "smoke/evidence.h"
 
 namespace imgtool::release {
 
@@ -37,6 +39,7 @@ struct PublishRequest {
   std::map<std::string, std::string> annotations;  // signed payload "optional"
   bool attest_sbom = true;
   const sbom::Inventory* inventory = nullptr;      // the gate's scan of the same image
+  const smoke::SmokeEvidence* evidence = nullptr;  // how it was smoked: attested before the tag moves
 };
 
 struct PublishResult {

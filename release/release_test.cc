@@ -16,7 +16,12 @@
 #include "sign/attestation.h"
 #include "sign/check_signature.h"
 #include "sign/keys.h"
+#include "sign/sig_manifest.h"
 #include "sign/sign_image.h"
+#include "core/fs.h"
+#include "smoke/evidence.h"
+#include "tests/test_dirs.h"
+#include "verify/evidence_check.h"
 #include "verify/release_gate.h"
 #include "verify/sbom_check.h"
 
@@ -216,4 +221,117 @@ TEST_CASE("promote across: a copy that stores other bytes moves no tag") {
                                                    .sign_key = key.get(), .verify_contents = false}),
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(!release.tag("1"));
+}
+
+namespace {
+
+// A gpu-labelled image (the evidence rules key on io.imgtool.variant), stored, signed and SBOM-attested.
+image::Manifest gpu_image_in(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& seed = "a") {
+  MemorySource src(config_with({{"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", "2.6.2"}, {"seed", seed}}),
+                   {make_tar({{"etc/seed", seed}}, "gzip")});
+  return stored(repo, src, &key, true);
+}
+
+nlohmann::json h100_probe() {
+  return nlohmann::json::parse(read_file(imgtool::testing::source_dir() + "/smoke/probe/testdata/h100-probe.json"));
+}
+
+void attest_evidence(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& digest, const smoke::SmokeEvidence& e) {
+  sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(e)});
+}
+
+}  // namespace
+
+TEST_CASE("a gpu image is promoted only with hardware evidence; the override is recorded on the signature") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key(), release_key = sign::generate_key(), other = sign::generate_key();
+  image::Manifest m = gpu_image_in(repo, *key);
+  PromoteRequest req{.digest = m.digest(), .tag = "2.6.2-gpu", .public_key = key.get(), .verify_contents = false};
+  // The H100 document recorded by bench/gpu-probe.sh on a lent GPU, REPLAYED here (source says so).
+  smoke::SmokeEvidence hardware = smoke::evidence_from_probe(h100_probe(), "replayed: smoke/probe/testdata/h100-probe.json");
+  hardware.verdict = "pass";
+  smoke::SmokeEvidence fake = hardware;
+  fake.host = smoke::HostKind::test_double;
+  fake.devices[0].name = smoke::kTestDoubleDevice;
+  fake.source = "";
+
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("found no smoke attestation"), CheckFailed);
+  attest_evidence(repo, *key, m.digest(), fake);
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("found test-double"), CheckFailed);
+  CHECK(!repo.tag("2.6.2-gpu"));
+
+  SUBCASE("forged: a hardware statement signed by another key") {
+    attest_evidence(repo, *other, m.digest(), hardware);
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("found test-double"), CheckFailed);
+    image::MemoryRepository lone("127.0.0.1:5000/ai/other");  // the forged statement alone
+    image::Manifest n = gpu_image_in(lone, *key);
+    attest_evidence(lone, *other, n.digest(), hardware);
+    verify::EvidenceCheck e = verify::check_evidence(lone, n.digest(), *key);
+    CHECK(e.found);
+    CHECK_FALSE(e.ok);
+    CHECK(verify::evidence_row(e, "gpu", false, "").status == verify::Status::kFail);
+    CHECK_THROWS_WITH_AS(promote(lone, nullptr, {.digest = n.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
+                         doctest::Contains("does not hold"), CheckFailed);
+    CHECK(!repo.tag("2.6.2-gpu"));
+  }
+  SUBCASE("wrong subject: another digest's hardware statement copied to this one") {
+    image::Manifest b = gpu_image_in(repo, *key, "b");
+    attest_evidence(repo, *key, b.digest(), hardware);
+    auto layers = repo.manifest(sign::attestation_tag(m.digest()))->layers();  // m's own (its SBOM) kept
+    for (const auto& l : repo.manifest(sign::attestation_tag(b.digest()))->layers()) layers.push_back(l);
+    sign::SignatureManifest sm = sign::build_signature_manifest(layers);
+    repo.put_blob(sm.config_descriptor, sm.config);
+    repo.put_manifest(sm.manifest, sign::attestation_tag(m.digest()));
+    // the other image's statement is passed over (newest first); m's own test-double one is what counts
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("found test-double"), CheckFailed);
+    CHECK(!repo.tag("2.6.2-gpu"));
+  }
+  SUBCASE("hardware evidence by the key lets it through, and is attested again with --sign-key") {
+    attest_evidence(repo, *key, m.digest(), hardware);
+    PromoteRequest signed_req = req;
+    signed_req.sign_key = release_key.get();
+    PromoteResult r = promote(repo, nullptr, signed_req);
+    CHECK(*repo.tag("2.6.2-gpu") == m.digest());
+    CHECK(r.evidence.find("hardware, 1× NVIDIA H100 80GB HBM3") == 0);
+    verify::EvidenceCheck again = verify::check_evidence(repo, m.digest(), *release_key);
+    REQUIRE(again.ok);
+    CHECK(again.evidence->hardware_pass());
+    CHECK(verify::evidence_row(again, "gpu", true, "").status == verify::Status::kPass);
+  }
+  SUBCASE("--allow-without-gpu-smoke: needs --sign-key; the signature carries the override; verify shows it") {
+    PromoteRequest allow = req;
+    allow.allow_without_gpu_smoke = true;
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, allow), doctest::Contains("expected --sign-key"), InputError);
+    allow.sign_key = release_key.get();
+    PromoteResult r = promote(repo, nullptr, allow);
+    CHECK(*repo.tag("2.6.2-gpu") == m.digest());
+    CHECK(r.evidence.find("--allow-without-gpu-smoke") != std::string::npos);
+    sign::SignatureCheck sig = sign::check_signature(repo, m.digest(), *release_key, repo.name() + ":2.6.2-gpu");
+    REQUIRE(sig.ok);
+    std::string note = sig.accepted_annotations.at(verify::kGpuSmokeOverride);
+    CHECK(note.find("--allow-without-gpu-smoke") != std::string::npos);
+    verify::EvidenceCheck e = verify::check_evidence(repo, m.digest(), *release_key);
+    verify::CheckResult row = verify::evidence_row(e, "gpu", false, note);
+    CHECK(row.status == verify::Status::kWarn);
+    CHECK(row.found.find("test-double") != std::string::npos);
+    CHECK(row.found.find("--allow-without-gpu-smoke") != std::string::npos);
+    CHECK(verify::evidence_row(e, "gpu", true, note).status == verify::Status::kFail);  // --require-gpu-smoke
+  }
+}
+
+TEST_CASE("publish attests the smoke's evidence before the tag moves") {
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  sign::Pkey key = sign::generate_key();
+  MemorySource src = cpu_image();
+  smoke::SmokeEvidence none = smoke::evidence_from_result(
+      {{"docker", {{"argv", {"docker", "run", "--shm-size", "8g", "img"}}}}, {"verdict", {{"status", "pass"}}}, {"probe", nullptr}}, "base");
+  PublishResult r = publish(repo, *key, {.image = &src, .tag = "3.2.0-cpu", .evidence = &none});
+  CHECK(writes(repo) == std::vector<std::string>{"digest", "sig", "att", "att", "tag"});
+  verify::EvidenceCheck e = verify::check_evidence(repo, r.digest, *key);
+  REQUIRE(e.ok);
+  CHECK(e.evidence->host == smoke::HostKind::none);
+  CHECK(e.evidence->shm_size == "8g");
+  CHECK(e.evidence->profile == "base");
+  CHECK(verify::evidence_row(e, "cpu", true, "").status == verify::Status::kPass);  // a cpu image needs no GPU
+  CHECK(verify::evidence_row(e, "gpu", false, "").status == verify::Status::kWarn);
 }

@@ -28,7 +28,7 @@ namespace {
 
 // Empty string if the layer is valid; otherwise why it is not.
 std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest,
-                        EVP_PKEY& key, const std::string& identity, std::string& ref_out) {
+                        EVP_PKEY& key, const std::string& identity, Payload& out) {
   auto it = l.annotations.find(kSignatureAnnotation);
   if (it == l.annotations.end()) return "layer " + l.digest.substr(0, 19) + " has no signature annotation";
   auto der = base64_decode(it->second);
@@ -52,7 +52,7 @@ std::string check_layer(image::Repository& repo, const image::Descriptor& l, con
     return "signed payload is for digest " + p.manifest_digest + ", not " + digest;
   if (!identity_matches(p.docker_reference, identity))
     return "signed identity is " + p.docker_reference + ", expected " + identity;
-  ref_out = p.docker_reference;
+  out = p;
   return "";
 }
 
@@ -70,10 +70,12 @@ SignatureCheck check_signature(image::Repository& repo, const std::string& diges
   for (const auto& l : m->layers()) {
     if (l.media_type != kSimpleSigningMediaType) continue;
     ++c.layers;
-    std::string ref, why = check_layer(repo, l, digest, key, identity, ref);
+    Payload p;
+    std::string why = check_layer(repo, l, digest, key, identity, p);
     if (why.empty()) {
       c.ok = true;
-      c.accepted_identity = ref;
+      c.accepted_identity = p.docker_reference;
+      c.accepted_annotations = p.optional;
       c.reasons.clear();
       return c;
     }

@@ -10,6 +10,7 @@
 #pragma once
 #include <openssl/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct SignatureCheck {
   std::string signature_tag;
   size_t layers = 0;                 // signature layers examined
   std::string accepted_identity;     // docker-reference of the accepted layer
+  std::map<std::string, std::string> accepted_annotations;  // its signed payload's "optional" (e.g. promote's overrides)
   std::vector<std::string> reasons;  // one per rejected layer, or why none was found
   std::string summary() const;       // one line: what was found
 };

@@ -7,6 +7,10 @@
 #include "image/platform.h"
 #include "image/reference.h"
 #include "image/registry_repository.h"
+#include "image/blob.h"
+#include "matrix/labels.h"
+#include "sign/check_signature.h"
+#include "verify/evidence_check.h"
 #include "verify/sbom_check.h"
 #include "verify/static_checks.h"
 
@@ -27,6 +31,43 @@ std::unique_ptr<image::RegistryRepository> signature_repository(const image::Ref
   return std::make_unique<image::RegistryRepository>(std::make_shared<image::Registry>(r.host, t.registry), r.name);
 }
 
+bool signature_failed(const Report& r) {
+  for (const auto& c : r.checks)
+    if (c.id == "signature" && c.status == Status::kFail) return true;
+  return false;
+}
+
+std::string variant_of(image::ImageSource& src, const image::Manifest& m) {
+  auto config = nlohmann::json::parse(image::read_all(*src.open_blob(m.config())), nullptr, false);
+  const auto* labels = config.is_object() && config.contains("config") && config["config"].is_object() &&
+                               config["config"].contains("Labels") && config["config"]["Labels"].is_object()
+                           ? &config["config"]["Labels"]
+                           : nullptr;
+  return labels && labels->contains(labels::kVariant) && (*labels)[labels::kVariant].is_string()
+             ? (*labels)[labels::kVariant].get<std::string>()
+             : "";
+}
+
+// The smoke.evidence row (evidence_check.h); skipped when the signature failed (nothing the image
+// carries is believed then).
+void add_evidence_row(Report& report, image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
+                      const VerifyRequest& req) {
+  if (signature_failed(report)) {
+    report.add({"smoke.evidence", "how the image was smoked (signed hardware evidence)", Status::kSkip,
+                "a signed smoke attestation", "not read: the signature check failed", "fix the signature first"});
+    return;
+  }
+  EvidenceCheck c = check_evidence(repo, m.digest(), *req.public_key);
+  std::string variant = variant_of(src, m);
+  std::string override_note;
+  if (variant == "gpu" && !(c.ok && c.evidence->hardware_pass())) {
+    auto sig = sign::check_signature(repo, m.digest(), *req.public_key, req.identity.empty() ? repo.name() : req.identity);
+    if (auto it = sig.accepted_annotations.find(kGpuSmokeOverride); it != sig.accepted_annotations.end())
+      override_note = it->second;
+  }
+  report.add(evidence_row(c, variant, req.require_gpu_smoke, override_note));
+}
+
 }  // namespace
 
 Report verify_image(const VerifyRequest& req) {
@@ -43,6 +84,7 @@ Report verify_image(const VerifyRequest& req) {
   if (report.digest.empty()) return report;  // unreadable: the read row says why
   if (sbom_rows)
     add_sbom_rows(report, *repo, *source, s.manifest, *req.public_key, req.key_name, s.inventory ? &*s.inventory : nullptr);
+  if (repo && req.public_key && req.signature) add_evidence_row(report, *repo, *source, s.manifest, req);
   if (req.smoke) {
     VerifySmokeOptions so = req.smoke_options;
     so.transport = req.transport;

@@ -10,7 +10,9 @@
 //   2. the layers are scanned once the signature holds: the claims, the loader rows, and -- for a
 //      registry image with SBOM rows wanted -- the SBOM inventory, in the same scan;
 //   3. the SBOM rows (sbom_check.h): the signed SPDX attestation of that digest vs the inventory;
-//   4. the GPU smoke (verify_smoke.h): never run when the signature row failed.
+//   4. the hardware evidence (evidence_check.h): the signed smoke attestation of that digest, and
+//      whether a gpu image's GPU part ever ran on a GPU (`require_gpu_smoke` makes that a failure);
+//   5. the GPU smoke (verify_smoke.h): never run when the signature row failed.
 #pragma once
 #include <openssl/types.h>
 
@@ -30,6 +32,7 @@ struct VerifyRequest {
   std::string key_name;                       // the key's file name, for messages
   std::string identity;                       // required signed docker-reference; "" = REGISTRY/REPO (any tag)
   bool signature = true, claims = true, sbom = true, smoke = true;
+  bool require_gpu_smoke = false;             // a gpu image without a passing hardware smoke attestation fails
   VerifySmokeOptions smoke_options;           // the smoke part (gpus, shm, profile flags, records, engine)
   const matrix::KnowledgeBase* kb = nullptr;  // required when `claims`
 };

@@ -1,0 +1,42 @@
+// The hardware evidence of one digest (smoke/evidence.h): its smoke attestation, checked as the SBOM's
+// is (sign::check_attestation: DSSE signature by the key, subject = the digest, newest valid layer),
+// and the `smoke.evidence` row of `imgtool verify`.
+//
+//   smoke.evidence  pass  an attestation verifies and says how the image was smoked ("hardware, 1×
+//                         NVIDIA H100 80GB HBM3, driver 580.x, 2026-11-26"); for a cpu image any host
+//                   warn  none attached, or a gpu image whose GPU part never ran on hardware
+//                         ("test-double …", "none …"), or promoted past that with
+//                         --allow-without-gpu-smoke (the override is on the signature and shown)
+//                   fail  an attestation is there but none verifies (forged, other key, other
+//                         subject, not a smoke predicate), or -- with require_gpu_smoke -- a gpu image
+//                         without a passing hardware smoke
+#pragma once
+#include <openssl/types.h>
+
+#include <optional>
+#include <string>
+
+#include "image/repository.h"
+#include "smoke/evidence.h"
+#include "verify/report_model.h"
+
+namespace imgtool::verify {
+
+// The annotation `promote --allow-without-gpu-smoke` writes into the signature of the promoted tag.
+inline constexpr const char* kGpuSmokeOverride = "io.imgtool.gpu-smoke";
+
+struct EvidenceCheck {
+  bool found = false;                       // a `.att` layer of the smoke predicate type exists
+  bool ok = false;                          // one verifies with the key and names the digest
+  std::optional<smoke::SmokeEvidence> evidence;
+  std::string why;                          // when !ok: what was found instead
+};
+
+EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key);
+
+// `variant` = the image's io.imgtool.variant; `override_note` = the signature's kGpuSmokeOverride
+// annotation ("" when none).
+CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require_gpu_smoke,
+                         const std::string& override_note);
+
+}  // namespace imgtool::verify
