@@ -267,7 +267,7 @@ TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed n
   } restore{id, name};
   auto target = bt::parse_registry(publish().registry.host() + "/race");
   auto steps = bt::make_real_steps({.target = target, .key = publish().key_prefix.string() + ".key"});
-  auto out = steps->publish(g, b);
+  auto out = steps->publish(g, b, nullptr);
   image::Registry reg(publish().registry.host());
   auto m = reg.get_manifest("race/imgtool-it/paddle", "it-cpu");
   CHECK(m.digest() == out.digest);

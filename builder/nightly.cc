@@ -83,7 +83,7 @@ struct Pipeline {
     try {
       SmokeOutcome o = steps->smoke(g, b);
       s = {.status = o.passed ? SmokeStatus::pass : SmokeStatus::fail, .reasons = o.reasons,
-           .warnings = o.warnings, .throughput = o.throughput};
+           .warnings = o.warnings, .throughput = o.throughput, .evidence = o.evidence};
     } catch (const std::exception& e) {
       s = {.status = SmokeStatus::error, .error = e.what()};
     }
@@ -134,7 +134,7 @@ struct Pipeline {
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
     auto t0 = Clock::now();
     try {
-      PublishOutcome p = steps->publish(g, b);
+      PublishOutcome p = steps->publish(g, b, c.smoke.evidence);
       store.record_step({"publish", g.cell.tag, ref, p.digest, b.image_id, 0});
       c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published, since(t0), p.ref, p.digest,
                    p.signature_tag, ""};

@@ -5,6 +5,11 @@
 #include "builder/report.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "image/reference.h"
+#include "image/registry_repository.h"
+#include "release/evidence.h"
+#include "sign/keys.h"
+#include "smoke/evidence.h"
 
 namespace imgtool::builder {
 namespace {
@@ -39,11 +44,29 @@ SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::Re
     return s;
   }
   auto judged = smoke::record_and_judge_smoke(res, ro);
+  smoke::SmokeEvidence e = smoke::evidence_from_probe(res.probe, s.source);
+  e.verdict = res.verdict;  // imgtool's judgement, as for a smoke run here
+  e.argv = res.argv;
+  s.evidence = smoke::to_predicate(e);
   s.status = res.passed() ? SmokeStatus::pass : SmokeStatus::fail;
   s.reasons = res.reasons;
   s.warnings = res.warnings;
   for (auto& j : judged) s.throughput.push_back(judgement_with_history(j, smoke::records_path(ro)));
   return s;
+}
+
+// The cell's evidence attested for its published digest (HOST/NS/REPO:TAG + digest in the report).
+void attest(NightlyCell& c, EVP_PKEY& key, const image::RegistryOptions& ro) {
+  if (c.publish.digest.empty() || c.smoke.evidence.is_null()) return;
+  try {
+    image::Reference r = image::parse_reference("docker://" + c.publish.ref);
+    image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, ro), r.name);
+    release::attest_evidence(repo, key, c.publish.digest, c.image_id, smoke::from_predicate(c.smoke.evidence));
+    c.smoke.source += "; evidence attested for " + c.publish.digest;
+  } catch (const std::exception& e) {
+    c.smoke.status = SmokeStatus::error;
+    c.smoke.error = std::string("the smoke evidence was not attested: ") + e.what();
+  }
 }
 
 }  // namespace
@@ -73,7 +96,11 @@ NightlyReport collect_results(const CollectOptions& o) {
     if (!files.emplace(tag, f).second)
       throw InputError(f.string() + ": tag '" + tag + "' also comes from " + files[tag].string() + "; expected one result per cell");
   }
-  for (auto& [tag, file] : files) by_tag[tag]->smoke = judge_file(*by_tag[tag], file, o.records);
+  sign::Pkey key = o.key.empty() ? nullptr : sign::load_signing_key(o.key, o.passphrase_env);  // before anything is recorded
+  for (auto& [tag, file] : files) {
+    by_tag[tag]->smoke = judge_file(*by_tag[tag], file, o.records);
+    if (key) attest(*by_tag[tag], *key, o.registry);
+  }
   return report;
 }
 

@@ -10,6 +10,15 @@
 // is replaced by the result (status pass|fail, reasons, warnings, throughput with
 // history, `source` naming the file); build, gate and publish stay as they were.
 // A file without a probe document makes the cell's smoke an error naming the file.
+//
+// Hardware evidence (smoke/evidence.h): each collected document becomes the cell's evidence
+// (source "collected: FILE"), and with `key` it is attested for the cell's published digest in its
+// registry repository -- signed HERE, on the CI side, with the key that signed the nightly's
+// images. The Jobs on the GPU nodes hold no key at all: a cluster node (shared, often someone
+// else's) never sees signing material, and a second "smoke key" would have to be distributed to
+// and trusted on every node, where a compromised node could sign anything. What this step signs is
+// what it judged: the probe document as the Job printed it, for the digest the Job ran (the Job's
+// image is that digest, `plan --emit k8s`).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -18,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builder/nightly_model.h"
+#include "image/registry.h"
 #include "smoke/smoke_judge.h"
 
 namespace imgtool::builder {
@@ -26,6 +36,9 @@ struct CollectOptions {
   std::vector<std::filesystem::path> results;  // <tag>.json files
   std::filesystem::path from_report;           // nightly report folder the cells are in
   smoke::RecordOptions records;               // the records store (as imgtool smoke's)
+  std::string key;                             // private key (a file, or env://VAR): attest the evidence
+  std::string passphrase_env;
+  image::RegistryOptions registry;             // TLS/auth for the cells' registry
 };
 
 // The report of `from_report` with the results folded in. InputError (nothing

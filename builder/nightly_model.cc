@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
+#include "smoke/evidence.h"
 
 namespace imgtool::builder {
 namespace {
@@ -97,6 +99,36 @@ void to_json(json& j, const SmokeStep& s) {
   j = {{"status", to_string(s.status)}, {"seconds", s.seconds}, {"reasons", s.reasons},
        {"warnings", s.warnings},        {"throughput", s.throughput}, {"error", s.error}};
   if (!s.source.empty()) j["source"] = s.source;
+  if (!s.evidence.is_null()) j["evidence"] = s.evidence;
+}
+
+namespace {
+std::optional<smoke::SmokeEvidence> evidence_of(const SmokeStep& s) {
+  if (s.evidence.is_null()) return std::nullopt;
+  try {
+    return smoke::from_predicate(s.evidence);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+}  // namespace
+
+std::string SmokeStep::evidence_summary() const {
+  auto e = evidence_of(*this);
+  return e ? e->summary() : "";
+}
+
+bool SmokeStep::hardware() const {
+  auto e = evidence_of(*this);
+  return e && e->hardware_pass();
+}
+
+std::vector<std::string> NightlyReport::without_hardware_evidence() const {
+  std::vector<std::string> out;
+  for (const auto& c : cells)
+    if (c.variant == "gpu" && c.publish.ok() && !c.smoke.hardware())
+      out.push_back(c.tag + ": " + (c.smoke.evidence.is_null() ? "no smoke evidence" : c.smoke.evidence_summary()));
+  return out;
 }
 
 void from_json(const json& j, SmokeStep& s) {
@@ -107,6 +139,7 @@ void from_json(const json& j, SmokeStep& s) {
   s.throughput = j.contains("throughput") && j["throughput"].is_array() ? j["throughput"] : json::array();
   s.error = j.value("error", "");
   s.source = j.value("source", "");
+  s.evidence = j.contains("evidence") ? j["evidence"] : json();
 }
 
 void to_json(json& j, const NightlyCell& c) {

@@ -51,7 +51,11 @@ struct SmokeStep {
   nlohmann::json throughput = nlohmann::json::array();  // smoke::Judgement JSON + "history"
   std::string error;
   std::string source;  // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
+  nlohmann::json evidence;  // smoke::to_predicate of how it was smoked (smoke/evidence.h); null = none
   bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }
+  // "hardware, 1× NVIDIA H100 …" / "test-double …: the GPU part never ran on hardware"; "" = none.
+  std::string evidence_summary() const;
+  bool hardware() const;  // the evidence says a real GPU ran it and it passed
 };
 
 struct GateStep {
@@ -114,6 +118,9 @@ struct NightlyReport {
   int docker_builds = 0;
   std::vector<NightlyCell> cells;
   bool ok() const;
+  // One line per published gpu cell whose smoke never ran on a GPU ("<tag>: <evidence summary>"):
+  // its tag carries no hardware evidence (the summary and the report say so).
+  std::vector<std::string> without_hardware_evidence() const;
 };
 
 void to_json(nlohmann::json& j, const SmokeStep& s);

@@ -8,9 +8,9 @@
 //                  `promote`): the built image's claims against its contents,
 //                  read from the local engine by image ID; never throws for a
 //                  contradicting image (the outcome lists the failed rows).
-//   publish(cell)  push by digest → sign → move tag (sign::publish_signed):
-//                  the tag is only ever set on a signed digest. Throws
-//                  imgtool::Error when any of it fails (the tag stays put).
+//   publish(cell, evidence)  push by digest → sign → SBOM → the smoke's evidence → move tag
+//                  (release::publish): the tag is only ever set on a signed, attested digest.
+//                  Throws imgtool::Error when any of it fails (the tag stays put).
 //
 // The pipeline calls publish() ONLY for a cell whose smoke AND gate passed.
 #pragma once
@@ -30,6 +30,7 @@ struct SmokeOutcome {
   std::vector<std::string> warnings;
   nlohmann::json detail;             // the smoke result as JSON (probe document, verdict…)
   nlohmann::json throughput;         // [{metric, value, unit, status, floor, median}…]
+  nlohmann::json evidence;           // smoke::to_predicate: how it was smoked (smoke/evidence.h)
 };
 
 struct GateOutcome {
@@ -61,7 +62,8 @@ class NightlySteps {
   virtual ~NightlySteps() = default;
   virtual SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) = 0;
   virtual GateOutcome gate(const GeneratedCell& g, const CellBuild& b) = 0;
-  virtual PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) = 0;
+  // `evidence`: the smoke step's (SmokeStep::evidence, a cached one's too); null = none attested.
+  virtual PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json& evidence) = 0;
   // The digest the cell's tag names in the registry now ("" when none): one
   // HEAD request, so an unchanged image is not pushed again.
   virtual std::string registry_digest(const GeneratedCell& g) = 0;

@@ -11,6 +11,7 @@
 #include "release/publish.h"
 #include "sbom/inventory.h"
 #include "sign/keys.h"
+#include "smoke/evidence.h"
 #include "smoke/records_judge.h"
 #include "verify/release_gate.h"
 #include "smoke/smoke_judge.h"
@@ -37,7 +38,8 @@ class RealSteps : public NightlySteps {
     so.shm_size = o_.shm_size;
     so.gpu_host = o_.gpu_host;
     auto [res, judged] = smoke::smoke_and_judge(so, {.records = o_.records}, engine_);
-    SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array()};
+    SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array(), nlohmann::json()};
+    out.evidence = smoke::to_predicate(smoke::evidence_from_result(out.detail, o_.profile));
     for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path({.records = o_.records})));
     return out;
   }
@@ -55,12 +57,15 @@ class RealSteps : public NightlySteps {
   // release::publish: by digest -> signed -> SBOM attested (from the gate's inventory) -> tag. The
   // image is read by ID, so a re-tag of b.image after the smoke changes nothing; and nothing is
   // signed unless the pushed config IS the smoked image.
-  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
+  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json& evidence) override {
     image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
     auto src = engine_.save(image_of(b));
     std::optional<sbom::Inventory> inventory = take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
+    std::optional<smoke::SmokeEvidence> smoked;
+    if (!evidence.is_null()) smoked = smoke::from_predicate(evidence);
     auto res = release::publish(repo, *key_, {.image = src.get(), .image_id = b.image_id, .tag = g.cell.tag,
-                                              .inventory = inventory ? &*inventory : nullptr});
+                                              .inventory = inventory ? &*inventory : nullptr,
+                                              .evidence = smoked ? &*smoked : nullptr});
     std::vector<LayerSize> layers;
     for (auto& l : res.layers) layers.push_back({l.digest, l.size});
     return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, res.packages};

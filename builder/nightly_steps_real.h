@@ -21,6 +21,7 @@ struct RealStepsOptions {
   smoke::GpuHost gpu_host = smoke::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)
   std::string shm_size;                // docker run --shm-size for the smoke
   std::string records;                 // throughput records file; empty = verify's default
+  std::string profile;                 // the run profile layers the smoke ran under (recorded in the evidence)
   std::string ca_file;                 // registry CA
   bool insecure_http = false;
   engine::Engine* engine = nullptr;    // smoke, gate and push read the image here; null = engine::local_engine()

@@ -43,7 +43,7 @@ class FakeSteps : public NightlySteps {
     if (g.cell.tag.rfind("lying", 0) == 0) return {false, {"claims.paddle: expected 3.1.0, found 3.2.0"}};
     return {true, {}};
   }
-  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
+  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&) override {
     calls.push_back("publish " + g.cell.tag);
     registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
     return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false, layers_of(g, registry[g.cell.tag]),
@@ -282,9 +282,9 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
       std::lock_guard lock(mu);
       return FakeSteps::gate(g, b);
     }
-    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b) override {
+    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&) override {
       std::lock_guard lock(mu);
-      return FakeSteps::publish(g, b);
+      return FakeSteps::publish(g, b, nullptr);
     }
     void add_tag(const GeneratedCell& g, const std::string& d, const std::string& t) override {
       std::lock_guard lock(mu);

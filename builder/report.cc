@@ -205,12 +205,18 @@ std::string matrix_line(const MatrixLayers& m) {
          " (" + human_bytes(m.total_bytes) + " if every cell were pulled on its own)";
 }
 
+// Above the cells when a gpu cell was published without a real GPU having run it.
+const char* const kNoHardware =
+    "These GPU tags carry no hardware evidence: their GPU part never ran on a real GPU (promote refuses them "
+    "until a GPU host's smoke is attested, or --allow-without-gpu-smoke is recorded):";
+
 // The smoke and gate rows of a cell, as (summary, lines) pairs: what the collapsed rows show.
 std::vector<std::pair<std::string, std::vector<std::string>>> check_rows(const NightlyCell& c) {
   std::vector<std::string> smoke = c.smoke.reasons;
   for (auto& w : c.smoke.warnings) smoke.push_back("warning: " + w);
   if (!c.smoke.error.empty()) smoke.push_back("error: " + c.smoke.error);
   if (!c.smoke.source.empty()) smoke.push_back("source: " + c.smoke.source);
+  if (std::string e = c.smoke.evidence_summary(); !e.empty()) smoke.push_back("evidence: " + e);
   std::vector<std::string> gate = c.gate.failed;
   if (!c.gate.error.empty()) gate.push_back("error: " + c.gate.error);
   auto summary = [](const std::string& step, const std::string& status, size_t reasons, size_t warnings) {
@@ -296,6 +302,11 @@ std::string render_markdown(const NightlyReport& r) {
     << ", shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
     << "`\n\n";
   s << kb_line(r.kb) << "\n\n";
+  if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
+    s << "**" << escape_md(kNoHardware) << "**\n\n";
+    for (auto& l : lines) s << "- " << escape_md(l) << "\n";
+    s << "\n";
+  }
   s << "| cell | build | smoke | gate | publish | size | digest | problem |\n|---|---|---|---|---|---|---|---|\n";
   for (auto& c : r.cells) s << md_row(c);
   MatrixLayers m = matrix_layers(r);
@@ -324,6 +335,11 @@ std::string render_html(const NightlyReport& r) {
     << xml_escape(r.registry)
     << xml_escape(r.release.empty() ? "" : " (staging; releases go to " + r.release + " by promotion)") << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
   s << "<p class=\"kb\">" << xml_escape(kb_line(r.kb)) << "</p>";
+  if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
+    s << "<p class=\"bad\" id=\"no-hardware\"><b>" << xml_escape(kNoHardware) << "</b></p><ul class=\"no-hardware\">";
+    for (auto& l : lines) s << "<li>" << xml_escape(l) << "</li>";
+    s << "</ul>";
+  }
   s << "<table class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
        "<th>digest</th><th>problem</th></tr>";
   for (auto& c : r.cells) {

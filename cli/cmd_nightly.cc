@@ -46,6 +46,11 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
   std::cout << "kb: " << r.kb.version << ", released " << r.kb.released << ", " << r.kb.age_days << " day(s) old; check "
             << bt::to_string(r.kb.check) << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)")
             << "\n";
+  if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
+    std::cout << "warning: " << lines.size() << " GPU tag(s) published without hardware evidence (the GPU part never ran "
+              << "on a real GPU; promote refuses them):\n";
+    for (auto& l : lines) std::cout << "  " << l << "\n";
+  }
   std::cout << "report: " << (dir / "report.html").string() << " (also report.md, nightly.json, junit.xml, logs/)\n";
 }
 
@@ -108,7 +113,9 @@ int run_merge(const NightlyFlags& f) {
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
-  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.no_record, .records = f.records}};
+  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.no_record, .records = f.records},
+                       .key = f.key, .passphrase_env = f.passphrase_env,
+                       .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = bt::collect_results(o);
   if (fs::path(f.report) != fs::path(f.from_report) && fs::exists(fs::path(f.from_report) / "logs")) {
@@ -169,6 +176,11 @@ Registration nightly_registration({"nightly",
                     collect->add_option("--report", f->report, "report folder to write (may be the same)");
                     collect->add_option("--records", f->records, "throughput records file (default: verify's)");
                     collect->add_flag("--no-record", f->no_record, "do not store nor judge throughput");
+                    collect->add_option("--key", f->key, "private key (file or env://VAR): attest each result as the "
+                                        "cell's hardware evidence for its published digest (smoke/evidence.h)");
+                    collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
+                    collect->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
+                    collect->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
                     return [f, merge, collect] {
                       if (merge->parsed()) return run_merge(*f);
                       return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);

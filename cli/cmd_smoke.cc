@@ -2,7 +2,13 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "core/strings.h"
+#include "image/registry_repository.h"
+#include "release/evidence.h"
+#include "sign/keys.h"
+#include "smoke/evidence.h"
 #include "run/render.h"
 #include "smoke/smoke_judge.h"
 #include "smoke/smoke_report.h"
@@ -20,7 +26,27 @@ struct SmokeFlags {
   int reps = 0;
   std::string records;
   std::vector<std::string> profiles, sets;  // run profile layers (imgtool run-config): what is smoked is what is run
+  std::string attest, key, passphrase_env;  // --attest docker://HOST/REPO@sha256:… --key K: the evidence, signed
+  RegistryFlags registry;
 };
+
+// --attest: the smoke's evidence, signed, for the digest it names (release/evidence.h: only when that
+// digest's config is the image just smoked). Checked before the smoke runs: a bad flag wastes no run.
+void check_attest_flags(const SmokeFlags& f) {
+  if (f.attest.empty()) return;
+  image::Reference r = docker_reference(f.attest, "smoke --attest");
+  if (r.digest.empty()) throw InputError("smoke --attest: expected docker://HOST/REPO@sha256:<hex>, found '" + f.attest + "'");
+  if (f.key.empty()) throw InputError("smoke --attest: expected --key KEY (the private key the evidence is signed with), found none");
+}
+
+void attest(const SmokeFlags& f, const smoke::SmokeResult& res) {
+  image::Reference r = docker_reference(f.attest, "smoke --attest");
+  sign::Pkey key = sign::load_signing_key(f.key, f.passphrase_env);
+  image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, f.registry.options()), r.name);
+  smoke::SmokeEvidence e = smoke::evidence_from_result(res.to_json(), strings::join(f.profiles, ","));
+  auto a = release::attest_evidence(repo, *key, r.digest, res.image.id, e);
+  std::cerr << "attested the smoke evidence (" << e.summary() << ") -> " << a.attestation_tag << "\n";
+}
 
 // A run profile sets GPUs and /dev/shm (unless given as flags), the other run
 // settings, and the probe's expectations for them.
@@ -38,7 +64,9 @@ int run_smoke_cmd(SmokeFlags& f) {
   f.opt.gpu_host = smoke::parse_gpu_host(f.gpu_host, f.no_gpu_host);
   if (f.reps > 0) f.opt.probe_args = {"--reps", std::to_string(f.reps)};
   apply_profile(f, f.opt.gpus != "none", !f.opt.shm_size.empty());
+  check_attest_flags(f);
   auto [res, throughput] = smoke::smoke_and_judge(f.opt, {.record = !f.no_record, .records = f.records});
+  if (!f.attest.empty() && res.probe.is_object()) attest(f, res);
   if (f.json) {
     auto j = res.to_json();
     j["throughput"] = nlohmann::json::array();
@@ -77,6 +105,12 @@ Registration smoke_registration({"smoke", "Run the GPU smoke probe inside an ima
                     sub.add_flag("--json", f->json, "print the full result as JSON");
                     sub.add_option("--profile", f->profiles, "run profile layer(s) as for run-config: GPUs, shm, ulimits, user, env, limits");
                     sub.add_option("--set", f->sets, "run profile key=value, applied last");
+                    sub.add_option("--attest", f->attest, "docker://HOST/REPO@sha256:…: attest how the image was smoked "
+                                   "(hardware, test-double or none; devices, argv, metrics) for that digest, whose config "
+                                   "must be the smoked image's ID");
+                    sub.add_option("--key", f->key, "private key for --attest (a file, or env://VAR)");
+                    sub.add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
+                    f->registry.add(sub);
                     return [f] { return run_smoke_cmd(*f); };
                   }});
 
