@@ -86,8 +86,8 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
 
   RunOptions in_scratch;
   in_scratch.cwd = d.path.string();
-  check_refused(cli({"keygen", "--out", ""}, in_scratch), "key path prefix '': expected a prefix ending in a file name");
-  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "key path prefix 'keys/'");
+  check_refused(cli({"keygen", "--out", ""}, in_scratch), R"(imgtool: --out: expected a file path, found "")");
+  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "--out: key path prefix 'keys/': expected a prefix ending in a file name");
   CHECK(!fs::exists(d.path / ".key"));
   CHECK(!fs::exists(d.path / "keys"));
 
@@ -95,6 +95,23 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
   for (const char* bad : {"2026-02-30", "2026-13-01", "tomorrow", "2026-1-01", "20261122"})
     check_refused(cli({"matrix", paddle, "--today", bad}), std::string("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '") + bad + "'");
   CHECK(cli({"matrix", paddle, "--today", "2028-02-29"}).exit_code == 0);
+}
+
+TEST_CASE("generate --out: a place that takes no folder is bad input naming --out, and nothing is written") {
+  fx::ScratchDir d("bad-out");
+  std::string local = fx::source_dir() + "/matrix/local.yaml";
+  write(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  RunOptions env;
+  env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
+  check_refused(cli({"generate", local, "--out", "/proc/x"}, env),
+                "imgtool: --out '/proc/x': expected a place where a folder can be made, found /proc: no such folder, or one "
+                "that takes no new folders (like /proc)");
+  write(d.path / "file", "not a folder");
+  check_refused(cli({"generate", local, "--out", (d.path / "file/gen").string()}, env),
+                "--out '" + (d.path / "file/gen").string() + "': expected a place where a folder can be made, found " +
+                    (d.path / "file").string() + ": a file where a folder should be");
+  CHECK(read_file(d.path / "file") == "not a folder");
+  CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()) == 2);  // wh and file: no staging folder left
 }
 
 TEST_CASE("references: docker-daemon: names are checked like every other reference") {
