@@ -114,6 +114,29 @@ TEST_CASE("generate --out: a place that takes no folder is bad input naming --ou
   CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()) == 2);  // wh and file: no staging folder left
 }
 
+TEST_CASE("shared flags: smoke and nightly refuse a bad smoke flag alike, before anything runs; a bad --kb is named") {
+  fx::ScratchDir d("bad-shared");
+  std::vector<std::vector<std::string>> commands = {
+      {"smoke", "no-such/image:1"},
+      {"nightly", fx::source_dir() + "/matrix/local.yaml", "--registry", "127.0.0.1:1/ns", "--key", (d.path / "none.key").string(),
+       "--report", (d.path / "r").string(), "--state", (d.path / "s").string()}};
+  for (auto args : commands) {
+    auto with = [&](std::vector<std::string> extra) {
+      auto a = args;
+      a.insert(a.end(), extra.begin(), extra.end());
+      return cli(a);
+    };
+    check_refused(with({"--gpu-host", "bogus"}), "--gpu-host: expected one of gpu, none, test-double, found 'bogus'");
+    check_refused(with({"--set", "shm_size=8gb"}), "--set shm_size=8gb: shm_size: expected a size > 0");
+    check_refused(with({"--profile", "no-such-layer"}), "--profile no-such-layer: expected a profile layer named 'no-such-layer'");
+  }
+  CHECK_FALSE(fs::exists(d.path / "r"));
+  CHECK_FALSE(fs::exists(d.path / "s"));
+  check_refused(cli({"build", fx::source_dir() + "/matrix/local.yaml", "--kb", (d.path / "no-kb").string(), "--state", (d.path / "s").string()}),
+                (d.path / "no-kb").string() + "/");
+  CHECK_FALSE(fs::exists(d.path / "s"));
+}
+
 TEST_CASE("references: docker-daemon: names are checked like every other reference") {
   fx::ScratchDir d("bad-ref");
   std::string dst = "oci:" + (d.path / "out").string();

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/sign_common.h"
+#include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
 #include "image/platform.h"
@@ -16,7 +17,6 @@
 #include "verify/report_render.h"
 #include "verify/sbom_check.h"
 #include "verify/static_checks.h"
-#include "run/render.h"
 #include "verify/verify_smoke.h"
 
 namespace imgtool::cli {
@@ -26,26 +26,16 @@ struct VerifyFlags {
   std::string ref, key, identity, junit;
   bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false;
   RegistryFlags registry;
-  verify::VerifySmokeOptions smoke;
-  std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
-  int smoke_timeout_s = 900;
-  int reps = 0;
-  bool no_record = false;
+  SmokeFlags smoke;  // shared with smoke and nightly (cli/smoke_flags.h)
 };
 
-// The GPU smoke part (verify/verify_smoke.h); the flags only fill its options.
-verify::SmokeHook smoke_hook(const VerifyFlags& f) {
-  verify::VerifySmokeOptions o = f.smoke;
-  o.timeout = std::chrono::seconds(f.smoke_timeout_s);
-  if (!f.profiles.empty() || !f.sets.empty()) {  // what was smoked is what is run
-    auto s = runconf::smoke_settings(runconf::load_profile({f.profiles.empty() ? std::vector<std::string>{"base"} : f.profiles, f.sets, {}}));
-    if (o.gpus == "auto" && !s.gpus.empty()) o.gpus = s.gpus;
-    if (o.shm_size.empty()) o.shm_size = s.shm_size;
-    o.run_flags = s.flags;
-    o.probe_args.insert(o.probe_args.end(), s.probe_args.begin(), s.probe_args.end());
-  }
-  if (f.reps > 0) o.probe_args.insert(o.probe_args.end(), {"--reps", std::to_string(f.reps)});
-  o.record = !f.no_record;
+// The GPU smoke part (verify/verify_smoke.h); the flags only fill its options. `kb`: the
+// command's one KB for the throughput floors (null: the smoke loads its own).
+verify::SmokeHook smoke_hook(const VerifyFlags& f, const matrix::KnowledgeBase* kb) {
+  verify::VerifySmokeOptions o;
+  f.smoke.fill(o.smoke, o.records);
+  if (kb) o.records.peaks = smoke::kb_peaks(*kb);
+  o.engine = &engine::local_engine();
   o.transport = f.registry.transport();
   o.log = [](const std::string& line) { std::cerr << line << "\n"; };
   return verify::make_smoke_hook(std::move(o));
@@ -76,7 +66,7 @@ int run_verify(const VerifyFlags& f) {
   std::optional<matrix::KnowledgeBase> kb;
   if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
   verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
-  if (!f.no_smoke) opt.smoke = smoke_hook(f);
+  if (!f.no_smoke) opt.smoke = smoke_hook(f, kb ? &*kb : nullptr);
   // Registry images: the SPDX attestation of the same digest (one read above), vs the layers,
   // whose inventory the claims scan gathers on the way (the layers are decoded once).
   bool sbom_rows = repo && pub && !f.no_signature && !f.no_sbom;
@@ -102,17 +92,7 @@ Registration verify_registration{{"verify", "Verify an image: signature, labels/
                     sub.add_option("--identity", f->identity,
                                    "required signed docker-reference (default: REGISTRY/REPO, any tag)");
                     sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
-                    sub.add_option("--gpus", f->smoke.gpus,
-                                   "smoke: docker run --gpus value; auto = all for gpu-variant images, none for cpu")
-                        ->default_val("auto");
-                    sub.add_option("--shm-size", f->smoke.shm_size, "smoke: docker run --shm-size (e.g. 2g)");
-                    sub.add_option("--profile", f->profiles, "smoke: run profile layer(s) as for run-config (shm, ulimits, user, env, limits)");
-                    sub.add_option("--set", f->sets, "smoke: run profile key=value, applied last");
-                    sub.add_option("--smoke-timeout", f->smoke_timeout_s, "smoke: seconds for the probe's docker run (900)");
-                    sub.add_option("--reps", f->reps, "smoke: timed repetitions per benchmark (default: the probe's)");
-                    sub.add_option("--records", f->smoke.records,
-                                   "smoke: throughput records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
-                    sub.add_flag("--no-record", f->no_record, "smoke: do not store or judge throughput");
+                    f->smoke.add(sub, kSmokePart);
                     sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
                     sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
                     sub.add_flag("--no-sbom", f->no_sbom,

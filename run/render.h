@@ -37,11 +37,12 @@ std::vector<std::string> docker_run_flags(const RunSpec& s);
 std::vector<std::string> runtime_flags(const RunSpec& s);
 // The probe's expectations for the profile's promises (--expect-memlock/stack/shm/user).
 std::vector<std::string> probe_expectations(const RunSpec& s);
-// How `imgtool smoke/verify --profile` run the probe: the profile's GPUs and
-// /dev/shm (the runner's own options), the rest of runtime_flags(), and the
-// probe's expectations.
+// How `imgtool smoke/verify/nightly --profile` run the probe (smoke::apply_profile): the
+// profile's GPUs and /dev/shm (the runner's own options), the rest of runtime_flags(), and
+// the probe's expectations.
 struct SmokeRunSettings {
-  std::string gpus;                      // "" = the profile names none
+  std::string gpus;                      // docker run --gpus: "all", "2", "\"device=0,1\"", "none" (gpus: 0);
+                                         // "" = the profile leaves it to the image (auto, or not set)
   std::string shm_size;                  // "8g" or ""
   std::vector<std::string> flags;        // runtime_flags() without --gpus/--shm-size
   std::vector<std::string> probe_args;   // probe_expectations()

@@ -67,6 +67,7 @@ SmokeRunSettings smoke_settings(const RunSpec& s) {
     else if (f[i] == "--shm-size") r.shm_size = f[i + 1];
     else r.flags.insert(r.flags.end(), {f[i], f[i + 1]});
   }
+  if (s.gpu_devices.empty() && s.gpus == "0") r.gpus = "none";  // the profile says no GPU
   r.probe_args = probe_expectations(s);
   return r;
 }
