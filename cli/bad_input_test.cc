@@ -33,6 +33,15 @@ std::string write(const fs::path& p, const std::string& text) {
   return p.string();
 }
 
+// A wheelhouse in `dir`/wh holding a stand-in for the wheel matrix/local.yaml names, and the
+// environment that points generate at it.
+RunOptions local_wheelhouse(const fs::path& dir) {
+  write(dir / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  RunOptions env;
+  env.env["IMGTOOL_WHEELHOUSE"] = (dir / "wh").string();
+  return env;
+}
+
 const char* kAxes = "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.11\"]\n  os: [ubuntu22.04]\n";
 
 }  // namespace
@@ -71,9 +80,7 @@ TEST_CASE("matrix files: values Docker would refuse later are refused now, at th
 TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refused; --today is a real date") {
   fx::ScratchDir d("bad-flags");
   std::string local = fx::source_dir() + "/matrix/local.yaml";
-  write(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
-  RunOptions env;
-  env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
+  RunOptions env = local_wheelhouse(d.path);
   auto g = cli({"generate", local, "--out", (d.path / "gen/").string()}, env);
   INFO(g.err);
   CHECK(g.exit_code == 0);
@@ -100,9 +107,7 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
 TEST_CASE("generate --out: a place that takes no folder is bad input naming --out, and nothing is written") {
   fx::ScratchDir d("bad-out");
   std::string local = fx::source_dir() + "/matrix/local.yaml";
-  write(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
-  RunOptions env;
-  env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
+  RunOptions env = local_wheelhouse(d.path);
   check_refused(cli({"generate", local, "--out", "/proc/x"}, env),
                 "imgtool: --out '/proc/x': expected a place where a folder can be made, found /proc: no such folder, or one "
                 "that takes no new folders (like /proc)");
