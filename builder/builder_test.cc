@@ -28,6 +28,7 @@
 #include "core/hash.h"
 #include "core/process.h"
 #include "tests/fixtures.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -344,7 +345,7 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
                             "  os: debian12\n  flavor: runtime\n"
                             "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
                             "  wheelhouse: \"" + wh.string() + "\"\n");
-  CellSource src = load_cells(matrix, f.root / "state");  // before: InputError for every cell (exit 2)
+  CellSource src = load_cells(matrix, f.root / "state", imgtool::testing::source_kb());  // before: InputError for every cell (exit 2)
   REQUIRE(src.cells.size() == 2);
   const GeneratedCell* bad = nullptr;
   for (auto& c : src.cells)
@@ -377,7 +378,7 @@ TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a t
     return path;
   };
   fs::path a = matrix(f.root / "a.yaml", "3.2.0"), b = matrix(f.root / "b.yaml", "3.1.0");
-  CellSource src = load_cells(std::vector<fs::path>{a, b}, f.root / "state");
+  CellSource src = load_cells(std::vector<fs::path>{a, b}, f.root / "state", imgtool::testing::source_kb());
   REQUIRE(src.cells.size() == 2);
   CHECK(src.cells[0].cell.tag == "3.1.0");  // sorted across inputs
   CHECK(src.cells[1].cell.tag == "3.2.0");
@@ -389,12 +390,12 @@ TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a t
   CHECK(docker.builds.size() == 2);
 
   fs::path again = matrix(f.root / "c.yaml", "3.2.0");  // 3.2.0 is a.yaml's tag too
-  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, again}, f.root / "state"),
+  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, again}, f.root / "state", imgtool::testing::source_kb()),
                        (again.string() + ": expected tags no other input has, found '3.2.0' in " + a.string() + " too").c_str(),
                        InputError);
   fs::create_directories(f.root / "other");
   fs::path same_stem = matrix(f.root / "other/a.yaml", "3.1.0");
-  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, same_stem}, f.root / "state"),
+  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, same_stem}, f.root / "state", imgtool::testing::source_kb()),
                        doctest::Contains("expected matrix files with different names, found 'a'"), InputError);
 }
 

@@ -9,7 +9,7 @@
 
 namespace imgtool::builder {
 
-CellSource load_cells(const fs::path& input, const fs::path& state_dir) {
+CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb) {
   CellSource src;
   if (fs::is_directory(input)) {
     src.generated_dirs = {input};
@@ -17,7 +17,7 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir) {
     src.kb_version = src.cells.front().kb_version;
     return src;
   }
-  matrix::Plan plan = matrix::plan_matrix(input.string(), matrix::KnowledgeBase::load_default());
+  matrix::Plan plan = matrix::plan_matrix(input.string(), kb);
   src.generated_dirs = {state_dir / "generated" / input.stem()};
   auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = src.generated_dirs[0], .kb_version = plan.kb_version});
   for (auto& g : gen.generated) src.cells.push_back(load_generated_cell(g.dir));
@@ -30,9 +30,9 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir) {
   return src;
 }
 
-CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir) {
+CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb) {
   if (inputs.empty()) throw InputError("expected a matrix file or a folder of generated cells, found none");
-  if (inputs.size() == 1) return load_cells(inputs[0], state_dir);
+  if (inputs.size() == 1) return load_cells(inputs[0], state_dir, kb);
   std::map<std::string, fs::path> stems, tags;  // stem / tag -> the input it came from
   for (auto& in : inputs) {
     if (fs::is_directory(in)) continue;
@@ -44,7 +44,7 @@ CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state
   }
   CellSource all;
   for (auto& in : inputs) {
-    CellSource one = load_cells(in, state_dir);
+    CellSource one = load_cells(in, state_dir, kb);
     for (auto& c : one.cells) {
       auto [at, fresh] = tags.emplace(c.cell.tag, in);
       if (!fresh)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "builder/generated_cell.h"
+#include "matrix/kb.h"
 
 namespace imgtool::builder {
 
@@ -19,18 +20,18 @@ struct CellSource {
 };
 
 // `input` is a folder of generated cells, or a matrix file that is planned
-// (KnowledgeBase::load_default()) and generated into
+// with `kb` (the run's one knowledge base: the CLI's --kb, else its default) and generated into
 // <state_dir>/generated/<file stem>. Generation is deterministic, so an
 // unchanged matrix gives unchanged inputs hashes. A cell that cannot be
 // generated (dockerfiles::generate_each) is still listed, with its
 // generate_error set, so it fails alone. InputError on bad input.
-CellSource load_cells(const fs::path& input, const fs::path& state_dir);
+CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb);
 
 // Several inputs in one run (`imgtool nightly M1 M2`, `imgtool build M1 M2`): each loaded as
 // above, their cells together, sorted by tag. Refused (InputError, before anything is built) when
 // a tag is in two inputs (the state store and the registry know a cell by its tag) or when two
 // matrix files would be generated into one folder (the same file stem).
-CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir);
+CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb);
 
 // "DIR" or "DIR1, DIR2": where the cells come from, for progress lines.
 std::string describe_dirs(const CellSource& src);

@@ -38,7 +38,7 @@ struct NightlyOptions {
   PublishTarget target;
   Shard shard;
   std::string matrix;            // for the report's title
-  std::string gpus = "none";     // for the report and the smoke cache key
+  std::string gpus = "none";     // the smoke's settings (smoke::settings_key): for the report and the smoke cache key
   bool fresh_smoke = false;
   std::string today;             // YYYYMMDD of the dated nightly tags (nightly_tag.h) and the KB's age; empty = today, UTC
   KbCheckOptions kb;             // the report's KB section; kb.check (off by default) reads the package indexes

@@ -1,6 +1,7 @@
 #include "builder/nightly_kb.h"
 
 #include <exception>
+#include <optional>
 
 #include "matrix/kb.h"
 
@@ -25,7 +26,8 @@ KbState kb_state(const KbCheckOptions& o, const std::string& today) {
   KbState s;
   s.index = o.check ? o.mirror : "";
   try {
-    matrix::KnowledgeBase kb = load_kb(o.dir);
+    std::optional<matrix::KnowledgeBase> loaded;
+    const matrix::KnowledgeBase& kb = o.kb ? *o.kb : loaded.emplace(load_kb(o.dir));
     s.version = kb.version();
     s.released = kb.released();
     s.age_days = kb::days_between(s.released, today, "the KB's age");

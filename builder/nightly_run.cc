@@ -6,6 +6,8 @@
 #include "builder/state_store.h"
 #include "core/error.h"
 
+#include <optional>
+
 namespace imgtool::builder {
 
 NightlyReport nightly(const NightlyRequest& req) {
@@ -13,9 +15,13 @@ NightlyReport nightly(const NightlyRequest& req) {
   engine::Engine& docker = req.engine ? *req.engine : engine::local_engine();
   RealStepsOptions so = req.steps;
   so.engine = &docker;
+  std::optional<matrix::KnowledgeBase> own_kb;
+  if (!req.kb) own_kb = matrix::KnowledgeBase::load_default();
+  const matrix::KnowledgeBase& kb = req.kb ? *req.kb : *own_kb;
+  if (!so.kb) so.kb = &kb;
   auto steps = make_real_steps(so);  // loads the key: a bad key fails before any build
   StateStore store(req.state);       // one run per state folder: taken before generating into it
-  auto src = load_cells(req.inputs, req.state);
+  auto src = load_cells(req.inputs, req.state, kb);
   auto cells = select_shard(select_tags(src.cells, req.only), req.options.shard);
   if (req.log)
     req.log("nightly: shard " + req.options.shard.text() + ": " + std::to_string(cells.size()) + " of " +

@@ -1,5 +1,7 @@
 #include "builder/nightly_steps_real.h"
 
+#include <optional>
+
 #include "builder/nightly_collect.h"
 #include "core/error.h"
 #include <map>
@@ -24,23 +26,20 @@ class RealSteps : public NightlySteps {
   explicit RealSteps(const RealStepsOptions& o)
       : o_(o),
         key_(sign::load_signing_key(o.key, o.passphrase_env)),
-        kb_(matrix::KnowledgeBase::load_default()),
         engine_(o.engine ? *o.engine : engine::local_engine()) {
+    kb_ = o.kb ? o.kb : &own_kb_.emplace(matrix::KnowledgeBase::load_default());
     reg_ = std::make_shared<image::Registry>(o.target.host,
                                              image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
   }
 
   // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild& b) override {
-    smoke::SmokeOptions so;
+    smoke::SmokeOptions so = o_.smoke;
     so.image = image_of(b);
-    so.gpus = o_.gpus;
-    so.shm_size = o_.shm_size;
-    so.gpu_host = o_.gpu_host;
-    auto [res, judged] = smoke::smoke_and_judge(so, {.records = o_.records}, engine_);
+    auto [res, judged] = smoke::smoke_and_judge(so, o_.records, engine_);
     SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array(), nlohmann::json()};
     out.evidence = smoke::to_predicate(smoke::evidence_from_result(out.detail, o_.profile));
-    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path({.records = o_.records})));
+    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path(o_.records)));
     return out;
   }
 
@@ -49,7 +48,7 @@ class RealSteps : public NightlySteps {
   GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
     auto src = engine_.save(image_of(b));
     auto res = verify::release_gate(
-        {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = &kb_, .inventory = true});
+        {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = kb_, .inventory = true});
     if (res.inventory) remember_inventory(image_of(b), std::move(*res.inventory));
     return {res.passed(), res.failed_lines()};
   }
@@ -113,7 +112,8 @@ class RealSteps : public NightlySteps {
 
   RealStepsOptions o_;
   sign::Pkey key_;
-  matrix::KnowledgeBase kb_;
+  std::optional<matrix::KnowledgeBase> own_kb_;  // only when the caller passed none
+  const matrix::KnowledgeBase* kb_ = nullptr;
   std::shared_ptr<image::Registry> reg_;
   engine::Engine& engine_;
   std::mutex mu_;

@@ -9,7 +9,8 @@
 
 #include "builder/nightly_steps.h"
 #include "engine/engine.h"
-#include "smoke/gpu_host.h"
+#include "matrix/kb.h"
+#include "smoke/smoke_judge.h"
 
 namespace imgtool::builder {
 
@@ -17,14 +18,14 @@ struct RealStepsOptions {
   PublishTarget target;
   std::string key;                     // private signing key: a file (0600) or env://VAR (sign::load_signing_key)
   std::string passphrase_env;          // env var holding the key's passphrase; empty = none
-  std::string gpus = "auto";           // docker run --gpus for the smoke (auto: all for gpu images)
-  smoke::GpuHost gpu_host = smoke::GpuHost::gpu;  // what the smoke host offers (verify/gpu_host.h)
-  std::string shm_size;                // docker run --shm-size for the smoke
-  std::string records;                 // throughput records file; empty = verify's default
+  smoke::SmokeOptions smoke{.gpus = "auto"};  // the smoke's run (gpus, host, shm, timeout, a run profile's flags
+                                              // and probe args); `image` is set to each built image's ID
+  smoke::RecordOptions records;        // throughput store and judgement; records "" = the default file
   std::string profile;                 // the run profile layers the smoke ran under (recorded in the evidence)
   std::string ca_file;                 // registry CA
   bool insecure_http = false;
   engine::Engine* engine = nullptr;    // smoke, gate and push read the image here; null = engine::local_engine()
+  const matrix::KnowledgeBase* kb = nullptr;  // the gate's facts (the run's one KB); null = KnowledgeBase::load_default()
 };
 
 // Loads the key now, so a bad key fails the run before any build (InputError).

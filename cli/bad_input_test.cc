@@ -33,6 +33,15 @@ std::string write(const fs::path& p, const std::string& text) {
   return p.string();
 }
 
+// A wheelhouse in `dir`/wh holding a stand-in for the wheel matrix/local.yaml names, and the
+// environment that points generate at it.
+RunOptions local_wheelhouse(const fs::path& dir) {
+  write(dir / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
+  RunOptions env;
+  env.env["IMGTOOL_WHEELHOUSE"] = (dir / "wh").string();
+  return env;
+}
+
 const char* kAxes = "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  python: [\"3.11\"]\n  os: [ubuntu22.04]\n";
 
 }  // namespace
@@ -71,9 +80,7 @@ TEST_CASE("matrix files: values Docker would refuse later are refused now, at th
 TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refused; --today is a real date") {
   fx::ScratchDir d("bad-flags");
   std::string local = fx::source_dir() + "/matrix/local.yaml";
-  write(d.path / "wh/paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "wheel");
-  RunOptions env;
-  env.env["IMGTOOL_WHEELHOUSE"] = (d.path / "wh").string();
+  RunOptions env = local_wheelhouse(d.path);
   auto g = cli({"generate", local, "--out", (d.path / "gen/").string()}, env);
   INFO(g.err);
   CHECK(g.exit_code == 0);
@@ -86,8 +93,8 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
 
   RunOptions in_scratch;
   in_scratch.cwd = d.path.string();
-  check_refused(cli({"keygen", "--out", ""}, in_scratch), "key path prefix '': expected a prefix ending in a file name");
-  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "key path prefix 'keys/'");
+  check_refused(cli({"keygen", "--out", ""}, in_scratch), R"(imgtool: --out: expected a file path, found "")");
+  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "--out: key path prefix 'keys/': expected a prefix ending in a file name");
   CHECK(!fs::exists(d.path / ".key"));
   CHECK(!fs::exists(d.path / "keys"));
 
@@ -95,6 +102,44 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
   for (const char* bad : {"2026-02-30", "2026-13-01", "tomorrow", "2026-1-01", "20261122"})
     check_refused(cli({"matrix", paddle, "--today", bad}), std::string("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '") + bad + "'");
   CHECK(cli({"matrix", paddle, "--today", "2028-02-29"}).exit_code == 0);
+}
+
+TEST_CASE("generate --out: a place that takes no folder is bad input naming --out, and nothing is written") {
+  fx::ScratchDir d("bad-out");
+  std::string local = fx::source_dir() + "/matrix/local.yaml";
+  RunOptions env = local_wheelhouse(d.path);
+  check_refused(cli({"generate", local, "--out", "/proc/x"}, env),
+                "imgtool: --out '/proc/x': expected a place where a folder can be made, found /proc: no such folder, or one "
+                "that takes no new folders (like /proc)");
+  write(d.path / "file", "not a folder");
+  check_refused(cli({"generate", local, "--out", (d.path / "file/gen").string()}, env),
+                "--out '" + (d.path / "file/gen").string() + "': expected a place where a folder can be made, found " +
+                    (d.path / "file").string() + ": a file where a folder should be");
+  CHECK(read_file(d.path / "file") == "not a folder");
+  CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()) == 2);  // wh and file: no staging folder left
+}
+
+TEST_CASE("shared flags: smoke and nightly refuse a bad smoke flag alike, before anything runs; a bad --kb is named") {
+  fx::ScratchDir d("bad-shared");
+  std::vector<std::vector<std::string>> commands = {
+      {"smoke", "no-such/image:1"},
+      {"nightly", fx::source_dir() + "/matrix/local.yaml", "--registry", "127.0.0.1:1/ns", "--key", (d.path / "none.key").string(),
+       "--report", (d.path / "r").string(), "--state", (d.path / "s").string()}};
+  for (auto args : commands) {
+    auto with = [&](std::vector<std::string> extra) {
+      auto a = args;
+      a.insert(a.end(), extra.begin(), extra.end());
+      return cli(a);
+    };
+    check_refused(with({"--gpu-host", "bogus"}), "--gpu-host: expected one of gpu, none, test-double, found 'bogus'");
+    check_refused(with({"--set", "shm_size=8gb"}), "--set shm_size=8gb: shm_size: expected a size > 0");
+    check_refused(with({"--profile", "no-such-layer"}), "--profile no-such-layer: expected a profile layer named 'no-such-layer'");
+  }
+  CHECK_FALSE(fs::exists(d.path / "r"));
+  CHECK_FALSE(fs::exists(d.path / "s"));
+  check_refused(cli({"build", fx::source_dir() + "/matrix/local.yaml", "--kb", (d.path / "no-kb").string(), "--state", (d.path / "s").string()}),
+                (d.path / "no-kb").string() + "/");
+  CHECK_FALSE(fs::exists(d.path / "s"));
 }
 
 TEST_CASE("references: docker-daemon: names are checked like every other reference") {

@@ -4,6 +4,7 @@
 
 #include "builder/build_driver.h"
 #include "builder/cell_source.h"
+#include "cli/kb_flag.h"
 #include "cli/progress_printer.h"
 #include "cli/subcommand.h"
 
@@ -16,14 +17,16 @@ struct BuildFlags {
   std::vector<std::string> inputs;
   std::string state, image_prefix;
   std::vector<std::string> only;
+  KbFlag kb;
   int jobs = 1, timeout = 3600, attempts = 3;
   bool json = false, force = false, quiet = false;
 };
 
 int run_build(const BuildFlags& f) {
   fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
+  auto kb = f.kb.load();  // the run's one KB: a bad --kb is refused before the state folder is taken
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
-  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state);
+  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb);
   auto cells = builder::select_tags(src.cells, f.only);
   engine::Engine& docker = engine::local_engine();  // the run's one engine ($DOCKER_HOST)
   builder::BuildOptions opt{.jobs = f.jobs,
@@ -56,6 +59,7 @@ Registration build_registration({"build", "Build the images of a matrix (or a fo
                     sub.add_option("--attempts", f->attempts, "tries per build on transient failures (default 3)")
                         ->check(CLI::Range(1, 10));
                     sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
+                    f->kb.add(sub);
                     sub.add_flag("--force", f->force, "build even cells that are up to date");
                     sub.add_flag("--json", f->json, "print the summary as JSON");
                     sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");

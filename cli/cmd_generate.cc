@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/kb_flag.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "dockerfiles/generate.h"
@@ -13,7 +14,8 @@ namespace imgtool::cli {
 namespace {
 
 struct GenerateCliOptions {
-  std::string file, out, kb_dir, templates_dir, today;
+  std::string file, out, templates_dir, today;
+  KbFlag kb;
   bool json = false;
 };
 
@@ -44,7 +46,7 @@ void print_summary(const matrix::Plan& plan, const std::vector<dockerfiles::Gene
 
 int run_generate(const GenerateCliOptions& o) {
   if (o.out.empty()) throw InputError("--out: expected a folder for the generated Dockerfiles");
-  auto kb = o.kb_dir.empty() ? matrix::KnowledgeBase::load_default() : matrix::KnowledgeBase::load(o.kb_dir);
+  auto kb = o.kb.load();
   matrix::Plan plan = matrix::plan_matrix(o.file, kb, {o.today});
   auto cells = dockerfiles::generate(plan.kept, {o.out, o.templates_dir, plan.kb_version});
   if (o.json) std::cout << summary_json(plan, cells, o.out).dump(2) << "\n";
@@ -59,7 +61,7 @@ Registration generate_registration{{"generate", "Generate one Dockerfile folder 
                     sub.add_option("--out", o->out, "output folder, replaced as a whole (must be new, empty, or made by generate)")
                         ->required();
                     sub.add_flag("--json", o->json, "machine-readable summary");
-                    sub.add_option("--kb", o->kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
+                    o->kb.add(sub);
                     sub.add_option("--templates", o->templates_dir, "template folder (default: <data dir>/dockerfiles)");
                     sub.add_option("--today", o->today, "date for the Python end-of-life check, YYYY-MM-DD (default: today)");
                     return [o] { return run_generate(*o); };

@@ -3,6 +3,7 @@
 // lacks (kb/check.h); exit 0 up to date, 1 stale or a page not read, 2 a malformed page.
 #include <iostream>
 
+#include "cli/kb_flag.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "kb/check.h"
@@ -14,7 +15,8 @@ namespace {
 struct KbFlags {
   std::vector<std::string> wheels;
   bool json = false;
-  std::string index, kb_dir;
+  std::string index;
+  KbFlag kb;
   int timeout = 60;
 };
 
@@ -32,7 +34,7 @@ int run_derive(const KbFlags& f) {
 int run_check(const KbFlags& f) {
   kb::CheckOptions o{.timeout = std::chrono::seconds(f.timeout)};
   if (!f.index.empty()) o = kb::mirror_options(f.index, "--index", o);
-  auto k = f.kb_dir.empty() ? matrix::KnowledgeBase::load_default() : matrix::KnowledgeBase::load(f.kb_dir);
+  auto k = f.kb.load();
   kb::CheckReport r = kb::check_kb(k, o);
   std::cout << (f.json ? kb::to_json(r).dump(2) + "\n" : kb::render_text(r));
   return r.exit_code();
@@ -46,7 +48,7 @@ void add_check(CLI::App& sub, const std::shared_ptr<KbFlags>& f) {
   check->add_option("--index", f->index, "a mirror serving both: URL/pypi/NAME/json and "
                                          "URL/packages/stable/cuXYZ/paddlepaddle-gpu/ (plain http only on loopback; "
                                          "default: https://pypi.org and https://www.paddlepaddle.org.cn/packages/stable)");
-  check->add_option("--kb", f->kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
+  f->kb.add(*check);
   check->add_option("--timeout", f->timeout, "seconds per page (default 60)")->check(CLI::Range(1, 3600));
   check->add_flag("--json", f->json, "print JSON");
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/subcommand.h"
+#include "core/error.h"
 #include "sign/keys.h"
 
 namespace imgtool::cli {
@@ -12,7 +13,19 @@ struct KeygenFlags {
   bool force = false;
 };
 
+// --out names the two files: "" names none, and a prefix with no file name ("keys/") would
+// make hidden ".key" files nobody asked for (sign::key_files).
+void check_out(const std::string& out) {
+  if (out.empty()) throw InputError(R"(--out: expected a file path, found "")");
+  try {
+    sign::key_files(out);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--out: ") + e.what());
+  }
+}
+
 int run_keygen(const KeygenFlags& f) {
+  check_out(f.out);
   std::string pass = sign::passphrase_from_env(f.passphrase_env);
   sign::KeyFiles k = sign::write_key_pair(*sign::generate_key(), f.out, pass, f.force);
   std::cout << "private key: " << k.private_key.string() << " (mode 0600" << (pass.empty() ? ", unencrypted" : ", encrypted")

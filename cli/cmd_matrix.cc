@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/kb_flag.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "emit/plan_emit.h"
@@ -18,7 +19,8 @@ namespace {
 using namespace imgtool::matrix;
 
 struct MatrixOptions {
-  std::string file, explain, host_driver, gpu, kb_dir, today;
+  std::string file, explain, host_driver, gpu, today;
+  KbFlag kb;
   bool json = false;
 };
 
@@ -96,7 +98,7 @@ int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
 
 int run_matrix(const MatrixOptions& o) {
   if (o.host_driver.empty() != o.gpu.empty()) throw InputError("--host-driver and --gpu: expected both, found only one");
-  KnowledgeBase kb = o.kb_dir.empty() ? KnowledgeBase::load_default() : KnowledgeBase::load(o.kb_dir);
+  KnowledgeBase kb = o.kb.load();
   if (!o.explain.empty()) return print_explain(o, kb, o.explain, o.json);
   Plan plan = plan_matrix(o.file, kb, {o.today});
   if (!o.host_driver.empty()) return print_host(plan, kb, o);
@@ -113,7 +115,7 @@ Registration matrix_registration{{"matrix", "Expand a matrix file against the co
                     sub.add_option("--explain", o->explain, "why cells matching 'axis=value,…' are (not) kept, e.g. 'paddle=2.6.2,cuda=12.6'");
                     sub.add_option("--host-driver", o->host_driver, "only cells that run on a host with this NVIDIA driver (needs --gpu)");
                     sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, alias or nvidia-smi device name), e.g. V100");
-                    sub.add_option("--kb", o->kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
+                    o->kb.add(sub);
                     sub.add_option("--today", o->today, "date for the Python end-of-life check, YYYY-MM-DD (default: today)");
                     return [o] { return run_matrix(*o); };
                   }}};

@@ -12,9 +12,13 @@
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
 #include "builder/report_changes.h"
+#include "cli/kb_flag.h"
 #include "cli/progress_printer.h"
+#include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
+#include "core/strings.h"
+#include "smoke/run_profile.h"
 
 namespace imgtool::cli {
 namespace {
@@ -25,15 +29,15 @@ namespace bt = imgtool::builder;
 
 struct NightlyFlags {
   std::vector<std::string> inputs;
-  std::string registry, key, report, shard = "1/1", state, passphrase_env, ca_file, records, shm_size, stage;
-  std::string gpus = "auto", gpu_host;
+  std::string registry, key, report, shard = "1/1", state, passphrase_env, ca_file, stage;
+  SmokeFlags smoke;  // shared with smoke and verify (cli/smoke_flags.h); collect uses its --records/--no-record
+  KbFlag kb;
   std::string kb_index;  // --kb-index URL (implies --kb-check)
   bool kb_check = false;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
-  bool no_record = false;
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, insecure_http = false, no_gpu_host = false, quiet = false;
+  bool fresh_smoke = false, insecure_http = false, quiet = false;
 };
 
 void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
@@ -60,20 +64,24 @@ std::string joined(const std::vector<std::string>& inputs) {
   return out;
 }
 
-// The flags as a builder::NightlyRequest (builder/nightly_run.h). Parsed before the aggregate: GCC 12
-// destroys the half-built aggregate's members twice when an initializer throws (a bad --shard
-// crashed with SIGSEGV instead of exiting 2).
-bt::NightlyRequest nightly_request(const NightlyFlags& f) {
+// The flags as a builder::NightlyRequest (builder/nightly_run.h); `kb` is the run's one KB (plan,
+// gate, throughput floors, the report's KB section). Parsed before the aggregate: GCC 12 destroys
+// the half-built aggregate's members twice when an initializer throws (a bad --shard crashed with
+// SIGSEGV instead of exiting 2).
+bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::KnowledgeBase& kb) {
   if (f.inputs.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
     throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
                      "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
-  auto host = smoke::parse_gpu_host(f.gpu_host, f.no_gpu_host);
+  smoke::SmokeOptions smoke{.gpus = "auto"};
+  smoke::RecordOptions records;
+  f.smoke.fill(smoke, records);  // bad smoke flags and profiles are refused here, before anything runs
+  records.peaks = smoke::kb_peaks(kb);
   auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
   auto shard = bt::parse_shard(f.shard);
   std::optional<bt::PublishTarget> release;
   if (!f.stage.empty()) release = bt::parse_registry(f.registry);
-  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index};
+  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
   if (!f.kb_index.empty()) kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
   bt::NightlyRequest req{.inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
                          .only = f.only,
@@ -83,19 +91,21 @@ bt::NightlyRequest nightly_request(const NightlyFlags& f) {
                                      .target = target,
                                      .shard = shard,
                                      .matrix = joined(f.inputs),
-                                     .gpus = f.gpus + smoke::gpu_host_mode(host).note,  // also the smoke cache key
+                                     .gpus = smoke::settings_key(smoke),  // also the smoke cache key
                                      .fresh_smoke = f.fresh_smoke,
                                      .kb = kb_opt},
-                         .steps = {.target = target, .key = f.key, .passphrase_env = f.passphrase_env, .gpus = f.gpus,
-                                   .gpu_host = host, .shm_size = f.shm_size, .records = f.records, .ca_file = f.ca_file,
-                                   .insecure_http = f.insecure_http},
-                         .release = release};
+                         .steps = {.target = target, .key = f.key, .passphrase_env = f.passphrase_env, .smoke = smoke,
+                                   .records = records, .profile = strings::join(f.smoke.profiles, ","),
+                                   .ca_file = f.ca_file, .insecure_http = f.insecure_http, .kb = &kb},
+                         .release = release,
+                         .kb = &kb};
   req.log = [](const std::string& line) { std::cerr << line << std::endl; };
   return req;
 }
 
 int run_nightly_cmd(const NightlyFlags& f) {
-  bt::NightlyRequest req = nightly_request(f);
+  auto kb = f.kb.load();  // the run's one KB
+  bt::NightlyRequest req = nightly_request(f, kb);
   print_progress(req.options.build, "nightly", f.quiet);
   auto report = bt::nightly(req);
   print_summary(report, f.report);
@@ -113,7 +123,7 @@ int run_merge(const NightlyFlags& f) {
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
-  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.no_record, .records = f.records},
+  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
                        .key = f.key, .passphrase_env = f.passphrase_env,
                        .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
   for (auto& r : f.collect_files) o.results.push_back(r);
@@ -144,19 +154,12 @@ Registration nightly_registration({"nightly",
                     sub.add_option("--passphrase-env", f->passphrase_env, "env var holding the key's passphrase");
                     sub.add_option("--report", f->report, "report folder (md, html, json, junit)");
                     sub.add_option("--shard", f->shard, "i/n: this runner's share of the cells (default 1/1)");
-                    sub.add_option("--gpus", f->gpus, "docker run --gpus for the smoke: auto (default: all for gpu images, none "
-                                                      "for cpu), none, all, device=0, …");
-                    sub.add_option("--shm-size", f->shm_size, "docker run --shm-size for the smoke");
-                    sub.add_flag("--no-gpu-host", f->no_gpu_host,
-                                 "this host has no GPU: gpu images are smoke-tested up to the driver (imgtool smoke "
-                                 "--no-gpu-host) and the report says the GPU part was not run");
-                    sub.add_option("--gpu-host", f->gpu_host, "gpu (default), none (= --no-gpu-host) or test-double: "
-                                   "what this host offers gpu images (imgtool smoke --gpu-host)");
+                    f->smoke.add(sub, kSmokePart);
+                    f->kb.add(sub);
                     sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
                     sub.add_option("--only", f->only, "only these tags")->delimiter(',');
                     sub.add_option("--state", f->state, "state folder (default: the imgtool cache folder)");
                     sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
-                    sub.add_option("--records", f->records, "throughput records file (default: verify's)");
                     sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
                     sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
                     sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
@@ -174,8 +177,8 @@ Registration nightly_registration({"nightly",
                     collect->add_option("results", f->collect_files, "probe result files, one per cell, named <tag>.json");
                     collect->add_option("--from-report", f->from_report, "the nightly report folder the cells are in");
                     collect->add_option("--report", f->report, "report folder to write (may be the same)");
-                    collect->add_option("--records", f->records, "throughput records file (default: verify's)");
-                    collect->add_flag("--no-record", f->no_record, "do not store nor judge throughput");
+                    collect->add_option("--records", f->smoke.records, "throughput records file (default: verify's)");
+                    collect->add_flag("--no-record", f->smoke.no_record, "do not store nor judge throughput");
                     collect->add_option("--key", f->key, "private key (file or env://VAR): attest each result as the "
                                         "cell's hardware evidence for its published digest (smoke/evidence.h)");
                     collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");

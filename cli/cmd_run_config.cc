@@ -1,6 +1,6 @@
 // imgtool run-config IMAGE --profile P [--profile P2…] [--set k=v…] --format docker|compose|k8s [--kind job|deployment]
-// Thin front end: loads the layered profile, reads the image's labels, refuses
-// what the image cannot do, prints the rendering.
+// Thin front end: loads the layered profile, reads the image's labels, resolves
+// `gpus: auto` by them, refuses what the image cannot do, prints the rendering.
 #include <iostream>
 #include <memory>
 
@@ -36,8 +36,7 @@ int run_config(const RunConfigOptions& o) {
   runconf::RenderOptions r{runconf::parse_format(o.format), o.kind, runnable_ref(o.image)};
   runconf::RunSpec spec = runconf::load_profile({o.profiles.empty() ? std::vector<std::string>{"base"} : o.profiles, o.sets, o.profile_dirs});
   auto kb = matrix::KnowledgeBase::load_default();
-  runconf::check_fits(spec, runconf::read_image_facts(o.image, o.insecure_http), kb);
-  std::cout << runconf::render(spec, r, kb);
+  std::cout << runconf::render_for_image(spec, runconf::read_image_facts(o.image, o.insecure_http), r, kb);
   return 0;
 }
 

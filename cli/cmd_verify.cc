@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "cli/sign_common.h"
+#include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
 #include "sign/keys.h"
 #include "verify/report_render.h"
 #include "verify/verify_image.h"
-#include "run/render.h"
 
 namespace imgtool::cli {
 namespace {
@@ -20,26 +20,16 @@ struct VerifyFlags {
   std::string ref, key, identity, junit;
   bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false, require_gpu_smoke = false;
   RegistryFlags registry;
-  verify::VerifySmokeOptions smoke;
-  std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
-  int smoke_timeout_s = 900;
-  int reps = 0;
-  bool no_record = false;
+  SmokeFlags smoke;  // shared with smoke and nightly (cli/smoke_flags.h)
 };
 
-// The GPU smoke part's options (verify/verify_smoke.h), from the flags.
-verify::VerifySmokeOptions smoke_options(const VerifyFlags& f) {
-  verify::VerifySmokeOptions o = f.smoke;
-  o.timeout = std::chrono::seconds(f.smoke_timeout_s);
-  if (!f.profiles.empty() || !f.sets.empty()) {  // what was smoked is what is run
-    auto s = runconf::smoke_settings(runconf::load_profile({f.profiles.empty() ? std::vector<std::string>{"base"} : f.profiles, f.sets, {}}));
-    if (o.gpus == "auto" && !s.gpus.empty()) o.gpus = s.gpus;
-    if (o.shm_size.empty()) o.shm_size = s.shm_size;
-    o.run_flags = s.flags;
-    o.probe_args.insert(o.probe_args.end(), s.probe_args.begin(), s.probe_args.end());
-  }
-  if (f.reps > 0) o.probe_args.insert(o.probe_args.end(), {"--reps", std::to_string(f.reps)});
-  o.record = !f.no_record;
+// The GPU smoke part's options (verify/verify_smoke.h), from the flags. `kb`: the command's one KB
+// for the throughput floors.
+verify::VerifySmokeOptions smoke_options(const VerifyFlags& f, const matrix::KnowledgeBase& kb) {
+  verify::VerifySmokeOptions o;
+  f.smoke.fill(o.smoke, o.records);
+  o.records.peaks = smoke::kb_peaks(kb);
+  o.engine = &engine::local_engine();
   o.log = [](const std::string& line) { std::cerr << line << "\n"; };
   return o;
 }
@@ -54,8 +44,7 @@ void emit(const VerifyFlags& f, const verify::Report& r) {
 
 int run_verify(const VerifyFlags& f) {
   sign::Pkey pub = f.key.empty() ? nullptr : sign::load_public_key(f.key);
-  std::optional<matrix::KnowledgeBase> kb;
-  if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
+  auto kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims, throughput floors for the smoke
   verify::Report report = verify::verify_image({.ref = f.ref,
                                                 .transport = f.registry.transport(),
                                                 .public_key = pub.get(),
@@ -66,8 +55,8 @@ int run_verify(const VerifyFlags& f) {
                                                 .sbom = !f.no_sbom,
                                                 .smoke = !f.no_smoke,
                                                 .require_gpu_smoke = f.require_gpu_smoke,
-                                                .smoke_options = smoke_options(f),
-                                                .kb = kb ? &*kb : nullptr});
+                                                .smoke_options = smoke_options(f, kb),
+                                                .kb = f.no_claims ? nullptr : &kb});
   emit(f, report);
   return report.ok() ? 0 : 1;
 }
@@ -81,17 +70,7 @@ Registration verify_registration{{"verify", "Verify an image: signature, labels/
                     sub.add_option("--identity", f->identity,
                                    "required signed docker-reference (default: REGISTRY/REPO, any tag)");
                     sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
-                    sub.add_option("--gpus", f->smoke.gpus,
-                                   "smoke: docker run --gpus value; auto = all for gpu-variant images, none for cpu")
-                        ->default_val("auto");
-                    sub.add_option("--shm-size", f->smoke.shm_size, "smoke: docker run --shm-size (e.g. 2g)");
-                    sub.add_option("--profile", f->profiles, "smoke: run profile layer(s) as for run-config (shm, ulimits, user, env, limits)");
-                    sub.add_option("--set", f->sets, "smoke: run profile key=value, applied last");
-                    sub.add_option("--smoke-timeout", f->smoke_timeout_s, "smoke: seconds for the probe's docker run (900)");
-                    sub.add_option("--reps", f->reps, "smoke: timed repetitions per benchmark (default: the probe's)");
-                    sub.add_option("--records", f->smoke.records,
-                                   "smoke: throughput records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
-                    sub.add_flag("--no-record", f->no_record, "smoke: do not store or judge throughput");
+                    f->smoke.add(sub, kSmokePart);
                     sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
                     sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
                     sub.add_flag("--no-sbom", f->no_sbom,

@@ -71,6 +71,11 @@ TEST_CASE("atomic writes and staging folders leave nothing half-written") {
   }
   CHECK(read_file(base / "out" / "f") == "2");
   CHECK(fs::status(base / "out").permissions() == fs::perms(0755));  // an output folder, readable as before
+  // A place that takes no folder is the user's path: InputError naming it and why, not an Error.
+  CHECK_THROWS_WITH_AS(StagingDir("/proc/x"), "'/proc/x': expected a place where a folder can be made, found /proc: no such "
+                                              "folder, or one that takes no new folders (like /proc)", InputError);
+  CHECK_THROWS_WITH_AS(StagingDir(base / "a" / "key" / "out"), ("'" + (base / "a/key/out").string() + "': expected a place where a "
+                       "folder can be made, found " + (base / "a/key").string() + ": a file where a folder should be").c_str(), InputError);
   fs::remove_all(base);
 }
 

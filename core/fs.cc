@@ -98,6 +98,33 @@ fs::path make_private_dir(const fs::path& parent, const std::string& prefix) {
   return tmpl;
 }
 
+// Why no folder can be made at a place the user named (errno of mkdir/mkdtemp there), or
+// nullptr when the failure is not the place's (a full disk, too many files: exit 1, retry later).
+const char* place_refuses(int e) {
+  switch (e) {
+    case EACCES: case EPERM: return "permission denied";
+    case EROFS: return "a read-only file system";
+    case ENOENT: return "no such folder, or one that takes no new folders (like /proc)";
+    case ENOTDIR: return "a file where a folder should be";
+    default: return nullptr;
+  }
+}
+
+// The staging folder beside `final` (StagingDir): a place that refuses new folders is the
+// user's choice of path, so InputError naming it; other failures stay Error.
+fs::path make_staging_dir(const fs::path& final) {
+  fs::path parent = final.has_parent_path() ? final.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string tmpl = (parent / ("." + final.filename().string() + ".tmp-XXXXXX")).string();
+  int e = ec.value();
+  if (!e && !::mkdtemp(tmpl.data())) e = errno;
+  if (!e) return tmpl;
+  if (const char* why = place_refuses(e))
+    throw InputError("'" + final.string() + "': expected a place where a folder can be made, found " + parent.string() + ": " + why);
+  throw Error("cannot create a folder beside " + final.string() + " in " + parent.string() + ": " + std::strerror(e));
+}
+
 }  // namespace
 
 PrivateTempDir::PrivateTempDir(const std::string& prefix, const fs::path& parent)
@@ -111,9 +138,7 @@ PrivateTempDir::~PrivateTempDir() {
 // The staging folder is made by mkdtemp beside the final one (same filesystem: commit() is a
 // rename), so no one can plant it or a link in its place.
 StagingDir::StagingDir(fs::path final_dir) : final_(folder_name(final_dir)) {
-  fs::path parent = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
-  fs::create_directories(parent);
-  tmp_ = make_private_dir(parent, "." + final_.filename().string() + ".tmp-");
+  tmp_ = make_staging_dir(final_);
   fs::permissions(tmp_, fs::perms(0755));  // the output folder it becomes is meant to be read
 }
 

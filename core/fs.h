@@ -42,7 +42,10 @@ std::string read_file(const fs::path& path);
 
 // A temporary folder beside `final_dir`; commit() swaps it into place
 // (replacing an older folder of that name). Destroyed without commit(), it is
-// removed, so an error leaves nothing half-written behind.
+// removed, so an error leaves nothing half-written behind. `final_dir` is a path the
+// user named: one with no name, or at a place that takes no new folder (no permission,
+// read-only, /proc, a file in the way), is InputError "'PATH': expected …" (callers
+// prefix their flag); other failures (a full disk) are Error.
 class StagingDir {
  public:
   explicit StagingDir(fs::path final_dir);

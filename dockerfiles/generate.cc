@@ -1,5 +1,6 @@
 #include "dockerfiles/generate.h"
 
+#include <memory>
 #include <set>
 
 #include "core/error.h"
@@ -104,9 +105,18 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
 
 namespace {
 
-// Writes the rendered cells into out_dir through a staging folder (all or nothing).
-std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, const GenerateOptions& opt) {
-  StagingDir stage(opt.out_dir);
+// The staging folder beside out_dir, made before any cell is rendered: a path that cannot
+// be had (core/fs.h: no name, /proc, read-only, no permission) is refused naming --out.
+std::unique_ptr<StagingDir> stage_for(const fs::path& out_dir) {
+  try {
+    return std::make_unique<StagingDir>(out_dir);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--out ") + e.what());
+  }
+}
+
+// Writes the rendered cells into out_dir through the staging folder (all or nothing).
+std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, StagingDir& stage, const GenerateOptions& opt) {
   std::vector<GeneratedCell> out;
   for (auto& r : rendered) out.push_back(write_cell(r, stage.path(), opt.out_dir));
   write_file_atomic(stage.path() / kMarker, "made by imgtool generate; replaced as a whole on the next run\n");
@@ -119,15 +129,17 @@ std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, 
 std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt) {
   check_cells(cells);
   check_out_dir(opt.out_dir);
+  auto stage = stage_for(opt.out_dir);
   TemplateDir templates(templates_dir(opt));
   std::vector<RenderedCell> rendered;  // render all first: a bad cell fails before any write
   for (auto& c : cells) rendered.push_back(render_cell(c, templates, opt.kb_version));
-  return write_all(rendered, opt);
+  return write_all(rendered, *stage, opt);
 }
 
 GenerateOutcome generate_each(const std::vector<matrix::Cell>& cells, const GenerateOptions& opt) {
   check_cells(cells);
   check_out_dir(opt.out_dir);
+  auto stage = stage_for(opt.out_dir);
   TemplateDir templates(templates_dir(opt));
   GenerateOutcome out;
   std::vector<RenderedCell> rendered;
@@ -138,7 +150,7 @@ GenerateOutcome generate_each(const std::vector<matrix::Cell>& cells, const Gene
       out.failed.push_back({c, e.what()});
     }
   }
-  if (!rendered.empty()) out.generated = write_all(rendered, opt);
+  if (!rendered.empty()) out.generated = write_all(rendered, *stage, opt);
   return out;
 }
 

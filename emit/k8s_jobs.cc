@@ -30,7 +30,8 @@ std::string configmap(const SmokeJobOptions& o) {
 runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
   runconf::RunSpec s = o.profile;
   s.name = smoke_job_name(c.cell.tag);
-  if (!s.gpu_devices.empty() || s.gpus.empty() || s.gpus == "0" || s.gpus == "all") s.gpus = "1";
+  // One GPU per smoke Job whatever the profile says (base.yaml's `auto` included: a gpu cell on Kubernetes).
+  if (!s.gpu_devices.empty() || s.gpus.empty() || s.gpus == "0" || s.gpus == "all" || s.gpus == "auto") s.gpus = "1";
   s.gpu_devices.clear();  // Kubernetes schedules nvidia.com/gpu by count
   if (!o.gpu_model.empty()) s.gpu_model = o.gpu_model;
   if (!s.shm_bytes) s.shm_bytes = runconf::parse_size(o.shm_size).value_or(0);

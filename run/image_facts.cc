@@ -52,6 +52,35 @@ ImageFacts read_image_facts(const std::string& ref, bool insecure_http) {
   return ImageFacts::from_labels(ref, local_labels(name));
 }
 
+namespace {
+
+struct AutoGpus {
+  const char* variant;
+  Format format;
+  const char* gpus;
+};
+
+// What `gpus: auto` becomes (image_facts.h says why).
+const AutoGpus kAutoGpus[] = {
+    {"gpu", Format::kDocker, "all"}, {"gpu", Format::kCompose, "all"}, {"gpu", Format::kK8s, "1"},
+    {"cpu", Format::kDocker, "0"},   {"cpu", Format::kCompose, "0"},   {"cpu", Format::kK8s, "0"},
+};
+
+}  // namespace
+
+void resolve_gpus(RunSpec& s, const ImageFacts& img, Format f) {
+  if (!s.gpus_auto()) return;
+  for (const auto& a : kAutoGpus)
+    if (img.variant == a.variant && f == a.format) {
+      s.gpus = a.gpus;
+      return;
+    }
+  std::string at = s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ";
+  throw InputError(at + "gpus: auto: expected an image labelled io.imgtool.variant=gpu or cpu to choose the GPUs by, found " +
+                   (img.variant.empty() ? "no such label" : "io.imgtool.variant=" + img.variant) + " on " + img.ref +
+                   "; set the GPUs yourself (--set gpus=1, or gpus=0 for none)");
+}
+
 void check_fits(const RunSpec& s, const ImageFacts& img, const matrix::KnowledgeBase& kb) {
   std::string at = s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ";
   if (img.variant == "cpu" && s.wants_gpu())

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "matrix/kb.h"
+#include "run/format.h"
 #include "run/profile.h"
 
 namespace imgtool::runconf {
@@ -24,6 +25,14 @@ struct ImageFacts {
 // `docker image inspect`; `docker://…` and `oci:` through the image/ transports
 // (manifest -> config blob). Throws Error when the image cannot be read.
 ImageFacts read_image_facts(const std::string& ref, bool insecure_http = false);
+
+// `gpus: auto` (base.yaml's default) for this image and output, from its variant label:
+//   gpu image  docker/compose: "all" (every GPU, as `imgtool smoke --gpus auto`);
+//              k8s: "1" (nvidia.com/gpu is scheduled by count; "all" of a node cannot be asked for)
+//   cpu image  "0"
+// An image with no (or another) io.imgtool.variant is refused (InputError naming where auto was
+// set): the user sets gpus. A spec without `gpus: auto` is left as it is (check_fits judges it).
+void resolve_gpus(RunSpec& spec, const ImageFacts& img, Format f);
 
 // Throws InputError naming the profile key (and where it was set) when the
 // profile cannot run this image.

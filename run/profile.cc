@@ -20,7 +20,7 @@ const std::vector<KeyInfo>& profile_keys() {
   static const std::vector<KeyInfo> keys = {
       {"name", KeyType::kString, "workload name (container, compose service, Kubernetes object)"},
       {"command", KeyType::kList, "the command and its arguments"},
-      {"gpus", KeyType::kCount, "GPUs: a count >= 0 or 'all'"},
+      {"gpus", KeyType::kCount, "GPUs: auto (the image's variant: all for gpu, one on Kubernetes, none for cpu), a count >= 0 or 'all'"},
       {"gpu_devices", KeyType::kList, "GPU device indexes or UUIDs (wins over gpus)"},
       {"gpu_model", KeyType::kString, "GPU model the workload needs (KB name or nvidia-smi name); K8s nodeSelector"},
       {"shm_size", KeyType::kSize, "/dev/shm size, e.g. 8g (Paddle's DataLoader workers share tensors there)"},
@@ -97,7 +97,7 @@ std::string type_error(KeyType t, const std::string& v) {
   static const std::regex cpus(R"(^[0-9]+(\.[0-9]+)?$)"), user(R"(^[0-9]+(:[0-9]+)?$)"), mount(R"(^[^:]+:/[^:]*$)");
   switch (t) {
     case KeyType::kString: case KeyType::kList: return "";
-    case KeyType::kCount: return v == "all" || is_uint(v) ? "" : "a GPU count >= 0 or 'all'";
+    case KeyType::kCount: return v == "auto" || v == "all" || is_uint(v) ? "" : "'auto', 'all' or a GPU count >= 0";
     case KeyType::kSize: return parse_size(v) ? "" : "a size > 0 like 8g, 512m, 1Gi or 67108864 (units b k m g t, Ki Mi Gi Ti)";
     case KeyType::kUlimit: return parse_ulimit(v) ? "" : "'unlimited', -1, or a size > 0 like 67108864 or 64m";
     case KeyType::kCpus: return std::regex_match(v, cpus) && std::stod(v) > 0 ? "" : "a CPU count > 0 like 8 or 0.5";

@@ -45,7 +45,7 @@ struct Mount {
 struct RunSpec {
   std::string name = "paddle";
   std::vector<std::string> command;
-  std::string gpus;                      // "" (not set), "all", or a count "2"
+  std::string gpus;                      // "" (not set), "auto" (the image decides: resolve_gpus), "all", or a count "2"
   std::vector<std::string> gpu_devices;  // device ids/UUIDs; wins over gpus when set
   std::string gpu_model;                 // "A100", or an nvidia-smi device name; "" = any
   uint64_t shm_bytes = 0;
@@ -64,8 +64,11 @@ struct RunSpec {
   int health_initial_delay_s = 30, health_period_s = 30;
   std::vector<std::string> layers;       // files applied, in order
 
-  bool wants_gpu() const { return !gpu_devices.empty() || (!gpus.empty() && gpus != "0"); }
-  int gpu_count() const;                 // devices' count, the count, or -1 for "all"
+  // `gpus: auto` not yet resolved against an image (image_facts.h: resolve_gpus).
+  bool gpus_auto() const { return gpu_devices.empty() && gpus == "auto"; }
+  // GPUs asked for by devices, a count > 0 or "all" ("auto" asks for nothing until resolved).
+  bool wants_gpu() const { return !gpu_devices.empty() || (!gpus.empty() && gpus != "0" && gpus != "auto"); }
+  int gpu_count() const;                 // devices' count, the count, or -1 for "all" (not for "auto")
   std::string gpus_set_at;               // origin of gpus/gpu_devices (for messages)
 };
 

@@ -98,7 +98,7 @@ TEST_CASE("bad profiles: one line naming file:line or the key") {
   CHECK(error_of({"no-such-profile"}).rfind("--profile no-such-profile: expected a profile layer named 'no-such-profile'", 0) == 0);
   std::string root = d.file("root.yaml", "user: \"0:0\"\n");
   CHECK(error_of({root}).find("user: expected a numeric non-root uid") != std::string::npos);
-  CHECK(error_of({"base"}, {"gpus=-1"}) == "--set gpus=-1: gpus: expected a GPU count >= 0 or 'all', found '-1'");
+  CHECK(error_of({"base"}, {"gpus=-1"}) == "--set gpus=-1: gpus: expected 'auto', 'all' or a GPU count >= 0, found '-1'");
   CHECK(error_of({"base"}, {"shm_size=8gb"}).rfind("--set shm_size=8gb: shm_size: expected a size > 0", 0) == 0);
   CHECK(error_of({"base"}, {"bogus=1"}).find("found unknown key 'bogus'") != std::string::npos);
   CHECK(error_of({"base"}, {"noequals"}) == "--set noequals: expected key=value, found no '='");

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "matrix/kb.h"
+#include "run/format.h"
+#include "run/image_facts.h"
 #include "run/profile.h"
 
 namespace imgtool::runconf {
@@ -19,9 +21,6 @@ namespace imgtool::runconf {
 // kubernetes.io/releases; 1.30 ended in 2025): what a manifest here is valid for on every one of them.
 // kubernetes-validate 1.37.0 ships schemas v1.25.0 .. v1.37.0.
 inline constexpr const char* kK8sVersion = "1.35.0";
-
-enum class Format { kDocker, kCompose, kK8s };
-Format parse_format(const std::string& s);  // InputError on anything else
 
 struct RenderOptions {
   Format format = Format::kDocker;
@@ -38,11 +37,12 @@ std::vector<std::string> docker_run_flags(const RunSpec& s);
 std::vector<std::string> runtime_flags(const RunSpec& s);
 // The probe's expectations for the profile's promises (--expect-memlock/stack/shm/user).
 std::vector<std::string> probe_expectations(const RunSpec& s);
-// How `imgtool smoke/verify --profile` run the probe: the profile's GPUs and
-// /dev/shm (the runner's own options), the rest of runtime_flags(), and the
-// probe's expectations.
+// How `imgtool smoke/verify/nightly --profile` run the probe (smoke::apply_profile): the
+// profile's GPUs and /dev/shm (the runner's own options), the rest of runtime_flags(), and
+// the probe's expectations.
 struct SmokeRunSettings {
-  std::string gpus;                      // "" = the profile names none
+  std::string gpus;                      // docker run --gpus: "all", "2", "\"device=0,1\"", "none" (gpus: 0);
+                                         // "" = the profile leaves it to the image (auto, or not set)
   std::string shm_size;                  // "8g" or ""
   std::vector<std::string> flags;        // runtime_flags() without --gpus/--shm-size
   std::vector<std::string> probe_args;   // probe_expectations()
@@ -56,11 +56,19 @@ std::string absolute_host_path(const std::string& p);
 // ("NVIDIA A100-SXM4-80GB" -> "NVIDIA-A100-SXM4-80GB"); the KB's name when it knows the model.
 std::string gpu_product_label(const std::string& gpu_model, const matrix::KnowledgeBase& kb);
 
+// Error when `s` still says `gpus: auto` (see render() below).
+void require_resolved(const RunSpec& s);
+
 std::string render_docker(const RunSpec& s, const std::string& image);
 std::string render_compose(const RunSpec& s, const std::string& image);
 // Throws InputError for what Kubernetes cannot express (gpus: all).
 std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind, const matrix::KnowledgeBase& kb);
+// The renderers want a spec whose `gpus: auto` is resolved (resolve_gpus); given one that is not,
+// they throw Error (a caller's mistake, not the user's).
 std::string render(const RunSpec& s, const RenderOptions& o, const matrix::KnowledgeBase& kb);
+// run-config's one call: resolves `gpus: auto` for the image and format (resolve_gpus), refuses
+// what the image cannot do (check_fits: InputError, exit 2), renders.
+std::string render_for_image(RunSpec s, const ImageFacts& img, const RenderOptions& o, const matrix::KnowledgeBase& kb);
 
 // Shell-quotes one word for a POSIX shell ('…' when needed).
 std::string shell_quote(const std::string& w);

@@ -39,6 +39,7 @@ YAML::Node gpu_reservation(const RunSpec& s) {
 }  // namespace
 
 std::string render_compose(const RunSpec& s, const std::string& image) {
+  require_resolved(s);
   YAML::Node svc;
   svc["image"] = image;
   for (auto& w : s.command) svc["command"].push_back(str_node(w));

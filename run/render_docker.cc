@@ -67,6 +67,7 @@ SmokeRunSettings smoke_settings(const RunSpec& s) {
     else if (f[i] == "--shm-size") r.shm_size = f[i + 1];
     else r.flags.insert(r.flags.end(), {f[i], f[i + 1]});
   }
+  if (s.gpu_devices.empty() && s.gpus == "0") r.gpus = "none";  // the profile says no GPU
   r.probe_args = probe_expectations(s);
   return r;
 }
@@ -90,6 +91,7 @@ std::vector<std::string> docker_run_flags(const RunSpec& s) {
 }
 
 std::string render_docker(const RunSpec& s, const std::string& image) {
+  require_resolved(s);
   std::vector<std::string> words = {"docker", "run", "--rm", "--name", s.name};
   for (auto& w : docker_run_flags(s)) words.push_back(w);
   words.push_back(image);
@@ -99,6 +101,11 @@ std::string render_docker(const RunSpec& s, const std::string& image) {
   return out + "\n";
 }
 
+void require_resolved(const RunSpec& s) {
+  if (s.gpus_auto())
+    throw Error("gpus: auto reached a renderer unresolved; resolve it against the image first (runconf::resolve_gpus)");
+}
+
 std::string render(const RunSpec& s, const RenderOptions& o, const matrix::KnowledgeBase& kb) {
   switch (o.format) {
     case Format::kDocker: return render_docker(s, o.image);
@@ -106,6 +113,12 @@ std::string render(const RunSpec& s, const RenderOptions& o, const matrix::Knowl
     case Format::kK8s: return render_k8s(s, o.image, o.kind, kb);
   }
   return "";
+}
+
+std::string render_for_image(RunSpec s, const ImageFacts& img, const RenderOptions& o, const matrix::KnowledgeBase& kb) {
+  resolve_gpus(s, img, o.format);
+  check_fits(s, img, kb);
+  return render(s, o, kb);
 }
 
 }  // namespace imgtool::runconf

@@ -80,7 +80,9 @@ YAML::Node container(const RunSpec& s, const std::string& image, YAML::Node& vol
     e["value"] = str_node(v);
     c["env"].push_back(e);
   }
-  c["resources"] = resources(s);
+  // No limits (a cpu image with no cpus/memory set): no `resources` at all; an empty node
+  // would be written as `resources: ""`, which Kubernetes refuses ("'' is not of type 'object'").
+  if (YAML::Node r = resources(s); r.size()) c["resources"] = r;
   c["securityContext"] = security(s);
   c["securityContext"]["allowPrivilegeEscalation"] = false;
   if (s.shm_bytes) {
@@ -133,6 +135,7 @@ std::string gpu_product_label(const std::string& gpu_model, const matrix::Knowle
 }
 
 std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind, const matrix::KnowledgeBase& kb) {
+  require_resolved(s);
   if (kind != "job" && kind != "deployment") throw InputError("--kind: expected job or deployment, found '" + kind + "'");
   YAML::Node root;
   bool job = kind == "job";

@@ -6,6 +6,7 @@
 
 #include "core/fs.h"
 #include "run/render.h"
+#include "run/testing/validators.h"
 #include "tests/fixtures.h"
 #include "tests/test_images.h"
 
@@ -13,6 +14,7 @@
 
 using namespace imgtool;
 using namespace imgtool::testing;
+namespace rv = imgtool::runconf::testing;
 
 namespace {
 
@@ -48,7 +50,22 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
     auto r = cli({"run-config", kGpu, "--profile", project, "--format", "docker"});
     REQUIRE(r.exit_code == 0);
     CHECK(lines_of(r.out) == 1);
-    CHECK(r.out.find("--gpus 1 --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864") != std::string::npos);
+    CHECK(r.out.find("--gpus all --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864") != std::string::npos);  // gpus: auto
+  }
+  SUBCASE("the default profile on a cpu image: no GPU (issue 26); gpus=0 on Kubernetes is valid") {
+    auto docker = cli({"run-config", kCpu, "--format", "docker"});
+    REQUIRE(docker.exit_code == 0);
+    CHECK(docker.out.find("--gpus") == std::string::npos);
+    CHECK(rv::docker_run_problem(docker.out, kCpu, {}) == "");
+    auto k8s = cli({"run-config", kCpu, "--format", "k8s", "--set", "gpus=0"});
+    REQUIRE(k8s.exit_code == 0);
+    CHECK(k8s.out.find("resources") == std::string::npos);
+    write_file_atomic(d.path / "cpu-job.yaml", k8s.out);
+    auto gpu = cli({"run-config", kGpu, "--format", "k8s"});
+    REQUIRE(gpu.exit_code == 0);
+    CHECK(gpu.out.find("nvidia.com/gpu: \"1\"") != std::string::npos);  // auto on Kubernetes: one GPU
+    write_file_atomic(d.path / "gpu-job.yaml", gpu.out);
+    for (auto& [file, problem] : rv::k8s_problems({d.path / "cpu-job.yaml", d.path / "gpu-job.yaml"})) CHECK_MESSAGE(problem == "", file);
   }
   SUBCASE("compose passes docker-compose config") {
     auto r = cli({"run-config", "docker-daemon:" + std::string(kGpu), "--profile", project, "--format", "compose"});
@@ -72,9 +89,11 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
     CHECK_FALSE(imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / "bad.yaml").string()}).ok());
   }
   SUBCASE("refusals and bad input: exit 2, one line") {
-    auto cpu_gpu = cli({"run-config", kCpu, "--profile", "ocr", "--format", "docker"});
+    auto cpu_gpu = cli({"run-config", kCpu, "--profile", "ocr", "--set", "gpus=1", "--format", "docker"});
     CHECK(cpu_gpu.exit_code == 2);
-    CHECK(cpu_gpu.err.find("io.imgtool.variant=cpu") != std::string::npos);
+    CHECK(lines_of(cpu_gpu.err) == 1);
+    CHECK(cpu_gpu.err.find("--set gpus=1: gpus: expected no GPU for " + std::string(kCpu) + " (label io.imgtool.variant=cpu") !=
+          std::string::npos);
     CHECK(cli({"run-config", kCpu, "--profile", "ocr", "--set", "gpus=0"}).exit_code == 0);
     auto zero = cli({"run-config", kGpu, "--profile", "ocr", "--set", "gpus=0"});
     CHECK(zero.exit_code == 2);

@@ -36,4 +36,9 @@ GpuHost parse_gpu_host(const std::string& mode, bool no_gpu_host) {
   throw InputError("--gpu-host: expected one of " + gpu_host_names() + ", found '" + mode + "'");
 }
 
+std::string resolve_gpus(const std::string& gpus, const std::string& variant, GpuHost host) {
+  if (!gpus.empty() && gpus != "auto") return gpus;
+  return variant == "gpu" ? gpu_host_mode(host).auto_gpus : "none";
+}
+
 }  // namespace imgtool::smoke

@@ -32,4 +32,9 @@ GpuHost parse_gpu_host(const std::string& mode, bool no_gpu_host = false);
 // The accepted values, for --help and error lines: "gpu, none, test-double".
 std::string gpu_host_names();
 
+// The one `--gpus auto` rule of smoke, verify and the nightly: "auto" (or "") is the host's
+// auto_gpus for a gpu image ("all" on a GPU host, "none" without one) and "none" for any other
+// variant; every other value is kept as given.
+std::string resolve_gpus(const std::string& gpus, const std::string& variant, GpuHost host);
+
 }  // namespace imgtool::smoke

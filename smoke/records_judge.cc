@@ -90,6 +90,14 @@ const std::vector<FloorRule>& floor_rules() {
   return rules;
 }
 
+namespace {
+std::optional<GpuPeaks> peaks_in(const matrix::KnowledgeBase& kb, std::string_view gpu) {
+  const matrix::GpuSpec* g = kb.find_gpu(gpu);
+  if (!g) return std::nullopt;
+  return GpuPeaks{g->name, g->bw_GBps, g->fp32_tflops, g->fp16_tensor_tflops};
+}
+}  // namespace
+
 PeaksLookup kb_peaks() {
   auto kb = std::make_shared<std::optional<matrix::KnowledgeBase>>();
   try {
@@ -98,11 +106,12 @@ PeaksLookup kb_peaks() {
     // An unloadable KB means unknown peaks; judge_record says so per metric.
   }
   return [kb](std::string_view gpu) -> std::optional<GpuPeaks> {
-    if (!kb->has_value()) return std::nullopt;
-    const matrix::GpuSpec* g = (*kb)->find_gpu(gpu);
-    if (!g) return std::nullopt;
-    return GpuPeaks{g->name, g->bw_GBps, g->fp32_tflops, g->fp16_tensor_tflops};
+    return kb->has_value() ? peaks_in(**kb, gpu) : std::nullopt;
   };
+}
+
+PeaksLookup kb_peaks(const matrix::KnowledgeBase& kb) {
+  return [&kb](std::string_view gpu) { return peaks_in(kb, gpu); };
 }
 
 Judgement judge_record(const Record& r, const std::optional<GpuPeaks>& peaks, const std::vector<double>& earlier,

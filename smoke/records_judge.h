@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "matrix/kb.h"
 #include "smoke/records.h"
 
 namespace imgtool::smoke {
@@ -31,6 +32,8 @@ using PeaksLookup = std::function<std::optional<GpuPeaks>(std::string_view gpu)>
 // Lookup through KnowledgeBase::load_default(); a KB that cannot be loaded
 // behaves as "every model unknown" (floors are then skipped, with a reason).
 PeaksLookup kb_peaks();
+// Lookup in `kb`, the caller's one knowledge base (the CLI's); `kb` must outlive the lookup.
+PeaksLookup kb_peaks(const matrix::KnowledgeBase& kb);
 
 struct HistoryPolicy {
   int window = 7;          // runs in the median

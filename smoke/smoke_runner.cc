@@ -117,7 +117,7 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   res.image = inspect_image(opt.image, docker);
   resolve_expectations(opt, res.image);
   // --gpus auto (the default): every GPU for a gpu image, none for a cpu one.
-  if (opt.gpus.empty() || opt.gpus == "auto") opt.gpus = opt.expect_variant == "gpu" ? gpu_host_mode(opt.gpu_host).auto_gpus : "none";
+  opt.gpus = resolve_gpus(opt.gpus, opt.expect_variant, opt.gpu_host);
   res.expect_variant = opt.expect_variant;
   res.expect_cuda = opt.expect_cuda;
   engine::RunRequest req = smoke_request(opt, container_name());

@@ -53,8 +53,8 @@ TEST_CASE("verify_image: claims, then the smoke, in one report; a failed signatu
   docker.on_run = [](const engine::RunRequest&) { return RunResult{0, false, kPass.dump(), ""}; };
   VerifyRequest req{.ref = "oci:" + (d.path / "layout").string() + ":3.2.0-cpu", .signature = false, .kb = &test_kb()};
   req.smoke_options.engine = &docker;
-  req.smoke_options.record = false;
-  req.smoke_options.probe_dir = "/nonexistent-probe";
+  req.smoke_options.records.record = false;
+  req.smoke_options.smoke.probe_dir = "/nonexistent-probe";
 
   Report r = verify_image(req);
   CHECK_MESSAGE(r.ok(), render_table(r));

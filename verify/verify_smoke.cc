@@ -189,11 +189,6 @@ CheckResult throughput_row(const smoke::Judgement& j) {
 
 }  // namespace
 
-std::string resolve_gpus(const std::string& gpus, const std::string& variant) {
-  if (gpus.empty() || gpus == "auto") return variant == "gpu" ? "all" : "none";
-  return gpus;
-}
-
 std::string temporary_name(const image::Reference& r, const std::string& manifest_digest) {
   std::string base = r.name;
   if (r.transport == "oci") {  // a folder: its last component
@@ -289,14 +284,9 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
   }
   try {
     smoke::ImageFacts facts = smoke::inspect_image(li.run_ref, engine_of(o));
-    smoke::SmokeOptions so;
+    smoke::SmokeOptions so = o.smoke;
     so.image = li.run_ref;
-    so.gpus = resolve_gpus(o.gpus, facts.variant);
-    so.shm_size = o.shm_size;
-    so.timeout = o.timeout;
-    so.probe_args = o.probe_args;
-    so.run_flags = o.run_flags;
-    so.probe_dir = o.probe_dir;
+    so.gpus = smoke::resolve_gpus(so.gpus, facts.variant, so.gpu_host);
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
     smoke::SmokeResult res = smoke::run_smoke(so, engine_of(o));
     // Records: the registry digest and the user's reference, not the temporary name.
@@ -306,8 +296,7 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
                       : r.transport == "docker-daemon" ? r.name + ":" + r.tag
                                                        : ref;
     // One rule with `imgtool smoke` and the nightly (smoke_judge.h): a records store that fails fails the smoke.
-    auto throughput = smoke::record_and_judge_smoke(res, {.record = o.record, .records = o.records, .clock = o.clock,
-                                                   .peaks = o.peaks});
+    auto throughput = smoke::record_and_judge_smoke(res, o.records);
     for (auto& row : smoke_rows(res, throughput)) report.add(std::move(row));
   } catch (const std::exception& e) {
     report.add({"smoke", "GPU smoke test verdict", Status::kFail, "the smoke probe to run in the image",

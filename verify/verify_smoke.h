@@ -15,8 +15,9 @@
 //                                removed again afterwards (`docker image rm`).
 //      Every engine call (inspect, load, run, remove) goes to VerifySmokeOptions::engine.
 //      The loaded image's ID must equal the config digest (else a "smoke.load" fail).
-//   3. Run: run_smoke() (verify/smoke_runner.h) with --gpus from the options:
-//      "auto" = "all" for images labelled io.imgtool.variant=gpu, "none" otherwise.
+//   3. Run: run_smoke() (smoke/smoke_runner.h) with the options' SmokeOptions (the image set to the
+//      local one); --gpus "auto" follows smoke::resolve_gpus (smoke/gpu_host.h): the host's GPUs
+//      for images labelled io.imgtool.variant=gpu, "none" otherwise.
 //   4. Throughput: the probe's metrics are recorded and judged (records_judge.h);
 //      a failed judgement fails the verdict.
 //   5. Rows: "smoke.load" (how the image got there), "smoke.host" (docker failed
@@ -36,30 +37,21 @@
 #include "image/reference.h"
 #include "image/transport.h"
 #include "smoke/records_judge.h"
+#include "smoke/smoke_judge.h"
 #include "smoke/smoke_runner.h"
 #include "verify/static_checks.h"
 
 namespace imgtool::verify {
 
 struct VerifySmokeOptions {
-  std::string gpus = "auto";            // auto | none | all | device=0 …
-  std::string shm_size;                 // docker run --shm-size; empty = Docker's default
-  std::chrono::seconds timeout{900};    // the probe's docker run
-  std::vector<std::string> probe_args;  // passed to probe.py (e.g. --reps 5)
-  std::vector<std::string> run_flags;   // docker run flags from a run profile (SmokeOptions::run_flags)
-  std::string probe_dir;                // empty: the installed smoke/probe
-  bool record = true;                   // store + judge throughput
-  std::string records;                  // empty: RecordStore::default_path()
+  smoke::SmokeOptions smoke{.gpus = "auto"};  // the probe's run (gpus, host, shm, timeout, profile flags and
+                                              // probe args, probe dir); `image` is set to the local image
+  smoke::RecordOptions records;               // store + judge throughput (records file, clock, peaks)
   bool require_signature = true;        // never run an image whose signature row failed
   image::TransportOptions transport;    // to read docker:// / oci: images for loading
   engine::Engine* engine = nullptr;     // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
-  smoke::Clock clock = smoke::system_clock();
-  smoke::PeaksLookup peaks;                    // empty: kb_peaks()
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)
 };
-
-// "auto" -> "all" for a gpu variant, "none" otherwise; anything else as given.
-std::string resolve_gpus(const std::string& gpus, const std::string& variant);
 
 // imgtool-verify/<repo>:<12 hex of digest>-<pid>, a valid docker name for any reference.
 std::string temporary_name(const image::Reference& r, const std::string& manifest_digest);

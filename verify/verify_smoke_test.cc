@@ -80,20 +80,12 @@ VerifySmokeOptions options(FakeDocker& d) {
   d.stock();
   VerifySmokeOptions o;
   o.engine = &d;
-  o.record = false;
-  o.probe_dir = "/nonexistent-probe";
+  o.records.record = false;
+  o.smoke.probe_dir = "/nonexistent-probe";
   return o;
 }
 
 }  // namespace
-
-TEST_CASE("--gpus auto: all for gpu images, none otherwise; explicit values kept") {
-  CHECK(resolve_gpus("auto", "gpu") == "all");
-  CHECK(resolve_gpus("auto", "cpu") == "none");
-  CHECK(resolve_gpus("", "") == "none");
-  CHECK(resolve_gpus("none", "gpu") == "none");
-  CHECK(resolve_gpus("device=0", "cpu") == "device=0");
-}
 
 TEST_CASE("temporary names are valid docker names for any reference") {
   std::string d = "sha256:0123456789abcdef" + std::string(48, '0');
@@ -200,8 +192,8 @@ TEST_CASE("hook: gpu image gets --gpus all by default, the flag value otherwise"
   FakeDocker d2;
   d2.variant = "gpu";
   auto o = options(d2);
-  o.gpus = "none";
-  o.shm_size = "2g";
+  o.smoke.gpus = "none";
+  o.smoke.shm_size = "2g";
   Report r2;
   verify_smoke("docker-daemon:imgtool-test/x:gpu", manifest(), r2, o);
   argv = d2.run_argv();
@@ -237,9 +229,9 @@ TEST_CASE("hook: a records store that cannot be written fails the smoke (one rul
   Report r;
   r.add({"signature", "signed", Status::kPass, "", "", ""});
   auto o = options(d);
-  o.record = true;
-  o.records = "/proc/imgtool-no-such-dir/records.db";  // cannot be created
-  o.peaks = [](std::string_view) { return std::optional<smoke::GpuPeaks>(); };
+  o.records.record = true;
+  o.records.records = "/proc/imgtool-no-such-dir/records.db";  // cannot be created
+  o.records.peaks = [](std::string_view) { return std::optional<smoke::GpuPeaks>(); };
   verify_smoke("docker://127.0.0.1:5000/ai/paddle:3.2.0", manifest(), r, o);
   REQUIRE(row(r, "smoke") != nullptr);
   CHECK(row(r, "smoke")->status == Status::kFail);  // before: a warning, and the smoke passed
