@@ -74,6 +74,17 @@ int run_promote_across(const PromoteFlags& f, const image::Reference& r, const i
   return 0;
 }
 
+// `verify REPO:TAG` and `select` want a signature for exactly REPO:TAG (sign::required_identity);
+// a digest signed for another tag (or by digest) moved under TAG verifies only with
+// --any-tag-of-repository. Said once, with the fix, rather than found out at verify time.
+void note_unless_exact(sign::Repository& repo, const std::string& digest, EVP_PKEY& pub, const std::string& tag) {
+  std::string exact = sign::required_identity(repo.name(), tag, false);
+  if (sign::check_signature(repo, digest, pub, exact).ok) return;
+  std::cerr << "promote: note: " << digest << " has no signature by the key for exactly " << exact
+            << ", so `imgtool verify docker://" << exact << "` fails unless --any-tag-of-repository; "
+            << "fix: promote again with --sign-key KEY (signs " << exact << ")\n";
+}
+
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
   if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
@@ -92,6 +103,7 @@ int run_promote(const PromoteFlags& f) {
   std::cout << "promoted " << repo.name() << ":" << f.tag << " -> " << r.digest
             << (res.previous_digest.empty() ? " (new tag)" : " (was " + res.previous_digest + ")") << "; "
             << res.signature.summary() << "\n";
+  if (!resign) note_unless_exact(repo, r.digest, *pub, f.tag);
   return 0;
 }
 
@@ -104,7 +116,7 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                                                   "by digest (blobs mounted on one registry), attested and signed there "
                                                   "with --sign-key, then tagged");
                     sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
-                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
+                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag or digest)");
                     sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG with this private key (a file, or env://VAR) before moving");
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");

@@ -25,6 +25,7 @@ namespace {
 struct VerifyFlags {
   std::string ref, key, identity, junit;
   bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false;
+  bool any_tag = false;  // --any-tag-of-repository
   RegistryFlags registry;
   verify::VerifySmokeOptions smoke;
   std::vector<std::string> profiles, sets;  // run profile (imgtool run-config) for the smoke part
@@ -76,6 +77,7 @@ int run_verify(const VerifyFlags& f) {
   std::optional<matrix::KnowledgeBase> kb;
   if (!f.no_claims) kb = matrix::KnowledgeBase::load_default();  // driver floors for the claims
   verify::VerifyOptions opt{pub.get(), f.key, f.identity, !f.no_signature, !f.no_claims, nullptr, kb ? &*kb : nullptr};
+  opt.any_tag_of_repository = f.any_tag;
   if (!f.no_smoke) opt.smoke = smoke_hook(f);
   // Registry images: the SPDX attestation of the same digest (one read above), vs the layers,
   // whose inventory the claims scan gathers on the way (the layers are decoded once).
@@ -99,8 +101,12 @@ Registration verify_registration{{"verify", "Verify an image: signature, labels/
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")
                         ->required();
                     sub.add_option("--key", f->key, "public key (PEM PUBLIC KEY) the signature must verify with");
-                    sub.add_option("--identity", f->identity,
-                                   "required signed docker-reference (default: REGISTRY/REPO, any tag)");
+                    auto* identity = sub.add_option("--identity", f->identity,
+                                   "required signed docker-reference (default: exactly REGISTRY/REPO:TAG for a tag, "
+                                   "REGISTRY/REPO for a digest)");
+                    sub.add_flag("--any-tag-of-repository", f->any_tag,
+                                 "accept a signature made for any tag of the repository (default: the exact tag)")
+                        ->excludes(identity);
                     sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
                     sub.add_option("--gpus", f->smoke.gpus,
                                    "smoke: docker run --gpus value; auto = all for gpu-variant images, none for cpu")

@@ -401,3 +401,13 @@ TEST_CASE("promote_across: a copy that stores other bytes moves no tag") {
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(release.tags.count("1") == 0);
 }
+
+TEST_CASE("required_identity: exact for a tag, the repository for a digest or on request") {
+  CHECK(required_identity("reg:5000/ai/paddle", "3.2.0", false) == "reg:5000/ai/paddle:3.2.0");
+  CHECK(required_identity("reg:5000/ai/paddle", "", false) == "reg:5000/ai/paddle");
+  CHECK(required_identity("reg:5000/ai/paddle", "3.2.0", true) == "reg:5000/ai/paddle");
+  CHECK_FALSE(identity_matches("reg:5000/ai/paddle:3.1.0", required_identity("reg:5000/ai/paddle", "3.2.0", false)));
+  CHECK(identity_matches("reg:5000/ai/paddle:3.1.0", required_identity("reg:5000/ai/paddle", "3.2.0", true)));
+  CHECK(identity_matches("reg:5000/ai/paddle", required_identity("reg:5000/ai/paddle", "", false)));
+  CHECK_FALSE(identity_matches("reg:5000/ai/other:3.2.0", required_identity("reg:5000/ai/paddle", "", false)));
+}

@@ -97,6 +97,18 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("does not verify with the given key") != std::string::npos);
   }
+  SUBCASE("a tag whose digest is signed for another tag fails unless --any-tag-of-repository; by digest it holds") {
+    auto m = reg.get_manifest("ai/paddle", honest);
+    reg.put_manifest("ai/paddle", "candidate", m.raw, m.media_type);  // re-tagged: signed only as :3.2.0
+    auto r = cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);  // before: the signature for :3.2.0 was accepted for :candidate
+    CHECK(r.out.find("signed identity is " + server.host() + "/ai/paddle:3.2.0, expected " + server.host() +
+                     "/ai/paddle:candidate") != std::string::npos);
+    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository"}).exit_code == 0);
+    CHECK(cli({"verify", repo + "@" + honest, "--key", k + ".pub", "--no-smoke"}).exit_code == 0);
+    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository", "--identity",
+               server.host() + "/ai/paddle"}).exit_code == 2);  // one rule or the other
+  }
   SUBCASE("tampered manifest under the tag") {
     auto m = reg.get_manifest("ai/paddle", honest);
     json j = m.json();
@@ -190,5 +202,13 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub"});
     CHECK(r.exit_code == 0);
     CHECK(reg.resolve("ai/paddle", "stable") == honest);
+    // Signed as :3.2.0 only: the promoted tag does not verify exactly, and promote says so with the fix.
+    CHECK(r.err.find("no signature by the key for exactly " + server.host() + "/ai/paddle:stable") != std::string::npos);
+    CHECK(r.err.find("--sign-key") != std::string::npos);
+    CHECK(cli({"verify", repo + ":stable", "--key", k + ".pub", "--no-smoke"}).exit_code == 1);
+    r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub", "--sign-key", k + ".key"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("note:") == std::string::npos);
+    CHECK(cli({"verify", repo + ":stable", "--key", k + ".pub", "--no-smoke"}).exit_code == 0);  // exactly REPO:stable
   }
 }
