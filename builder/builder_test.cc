@@ -207,6 +207,34 @@ TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
   CHECK_THROWS_AS(select_tags(cells, {"zz"}), InputError);
 }
 
+TEST_CASE("generated folder: cell.json is input — a tag, repository, stage or stage key that is not one is refused") {
+  Fixture f;
+  auto hostile = [&](const std::string& field, const nlohmann::json& value) {
+    nlohmann::json j = {{"cell", matrix::Cell{.tag = "ok"}}, {"inputs_hash", sha256_digest("x")}, {"kb_version", "t"},
+                        {"build", {{"stage", "build"}, {"stage_key", "0123456789ab"}}}};
+    j[nlohmann::json::json_pointer(field)] = value;
+    fs::path dir = f.root / "hostile";
+    write_file_atomic(dir / "cell.json", j.dump());
+    write_file_atomic(dir / "Dockerfile", "FROM base\n");
+    try {
+      load_generated_cell(dir);
+      return std::string("loaded");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(hostile("/cell/tag", "ok") == "loaded");
+  // Before: each was loaded; the tag became logs/../../x.log, the key a line of bake.sh.
+  CHECK(hostile("/cell/tag", "../../x").find("cell.json: cell.tag: expected a Docker tag") != std::string::npos);
+  CHECK(hostile("/cell/tag", "").find("cell.tag: expected a Docker tag") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "$(touch /tmp/pwned)").find("build.stage_key: expected 12 lowercase hex digits or none, "
+                                                               "found '$(touch /tmp/pwned)'") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "0123456789AB").find("build.stage_key") != std::string::npos);
+  CHECK(hostile("/build/stage", "b; rm -rf /").find("build.stage: expected a stage name") != std::string::npos);
+  CHECK(hostile("/cell/repository", "../paddle").find("cell.repository: expected a Docker image name") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "") == "loaded");  // no shared stage
+}
+
 TEST_CASE("a build task that throws becomes a FAILED cell with its reason; the other cells build") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("throws", "3.10"), f.cell("a", "3.11"), f.cell("b", "3.11")};

@@ -11,6 +11,7 @@
 #include "core/fs.h"
 #include "core/json_file.h"
 #include "core/junit.h"
+#include "core/refname.h"
 #include "core/strings.h"
 
 namespace imgtool::builder {
@@ -152,6 +153,35 @@ std::vector<std::string> kb_rows(const KbState& k) {
 void copy_file_if_there(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (!from.empty() && fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+}
+
+// The build log a cell of the report folder `dir` names, as the file of that name in `dir`/logs/
+// once every symlink is resolved; "" when there is none there. A report folder is input (a
+// shard's artefact): its `log` is a name to look up, never a path to follow (/etc/passwd, or a
+// logs/ entry linking out of the folder, is not read).
+fs::path log_in_report(const fs::path& dir, const std::string& log) {
+  fs::path name = fs::path(log).filename();
+  if (name.empty() || name == "." || name == "..") return {};
+  std::error_code ec;
+  fs::path logs = fs::canonical(dir / "logs", ec);
+  if (ec) return {};
+  fs::path real = fs::canonical(logs / name, ec);
+  if (ec || real.parent_path() != logs || !fs::is_regular_file(real, ec)) return {};
+  return real;
+}
+
+// Each cell's log re-pointed at its copy inside the report folder `dir` (or none), so
+// write_report copies only files from there.
+void logs_from_report(NightlyReport& r, const fs::path& dir) {
+  for (auto& c : r.cells) c.build.log = c.build.log.empty() ? "" : log_in_report(dir, c.build.log).string();
+}
+
+// Every cell's tag: it names files (logs/<tag>.log, <tag>.json) and reaches terminals and XML.
+void check_tags(const fs::path& file, const NightlyReport& r) {
+  for (auto& c : r.cells)
+    if (!refname::is_tag(c.tag))
+      throw InputError(file.string() + ": cell tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found " +
+                       strings::quoted(c.tag));
 }
 
 }  // namespace
@@ -370,13 +400,17 @@ NightlyReport read_report(const fs::path& dir) {
   fs::path file = dir / "nightly.json";
   if (!fs::exists(file)) throw InputError(dir.string() + ": expected a nightly report folder (nightly.json), found none");
   json j = read_json_file(file, "a nightly report");  // names file:line:col of a syntax error
+  NightlyReport r;
   try {
-    return j.get<NightlyReport>();
+    r = j.get<NightlyReport>();
   } catch (const InputError& e) {
     throw InputError(file.string() + ": " + e.what());
   } catch (const json::exception& e) {
     throw InputError(file.string() + ": expected a nightly report, found " + e.what());
   }
+  check_tags(file, r);
+  logs_from_report(r, dir);
+  return r;
 }
 
 NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& out) {
@@ -398,13 +432,7 @@ NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& o
     }
   }
   std::sort(merged.cells.begin(), merged.cells.end(), [](auto& a, auto& b) { return a.tag < b.tag; });
-  fs::create_directories(out / "logs");
-  for (auto& d : dirs) {
-    std::error_code ec;
-    if (fs::exists(d / "logs", ec))
-      fs::copy(d / "logs", out / "logs", fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-  }
-  write_report(out, merged);
+  write_report(out, merged);  // each cell's log from its own shard folder's logs/ (read_report)
   return merged;
 }
 

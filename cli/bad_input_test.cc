@@ -188,6 +188,30 @@ TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one 
   CHECK_FALSE(fs::exists(d.path / "r"));
 }
 
+TEST_CASE("generated folders are input: a hostile cell.json is refused before a log, an image or bake.sh is made") {
+  fx::ScratchDir d("bad-cell");
+  auto gen = [&](const std::string& name, const std::string& tag, const std::string& stage_key) {
+    nlohmann::json j = {{"cell", {{"tag", tag}, {"repository", "paddle"}, {"variant", "cpu"}}},
+                        {"inputs_hash", sha256_digest(tag)}, {"kb_version", "t"},
+                        {"build", {{"stage", "build"}, {"stage_key", stage_key}}}};
+    write(d.path / name / "c" / "cell.json", j.dump());
+    write(d.path / name / "c" / "Dockerfile", "FROM scratch AS build\nFROM build\n");
+    return (d.path / name).string();
+  };
+  fs::path pwned = d.path / "pwned";
+  auto out = (d.path / "out").string();
+  // Before: bake.sh got the line `bake bake-$(touch …/pwned).json …`, run by whoever ran bake.sh.
+  check_refused(cli({"plan", gen("key", "3.2.0-cpu", "$(touch " + pwned.string() + ")"), "--emit", "bake", "--out", out}),
+                "build.stage_key: expected 12 lowercase hex digits or none, found '$(touch " + pwned.string() + ")'");
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(pwned));
+  // Before: the build's log was written to <state>/logs/../../x.log, outside the state folder.
+  auto state = d.path / "deep" / "state";
+  check_refused(cli({"build", gen("tag", "../../x", "0123456789ab"), "--state", state.string()}),
+                "cell.tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found '../../x'");
+  CHECK_FALSE(fs::exists(state.parent_path() / "x.log"));  // <state>/logs/../../x.log
+}
+
 TEST_CASE("folders: a --state folder others can write is refused, naming it and the fix") {
   fx::ScratchDir d("bad-state");
   fs::path state = d.path / "state";

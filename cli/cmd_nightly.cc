@@ -112,12 +112,7 @@ int run_collect(const NightlyFlags& f) {
   bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.no_record, .records = f.records}};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = bt::collect_results(o);
-  if (fs::path(f.report) != fs::path(f.from_report) && fs::exists(fs::path(f.from_report) / "logs")) {
-    fs::create_directories(fs::path(f.report) / "logs");
-    fs::copy(fs::path(f.from_report) / "logs", fs::path(f.report) / "logs",
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  }
-  bt::write_report(f.report, report);
+  bt::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
 }
