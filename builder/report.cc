@@ -26,9 +26,11 @@ std::string str(const json& j, const char* key) {
 
 using strings::xml_escape;
 
-std::string escape_md(std::string s) {
+// One Markdown table cell or line: printable (no control character of a shard's or an image's
+// text reaches a terminal that shows the file), '|' escaped.
+std::string escape_md(std::string_view raw) {
+  std::string s = strings::printable(raw);
   for (size_t p = 0; (p = s.find('|', p)) != std::string::npos; p += 2) s.replace(p, 1, "\\|");
-  std::replace(s.begin(), s.end(), '\n', ' ');
   return s;
 }
 
@@ -341,7 +343,7 @@ std::string render_markdown(const NightlyReport& r) {
         << escape_md(strings::join(l.cells, ", ")) << " |\n";
   }
   for (auto& c : r.cells) md_cell(s, c, r.previous);
-  return s.str();
+  return strings::printable_lines(s.str());  // every field, escaped or not, shown printable
 }
 
 std::string render_html(const NightlyReport& r) {
@@ -372,7 +374,7 @@ std::string render_html(const NightlyReport& r) {
   html_matrix_layers(s, r);
   for (auto& c : r.cells) html_cell(s, c, r.previous);
   s << "</body></html>\n";
-  return s.str();
+  return strings::printable_lines(s.str());  // xml_escape covers each field; this, whatever was not
 }
 
 std::string render_junit(const NightlyReport& r) {
@@ -381,7 +383,7 @@ std::string render_junit(const NightlyReport& r) {
     for (auto& step : steps_of(c)) {
       junit::Outcome o = step.skipped ? junit::Outcome::kSkipped : step.ok ? junit::Outcome::kPassed : junit::Outcome::kFailed;
       std::string message = o == junit::Outcome::kSkipped ? step.error : o == junit::Outcome::kFailed ? c.problem() : "";
-      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2) : "";
+      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2, ' ', false, json::error_handler_t::replace) : "";
       suite.cases.push_back({"nightly." + c.tag, step.name, step.seconds, o, message, body});
     }
   return junit::render(suite);
@@ -390,7 +392,7 @@ std::string render_junit(const NightlyReport& r) {
 void write_report(const fs::path& dir, const NightlyReport& r) {
   fs::create_directories(dir / "logs");
   for (auto& c : r.cells) copy_file_if_there(c.build.log, dir / "logs" / fs::path(c.build.log).filename());
-  write_file_atomic(dir / "nightly.json", json(r).dump(2) + "\n");
+  write_file_atomic(dir / "nightly.json", json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   write_file_atomic(dir / "report.md", render_markdown(r));
   write_file_atomic(dir / "report.html", render_html(r));
   write_file_atomic(dir / "junit.xml", render_junit(r));

@@ -13,6 +13,7 @@
 #include "builder/report_changes.h"
 #include "cli/progress_printer.h"
 #include "cli/subcommand.h"
+#include "core/strings.h"
 #include "core/error.h"
 
 namespace imgtool::cli {
@@ -35,14 +36,17 @@ struct NightlyFlags {
   bool fresh_smoke = false, insecure_http = false, no_gpu_host = false, quiet = false;
 };
 
+// The report may be a shard's (merge, collect): its text is shown through strings::printable.
 void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
+  using strings::printable;
   std::cout << "nightly: " << (r.ok() ? "OK" : "FAILED") << " — " << r.cells.size() << " cell(s), " << r.docker_builds
             << " docker build(s), " << r.seconds << " s\n";
   for (auto& c : r.cells)
-    std::cout << "  " << c.tag << ": build " << bt::to_string(c.build.status) << ", smoke " << bt::to_string(c.smoke.status)
-              << ", gate " << bt::to_string(c.gate.status) << ", publish " << bt::to_string(c.publish.status) << ' '
-              << c.publish.digest << "\n";
-  std::cout << "kb: " << r.kb.version << ", released " << r.kb.released << ", " << r.kb.age_days << " day(s) old; check "
+    std::cout << "  " << printable(c.tag) << ": build " << bt::to_string(c.build.status) << ", smoke "
+              << bt::to_string(c.smoke.status) << ", gate " << bt::to_string(c.gate.status) << ", publish "
+              << bt::to_string(c.publish.status) << ' ' << printable(c.publish.digest) << "\n";
+  std::cout << "kb: " << printable(r.kb.version) << ", released " << printable(r.kb.released) << ", " << r.kb.age_days
+            << " day(s) old; check "
             << bt::to_string(r.kb.check) << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)")
             << "\n";
   std::cout << "report: " << (dir / "report.html").string() << " (also report.md, nightly.json, junit.xml, logs/)\n";

@@ -191,6 +191,55 @@ TEST_CASE("strings: lower, upper, join, trim, quoted, xml_escape") {
   CHECK(strings::split_lines("").empty());
 }
 
+TEST_CASE("strings::printable: control characters and bytes that are not UTF-8 shown as escapes, nothing else touched") {
+  using strings::printable;
+  CHECK(printable("paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path") == "paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path");
+  CHECK(printable("\x1b[2Jgone\x07") == "\\x1b[2Jgone\\x07");  // ESC, BEL
+  CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");      // NUL
+  CHECK(printable("a\x7f" "b") == "a\\x7fb");                 // DEL
+  CHECK(printable("a\tb\nc\r") == "a\\x09b\\x0ac\\x0d");      // one line
+  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");         // C1 CSI, as UTF-8
+  CHECK(printable("\x9b" "31m") == "\\x9b31m");               // C1 CSI, a raw byte (not UTF-8)
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(printable("\xc3") == "\\xc3");                        // cut short
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");               // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
+  CHECK(printable("\xef\xbf\xbf") == "\\uffff");              // not an XML character
+  std::string mib(1 << 20, 'x');
+  mib[4096] = '\x1b';
+  std::string shown = printable(mib);
+  CHECK(shown.size() == mib.size() + 3);  // kept whole: one byte became four
+  CHECK(printable(shown) == shown);       // idempotent
+  CHECK(strings::printable_lines("a\tb\r\nc\nd\re\x1b") == "a\tb\nc\nd\\x0de\\x1b");
+  CHECK(strings::quoted("tag\x1b[2J") == "'tag\\x1b[2J'");
+  CHECK(strings::quoted(std::string(59, 'a') + "é" + std::string(100, 'b')) == "'" + std::string(59, 'a') + "…' (161 bytes)");
+}
+
+TEST_CASE("strings::url_for_message: the query (a pre-signed URL's signature) never reaches a message") {
+  CHECK(strings::url_for_message("https://bucket.s3.amazonaws.com/blobs/ab?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA") ==
+        "https://bucket.s3.amazonaws.com/blobs/ab?…");
+  CHECK(strings::url_for_message("https://r.example/v2/x/blobs/sha256:ab#frag") == "https://r.example/v2/x/blobs/sha256:ab?…");
+  CHECK(strings::url_for_message("https://r.example/v2/") == "https://r.example/v2/");
+  CHECK(strings::url_for_message("https://r.example/\x1b[2J") == "https://r.example/\\x1b[2J");
+}
+
+TEST_CASE("strings::xml_escape: every byte value gives well-formed XML (python3's xml.etree reads it)") {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  all += "\xc2\x9b\xef\xbf\xbe\xed\xa0\x80 é 🙂";
+  junit::Suite s{all, 1.0, {{all, all, 1.0, junit::Outcome::kFailed, all, all}}};
+  std::string xml = junit::render(s);
+  for (unsigned char c : xml) CHECK_MESSAGE((c >= 0x20 || c == '\n' || c == '\t'), "byte " << int(c));
+  auto file = std::filesystem::temp_directory_path() / ("imgtool-core-xml-" + std::to_string(::getpid()) + ".xml");
+  write_file_atomic(file, xml);
+  auto r = run({"python3", "-c", "import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); "
+                                  "print(t.getroot()[0][0].get('name')[:4])", file.string()});
+  std::filesystem::remove(file);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);  // before: "not well-formed (invalid token)" at the first C0 byte
+  CHECK(r.out == "\\x00\n");
+}
+
 TEST_CASE("junit: counts, outcomes and escaping") {
   junit::Suite s{"suite <1>", 2.5, {}};
   s.cases.push_back({"c", "ok", 1.0, junit::Outcome::kPassed, "", "out"});
