@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -238,6 +241,44 @@ TEST_CASE("strings::xml_escape: every byte value gives well-formed XML (python3'
   INFO(r.err);
   CHECK(r.exit_code == 0);  // before: "not well-formed (invalid token)" at the first C0 byte
   CHECK(r.out == "\\x00\n");
+}
+
+// A process killed by SIGTERM/SIGINT under end_children_on_signal leaves no private temp folder
+// and no uncommitted staging folder (before: both stayed, with whatever was written in them).
+TEST_CASE("a signal removes the private temp and uncommitted staging folders of the process it kills") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    auto root = std::filesystem::temp_directory_path() / ("imgtool-core-signal-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "tmp");
+    pid_t child = ::fork();
+    if (child == 0) {
+      end_children_on_signal();
+      PrivateTempDir tmp("imgtool-run-", root / "tmp");
+      StagingDir stage(root / "out");
+      StagingDir done(root / "kept");
+      write_file_atomic(tmp / "out", "child output");
+      write_file_atomic(stage.path() / "cell" / "wheels" / "deep" / "a.whl", "wheel");
+      std::filesystem::create_symlink("/etc/passwd", stage.path() / "cell" / "link");
+      done.commit();
+      write_file_atomic(root / "ready", "");
+      for (;;) ::pause();
+    }
+    for (int i = 0; i < 400 && !std::filesystem::exists(root / "ready"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(std::filesystem::exists(root / "ready"));
+    ::kill(child, sig);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == sig));  // the signal's own default action, still
+    CHECK(std::filesystem::is_empty(root / "tmp"));             // before: imgtool-run-XXXXXX/out stayed
+    std::vector<std::string> left;
+    for (auto& e : std::filesystem::directory_iterator(root)) left.push_back(e.path().filename().string());
+    std::sort(left.begin(), left.end());
+    CHECK(left == std::vector<std::string>{"kept", "ready", "tmp"});  // before: .out.tmp-XXXXXX too
+    CHECK(std::filesystem::exists("/etc/passwd"));                      // a link is removed, not followed
+    std::filesystem::remove_all(root);
+  }
 }
 
 TEST_CASE("junit: counts, outcomes and escaping") {

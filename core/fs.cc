@@ -101,7 +101,9 @@ fs::path make_private_dir(const fs::path& parent, const std::string& prefix) {
 }  // namespace
 
 PrivateTempDir::PrivateTempDir(const std::string& prefix, const fs::path& parent)
-    : path_(make_private_dir(parent.empty() ? fs::temp_directory_path() : parent, prefix)) {}
+    : path_(make_private_dir(parent.empty() ? fs::temp_directory_path() : parent, prefix)) {
+  on_signal_.hold(path_);
+}
 
 PrivateTempDir::~PrivateTempDir() {
   std::error_code ec;
@@ -114,6 +116,7 @@ StagingDir::StagingDir(fs::path final_dir) : final_(folder_name(final_dir)) {
   fs::path parent = final_.has_parent_path() ? final_.parent_path() : fs::path(".");
   fs::create_directories(parent);
   tmp_ = make_private_dir(parent, "." + final_.filename().string() + ".tmp-");
+  on_signal_.hold(tmp_);
   fs::permissions(tmp_, fs::perms(0755));  // the output folder it becomes is meant to be read
 }
 
@@ -130,6 +133,7 @@ void StagingDir::commit() {
   bool had_old = fs::exists(final_);
   if (had_old) fs::rename(final_, old);
   fs::rename(tmp_, final_);
+  on_signal_.release();  // the folder is the output now: a signal leaves it
   committed_ = true;
   if (had_old) fs::remove_all(old);
 }
