@@ -95,7 +95,7 @@ bool cipher_all(EVP_CIPHER_CTX* ctx, const unsigned char* in, int len, Secret& o
 // Decrypts with `cipher`, `key` and the IV in `param` (the encryption scheme's parameters).
 bool decrypt(const EVP_CIPHER* cipher, const ASN1_TYPE* param, Secret& key, const ASN1_OCTET_STRING& in, Secret& out) {
   CipherCtx ctx(EVP_CIPHER_CTX_new());
-  return ctx && EVP_DecryptInit_ex(ctx.get(), cipher, nullptr, nullptr, nullptr) == 1 &&
+  return ctx && param && EVP_DecryptInit_ex(ctx.get(), cipher, nullptr, nullptr, nullptr) == 1 &&
          EVP_CIPHER_asn1_to_param(ctx.get(), const_cast<ASN1_TYPE*>(param)) > 0 &&
          EVP_CIPHER_CTX_get_key_length(ctx.get()) == static_cast<int>(key.bytes.size()) &&
          EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, key.data(), nullptr) == 1 &&
