@@ -14,6 +14,7 @@
 #include "builder/stage_plan.h"
 #include "builder/task_pool.h"
 #include "core/fs.h"
+#include "core/strings.h"
 #include "dockerfiles/stages.h"
 
 namespace imgtool::builder {
@@ -101,7 +102,7 @@ std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int at
   if (r.run.timed_out)
     return "timed out after " + std::to_string(opt.timeout.count()) + " s; fix: raise --timeout or check the log";
   FailureKind k = classify_failure(r.run.out + r.run.err);
-  std::string why = last_line(r.run.err.empty() ? r.run.out : r.run.err);
+  std::string why = strings::printable(last_line(r.run.err.empty() ? r.run.out : r.run.err));  // the build's own text
   if (k.transient) return "transient failure persisted after " + std::to_string(attempts) + " attempts: " + why;
   return "exit " + std::to_string(r.run.exit_code) + ": " + why;
 }

@@ -46,9 +46,10 @@ bool step_of(std::string_view l, int& step, int& total) {
   return false;
 }
 
-// The line without terminal control: escape sequences (ESC [ … final byte) and other control
-// characters go, so build output (pip's colours, a hostile RUN) never drives the user's terminal.
-std::string printable(std::string_view l) {
+// The line without its colours: CSI sequences (ESC [ … final byte, pip's colours) and other C0
+// characters go; strings::printable then escapes anything else (C1, bytes not UTF-8), so build
+// output (a hostile RUN) never drives the user's terminal.
+std::string without_colours(std::string_view l) {
   std::string out;
   for (size_t i = 0; i < l.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(l[i]);
@@ -85,10 +86,12 @@ BuildStepProgress parse_build_progress(std::string_view log) {
     if (end == std::string_view::npos) end = log.size();
     std::string_view line = log.substr(start, end - start);
     start = end + 1;
-    std::string t = strings::trim(printable(line));
+    std::string t = strings::trim(strings::printable(without_colours(line)));
     if (t.empty()) continue;
     step_of(t, p.step, p.total);
-    p.last_line = t.size() > kMaxLine ? t.substr(0, kMaxLine) + "…" : t;
+    size_t cut = kMaxLine;
+    while (cut < t.size() && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    p.last_line = t.size() > kMaxLine ? t.substr(0, cut) + "…" : t;
   }
   return p;
 }

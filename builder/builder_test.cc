@@ -2,6 +2,7 @@
 // injection only; the real engine is exercised by builder/builder_integration_test.cc).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -27,6 +28,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
+#include "core/strings.h"
 #include "tests/fixtures.h"
 #include "tests/source_kb.h"
 
@@ -208,6 +210,34 @@ TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
   CHECK_THROWS_AS(select_tags(cells, {"zz"}), InputError);
 }
 
+TEST_CASE("generated folder: cell.json is input — a tag, repository, stage or stage key that is not one is refused") {
+  Fixture f;
+  auto hostile = [&](const std::string& field, const nlohmann::json& value) {
+    nlohmann::json j = {{"cell", matrix::Cell{.tag = "ok"}}, {"inputs_hash", sha256_digest("x")}, {"kb_version", "t"},
+                        {"build", {{"stage", "build"}, {"stage_key", "0123456789ab"}}}};
+    j[nlohmann::json::json_pointer(field)] = value;
+    fs::path dir = f.root / "hostile";
+    write_file_atomic(dir / "cell.json", j.dump());
+    write_file_atomic(dir / "Dockerfile", "FROM base\n");
+    try {
+      load_generated_cell(dir);
+      return std::string("loaded");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(hostile("/cell/tag", "ok") == "loaded");
+  // Before: each was loaded; the tag became logs/../../x.log, the key a line of bake.sh.
+  CHECK(hostile("/cell/tag", "../../x").find("cell.json: cell.tag: expected a Docker tag") != std::string::npos);
+  CHECK(hostile("/cell/tag", "").find("cell.tag: expected a Docker tag") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "$(touch /tmp/pwned)").find("build.stage_key: expected 12 lowercase hex digits or none, "
+                                                               "found '$(touch /tmp/pwned)'") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "0123456789AB").find("build.stage_key") != std::string::npos);
+  CHECK(hostile("/build/stage", "b; rm -rf /").find("build.stage: expected a stage name") != std::string::npos);
+  CHECK(hostile("/cell/repository", "../paddle").find("cell.repository: expected a Docker image name") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "") == "loaded");  // no shared stage
+}
+
 TEST_CASE("a build task that throws becomes a FAILED cell with its reason; the other cells build") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("throws", "3.10"), f.cell("a", "3.11"), f.cell("b", "3.11")};
@@ -333,6 +363,59 @@ TEST_CASE("one run per state folder: a second imgtool process is refused while t
   INFO("third: " << third.err);
   CHECK_FALSE(third.timed_out);
   CHECK(third.err.find("is in use") == std::string::npos);
+}
+
+// imgtool killed mid-build (SIGTERM: a CI cancel; SIGINT: Ctrl-C) while its `docker build` waits on an
+// engine that never answers: the build's private temp folder (imgtool-build-XXXXXX, the image-ID
+// file) goes with it. Before, it stayed in $TMPDIR after every killed run.
+TEST_CASE("a killed imgtool leaves no private temp folder behind (SIGTERM, SIGINT)") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    Fixture f;
+    fs::path sock = f.root / "silent.sock", state = f.root / "state", wh = f.root / "wh", tmp = f.root / "tmp";
+    fs::create_directories(tmp);
+    write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
+    int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(silent, 64) == 0);
+    std::string bin = imgtool::testing::imgtool_bin(), matrix = imgtool::testing::source_dir() + "/matrix/local.yaml";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("IMGTOOL_WHEELHOUSE", wh.c_str(), 1);
+      ::setenv("DOCKER_HOST", ("unix://" + sock.string()).c_str(), 1);
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1), ::dup2(null, 2);
+      ::execl(bin.c_str(), bin.c_str(), "build", matrix.c_str(), "--state", state.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    auto ours = [&] {  // imgtool's folders in $TMPDIR
+      std::vector<std::string> names;
+      for (auto& e : fs::directory_iterator(tmp))
+        if (e.path().filename().string().rfind("imgtool-", 0) == 0) names.push_back(e.path().filename().string());
+      return names;
+    };
+    bool mid_build = false;  // the build's folder exists and its docker build is running
+    for (int i = 0; i < 600 && !mid_build; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      auto names = ours();
+      mid_build = std::any_of(names.begin(), names.end(), [](auto& n) { return n.rfind("imgtool-build-", 0) == 0; }) &&
+                  processes_mentioning(f.root.string()) >= 3;  // imgtool, timeout, docker build
+    }
+    REQUIRE(mid_build);
+    ::kill(pid, sig);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == sig));
+    INFO("left in $TMPDIR: " << strings::join(ours(), ", "));
+    CHECK(ours().empty());
+    for (int i = 0; i < 100 && processes_mentioning(f.root.string()) > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::close(silent);
+  }
 }
 
 TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the others are generated and build") {

@@ -6,8 +6,48 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/refname.h"
+#include "core/strings.h"
 
 namespace imgtool::builder {
+
+namespace {
+
+bool is_stage_key(std::string_view s) {  // 12 lowercase hex (dockerfiles/stages.h), or none
+  return s.empty() || (s.size() == 12 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos);
+}
+
+// What cell.json may hold in the fields that become file names (logs/<tag>.log), image
+// names, docker arguments and lines of bake.sh: a generated folder travels between CI steps,
+// so it is input like any other, never trusted because imgtool once wrote it.
+struct CellField {
+  const char* name;
+  const std::string& (*get)(const GeneratedCell&);
+  bool (*ok)(std::string_view);
+  const char* expected;
+};
+
+const CellField kCellFields[] = {
+    {"cell.tag", [](const GeneratedCell& g) -> const std::string& { return g.cell.tag; }, refname::is_tag,
+     "a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})"},
+    {"cell.repository", [](const GeneratedCell& g) -> const std::string& { return g.cell.repository; },
+     [](std::string_view v) { return !refname::check_name(v, false); }, "a Docker image name"},
+    {"build.stage", [](const GeneratedCell& g) -> const std::string& { return g.stage; },
+     [](std::string_view v) { return v.empty() || refname::is_tag(v); }, "a stage name ([A-Za-z0-9_][A-Za-z0-9_.-]*) or none"},
+    {"build.stage_key", [](const GeneratedCell& g) -> const std::string& { return g.stage_key; }, is_stage_key,
+     "12 lowercase hex digits or none"},
+};
+
+void check_fields(const fs::path& file, const GeneratedCell& g) {
+  for (const CellField& f : kCellFields) {
+    const std::string& v = f.get(g);
+    if (!f.ok(v))
+      throw InputError(file.string() + ": " + f.name + ": expected " + f.expected + ", found " + strings::quoted(v) +
+                       "; fix: re-run imgtool generate");
+  }
+}
+
+}  // namespace
 
 GeneratedCell load_generated_cell(const fs::path& dir) {
   fs::path file = dir / "cell.json";
@@ -31,7 +71,7 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file.string() + ": expected {\"cell\", \"inputs_hash\", \"kb_version\"}, found: " + e.what());
   }
-  if (g.cell.tag.empty()) throw InputError(file.string() + ": cell.tag: expected a tag, found an empty string");
+  check_fields(file, g);
   if (!is_sha256_digest(g.inputs_hash))
     throw InputError(file.string() + ": inputs_hash: expected sha256:<64 hex>, found '" + g.inputs_hash + "'");
   if (!fs::exists(g.dockerfile()))

@@ -247,6 +247,52 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   }
 }
 
+TEST_CASE("report folders are input: merge and collect read a cell's log only from that folder's logs/") {
+  Fixture f;
+  FakeEngine docker;
+  FakeSteps steps;
+  StateStore store(f.root / "state");
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu"), f.cell("gpu", "gpu")};
+  write_report(f.root / "shard", run_nightly(cells, f.options(), docker, store, &steps));
+  REQUIRE(fs::exists(f.root / "shard" / "logs" / "cpu.log"));
+  // A hostile shard: cpu's log names /etc/passwd; gpu's logs/ entry is a link out of the folder.
+  json j = json::parse(read_file(f.root / "shard" / "nightly.json"));
+  for (auto& c : j["cells"])
+    if (c["tag"] == "cpu") c["build"]["log"] = "/etc/passwd";
+  write_file_atomic(f.root / "shard" / "nightly.json", j.dump());
+  fs::remove(f.root / "shard" / "logs" / "gpu.log");
+  fs::create_symlink("/etc/passwd", f.root / "shard" / "logs" / "gpu.log");
+  write_file_atomic(f.root / "shard" / "logs" / "stray.log", "not a cell's log");
+
+  merge_reports({f.root / "shard"}, f.root / "merged");
+  std::string passwd = read_file("/etc/passwd");
+  for (auto& e : fs::directory_iterator(f.root / "merged" / "logs")) {
+    CAPTURE(e.path());
+    CHECK(read_file(e.path()) != passwd);  // before: logs/passwd and logs/gpu.log held /etc/passwd
+  }
+  CHECK_FALSE(fs::exists(f.root / "merged" / "logs" / "passwd"));
+  CHECK_FALSE(fs::exists(f.root / "merged" / "logs" / "gpu.log"));
+  CHECK_FALSE(fs::exists(f.root / "merged" / "logs" / "stray.log"));  // only the cells' logs are copied
+
+  // A log the shard does hold, by name, is copied (wherever the shard's runner kept it).
+  for (auto& c : j["cells"])
+    if (c["tag"] == "cpu") c["build"]["log"] = "/home/runner/state/logs/cpu.log";
+  write_file_atomic(f.root / "shard" / "nightly.json", j.dump());
+  merge_reports({f.root / "shard"}, f.root / "merged2");
+  CHECK(fs::exists(f.root / "merged2" / "logs" / "cpu.log"));
+
+  // A tag that is not a tag (it names files) is refused, named.
+  j["cells"][0]["tag"] = "../../x";
+  write_file_atomic(f.root / "shard" / "nightly.json", j.dump());
+  try {
+    read_report(f.root / "shard");
+    FAIL("a report with tag ../../x was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("cell tag: expected a Docker tag") != std::string::npos);
+    CHECK(std::string(e.what()).find("'../../x'") != std::string::npos);
+  }
+}
+
 TEST_CASE("nightly model: one to/from JSON round trip keeps every step and status") {
   Fixture f;
   FakeEngine docker;

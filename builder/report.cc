@@ -11,6 +11,7 @@
 #include "core/fs.h"
 #include "core/json_file.h"
 #include "core/junit.h"
+#include "core/refname.h"
 #include "core/strings.h"
 
 namespace imgtool::builder {
@@ -25,9 +26,11 @@ std::string str(const json& j, const char* key) {
 
 using strings::xml_escape;
 
-std::string escape_md(std::string s) {
+// One Markdown table cell or line: printable (no control character of a shard's or an image's
+// text reaches a terminal that shows the file), '|' escaped.
+std::string escape_md(std::string_view raw) {
+  std::string s = strings::printable(raw);
   for (size_t p = 0; (p = s.find('|', p)) != std::string::npos; p += 2) s.replace(p, 1, "\\|");
-  std::replace(s.begin(), s.end(), '\n', ' ');
   return s;
 }
 
@@ -152,6 +155,35 @@ std::vector<std::string> kb_rows(const KbState& k) {
 void copy_file_if_there(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (!from.empty() && fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+}
+
+// The build log a cell of the report folder `dir` names, as the file of that name in `dir`/logs/
+// once every symlink is resolved; "" when there is none there. A report folder is input (a
+// shard's artefact): its `log` is a name to look up, never a path to follow (/etc/passwd, or a
+// logs/ entry linking out of the folder, is not read).
+fs::path log_in_report(const fs::path& dir, const std::string& log) {
+  fs::path name = fs::path(log).filename();
+  if (name.empty() || name == "." || name == "..") return {};
+  std::error_code ec;
+  fs::path logs = fs::canonical(dir / "logs", ec);
+  if (ec) return {};
+  fs::path real = fs::canonical(logs / name, ec);
+  if (ec || real.parent_path() != logs || !fs::is_regular_file(real, ec)) return {};
+  return real;
+}
+
+// Each cell's log re-pointed at its copy inside the report folder `dir` (or none), so
+// write_report copies only files from there.
+void logs_from_report(NightlyReport& r, const fs::path& dir) {
+  for (auto& c : r.cells) c.build.log = c.build.log.empty() ? "" : log_in_report(dir, c.build.log).string();
+}
+
+// Every cell's tag: it names files (logs/<tag>.log, <tag>.json) and reaches terminals and XML.
+void check_tags(const fs::path& file, const NightlyReport& r) {
+  for (auto& c : r.cells)
+    if (!refname::is_tag(c.tag))
+      throw InputError(file.string() + ": cell tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found " +
+                       strings::quoted(c.tag));
 }
 
 }  // namespace
@@ -322,7 +354,7 @@ std::string render_markdown(const NightlyReport& r) {
         << escape_md(strings::join(l.cells, ", ")) << " |\n";
   }
   for (auto& c : r.cells) md_cell(s, c, r.previous);
-  return s.str();
+  return strings::printable_lines(s.str());  // every field, escaped or not, shown printable
 }
 
 std::string render_html(const NightlyReport& r) {
@@ -358,7 +390,7 @@ std::string render_html(const NightlyReport& r) {
   html_matrix_layers(s, r);
   for (auto& c : r.cells) html_cell(s, c, r.previous);
   s << "</body></html>\n";
-  return s.str();
+  return strings::printable_lines(s.str());  // xml_escape covers each field; this, whatever was not
 }
 
 std::string render_junit(const NightlyReport& r) {
@@ -367,7 +399,7 @@ std::string render_junit(const NightlyReport& r) {
     for (auto& step : steps_of(c)) {
       junit::Outcome o = step.skipped ? junit::Outcome::kSkipped : step.ok ? junit::Outcome::kPassed : junit::Outcome::kFailed;
       std::string message = o == junit::Outcome::kSkipped ? step.error : o == junit::Outcome::kFailed ? c.problem() : "";
-      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2) : "";
+      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2, ' ', false, json::error_handler_t::replace) : "";
       suite.cases.push_back({"nightly." + c.tag, step.name, step.seconds, o, message, body});
     }
   return junit::render(suite);
@@ -376,7 +408,7 @@ std::string render_junit(const NightlyReport& r) {
 void write_report(const fs::path& dir, const NightlyReport& r) {
   fs::create_directories(dir / "logs");
   for (auto& c : r.cells) copy_file_if_there(c.build.log, dir / "logs" / fs::path(c.build.log).filename());
-  write_file_atomic(dir / "nightly.json", json(r).dump(2) + "\n");
+  write_file_atomic(dir / "nightly.json", json(r).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   write_file_atomic(dir / "report.md", render_markdown(r));
   write_file_atomic(dir / "report.html", render_html(r));
   write_file_atomic(dir / "junit.xml", render_junit(r));
@@ -386,13 +418,17 @@ NightlyReport read_report(const fs::path& dir) {
   fs::path file = dir / "nightly.json";
   if (!fs::exists(file)) throw InputError(dir.string() + ": expected a nightly report folder (nightly.json), found none");
   json j = read_json_file(file, "a nightly report");  // names file:line:col of a syntax error
+  NightlyReport r;
   try {
-    return j.get<NightlyReport>();
+    r = j.get<NightlyReport>();
   } catch (const InputError& e) {
     throw InputError(file.string() + ": " + e.what());
   } catch (const json::exception& e) {
     throw InputError(file.string() + ": expected a nightly report, found " + e.what());
   }
+  check_tags(file, r);
+  logs_from_report(r, dir);
+  return r;
 }
 
 NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& out) {
@@ -414,13 +450,7 @@ NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& o
     }
   }
   std::sort(merged.cells.begin(), merged.cells.end(), [](auto& a, auto& b) { return a.tag < b.tag; });
-  fs::create_directories(out / "logs");
-  for (auto& d : dirs) {
-    std::error_code ec;
-    if (fs::exists(d / "logs", ec))
-      fs::copy(d / "logs", out / "logs", fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-  }
-  write_report(out, merged);
+  write_report(out, merged);  // each cell's log from its own shard folder's logs/ (read_report)
   return merged;
 }
 

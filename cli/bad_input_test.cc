@@ -2,6 +2,7 @@
 // the file:line:column or the field, and leaves nothing half-written behind.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +10,7 @@
 
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/process.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
@@ -231,6 +233,83 @@ TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one 
   check_refused(cli({"nightly", "collect", (d.path / "x.json").string(), "--report", (d.path / "r").string()}),
                 "nightly collect: expected RESULT.json… --from-report DIR --report OUT");
   CHECK_FALSE(fs::exists(d.path / "r"));
+}
+
+TEST_CASE("generated folders are input: a hostile cell.json is refused before a log, an image or bake.sh is made") {
+  fx::ScratchDir d("bad-cell");
+  auto gen = [&](const std::string& name, const std::string& tag, const std::string& stage_key) {
+    nlohmann::json j = {{"cell", {{"tag", tag}, {"repository", "paddle"}, {"variant", "cpu"}}},
+                        {"inputs_hash", sha256_digest(tag)}, {"kb_version", "t"},
+                        {"build", {{"stage", "build"}, {"stage_key", stage_key}}}};
+    write(d.path / name / "c" / "cell.json", j.dump());
+    write(d.path / name / "c" / "Dockerfile", "FROM scratch AS build\nFROM build\n");
+    return (d.path / name).string();
+  };
+  fs::path pwned = d.path / "pwned";
+  auto out = (d.path / "out").string();
+  // Before: bake.sh got the line `bake bake-$(touch …/pwned).json …`, run by whoever ran bake.sh.
+  check_refused(cli({"plan", gen("key", "3.2.0-cpu", "$(touch " + pwned.string() + ")"), "--emit", "bake", "--out", out}),
+                "build.stage_key: expected 12 lowercase hex digits or none, found '$(touch " + pwned.string() + ")'");
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(pwned));
+  // Before: the build's log was written to <state>/logs/../../x.log, outside the state folder.
+  auto state = d.path / "deep" / "state";
+  check_refused(cli({"build", gen("tag", "../../x", "0123456789ab"), "--state", state.string()}),
+                "cell.tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found '../../x'");
+  CHECK_FALSE(fs::exists(state.parent_path() / "x.log"));  // <state>/logs/../../x.log
+}
+
+namespace {
+
+// No control character but newline and tab (ESC, BEL, NUL… would repaint a terminal or make XML ill-formed).
+bool no_raw_controls(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+  });
+}
+
+// python3's xml.etree reads `file` (a well-formed XML document), or says why not.
+RunResult parse_xml(const fs::path& file) {
+  return imgtool::run({"python3", "-c", "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])", file.string()});
+}
+
+}  // namespace
+
+TEST_CASE("control characters in a shard report reach neither the terminal nor report.md/html/junit.xml raw") {
+  fx::ScratchDir d("ctl-report");
+  std::string esc = "\u001b[2J\u001b]0;owned\u0007";  // clear the screen, retitle the terminal, bell
+  nlohmann::json cell = {{"tag", "3.2.0-cpu"},
+                         {"image", "paddle:3.2.0-cpu" + esc},
+                         {"build", {{"status", "built"}, {"error", ""}}},
+                         {"smoke", {{"status", "fail"}, {"reasons", {std::string("paddle: import failed \0 here", 28) + esc}}}},
+                         {"gate", {{"status", "skipped"}, {"error", "smoke did not pass" + esc}}},
+                         {"publish", {{"status", "failed"}, {"digest", "sha256:" + esc}, {"error", "HTTP 403 DENIED: " + esc}}}};
+  nlohmann::json report = {{"kind", "imgtool-nightly-report"}, {"kb", {{"version", "2026.11.3" + esc}}},
+                           {"cells", {cell}}};
+  write(d.path / "shard" / "nightly.json", report.dump());
+  auto out = d.path / "merged";
+  auto r = cli({"nightly", "merge", (d.path / "shard").string(), "--report", out.string()});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);  // the cell failed
+  CHECK(no_raw_controls(r.out + r.err));  // before: the summary printed ESC sequences and BEL as they were
+  CHECK(r.out.find("sha256:\\x1b[2J\\x1b]0;owned\\x07") != std::string::npos);
+  for (auto name : {"report.md", "report.html", "junit.xml"}) {
+    CAPTURE(name);
+    std::string text = read_file(out / name);
+    CHECK(no_raw_controls(text));  // before: ESC, BEL and NUL as they were
+    CHECK(text.find("\\x1b[2J") != std::string::npos);
+  }
+  auto xml = parse_xml(out / "junit.xml");
+  CHECK_MESSAGE(xml.exit_code == 0, xml.err);  // before: "not well-formed (invalid token)"
+
+  // A tag with ESC is refused as the report is read; the message shows it escaped.
+  cell["tag"] = "3.2.0\u001b[2J";
+  report["cells"] = {cell};
+  write(d.path / "evil" / "nightly.json", report.dump());
+  auto t = cli({"nightly", "merge", (d.path / "evil").string(), "--report", (d.path / "m2").string()});
+  check_refused(t, "cell tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found '3.2.0\\x1b[2J'");
+  CHECK(no_raw_controls(t.err));
 }
 
 TEST_CASE("folders: a --state folder others can write is refused, naming it and the fix") {

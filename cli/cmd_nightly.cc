@@ -16,6 +16,7 @@
 #include "cli/progress_printer.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
+#include "core/strings.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "smoke/run_profile.h"
@@ -40,14 +41,17 @@ struct NightlyFlags {
   bool fresh_smoke = false, insecure_http = false, quiet = false;
 };
 
+// The report may be a shard's (merge, collect): its text is shown through strings::printable.
 void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
+  using strings::printable;
   std::cout << "nightly: " << (r.ok() ? "OK" : "FAILED") << " — " << r.cells.size() << " cell(s), " << r.docker_builds
             << " docker build(s), " << r.seconds << " s\n";
   for (auto& c : r.cells)
-    std::cout << "  " << c.tag << ": build " << bt::to_string(c.build.status) << ", smoke " << bt::to_string(c.smoke.status)
-              << ", gate " << bt::to_string(c.gate.status) << ", publish " << bt::to_string(c.publish.status) << ' '
-              << c.publish.digest << "\n";
-  std::cout << "kb: " << r.kb.version << ", released " << r.kb.released << ", " << r.kb.age_days << " day(s) old; check "
+    std::cout << "  " << printable(c.tag) << ": build " << bt::to_string(c.build.status) << ", smoke "
+              << bt::to_string(c.smoke.status) << ", gate " << bt::to_string(c.gate.status) << ", publish "
+              << bt::to_string(c.publish.status) << ' ' << printable(c.publish.digest) << "\n";
+  std::cout << "kb: " << printable(r.kb.version) << ", released " << printable(r.kb.released) << ", " << r.kb.age_days
+            << " day(s) old; check "
             << bt::to_string(r.kb.check) << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)")
             << "\n";
   if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
@@ -128,12 +132,7 @@ int run_collect(const NightlyFlags& f) {
                        .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = bt::collect_results(o);
-  if (fs::path(f.report) != fs::path(f.from_report) && fs::exists(fs::path(f.from_report) / "logs")) {
-    fs::create_directories(fs::path(f.report) / "logs");
-    fs::copy(fs::path(f.from_report) / "logs", fs::path(f.report) / "logs",
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  }
-  bt::write_report(f.report, report);
+  bt::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
 }

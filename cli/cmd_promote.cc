@@ -42,6 +42,17 @@ void print_result(const image::Repository& from, const image::Repository& to, co
   if (!res.evidence.empty()) std::cout << "smoke: " << res.evidence << "\n";
 }
 
+// `verify REPO:TAG` and `select` want a signature for exactly REPO:TAG (sign::required_identity);
+// a digest signed for another tag (or by digest) moved under TAG verifies only with
+// --any-tag-of-repository. Said once, with the fix, rather than found out at verify time.
+void note_unless_exact(image::Repository& repo, const std::string& digest, EVP_PKEY& pub, const std::string& tag) {
+  std::string exact = sign::required_identity(repo.name(), tag, false);
+  if (sign::check_signature(repo, digest, pub, exact).ok) return;
+  std::cerr << "promote: note: " << digest << " has no signature by the key for exactly " << exact
+            << ", so `imgtool verify docker://" << exact << "` fails unless --any-tag-of-repository; "
+            << "fix: promote again with --sign-key KEY (signs " << exact << ")\n";
+}
+
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
   if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
@@ -60,6 +71,7 @@ int run_promote(const PromoteFlags& f) {
                               .kb = &kb};
   release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
   print_result(from, to ? *to : from, f, r, res);
+  if (!key && !t) note_unless_exact(from, r.digest, *pub, f.tag);
   return 0;
 }
 
@@ -72,7 +84,7 @@ Registration promote_registration{{"promote", "Move a tag onto a digest only if 
                                                   "by digest (blobs mounted on one registry), attested and signed there "
                                                   "with --sign-key, then tagged");
                     sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
-                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag)");
+                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag or digest)");
                     sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG and attest its SBOM with this private key (a file, or env://VAR) before moving");
                     sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
                     sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");

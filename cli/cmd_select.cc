@@ -18,7 +18,7 @@ namespace {
 
 struct SelectOptions {
   std::string matrix, repository, key, host_driver, gpu;
-  bool json = false;
+  bool json = false, any_tag = false;
   RegistryFlags registry;
 };
 
@@ -38,15 +38,17 @@ int run_select(const SelectOptions& o) {
   auto kb = matrix::KnowledgeBase::load_default();
   std::vector<matrix::Cell> cells;
   std::vector<host::PassedOver> refused;
+  host::RegistryCandidates c;
   if (!o.matrix.empty()) {
     cells = matrix::plan_matrix(o.matrix, kb).kept;
   } else {
     auto key = sign::load_public_key(o.key);
-    auto c = host::read_repository(o.repository, *key, kb, o.registry.options());
+    c = host::read_repository(o.repository, *key, kb, o.registry.options(), o.any_tag);
     cells = c.cells;
     refused = c.refused;
   }
   auto r = host::select_tag(cells, refused, kb, which_host(o));
+  if (r.chosen && c.digests.count(r.chosen->tag)) r.repository = c.repository, r.digest = c.digests[r.chosen->tag];
   if (o.json) std::cout << host::to_json(r).dump(2) << "\n";
   else std::cout << host::render_text(r);
   return r.chosen ? 0 : 1;
@@ -58,6 +60,9 @@ Registration select_registration{{"select", "Choose the best tag for a host (thi
                     sub.add_option("--matrix", o->matrix, "matrix file: candidates are its kept cells");
                     sub.add_option("--repository", o->repository, "docker://HOST/REPO: candidates are its tags whose signature verifies with --key");
                     sub.add_option("--key", o->key, "public key (PEM) the repository's tags are signed with");
+                    sub.add_flag("--any-tag-of-repository", o->any_tag,
+                                 "--repository: accept a tag whose signature names any tag of the repository "
+                                 "(default: exactly REGISTRY/REPO:TAG)");
                     sub.add_option("--host-driver", o->host_driver, "the host's NVIDIA driver (default: detected on this host)");
                     sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, family or nvidia-smi name; default: detected)");
                     sub.add_flag("--json", o->json, "machine-readable output");

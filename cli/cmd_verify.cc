@@ -19,6 +19,7 @@ namespace {
 struct VerifyFlags {
   std::string ref, key, identity, junit;
   bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false, require_gpu_smoke = false;
+  bool any_tag = false;  // --any-tag-of-repository
   RegistryFlags registry;
   SmokeFlags smoke;  // shared with smoke and nightly (cli/smoke_flags.h)
 };
@@ -55,6 +56,7 @@ int run_verify(const VerifyFlags& f) {
                                                 .sbom = !f.no_sbom,
                                                 .smoke = !f.no_smoke,
                                                 .require_gpu_smoke = f.require_gpu_smoke,
+                                                .any_tag_of_repository = f.any_tag,
                                                 .smoke_options = smoke_options(f, kb),
                                                 .kb = f.no_claims ? nullptr : &kb});
   emit(f, report);
@@ -67,8 +69,12 @@ Registration verify_registration{{"verify", "Verify an image: signature, labels/
                     sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")
                         ->required();
                     sub.add_option("--key", f->key, "public key (PEM PUBLIC KEY) the signature must verify with");
-                    sub.add_option("--identity", f->identity,
-                                   "required signed docker-reference (default: REGISTRY/REPO, any tag)");
+                    auto* identity = sub.add_option("--identity", f->identity,
+                                   "required signed docker-reference (default: exactly REGISTRY/REPO:TAG for a tag, "
+                                   "REGISTRY/REPO for a digest)");
+                    sub.add_flag("--any-tag-of-repository", f->any_tag,
+                                 "accept a signature made for any tag of the repository (default: the exact tag)")
+                        ->excludes(identity);
                     sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
                     f->smoke.add(sub, kSmokePart);
                     sub.add_flag("--no-signature", f->no_signature, "skip the signature check");

@@ -8,6 +8,7 @@
 #include "cli/subcommand.h"
 #include "core/process.h"
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace imgtool::cli {
 std::vector<Subcommand>& registry() {
@@ -59,14 +60,14 @@ int main(int argc, char** argv) {
     for (auto& [sub, act] : actions)
       if (sub->parsed()) return act();
     return 2;
-  } catch (const InputError& e) {
-    std::cerr << "imgtool: " << e.what() << "\n";
+  } catch (const InputError& e) {  // messages carry names and text from files, registries and images
+    std::cerr << "imgtool: " << strings::printable_lines(e.what()) << "\n";
     return 2;
   } catch (const CheckFailed& e) {
-    std::cerr << "imgtool: " << e.what() << "\n";
+    std::cerr << "imgtool: " << strings::printable_lines(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "imgtool: error: " << e.what() << "\n";
+    std::cerr << "imgtool: error: " << strings::printable_lines(e.what()) << "\n";
     return 1;
   }
 }

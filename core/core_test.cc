@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -194,6 +197,93 @@ TEST_CASE("strings: lower, upper, join, trim, quoted, xml_escape") {
   CHECK(strings::split_lines("a\r\nb\n\nc") == std::vector<std::string>{"a", "b", "", "c"});
   CHECK(strings::split_lines("a\n") == std::vector<std::string>{"a"});
   CHECK(strings::split_lines("").empty());
+}
+
+TEST_CASE("strings::printable: control characters and bytes that are not UTF-8 shown as escapes, nothing else touched") {
+  using strings::printable;
+  CHECK(printable("paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path") == "paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path");
+  CHECK(printable("\x1b[2Jgone\x07") == "\\x1b[2Jgone\\x07");  // ESC, BEL
+  CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");      // NUL
+  CHECK(printable("a\x7f" "b") == "a\\x7fb");                 // DEL
+  CHECK(printable("a\tb\nc\r") == "a\\x09b\\x0ac\\x0d");      // one line
+  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");         // C1 CSI, as UTF-8
+  CHECK(printable("\x9b" "31m") == "\\x9b31m");               // C1 CSI, a raw byte (not UTF-8)
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(printable("\xc3") == "\\xc3");                        // cut short
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");               // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
+  CHECK(printable("\xef\xbf\xbf") == "\\uffff");              // not an XML character
+  std::string mib(1 << 20, 'x');
+  mib[4096] = '\x1b';
+  std::string shown = printable(mib);
+  CHECK(shown.size() == mib.size() + 3);  // kept whole: one byte became four
+  CHECK(printable(shown) == shown);       // idempotent
+  CHECK(strings::printable_lines("a\tb\r\nc\nd\re\x1b") == "a\tb\nc\nd\\x0de\\x1b");
+  CHECK(strings::quoted("tag\x1b[2J") == "'tag\\x1b[2J'");
+  CHECK(strings::quoted(std::string(59, 'a') + "é" + std::string(100, 'b')) == "'" + std::string(59, 'a') + "…' (161 bytes)");
+}
+
+TEST_CASE("strings::url_for_message: the query (a pre-signed URL's signature) never reaches a message") {
+  CHECK(strings::url_for_message("https://bucket.s3.amazonaws.com/blobs/ab?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA") ==
+        "https://bucket.s3.amazonaws.com/blobs/ab?…");
+  CHECK(strings::url_for_message("https://r.example/v2/x/blobs/sha256:ab#frag") == "https://r.example/v2/x/blobs/sha256:ab?…");
+  CHECK(strings::url_for_message("https://r.example/v2/") == "https://r.example/v2/");
+  CHECK(strings::url_for_message("https://r.example/\x1b[2J") == "https://r.example/\\x1b[2J");
+}
+
+TEST_CASE("strings::xml_escape: every byte value gives well-formed XML (python3's xml.etree reads it)") {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  all += "\xc2\x9b\xef\xbf\xbe\xed\xa0\x80 é 🙂";
+  junit::Suite s{all, 1.0, {{all, all, 1.0, junit::Outcome::kFailed, all, all}}};
+  std::string xml = junit::render(s);
+  for (unsigned char c : xml) CHECK_MESSAGE((c >= 0x20 || c == '\n' || c == '\t'), "byte " << int(c));
+  auto file = std::filesystem::temp_directory_path() / ("imgtool-core-xml-" + std::to_string(::getpid()) + ".xml");
+  write_file_atomic(file, xml);
+  auto r = run({"python3", "-c", "import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); "
+                                  "print(t.getroot()[0][0].get('name')[:4])", file.string()});
+  std::filesystem::remove(file);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);  // before: "not well-formed (invalid token)" at the first C0 byte
+  CHECK(r.out == "\\x00\n");
+}
+
+// A process killed by SIGTERM/SIGINT under end_children_on_signal leaves no private temp folder
+// and no uncommitted staging folder (before: both stayed, with whatever was written in them).
+TEST_CASE("a signal removes the private temp and uncommitted staging folders of the process it kills") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    auto root = std::filesystem::temp_directory_path() / ("imgtool-core-signal-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "tmp");
+    pid_t child = ::fork();
+    if (child == 0) {
+      end_children_on_signal();
+      PrivateTempDir tmp("imgtool-run-", root / "tmp");
+      StagingDir stage(root / "out");
+      StagingDir done(root / "kept");
+      write_file_atomic(tmp / "out", "child output");
+      write_file_atomic(stage.path() / "cell" / "wheels" / "deep" / "a.whl", "wheel");
+      std::filesystem::create_symlink("/etc/passwd", stage.path() / "cell" / "link");
+      done.commit();
+      write_file_atomic(root / "ready", "");
+      for (;;) ::pause();
+    }
+    for (int i = 0; i < 400 && !std::filesystem::exists(root / "ready"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(std::filesystem::exists(root / "ready"));
+    ::kill(child, sig);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == sig));  // the signal's own default action, still
+    CHECK(std::filesystem::is_empty(root / "tmp"));             // before: imgtool-run-XXXXXX/out stayed
+    std::vector<std::string> left;
+    for (auto& e : std::filesystem::directory_iterator(root)) left.push_back(e.path().filename().string());
+    std::sort(left.begin(), left.end());
+    CHECK(left == std::vector<std::string>{"kept", "ready", "tmp"});  // before: .out.tmp-XXXXXX too
+    CHECK(std::filesystem::exists("/etc/passwd"));                      // a link is removed, not followed
+    std::filesystem::remove_all(root);
+  }
 }
 
 TEST_CASE("junit: counts, outcomes and escaping") {

@@ -128,7 +128,9 @@ fs::path make_staging_dir(const fs::path& final) {
 }  // namespace
 
 PrivateTempDir::PrivateTempDir(const std::string& prefix, const fs::path& parent)
-    : path_(make_private_dir(parent.empty() ? fs::temp_directory_path() : parent, prefix)) {}
+    : path_(make_private_dir(parent.empty() ? fs::temp_directory_path() : parent, prefix)) {
+  on_signal_.hold(path_);
+}
 
 PrivateTempDir::~PrivateTempDir() {
   std::error_code ec;
@@ -139,6 +141,7 @@ PrivateTempDir::~PrivateTempDir() {
 // rename), so no one can plant it or a link in its place.
 StagingDir::StagingDir(fs::path final_dir) : final_(folder_name(final_dir)) {
   tmp_ = make_staging_dir(final_);
+  on_signal_.hold(tmp_);
   fs::permissions(tmp_, fs::perms(0755));  // the output folder it becomes is meant to be read
 }
 
@@ -155,6 +158,7 @@ void StagingDir::commit() {
   bool had_old = fs::exists(final_);
   if (had_old) fs::rename(final_, old);
   fs::rename(tmp_, final_);
+  on_signal_.release();  // the folder is the output now: a signal leaves it
   committed_ = true;
   if (had_old) fs::remove_all(old);
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/signal_cleanup.h"
+
 namespace imgtool {
 
 namespace fs = std::filesystem;
@@ -57,11 +59,13 @@ class StagingDir {
  private:
   fs::path final_, tmp_;
   bool committed_ = false;
+  CleanupSlot on_signal_;  // a SIGTERM/SIGINT before commit() removes it too (signal_cleanup.h)
 };
 
 // A private temporary folder: mkdtemp (an unpredictable name, mode 0700, never an existing
 // file or link) as `<parent>/<prefix>XXXXXX`, parent = the system temp folder by default;
-// removed with everything in it on destruction. No other user can pre-create, link or read
+// removed with everything in it on destruction, or by a SIGTERM/SIGINT/SIGHUP under
+// end_children_on_signal (core/signal_cleanup.h). No other user can pre-create, link or read
 // what is written in it: child output, a build's image-ID file, a credential helper's answer.
 class PrivateTempDir {
  public:
@@ -74,6 +78,7 @@ class PrivateTempDir {
 
  private:
   fs::path path_;
+  CleanupSlot on_signal_;
 };
 
 }  // namespace imgtool

@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/signal_cleanup.h"
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
@@ -117,6 +118,7 @@ class ChildSlot {
 extern "C" void end_children_then_die(int sig) {
   for (auto& s : g_children)
     if (pid_t pid = s.load(); pid > 0) ::kill(pid, SIGTERM);
+  remove_registered_dirs();  // private temp and uncommitted staging folders (core/signal_cleanup.h)
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // delivered once the handler returns: the signal's own default action
 }

@@ -33,8 +33,9 @@ struct RunResult {
 // a non-zero exit; throws imgtool::Error only if the program cannot be found.
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});
 
-// On SIGINT, SIGTERM or SIGHUP: SIGTERM to every child run() is waiting on, then the signal's
-// own default action. Without it a killed or Ctrl-C'd imgtool left its `docker build` running:
+// On SIGINT, SIGTERM or SIGHUP: SIGTERM to every child run() is waiting on, every private temp
+// and uncommitted staging folder removed (core/signal_cleanup.h), then the signal's own default
+// action. Without it a killed or Ctrl-C'd imgtool left its `docker build` running:
 // builds run under timeout(1), which puts them in a process group of their own, out of reach
 // of the terminal's signals. The CLI installs it once, at start.
 void end_children_on_signal();

@@ -30,11 +30,74 @@ std::string trim(std::string_view s) {
 }
 
 std::string quoted(std::string_view value) {
-  if (value.size() <= 120) return "'" + std::string(value) + "'";
-  return "'" + std::string(value.substr(0, 60)) + "…' (" + std::to_string(value.size()) + " bytes)";
+  if (value.size() <= 120) return "'" + printable(value) + "'";
+  size_t cut = 60;
+  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return "'" + printable(value.substr(0, cut)) + "…' (" + std::to_string(value.size()) + " bytes)";
 }
 
-std::string xml_escape(std::string_view s) {
+namespace {
+
+// The code point of the valid UTF-8 sequence starting at s[i] and its length; length 0 when
+// the bytes there are not one (a stray continuation byte, an overlong form, a surrogate,
+// past U+10FFFF or cut short).
+size_t utf8_at(std::string_view s, size_t i, char32_t& cp) {
+  auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  unsigned char c = b(0);
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? (c <= 0xEF ? 3 : 0) : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+  if (n == 0) return 0;
+  cp = c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(k) & 0x3F);
+  }
+  bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  return overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ? 0 : n;
+}
+
+std::string hex_escape(const char* prefix, unsigned v, int digits) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = prefix;
+  for (int d = digits - 1; d >= 0; --d) out += hex[(v >> (4 * d)) & 0xF];
+  return out;
+}
+
+std::string printable_text(std::string_view s, bool keep_lines) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += s[i++];
+    } else if (keep_lines && (c == '\n' || c == '\t')) {
+      out += s[i++];
+    } else if (keep_lines && c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') {
+      ++i;  // CRLF -> LF
+    } else if (c < 0x80) {
+      out += hex_escape("\\x", c, 2), ++i;  // C0, DEL
+    } else if (char32_t cp; size_t n = utf8_at(s, i, cp)) {
+      bool hidden = cp <= 0x9F || cp == 0xFFFE || cp == 0xFFFF;  // C1; not XML characters
+      out += hidden ? hex_escape("\\u", static_cast<unsigned>(cp), 4) : std::string(s.substr(i, n));
+      i += n;
+    } else {
+      out += hex_escape("\\x", c, 2), ++i;  // not UTF-8
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) { return printable_text(text, false); }
+std::string printable_lines(std::string_view text) { return printable_text(text, true); }
+
+std::string url_for_message(std::string_view url) {
+  size_t q = url.find_first_of("?#");
+  return printable(q == std::string_view::npos ? url : std::string(url.substr(0, q)) + "?…");
+}
+
+std::string xml_escape(std::string_view raw) {
+  std::string s = printable_lines(raw);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

@@ -15,9 +15,28 @@ std::vector<std::string> split(std::string_view s, char sep);
 // Lines without their "\n" / "\r\n" (a last line without a newline counts; no empty last line).
 std::vector<std::string> split_lines(std::string_view s);
 // 'value' for an error message: whole up to 120 bytes, else its first 60 and its size
-// ('abc…' (200000 bytes)), so a message about a value of any length stays one readable line.
+// ('abc…' (200000 bytes)), so a message about a value of any length stays one readable line;
+// printable() (below), so the value cannot be a terminal escape sequence.
 std::string quoted(std::string_view value);
-// &, <, >, " and ' escaped: safe in XML/HTML text and attribute values.
+// printable() first (XML 1.0 forbids most C0 characters even as references), then &, <, >, "
+// and ' escaped: well-formed in XML/HTML text and attribute values, whatever `s` holds.
 std::string xml_escape(std::string_view s);
+
+// The one filter for untrusted text (registry messages, build output, probe reasons, names
+// from images and registries) on its way to a terminal, a report or a JSON message: every
+// control character — C0 (U+0000–U+001F), DEL, C1 (U+0080–U+009F) — and every byte that is
+// not part of valid UTF-8 becomes a visible escape (ESC -> \x1b, a bad byte 0xff -> \xff,
+// U+009B -> \u009b; U+FFFE/U+FFFF, illegal in XML, -> \ufffe), so an ESC sequence cannot
+// repaint a terminal and the text is legal XML character data. Nothing is cut (a long value is
+// kept whole), other text — backslashes included — is unchanged, and printable(printable(s))
+// == printable(s). printable() makes one line (tab and newline escaped too); printable_lines()
+// keeps tab and newline (a CR before a newline is dropped), for multi-line text.
+std::string printable(std::string_view text);
+std::string printable_lines(std::string_view text);
+
+// `url` for a message or a report: its query and fragment replaced by "?…" (a pre-signed
+// URL's X-Amz-Signature, a token), then printable(). "https://s3/b/blob?X-Amz-Signature=…"
+// -> "https://s3/b/blob?…".
+std::string url_for_message(std::string_view url);
 
 }  // namespace imgtool::strings

@@ -49,25 +49,29 @@ std::string unusable(const matrix::Cell& c) {
 
 }  // namespace
 
-RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb, const image::RegistryOptions& opt) {
+RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
+                                   const image::RegistryOptions& opt, bool any_tag_of_repository) {
   auto ref = image::parse_reference(repository);
   std::string last = repository.substr(repository.rfind('/') + 1);  // parse_reference defaults the tag to latest
   if (ref.transport != "docker" || last.find_first_of(":@") != std::string::npos)
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
   image::Registry reg(ref.host, opt);
   image::RegistryRepository repo(reg, ref.name);
-  RegistryCandidates out;
+  RegistryCandidates out{.repository = repo.name()};
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations
     image::Manifest m = reg.get_manifest(ref.name, tag);
-    auto check = sign::check_signature(repo, m.digest(), key, ref.host + "/" + ref.name);
+    auto check = sign::check_signature(repo, m.digest(), key, sign::required_identity(repo.name(), tag, any_tag_of_repository));
     if (!check.ok) {
       out.refused.push_back({tag, "signature", "not selectable: " + check.summary()});
       continue;
     }
     matrix::Cell c = cell_from_labels(tag, labels_of(reg, ref.name, m), kb);
     if (auto why = unusable(c); !why.empty()) out.refused.push_back({tag, "labels", why});
-    else out.cells.push_back(c);
+    else {
+      out.cells.push_back(c);
+      out.digests[tag] = m.digest();
+    }
   }
   return out;
 }

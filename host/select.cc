@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "core/version.h"
 #include "matrix/host.h"
 
@@ -77,16 +78,23 @@ SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vecto
 nlohmann::json to_json(const SelectResult& r) {
   nlohmann::json passed = nlohmann::json::array();
   for (auto& p : r.passed_over) passed.push_back({{"tag", p.tag}, {"rule", p.rule}, {"why", p.why}});
-  return {{"host", r.host}, {"tag", r.chosen ? r.chosen->tag : ""}, {"why", r.why}, {"passed_over", passed}};
+  nlohmann::json j{{"host", r.host}, {"tag", r.chosen ? r.chosen->tag : ""}, {"why", r.why}, {"passed_over", passed}};
+  if (!r.digest.empty()) j["digest"] = r.digest, j["pull"] = r.repository + "@" + r.digest;
+  return j;
 }
 
+// Tags, labels and registry messages are shown through strings::printable.
 std::string render_text(const SelectResult& r) {
-  std::string out = "host: " + r.host + "\n";
+  using strings::printable;
+  std::string out = "host: " + printable(r.host) + "\n";
   if (!r.chosen) out += "no tag fits this host\n";
-  else out += "best tag: " + r.chosen->tag + "\n";
-  for (auto& w : r.why) out += "  fits: " + w + "\n";
+  else out += "best tag: " + printable(r.chosen->tag) + "\n";
+  if (r.chosen && !r.digest.empty())
+    out += "  verified: its signature holds for " + r.digest + "; pull " + r.repository + "@" + r.digest +
+           " for exactly that image\n";
+  for (auto& w : r.why) out += "  fits: " + printable(w) + "\n";
   if (!r.passed_over.empty()) out += "passed over:\n";
-  for (auto& p : r.passed_over) out += "  " + p.tag + "  [" + p.rule + "] " + p.why + "\n";
+  for (auto& p : r.passed_over) out += "  " + printable(p.tag) + "  [" + p.rule + "] " + printable(p.why) + "\n";
   return out;
 }
 

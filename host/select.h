@@ -33,6 +33,9 @@ struct SelectResult {
   std::optional<matrix::Cell> chosen;
   std::vector<std::string> why;         // why the chosen tag fits
   std::vector<PassedOver> passed_over;  // better-looking tags that do not fit (and refused ones)
+  // Registry candidates: the repository (HOST/REPO) and the digest the chosen tag's signature
+  // was verified on, so what is pulled is what was checked, whatever the tag does next.
+  std::string repository, digest;
 };
 
 // `refused` (e.g. unsigned registry tags) are reported first among passed_over.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
+#include "image/registry.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
 
@@ -84,6 +85,32 @@ TEST_CASE("select from a registry keeps only tags whose signature verifies") {
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
     if (j["host"].get<std::string>().rfind("no NVIDIA driver", 0) == 0) CHECK(j["tag"] == "3.2.0");
+  }
+  SUBCASE("a tag whose digest is signed for another tag is refused unless --any-tag-of-repository") {
+    image::Registry reg(server.host(), server.options());
+    auto m = reg.get_manifest("ai/paddle", "3.2.0-gpu-cuda11.8-cudnn8.9");
+    reg.put_manifest("ai/paddle", "3.3.0-gpu-cuda11.8-cudnn8.9", m.raw, m.media_type);  // signed as 3.2.0-… only
+    std::vector<std::string> args{"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "535.104.05",
+                                  "--gpu", "A100", "--json"};
+    auto r = cli(args);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["tag"] == "3.2.0-gpu-cuda11.8-cudnn8.9");
+    CHECK(j["digest"] == m.digest());  // the digest whose signature was verified
+    CHECK(j["pull"] == server.host() + "/ai/paddle@" + m.digest());
+    auto refused_for_identity = [](const nlohmann::json& report) {
+      for (auto& p : report["passed_over"])
+        if (p["tag"] == "3.3.0-gpu-cuda11.8-cudnn8.9")
+          return p["rule"] == "signature" && p["why"].get<std::string>().find("signed identity is") != std::string::npos;
+      return false;
+    };
+    CHECK(refused_for_identity(j));  // before: its signature for 3.2.0-… was accepted for 3.3.0-…
+    args.push_back("--any-tag-of-repository");
+    CHECK_FALSE(refused_for_identity(nlohmann::json::parse(cli(args).out)));
+    args.pop_back(), args.pop_back();
+    auto text = cli(args);
+    CHECK(text.out.find("verified: its signature holds for " + m.digest() + "; pull " + server.host() + "/ai/paddle@" +
+                        m.digest()) != std::string::npos);
   }
   SUBCASE("bad input") {
     CHECK(cli({"select", "--repository", repo}).exit_code == 2);

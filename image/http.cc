@@ -132,14 +132,14 @@ void set_limits(CURL* h, const HttpOptions& o, const HttpRequest& r) {
 // The one-line reason for a failed transfer, in words a user can act on.
 std::string failure_text(const HttpRequest& r, const HttpResponse& resp, const Transfer& t, CURLcode rc,
                          const char* errbuf) {
-  std::string where = r.method + " " + r.url + ": ";
+  std::string where = r.method + " " + strings::url_for_message(r.url) + ": ";
   if (t.too_large || rc == CURLE_FILESIZE_EXCEEDED)
     return where + "the answer is larger than the " + std::to_string(t.too_large ? t.too_large : r.max_body) +
            "-byte limit; transfer aborted";
   if (rc == CURLE_UNSUPPORTED_PROTOCOL && !resp.header("location").empty())
-    return where + "refused a redirect to " + resp.header("location") +
+    return where + "refused a redirect to " + strings::url_for_message(resp.header("location")) +
            (is_https(r.url) ? " (https may not be redirected to plain http)" : " (only http(s) is followed)");
-  return where + (errbuf[0] ? errbuf : curl_easy_strerror(rc));
+  return where + strings::printable(errbuf[0] ? errbuf : curl_easy_strerror(rc));
 }
 
 }  // namespace
@@ -160,11 +160,11 @@ UrlOrigin url_origin(const std::string& url) {
     return s;
   };
   if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
-    throw Error("expected an absolute http(s) URL, found '" + url + "'");
+    throw Error("expected an absolute http(s) URL, found '" + strings::url_for_message(url) + "'");
   UrlOrigin o{part(CURLUPART_SCHEME, 0), part(CURLUPART_HOST, 0), 0};
   std::string port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
   if ((o.scheme != "http" && o.scheme != "https") || o.host.empty() || port.empty())
-    throw Error("expected an absolute http(s) URL, found '" + url + "'");
+    throw Error("expected an absolute http(s) URL, found '" + strings::url_for_message(url) + "'");
   if (o.host.size() > 2 && o.host.front() == '[') o.host = o.host.substr(1, o.host.size() - 2);
   for (auto& c : o.host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   o.port = std::stoi(port);
@@ -224,7 +224,7 @@ void HttpClient::release(void* h) {
 HttpResponse HttpClient::send(const HttpRequest& r) {
   bool http_ok = opt_.allow_http || !opt_.unix_socket.empty();
   if (!http_ok && !is_https(r.url))
-    throw HttpTransportError(r.method + " " + r.url + ": refused: only https is allowed for this host", false,
+    throw HttpTransportError(r.method + " " + strings::url_for_message(r.url) + ": refused: only https is allowed for this host", false,
                              CURLE_UNSUPPORTED_PROTOCOL);
   CURL* h = static_cast<CURL*>(acquire());
   curl_easy_reset(h);

@@ -39,8 +39,8 @@ std::string registry_error_code(const std::string& body, std::string* message) {
       j["errors"].empty())
     return "";
   auto& e = j["errors"][0];
-  if (message && e.contains("message") && e["message"].is_string()) *message = e["message"].get<std::string>();
-  return e.value("code", "");
+  if (message && e.contains("message") && e["message"].is_string()) *message = strings::printable(e["message"].get<std::string>());
+  return e.contains("code") && e["code"].is_string() ? strings::printable(e["code"].get<std::string>()) : "";
 }
 
 bool retryable_status(long s) { return s == 429 || s == 408 || (s >= 500 && s <= 599); }
@@ -234,14 +234,14 @@ struct Registry::Impl {
     try {
       o = url_origin(url);
     } catch (const Error&) {
-      throw Error("registry " + host + " sent " + what + " that is not an http(s) URL: '" + url + "'");
+      throw Error("registry " + host + " sent " + what + " that is not an http(s) URL: '" + strings::url_for_message(url) + "'");
     }
     if (o.scheme == "http" && base_is_https())
-      throw Error("registry " + host + " sent " + what + " on plain http (" + url +
+      throw Error("registry " + host + " sent " + what + " on plain http (" + strings::url_for_message(url) +
                   ") although it speaks https; refusing the downgrade");
     if (o.scheme == "http" && !opt.insecure_http && !is_loopback_host(o.host_port()))
       throw Error("registry " + host + " sent " + what + " on plain http to " + o.host_port() +
-                  " (" + url + "); refused (plain http only for loopback hosts or with --insecure-http)");
+                  " (" + strings::url_for_message(url) + "); refused (plain http only for loopback hosts or with --insecure-http)");
     return o;
   }
 
@@ -282,7 +282,7 @@ struct Registry::Impl {
 
   // A 401 from an origin the registry sent us to: never answered (see Authorizer).
   RegistryError foreign_401(const HttpRequest& r, const UrlOrigin& o) {
-    return RegistryError(r.method + " " + r.url + ": " + o.host_port() + " answered 401 (authentication required); "
+    return RegistryError(r.method + " " + strings::url_for_message(r.url) + ": " + o.host_port() + " answered 401 (authentication required); "
                              "imgtool sends credentials only to the registry's own origin " + own.origin.str() +
                              ", never to a URL it points elsewhere (upload Location, Link, redirect); fix: have " +
                              host + " serve that URL itself, or without authentication",
@@ -312,7 +312,7 @@ struct Registry::Impl {
                       resp.status == 308;
       std::string loc = resp.header("location");
       if (!redirect || loc.empty() || (r.method != "GET" && r.method != "HEAD")) return resp;
-      if (hop == 5) throw Error("registry " + host + ": more than 5 redirects, the last to " + loc);
+      if (hop == 5) throw Error("registry " + host + ": more than 5 redirects, the last to " + strings::url_for_message(loc));
       r.url = resolve_url(r.url, loc);
     }
   }
@@ -493,7 +493,7 @@ std::vector<std::string> Registry::list_tags(const std::string& repo) {
   for (int page = 1; !url.empty(); ++page) {
     std::string page_of = "tag list of " + repo + ", page " + std::to_string(page), where = page_of + " on " + host();
     if (page > kMaxTagPages) throw Error(where + ": more than " + std::to_string(kMaxTagPages) + " pages; refusing to go on");
-    if (!followed.insert(url).second) throw Error(where + ": the registry sent the same next page twice (" + url + ")");
+    if (!followed.insert(url).second) throw Error(where + ": the registry sent the same next page twice (" + strings::url_for_message(url) + ")");
     HttpRequest r{"GET", url};
     r.max_body = kMaxMetadataBytes;
     HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);

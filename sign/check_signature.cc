@@ -24,7 +24,13 @@ bool identity_matches(const std::string& ref, const std::string& identity) {
          (ref[identity.size()] == ':' || ref[identity.size()] == '@');
 }
 
+std::string required_identity(const std::string& repository, const std::string& tag, bool any_tag_of_repository) {
+  return tag.empty() || any_tag_of_repository ? repository : repository + ":" + tag;
+}
+
 namespace {
+
+const std::string kOtherIdentity = "signed identity is ";
 
 // Empty string if the layer is valid; otherwise why it is not.
 std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest,
@@ -51,7 +57,7 @@ std::string check_layer(image::Repository& repo, const image::Descriptor& l, con
   if (p.manifest_digest != digest)
     return "signed payload is for digest " + p.manifest_digest + ", not " + digest;
   if (!identity_matches(p.docker_reference, identity))
-    return "signed identity is " + p.docker_reference + ", expected " + identity;
+    return kOtherIdentity + p.docker_reference + ", expected " + identity;
   out = p;
   return "";
 }
@@ -80,6 +86,7 @@ SignatureCheck check_signature(image::Repository& repo, const std::string& diges
       return c;
     }
     c.reasons.push_back(why);
+    c.other_identity = c.other_identity || why.rfind(kOtherIdentity, 0) == 0;
   }
   if (c.layers == 0) c.reasons.push_back(c.signature_tag + " holds no simplesigning layers");
   return c;

@@ -25,13 +25,23 @@ struct SignatureCheck {
   std::string accepted_identity;     // docker-reference of the accepted layer
   std::map<std::string, std::string> accepted_annotations;  // its signed payload's "optional" (e.g. promote's overrides)
   std::vector<std::string> reasons;  // one per rejected layer, or why none was found
+  bool other_identity = false;       // a layer verified for the digest but named another identity
   std::string summary() const;       // one line: what was found
 };
 
 // True if docker-reference `ref` satisfies `identity`: equal, or `identity`
 // names the repository only ("REGISTRY/REPO") and `ref` is that repository
-// with any tag (matchRepoDigestOrExact). An empty identity accepts any.
+// with any tag or digest. An empty identity accepts any.
 bool identity_matches(const std::string& ref, const std::string& identity);
+
+// The identity a signature must name for an image referenced as `repository`
+// ("REGISTRY/REPO") with `tag` ("" for a reference by digest), as containers/image's
+// matchRepoDigestOrExact: a tag reference needs exactly "REGISTRY/REPO:TAG" (a signature
+// made for another tag of the repository does not vouch for this one); a digest
+// reference needs the repository only (cosign signs "REGISTRY/REPO" for a digest).
+// `any_tag_of_repository` widens a tag reference to the repository too (opt-in:
+// verify/select --any-tag-of-repository).
+std::string required_identity(const std::string& repository, const std::string& tag, bool any_tag_of_repository);
 
 SignatureCheck check_signature(image::Repository& repo, const std::string& manifest_digest,
                                EVP_PKEY& public_key, const std::string& identity);

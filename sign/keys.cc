@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "sign/pkcs8_scrypt.h"
 
 namespace imgtool::sign {
 
@@ -82,6 +83,17 @@ void install_file(const fs::path& path, const std::string& content, unsigned mod
   fs::rename(tmp, path);
 }
 
+// A PEM private key other than encrypted PKCS#8: plain PKCS#8, or the traditional EC form
+// (encrypted with a Proc-Type header, `openssl ec -aes256`); never prompts.
+Pkey other_private_key(const std::string& pem, const std::string& passphrase) {
+  Bio b(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  std::string pass = passphrase;
+  Pkey k(PEM_read_bio_PrivateKey(b.get(), nullptr, pass_cb, &pass));
+  OPENSSL_cleanse(pass.data(), pass.size());
+  ERR_clear_error();
+  return k;
+}
+
 bool looks_like_cosign_key(const std::string& pem) {
   return pem.find("ENCRYPTED SIGSTORE PRIVATE KEY") != std::string::npos ||
          pem.find("ENCRYPTED COSIGN PRIVATE KEY") != std::string::npos;
@@ -115,32 +127,6 @@ std::string public_key_pem(const EVP_PKEY& key) {
 
 namespace {
 
-struct X509SigFree {
-  void operator()(X509_SIG* s) const { X509_SIG_free(s); }
-};
-struct P8InfFree {
-  void operator()(PKCS8_PRIV_KEY_INFO* p) const { PKCS8_PRIV_KEY_INFO_free(p); }
-};
-
-// scrypt parameters of `openssl pkcs8 -scrypt` (N=2^14, r=8, p=1: 16 MiB, within
-// OpenSSL's default 32 MiB decryption limit); AES-256-CBC. Keys written before
-// (PBES2 with PBKDF2) are still read: PEM_read_bio_PrivateKey handles both.
-constexpr uint64_t kScryptN = 1 << 14, kScryptR = 8, kScryptP = 1;
-
-void write_encrypted(BIO* b, const EVP_PKEY& key, const std::string& pass) {
-  std::unique_ptr<PKCS8_PRIV_KEY_INFO, P8InfFree> p8(EVP_PKEY2PKCS8(&key));
-  X509_ALGOR* alg = p8 ? PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), nullptr, 0, nullptr, kScryptN, kScryptR, kScryptP)
-                       : nullptr;
-  if (!alg) throw Error("cannot set up scrypt key encryption");
-  std::unique_ptr<X509_SIG, X509SigFree> enc(
-      PKCS8_set0_pbe(pass.data(), static_cast<int>(pass.size()), p8.get(), alg));
-  if (!enc) {
-    X509_ALGOR_free(alg);
-    throw Error("cannot encrypt the private key");
-  }
-  if (!PEM_write_bio_PKCS8(b, enc.get())) throw Error("cannot encode the private key");
-}
-
 }  // namespace
 
 std::string private_key_pem(const EVP_PKEY& key, const std::string& passphrase) {
@@ -149,7 +135,7 @@ std::string private_key_pem(const EVP_PKEY& key, const std::string& passphrase) 
     if (!PEM_write_bio_PKCS8PrivateKey(b.get(), &key, nullptr, nullptr, 0, nullptr, nullptr))
       throw Error("cannot encode the private key");
   } else {
-    write_encrypted(b.get(), key, passphrase);
+    return encrypted_pkcs8_pem(key, passphrase);  // scrypt N=2^15, r=8, p=1 (sign/pkcs8_scrypt.h)
   }
   return bio_text(b.get());
 }
@@ -190,13 +176,9 @@ Pkey load_private_key_pem(const std::string& pem, const std::string& passphrase,
     throw InputError(where + ": this is a cosign-encrypted key (scrypt + nacl/secretbox), which "
                      "imgtool cannot read; expected a PEM PKCS#8 key. Fix: create the key with "
                      "`imgtool keygen` and give it to cosign with `cosign import-key-pair`");
-  Bio b(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  std::string pass = passphrase;
-  Pkey k(PEM_read_bio_PrivateKey(b.get(), nullptr, pass_cb, &pass));
-  OPENSSL_cleanse(pass.data(), pass.size());
-  ERR_clear_error();
+  bool encrypted = pem.find("ENCRYPTED PRIVATE KEY") != std::string::npos;
+  Pkey k = encrypted ? decrypt_pkcs8_pem(pem, passphrase, where) : other_private_key(pem, passphrase);
   if (!k) {
-    bool encrypted = pem.find("ENCRYPTED PRIVATE KEY") != std::string::npos;
     if (encrypted && passphrase.empty())
       throw InputError(where + ": the private key is encrypted and no passphrase was given; "
                        "pass --passphrase-env VAR naming a variable that holds it");

@@ -4,7 +4,8 @@
 //
 // Files
 //   <prefix>.key  PEM "PRIVATE KEY" (PKCS#8) or, with a passphrase,
-//                 "ENCRYPTED PRIVATE KEY" (PKCS#8, PBES2 AES-256-CBC). Mode 0600,
+//                 "ENCRYPTED PRIVATE KEY" (PKCS#8, PBES2: scrypt N=2^15 r=8 p=1 as cosign,
+//                 AES-256-CBC; sign/pkcs8_scrypt.h; N=2^14 and PBKDF2 keys still load). Mode 0600,
 //                 created 0600 from the start (never briefly world-readable).
 //   <prefix>.pub  PEM "PUBLIC KEY" (SubjectPublicKeyInfo), mode 0644.
 //

@@ -1,8 +1,10 @@
 // Unit tests of sign/: keys, payloads, signatures (cross-checked with the
 // openssl CLI) and signature manifests on a memory repository (promotion: release/release_test.cc).
 #include <doctest/doctest.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
+#include "core/strings.h"
 #include "sign/attestation.h"
 #include "sign/check_signature.h"
 #include "sign/ecdsa.h"
@@ -104,6 +107,74 @@ TEST_CASE("encrypted keys use scrypt; keys encrypted with PBKDF2 (older imgtool,
   REQUIRE(conv.ok());
   fs::permissions(old, fs::perms::owner_read | fs::perms::owner_write);
   CHECK(load_private_key(old, "old-pass"));
+}
+
+namespace {
+
+// The DER inside a PEM, and back (64-character lines).
+std::string pem_der(const std::string& pem) {
+  std::string b64;
+  for (auto& line : imgtool::strings::split_lines(pem))
+    if (line.rfind("-----", 0) != 0) b64 += line;
+  return base64_decode(b64).value_or("");
+}
+std::string der_pem(const std::string& der, const std::string& label) {
+  std::string b64 = base64_encode(der), out = "-----BEGIN " + label + "-----\n";
+  for (size_t i = 0; i < b64.size(); i += 64) out += b64.substr(i, 64) + "\n";
+  return out + "-----END " + label + "-----\n";
+}
+
+}  // namespace
+
+// cosign's scrypt cost (N=2^15, r=8) needs just over OpenSSL's fixed 32 MiB scrypt limit, so
+// OpenSSL's PEM calls could neither write nor read such a key: imgtool wrote N=2^14.
+TEST_CASE("encrypted keys: scrypt at N=2^15 (cosign's) written and read; N=2^14 and PBKDF2 keys still load") {
+  ScratchDir d("scrypt15");
+  auto key = generate_key();
+  KeyFiles f = write_key_pair(*key, d.path / "k", "s3cret-pass");
+  auto asn1 = run({"openssl", "asn1parse", "-in", f.private_key.string()});
+  REQUIRE(asn1.ok());
+  INFO(asn1.out);
+  CHECK(asn1.out.find(":scrypt") != std::string::npos);
+  CHECK(asn1.out.find("INTEGER           :8000") != std::string::npos);  // N = 32768; before: :4000 (16384)
+  CHECK(asn1.out.find(":aes-256-cbc") != std::string::npos);
+  auto loaded = load_private_key(f.private_key, "s3cret-pass");
+  REQUIRE(loaded);
+  CHECK(EVP_PKEY_eq(loaded.get(), key.get()) == 1);
+  CHECK_THROWS_AS(load_private_key(f.private_key, "wrong-pass"), InputError);
+  CHECK_THROWS_AS(load_private_key(f.private_key, ""), InputError);
+
+  // Older keys: scrypt at N=2^14 (imgtool before, `openssl pkcs8 -scrypt`) and PBKDF2.
+  write_key_pair(*key, d.path / "plain", "");
+  for (std::vector<std::string> how : {std::vector<std::string>{"-scrypt"}, {"-v2prf", "hmacWithSHA256", "-iter", "2048"}}) {
+    fs::path old = d.path / ("old" + how[0] + ".key");
+    std::vector<std::string> argv{"openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", (d.path / "plain.key").string(),
+                                  "-out", old.string(), "-passout", "pass:old-pass"};
+    argv.insert(argv.end(), how.begin(), how.end());
+    auto conv = run(argv);
+    REQUIRE_MESSAGE(conv.ok(), conv.err);
+    fs::permissions(old, fs::perms::owner_read | fs::perms::owner_write);
+    auto old_key = load_private_key(old, "old-pass");
+    CHECK_MESSAGE(EVP_PKEY_eq(old_key.get(), key.get()) == 1, how[0]);
+    CHECK_THROWS_AS(load_private_key(old, "wrong-pass"), InputError);
+  }
+}
+
+TEST_CASE("encrypted keys: scrypt parameters asking for gigabytes are refused before any memory is spent") {
+  ScratchDir d("scrypt-hostile");
+  std::string der = pem_der(private_key_pem(*generate_key(), "p"));
+  const std::string n15("\x02\x03\x00\x80\x00", 5), n22("\x02\x03\x40\x00\x00", 5);  // INTEGER 2^15 -> 2^22 (4 GiB at r=8)
+  REQUIRE(der.find(n15) != std::string::npos);
+  der.replace(der.find(n15), n15.size(), n22);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    load_private_key_pem(der_pem(der, "ENCRYPTED PRIVATE KEY"), "p", "hostile.key");
+    FAIL("a key asking for N=2^22 was derived");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("hostile.key: expected scrypt parameters within 128 MiB") != std::string::npos);
+    CHECK(std::string(e.what()).find("found N=4194304, r=8, p=1") != std::string::npos);
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
 }
 
 TEST_CASE("a cosign-encrypted key gets a clear refusal") {

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/paths.h"
+#include "core/strings.h"
 #include "matrix/labels.h"
 
 namespace imgtool::smoke {
@@ -20,12 +21,27 @@ std::string container_name() {
   return "imgtool-smoke-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
 }
 
+// Every string of the probe's document (keys too) through strings::printable: the probe runs
+// in the image, so its reasons and names reach terminals, reports and records as untrusted text.
+json printable_json(const json& j) {
+  if (j.is_string()) return strings::printable(j.get<std::string>());
+  if (j.is_array()) {
+    json out = json::array();
+    for (auto& v : j) out.push_back(printable_json(v));
+    return out;
+  }
+  if (!j.is_object()) return j;
+  json out = json::object();
+  for (auto& [k, v] : j.items()) out[strings::printable(k)] = printable_json(v);
+  return out;
+}
+
 // The probe prints one JSON document on stdout; tolerate anything before it.
 json parse_probe(const std::string& out) {
   size_t start = out.find('{');
   if (start == std::string::npos) return nullptr;
   json doc = json::parse(out.substr(start), nullptr, /*allow_exceptions=*/false);
-  return doc.is_discarded() ? json(nullptr) : doc;
+  return doc.is_discarded() ? json(nullptr) : printable_json(doc);
 }
 
 std::vector<std::string> strings(const json& arr) {
@@ -98,7 +114,7 @@ std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::str
 void judge_smoke(SmokeResult& res, const RunResult& docker) {
   res.docker_exit = docker.exit_code;
   res.timed_out = docker.timed_out;
-  res.docker_stderr = docker.err;
+  res.docker_stderr = strings::printable_lines(docker.err);  // the image's and the engine's text
   res.probe = docker.timed_out ? json(nullptr) : parse_probe(docker.out);
   if (res.probe.is_object() && res.probe.contains("verdict")) {
     const json& v = res.probe["verdict"];
@@ -107,7 +123,7 @@ void judge_smoke(SmokeResult& res, const RunResult& docker) {
     res.warnings = strings(v.value("warnings", json::array()));
     return;
   }
-  res.host = generic_docker_failure(docker.exit_code, docker.timed_out, docker.err);
+  res.host = generic_docker_failure(docker.exit_code, docker.timed_out, res.docker_stderr);
   res.verdict = "fail";
   res.reasons = {"host: " + res.host->summary + " (fix: " + res.host->fix + ")"};
 }

@@ -149,6 +149,25 @@ TEST_CASE("probe verdict fail carries its reasons; garbage output is a host fail
   CHECK(g.host->code == "docker_run_failed");
 }
 
+TEST_CASE("the probe's text is untrusted: reasons with NUL or ESC, and docker's stderr, come out printable") {
+  SmokeResult r;
+  judge_smoke(r, {0, false,
+                  R"({"verdict": {"status": "fail", "reasons": ["paddle: \u0000import\u001b[2J failed\u0007"]},
+                      "paddle": {"status": "fail", "reason": "\u001b]0;owned\u0007", "\u001b[1mkey": 1}})",
+                  ""});
+  CHECK(r.reasons == std::vector<std::string>{"paddle: \\x00import\\x1b[2J failed\\x07"});  // before: NUL, ESC, BEL raw
+  CHECK(r.probe["paddle"]["reason"] == "\\x1b]0;owned\\x07");
+  CHECK(r.probe["paddle"].contains("\\x1b[1mkey"));
+  std::string text = smoke_text(r, {}) + r.to_json().dump();
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\a') == std::string::npos);
+  CHECK(text.find(std::string(1, '\0')) == std::string::npos);
+  SmokeResult g;
+  judge_smoke(g, {125, false, "", "docker: Error response from daemon: \x1b[2Jgone\x9b\n"});
+  CHECK(g.docker_stderr == "docker: Error response from daemon: \\x1b[2Jgone\\x9b\n");
+  CHECK(g.to_json().dump().find("\\u001b") == std::string::npos);
+}
+
 TEST_CASE("smoke_and_judge: measured throughput with a records store that fails is a failed smoke, with the fix") {
   Fake fake{{0, false, R"({"driver": {"name": "NVIDIA H100", "driver_branch": "550"},
     "metrics": [{"metric": "gemm_fp16", "value": 100.0, "unit": "TFLOP/s"}],

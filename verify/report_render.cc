@@ -36,13 +36,14 @@ std::string render_table(const Report& r) {
   size_t w = 5;
   for (const auto& c : r.checks) w = std::max(w, c.id.size());
   std::ostringstream o;
-  o << "verify " << r.image << (r.digest.empty() ? "" : " (" + r.digest + ")") << "\n";
+  using strings::printable;  // found/expected carry text from the image and the registry
+  o << "verify " << printable(r.image) << (r.digest.empty() ? "" : " (" + printable(r.digest) + ")") << "\n";
   for (const auto& c : r.checks) {
     o << "  " << strings::upper(status_name(c.status)) << std::string(5 - std::string(status_name(c.status)).size(), ' ')
-      << c.id << std::string(w + 2 - c.id.size(), ' ') << "found " << c.found << "\n";
+      << c.id << std::string(w + 2 - c.id.size(), ' ') << "found " << printable(c.found) << "\n";
     if (c.status == Status::kFail || c.status == Status::kWarn) {
-      o << "        expected: " << c.expected << "\n";
-      if (!c.fix.empty()) o << "        fix:      " << c.fix << "\n";
+      o << "        expected: " << printable(c.expected) << "\n";
+      if (!c.fix.empty()) o << "        fix:      " << printable(c.fix) << "\n";
     }
   }
   size_t fails = std::count_if(r.checks.begin(), r.checks.end(), [](auto& c) { return c.status == Status::kFail; });
@@ -54,8 +55,9 @@ nlohmann::json report_json(const Report& r) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks)
     checks.push_back({{"id", c.id}, {"title", c.title}, {"status", status_name(c.status)},
-                      {"expected", c.expected}, {"found", c.found}, {"fix", c.fix}});
-  return {{"image", r.image}, {"digest", r.digest}, {"ok", r.ok()}, {"checks", checks}};
+                      {"expected", strings::printable(c.expected)}, {"found", strings::printable(c.found)},
+                      {"fix", strings::printable(c.fix)}});
+  return {{"image", strings::printable(r.image)}, {"digest", strings::printable(r.digest)}, {"ok", r.ok()}, {"checks", checks}};
 }
 
 std::string render_junit(const Report& r) {

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/trace.h"
+#include "sign/check_signature.h"
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
 #include "scan/contents_facts.h"
@@ -33,7 +34,8 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
            "a transport without signatures (" + in.ref + ")", "verify the image in its registry (docker://...)"});
     return;
   }
-  std::string identity = opt.identity.empty() ? in.signatures->name() : opt.identity;
+  std::string identity = !opt.identity.empty() ? opt.identity
+                                               : sign::required_identity(in.signatures->name(), in.tag, opt.any_tag_of_repository);
   if (in.index_digest.empty()) return r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
   // The tag names an index (what `imgtool sign` and `cosign sign` of that tag sign): its signature
   // binds the image read, which was taken by digest from those very bytes. Else the image's own.

@@ -39,10 +39,15 @@ struct StaticInputs {
 struct VerifyOptions {
   EVP_PKEY* public_key = nullptr;  // nullptr: the signature row fails ("no key given")
   std::string key_name;            // for messages (the file name)
-  std::string identity;            // required docker-reference; "" = REGISTRY/REPO (any tag)
+  // Required docker-reference; "" = sign::required_identity of the reference: a tag needs
+  // exactly REGISTRY/REPO:TAG, a digest REGISTRY/REPO (any tag or digest of it).
+  std::string identity;
   bool signature = true;           // check the signature
   bool claims = true;              // check claims vs contents (streams the layers)
   const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when claims
+  // With `identity` empty and a tag reference: accept a signature made for any tag of the
+  // repository (REGISTRY/REPO), the rule before exact identities (--any-tag-of-repository).
+  bool any_tag_of_repository = false;
 };
 
 struct StaticResult {

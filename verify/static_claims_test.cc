@@ -1,6 +1,9 @@
 // Claims from labels/tag/env against facts: lies are caught with expected/found/fix.
 #include <doctest/doctest.h>
 
+#include <random>
+#include <regex>
+
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
 #include "scan/contents_facts.h"
@@ -69,6 +72,74 @@ TEST_CASE("an honest gpu image passes every claim") {
                          "3.2.0-gpu-cuda12.6-cudnn9.5");
   auto rows = check_claims(c, facts_of(honest_gpu_fs()), test_kb());
   for (const auto& r : rows) CHECK_MESSAGE(r.status != Status::kFail, (r.id + ": " + r.found));
+}
+
+namespace {
+
+// parse_tag_claims as it was, with std::regex: the oracle the written-out code must agree with.
+std::map<std::string, std::string> regex_tag_claims(const std::string& tag) {
+  static const std::vector<std::pair<std::regex, std::string>> tokens = {
+      {std::regex(R"(^cudnn(\d+(?:\.\d+)*)$)"), "cudnn"},
+      {std::regex(R"(^cuda(\d+(?:\.\d+)*)$)"), "cuda"},
+      {std::regex(R"(^(?:trt|tensorrt)(\d+(?:\.\d+)*)$)"), "tensorrt"},
+      {std::regex(R"(^py(?:thon)?(\d+\.\d+)$)"), "python"},
+      {std::regex(R"(^(gpu|cpu)$)"), "variant"},
+  };
+  static const std::regex paddle(R"(^\d+\.\d+(?:\.\d+)*(?:(?:rc|b|a|\.post)\d+)?$)");
+  static const std::regex py_compact(R"(^py(3)(\d{1,2})$)");
+  std::map<std::string, std::string> out;
+  size_t start = 0;
+  for (int i = 0; start <= tag.size(); ++i) {
+    size_t end = tag.find('-', start);
+    std::string tok = tag.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    start = end == std::string::npos ? tag.size() + 1 : end + 1;
+    std::smatch m;
+    if (i == 0 && std::regex_match(tok, paddle)) out["paddle"] = tok;
+    if (std::regex_match(tok, m, py_compact)) out["python"] = std::string(m[1]) + "." + std::string(m[2]);
+    for (const auto& [re, field] : tokens)
+      if (std::regex_match(tok, m, re)) {
+        out[field] = m[1];
+        break;
+      }
+  }
+  if (!out.empty() && out.count("paddle") && !out.count("variant") && !out.count("cuda")) out["variant"] = "cpu";
+  return out;
+}
+
+}  // namespace
+
+// The written-out token rules answer what the regular expressions they replace answered.
+TEST_CASE("parse_tag_claims: the same claims as the old regular expressions, on random tags") {
+  const std::vector<std::string> parts{
+      "", "0", "3", "1", "12", "311", "9", "3.2.0", "3.", ".", "..", "1.2", "12.6", ".6", "rc", "rc1", "b", "b2", "a", "a3",
+      ".post", ".post1", "post", "py", "py3", "py31", "py311", "py3111", "python", "python3.11", "py3.11", "cuda", "cudnn",
+      "cuda12.6", "cudnn9.5", "trt", "tensorrt", "trt10.5", "gpu", "cpu", "gpux", "cpu1", "x", "dev", "_", "é", "\xff", " "};
+  const std::vector<std::string> seps{"-", "-", "-", "", "", ".", "--"};
+  std::mt19937 rng(23);
+  std::map<std::string, int> hits;
+  for (int i = 0; i < 40000; ++i) {
+    std::string tag;
+    for (size_t n = 1 + rng() % 7; n > 0; --n) tag += parts[rng() % parts.size()] + seps[rng() % seps.size()];
+    auto expected = regex_tag_claims(tag);
+    for (auto& [field, v] : expected) ++hits[field];
+    CHECK_MESSAGE(parse_tag_claims(tag) == expected, "tag: [" << tag << "]");
+  }
+  for (auto field : {"paddle", "python", "variant", "cuda", "cudnn", "tensorrt"})
+    CHECK_MESSAGE(hits[field] > 100, field);  // every rule was reached
+}
+
+// libstdc++'s regex recursed once per character of a repeated group: a megabyte io.imgtool.tag
+// label (read when an image is verified by digest) overflowed the stack and killed verify.
+TEST_CASE("parse_tag_claims reads a megabyte io.imgtool.tag label") {
+  std::string version = "12";
+  while (version.size() < (1 << 20)) version += ".6";
+  auto labels = gpu_labels();
+  labels["io.imgtool.tag"] = "3.2.0-gpu-cuda" + version + "-cudnn9.5";
+  Claims c = read_claims(config_with(labels, {}), "");
+  CHECK(c.from_tag["cuda"] == version);
+  CHECK(c.from_tag["paddle"] == "3.2.0");
+  CHECK(parse_tag_claims(version + "-gpu")["paddle"] == version);
+  CHECK(parse_tag_claims("py" + version).empty());
 }
 
 TEST_CASE("NVIDIA_REQUIRE_CUDA is read without std::regex: the version after cuda>=, and a hostile megabyte of it") {

@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "image/registry.h"
+#include "image/testing/python_server.h"
 #include "sign/ecdsa.h"
 #include "sign/sig_manifest.h"
 #include "tests/fixtures.h"
@@ -96,6 +97,18 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     auto r = cli({"verify", repo + ":3.2.0", "--key", other + ".pub", "--no-smoke"});
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("does not verify with the given key") != std::string::npos);
+  }
+  SUBCASE("a tag whose digest is signed for another tag fails unless --any-tag-of-repository; by digest it holds") {
+    auto m = reg.get_manifest("ai/paddle", honest);
+    reg.put_manifest("ai/paddle", "candidate", m.raw, m.media_type);  // re-tagged: signed only as :3.2.0
+    auto r = cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 1);  // before: the signature for :3.2.0 was accepted for :candidate
+    CHECK(r.out.find("signed identity is " + server.host() + "/ai/paddle:3.2.0, expected " + server.host() +
+                     "/ai/paddle:candidate") != std::string::npos);
+    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository"}).exit_code == 0);
+    CHECK(cli({"verify", repo + "@" + honest, "--key", k + ".pub", "--no-smoke"}).exit_code == 0);
+    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository", "--identity",
+               server.host() + "/ai/paddle"}).exit_code == 2);  // one rule or the other
   }
   SUBCASE("tampered manifest under the tag") {
     auto m = reg.get_manifest("ai/paddle", honest);
@@ -190,5 +203,77 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub"});
     CHECK(r.exit_code == 0);
     CHECK(reg.resolve("ai/paddle", "stable") == honest);
+    // Signed as :3.2.0 only: the promoted tag does not verify exactly, and promote says so with the fix.
+    CHECK(r.err.find("no signature by the key for exactly " + server.host() + "/ai/paddle:stable") != std::string::npos);
+    CHECK(r.err.find("--sign-key") != std::string::npos);
+    CHECK(cli({"verify", repo + ":stable", "--key", k + ".pub", "--no-smoke"}).exit_code == 1);
+    r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub", "--sign-key", k + ".key"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("note:") == std::string::npos);
+    CHECK(cli({"verify", repo + ":stable", "--key", k + ".pub", "--no-smoke"}).exit_code == 0);  // exactly REPO:stable
+  }
+}
+
+namespace {
+
+bool no_raw_controls(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+  });
+}
+
+}  // namespace
+
+// A registry's error text is shown escaped (ESC[2J would clear the terminal; BEL and other C0 make
+// junit.xml ill-formed), and a pre-signed redirect URL is shown without its query (its signature).
+// hostile_registry.py: a real docker-registry sends neither.
+TEST_CASE("verify: a registry's control characters and pre-signed query strings reach no terminal or report") {
+  ScratchDir d("ctl-registry");
+  image::testing::HostileRegistry h(d.path, "hostile");
+  std::string config = "{}", cfg = sha256_digest(config), layer = "sha256:" + std::string(64, 'a');
+  json manifest = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest},
+                   {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"}, {"digest", cfg}, {"size", 2}}},
+                   {"layers", json::array({{{"mediaType", "application/vnd.oci.image.layer.v1.tar+gzip"},
+                                           {"digest", layer}, {"size", 10}}})}};
+  auto routes = [&](json blob_route) {
+    return json{{"routes", json::array({{{"method", "GET"}, {"path", "^/v2/$"}, {"status", 200}, {"body", "{}"}},
+                                        {{"method", "GET"}, {"path", "^/v2/ai/x/manifests/"}, {"status", 200},
+                                         {"headers", {{"Content-Type", image::media::kOciManifest}}},
+                                         {"body", manifest.dump()}},
+                                        blob_route})}};
+  };
+  std::string ref = "docker://" + h.host() + "/ai/x:t";
+  auto xml = d.path / "out.xml";
+  auto verify = [&] {
+    RunResult r = cli({"verify", ref, "--no-signature", "--no-smoke", "--junit", xml.string()});
+    CHECK(r.exit_code == 1);
+    CHECK(no_raw_controls(r.out + r.err));
+    std::string junit = read_file(xml);
+    CHECK(no_raw_controls(junit));
+    auto parsed = run({"python3", "-c", "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])", xml.string()});
+    CHECK_MESSAGE(parsed.exit_code == 0, parsed.err);  // well-formed XML
+    return r.out + r.err + junit;
+  };
+  SUBCASE("an error body with ESC[2J and BEL") {
+    h.script(routes({{"method", "GET"}, {"path", "^/v2/ai/x/blobs/" + cfg}, {"status", 403},
+                     {"body", R"({"errors":[{"code":"DENIED","message":"\u001b[2J\u001b[31mdenied\u0007"}]})"}}));
+    std::string shown = verify();  // before: the table and junit.xml carried ESC and BEL raw
+    CHECK(shown.find("HTTP 403 DENIED: \\x1b[2J\\x1b[31mdenied\\x07") != std::string::npos);
+  }
+  SUBCASE("a blob redirected to a pre-signed URL that fails") {
+    int closed;  // a port nothing listens on: the hop fails with the URL in the message
+    {
+      image::testing::HostileRegistry gone(d.path, "gone");
+      closed = gone.port();
+    }
+    std::string presigned = "http://127.0.0.1:" + std::to_string(closed) + "/bucket/blob?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                            "&X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=0123456789abcdef";
+    h.script(routes({{"method", "GET"}, {"path", "^/v2/ai/x/blobs/" + cfg}, {"status", 307},
+                     {"headers", {{"Location", presigned}}}}));
+    std::string shown = verify();
+    CHECK(shown.find("/bucket/blob?…") != std::string::npos);  // the URL, named
+    CHECK(shown.find("X-Amz-Signature") == std::string::npos);   // before: the whole query, signature included
+    CHECK(shown.find("AKIAEXAMPLE") == std::string::npos);
   }
 }

@@ -52,6 +52,30 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   CHECK(table.find("expected: Python 3.10") != std::string::npos);
 }
 
+TEST_CASE("verify_static: a tag needs a signature for exactly REGISTRY/REPO:TAG; a digest, for the repository") {
+  MemorySource src = cpu_image("3.11");
+  image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
+  auto key = sign::generate_key();
+  sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":stable", {}});  // another tag
+  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
+  // The same digest under another tag (an attacker with push rights re-tagging an old signed image).
+  StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
+  Report other_tag = verify_static(in, opt);
+  CHECK_FALSE(other_tag.ok());  // before: REGISTRY/REPO was required, so any tag's signature passed
+  std::string table = render_table(other_tag);
+  CHECK(table.find("signed identity is 127.0.0.1:5000/ai/paddle:stable, expected 127.0.0.1:5000/ai/paddle:3.2.0") !=
+        std::string::npos);
+  CHECK(table.find("--any-tag-of-repository") != std::string::npos);  // the fix names the opt-in
+  opt.any_tag_of_repository = true;
+  CHECK_MESSAGE(verify_static(in, opt).ok(), "any tag of the repository, on request");
+  opt.any_tag_of_repository = false;
+  in.tag = "stable";
+  CHECK_MESSAGE(verify_static(in, opt).ok(), "the exact tag");
+  in.tag = "";  // by digest: the repository's signature holds, as cosign signs a digest
+  in.ref = "docker://127.0.0.1:5000/ai/paddle@" + src.manifest().digest();
+  CHECK(verify_static(in, opt).ok());
+}
+
 namespace {
 // Counts the blobs verify opens (to prove an unsigned image's layers are never parsed).
 struct CountingSource : image::ImageSource {

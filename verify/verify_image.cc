@@ -77,7 +77,8 @@ Report verify_image(const VerifyRequest& req) {
   auto source = image::open_platform_source(r, req.transport, {}, &index_digest);
   auto repo = signature_repository(r, req.transport);
   StaticInputs in{req.ref, source.get(), repo.get(), "", r.tag, index_digest};
-  VerifyOptions opt{req.public_key, req.key_name, req.identity, req.signature, req.claims, req.kb};
+  VerifyOptions opt{req.public_key, req.key_name, req.identity, req.signature, req.claims, req.kb,
+                    req.any_tag_of_repository};
   bool sbom_rows = repo && req.public_key && req.signature && req.sbom;
   StaticResult s = check_static(in, opt, sbom_rows);  // the SBOM inventory from the claims scan: layers decoded once
   Report& report = s.report;

@@ -33,6 +33,7 @@ struct VerifyRequest {
   std::string identity;                       // required signed docker-reference; "" = REGISTRY/REPO (any tag)
   bool signature = true, claims = true, sbom = true, smoke = true;
   bool require_gpu_smoke = false;             // a gpu image without a passing hardware smoke attestation fails
+  bool any_tag_of_repository = false;         // a tag reference accepts a signature for any tag of the repository
   VerifySmokeOptions smoke_options;           // the smoke part (gpus, shm, profile flags, records, engine)
   const matrix::KnowledgeBase* kb = nullptr;  // required when `claims`
 };
