@@ -124,7 +124,7 @@ BuildResult DockerEngine::build(const BuildRequest& r) {
 
 RunResult DockerEngine::run(const RunRequest& r) {
   if (r.name.empty()) throw InputError("engine run: expected a container name, found none");
-  RunResult res = cli(run_argv(r), {.timeout = r.timeout});
+  RunResult res = cli(run_argv(r), {.timeout = r.timeout, .max_output = kMaxRunOutput});
   if (res.timed_out) cli({"docker", "rm", "-f", r.name}, {.timeout = std::chrono::seconds(60)});
   return res;
 }
