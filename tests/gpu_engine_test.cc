@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fs.h"
 #include "tests/gpu_images.h"
 #include "tests/test_images.h"
 
@@ -17,6 +18,13 @@ using nlohmann::json;
 namespace {
 
 const char* kFakeName = "imgtool fake GPU (test double, not hardware)";
+
+// An image in the test engine made of `rootfs` alone (tar | docker import): links stay links.
+void import_rootfs(const GpuEngine& e, const fs::path& rootfs, const std::string& name) {
+  auto r = run({"bash", "-c", "tar -C \"$1\" -c . | docker import - \"$2\"", "import", rootfs.string(), name},
+               e.opts(std::chrono::seconds(120)));
+  REQUIRE_MESSAGE(r.ok(), r.err);
+}
 
 std::string docker0() { return run({"ip", "-o", "link", "show", "docker0"}).out; }
 
@@ -114,4 +122,49 @@ TEST_CASE("a CPU wheel in a gpu image: the CPU-only diagnosis") {
   CHECK(j["verdict"]["status"] == "fail");
   CHECK(j["probe"]["driver"]["name"] == kFakeName);
   CHECK(j["probe"]["paddle"]["code"] == "cpu_only_paddle");
+}
+
+// The hook runs as root on the host and writes into the container's rootfs, which is the image's:
+// a link planted there must not carry the write out to the host (tests/gpu_engine/
+// nvidia-container-runtime-hook). Before, the double's makedirs + copyfile followed it.
+TEST_CASE("the hook double never writes through a link in the image's rootfs; the host file stays untouched") {
+  ScratchDir d("hook-links");
+  const fs::path host = d.path / "host-lib";  // the host folder a hostile image points at
+  fs::create_directories(host);
+  imgtool::write_file_atomic(host / "libcuda.so.1", "host file, untouched\n");
+  // Image 1: its library folder is a link to an absolute host path.
+  fs::create_directories(d.path / "dir-link/usr/lib");
+  fs::create_symlink(host, d.path / "dir-link/usr/lib/x86_64-linux-gnu");
+  // Image 2: a real library folder whose libcuda.so.1 links to the host file.
+  fs::create_directories(d.path / "file-link/usr/lib/x86_64-linux-gnu");
+  fs::create_symlink(host / "libcuda.so.1", d.path / "file-link/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+  GpuEngine e;
+  import_rootfs(e, d.path / "dir-link", "imgtool-test/hook-dir-link:1");
+  import_rootfs(e, d.path / "file-link", "imgtool-test/hook-file-link:1");
+  auto host_untouched = [&] {
+    CHECK(imgtool::read_file(host / "libcuda.so.1") == "host file, untouched\n");
+    CHECK(std::distance(fs::directory_iterator(host), fs::directory_iterator()) == 1);  // no file made beside it
+  };
+
+  // The folder link: the container's start is refused, as nvidia-container-cli fails, and nothing is written.
+  auto dir = run({"docker", "run", "--rm", "--gpus", "all", "imgtool-test/hook-dir-link:1", "/no-such-program"},
+                 e.opts(std::chrono::seconds(120)));
+  INFO(dir.err);
+  CHECK_FALSE(dir.ok());
+  CHECK(dir.err.find("component 'x86_64-linux-gnu' of the container's rootfs is a symbolic link") != std::string::npos);
+  host_untouched();
+
+  // The file link: replaced inside the container (rename), the host file left alone.
+  const std::string name = "imgtool-hook-file-link-" + std::to_string(::getpid());
+  auto file = run({"docker", "run", "--name", name, "--gpus", "all", "imgtool-test/hook-file-link:1", "/no-such-program"},
+                  e.opts(std::chrono::seconds(120)));
+  INFO(file.err);
+  CHECK(file.err.find("mount error") == std::string::npos);  // the hook passed; the missing program failed the start
+  auto cp = run({"docker", "cp", name + ":/usr/lib/x86_64-linux-gnu/libcuda.so.1", (d.path / "copied").string()},
+                e.opts(std::chrono::seconds(60)));
+  run({"docker", "rm", "-f", name}, e.opts(std::chrono::seconds(60)));
+  REQUIRE_MESSAGE(cp.ok(), cp.err);
+  CHECK(fs::is_regular_file(fs::symlink_status(d.path / "copied")));
+  CHECK(imgtool::read_file(d.path / "copied") == imgtool::read_file(e.dir + "/libcuda.so.1"));  // the double's library
+  host_untouched();
 }
