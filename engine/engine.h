@@ -18,10 +18,12 @@
 //                                      and the GPU devices are set up by the runtime, before the drop)
 //   --security-opt no-new-privileges   a setuid binary in the image gains nothing
 //   --pids-limit 4096                  a fork bomb stops there, not at the host's pid_max (32768 on
-//                                      many hosts). Tasks are threads: Paddle's CPU pool is one
-//                                      thread a logical CPU, and the probe measured ~14 + that a
-//                                      process; run_check on 8 GPUs of a 224-CPU host is ~8 x 260
-//                                      = ~2,100, so 4096 leaves twice that for DataLoader workers
+//                                      many hosts). Threads count as tasks, and Paddle's CPU pool
+//                                      is a thread a logical CPU: the whole probe peaked at 15
+//                                      tasks with OMP_NUM_THREADS=1 and 69 with 64 (~14 + the pool);
+//                                      run_check on 8 GPUs of a 224-CPU host, a process a GPU with
+//                                      its own pool and CUDA/NCCL threads, is ~8 x 260 = ~2,100, so
+//                                      4096 leaves as much again for DataLoader workers
 //   --log-driver none                  the engine keeps no copy of the output (json-file would
 //                                      write all of it to the engine's disk); the attached CLI
 //                                      still gets both streams
