@@ -132,8 +132,8 @@ class CappedCapture {
   bp::pipe& out_pipe() { return out_pipe_; }
   bp::pipe& err_pipe() { return err_pipe_; }
   // After the child started (Boost has closed the parent's write ends by then). The reader thread
-  // blocks every signal: Boost 1.74's wait_for waits for SIGCHLD in sigtimedwait, and a SIGCHLD the
-  // kernel handed to this thread instead would leave wait_for blind until its deadline.
+  // blocks every signal, so none (SIGCHLD, end_children_on_signal's) is ever handled on a helper
+  // that only reads pipes.
   void start() {
     out_.fd = out_pipe_.native_source();
     err_.fd = err_pipe_.native_source();
@@ -186,14 +186,14 @@ class CappedCapture {
     }
   }
   void read_some(Stream& s) {
-    ssize_t got = ::read(s.fd, buf_, sizeof buf_);
+    ssize_t got = ::read(s.fd, buf_.data(), buf_.size());
     if (got < 0 && errno == EINTR) return;
     if (got <= 0) {
       s.open = false;
       return;
     }
     size_t keep = std::min<size_t>(static_cast<size_t>(got), cap_ - std::min(cap_, s.kept.size()));
-    s.kept.append(buf_, keep);
+    s.kept.append(buf_.data(), keep);
     s.dropped += static_cast<size_t>(got) - keep;
   }
 
@@ -202,7 +202,7 @@ class CappedCapture {
   Stream out_, err_;
   std::atomic<bool> done_{false};
   std::thread thread_;
-  char buf_[64 * 1024];
+  std::vector<char> buf_ = std::vector<char>(64 * 1024);
 };
 
 extern "C" void end_children_then_die(int sig) {

@@ -106,8 +106,10 @@ std::optional<ImageInfo> DockerEngine::inspect(const std::string& ref) {
 }
 
 // The timeout is enforced by coreutils timeout(1) rather than RunOptions::timeout:
-// Boost 1.74's wait_for waits on SIGCHLD, which with -j N threads can be taken
-// by another thread, leaving a finished build unnoticed until the deadline.
+// Boost 1.74's wait_for waited on SIGCHLD, which with -j N threads could be taken
+// by another thread, leaving a finished build unnoticed until the deadline (run()
+// now polls instead: core/process.cc wait_until; timeout(1) stays, and its
+// --kill-after reaches the whole build).
 // The image ID comes back through --iidfile, in a private folder of this build's own: the ID decides
 // what is smoked, gated, pushed and signed, so no other user may plant or rewrite that file.
 BuildResult DockerEngine::build(const BuildRequest& r) {
