@@ -1,5 +1,6 @@
 // imgtool doctor [--json] [--probe-image IMG] [--no-gpu-run]
-// Thin front end: detects this host's facts, judges them, prints the table.
+// Thin front end: detects this host's facts, judges them, prints the table. The GPU check's
+// container runs a local image by ID inside the engine's fence (host/detect.h).
 #include <iostream>
 #include <memory>
 
@@ -21,7 +22,7 @@ int run_doctor(const DoctorOptions& o) {
   auto kb = matrix::KnowledgeBase::load_default();
   std::vector<runconf::ImageFacts> images;  // read first: a bad reference is refused before any detection runs
   for (const auto& ref : o.images) images.push_back(runconf::read_image_facts(ref, o.insecure_http));
-  auto report = host::diagnose(host::detect(h, {o.probe_image, !o.no_gpu_run}), kb);
+  auto report = host::diagnose(host::detect(h, {.probe_image = o.probe_image, .try_gpu_run = !o.no_gpu_run}), kb);
   for (const auto& i : images)
     for (auto& row : host::image_rows(report.facts, {i.ref, i.variant, i.cuda, i.min_driver, i.cuda_archs}, kb))
       report.rows.push_back(std::move(row));
@@ -34,7 +35,8 @@ Registration doctor_registration{{"doctor", "Inspect this host: NVIDIA driver, G
                   [](CLI::App& sub) -> Action {
                     auto o = std::make_shared<DoctorOptions>();
                     sub.add_flag("--json", o->json, "machine-readable output");
-                    sub.add_option("--probe-image", o->probe_image, "image for the `docker run --gpus all … nvidia-smi -L` check (default ubuntu:22.04)");
+                    sub.add_option("--probe-image", o->probe_image, "a LOCAL image (name, image ID or repo@sha256 digest) for the `docker run "
+                                                               "--gpus all … nvidia-smi -L` check, run by its ID and never pulled (default ubuntu:22.04)");
                     sub.add_flag("--no-gpu-run", o->no_gpu_run, "skip the docker run --gpus all check");
                     sub.add_option("--image", o->images, "also judge whether this host can run IMAGE (its GPU code and "
                                                          "driver floor); a local name, docker-daemon:, docker:// or oci: (repeatable)");

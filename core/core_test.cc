@@ -348,6 +348,38 @@ TEST_CASE("run: a child started by another thread meanwhile never holds this run
   CHECK(slowest < 1.5);
 }
 
+TEST_CASE("run with max_output: the first bytes of each stream kept, the rest read and dropped, a note says so") {
+  // 64 MiB on stdout and 8 MiB on stderr, written at the same time: neither pipe may stall the other.
+  auto r = run({"sh", "-c", "head -c 8388608 /dev/zero | tr '\\0' e >&2 & head -c 67108864 /dev/zero | tr '\\0' o; wait"},
+               {.timeout = std::chrono::seconds(120), .max_output = 1 << 20});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out_dropped == (64u << 20) - (1u << 20));
+  CHECK(r.err_dropped == (8u << 20) - (1u << 20));
+  CHECK(r.out == std::string(1 << 20, 'o') + cut_note("stdout", 1 << 20, r.out_dropped));
+  CHECK(r.err.rfind(std::string(1 << 20, 'e'), 0) == 0);
+  CHECK(r.err.find("[imgtool] stderr cut at 1048576 bytes: 7340032 more bytes were read and dropped") != std::string::npos);
+  // Under the cap: everything, no note; stdin and exit code as without a cap.
+  auto small = run({"sh", "-c", "cat; echo err >&2; exit 3"}, {.stdin_data = "hello", .max_output = 1 << 20});
+  CHECK(small.exit_code == 3);
+  CHECK(small.out == "hello");
+  CHECK(small.err == "err\n");
+  CHECK(small.out_dropped + small.err_dropped == 0);
+  // A timeout still ends it.
+  auto t = run({"sh", "-c", "while :; do echo spam; done"}, {.timeout = std::chrono::seconds(2), .max_output = 4096});
+  CHECK(t.timed_out);
+  CHECK(t.out.size() < 4096 + 200);
+  CHECK(t.out_dropped > 0);
+}
+
+TEST_CASE("run with max_output never waits on a grandchild that keeps the pipe open") {
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run({"sh", "-c", "echo started; sleep 30 & exit 0"}, {.timeout = std::chrono::seconds(60), .max_output = 4096});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "started\n");
+  CHECK(s < 10);
+}
+
 TEST_CASE("Buffer: growing keeps the bytes it had; assign and release") {
   imgtool::Buffer b(3);
   std::memcpy(b.data(), "abc", 3);

@@ -266,7 +266,7 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
   cells.push_back({c, fake_digest("b")});
   std::string probe = read_file(fx::source_dir() + "/smoke/probe/probe.py");
   auto files = smoke_jobs(cells, {.registry = "registry.example.com/ai", .gpu_model = "H100", .probe_text = probe}, kb);
-  REQUIRE(files.size() == 3);
+  REQUIRE(files.size() == 4);
   for (auto& f : files) write_file_atomic(d.path / f.name, f.text, f.mode);
 
   YAML::Node cm = YAML::LoadFile((d.path / "configmap-probe.yaml").string());
@@ -295,9 +295,28 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
                "--expect-shm 8589934592 --expect-user 1000:1000 ");
   CHECK(smoke_job_name(c.tag).size() <= 63);
   CHECK(read_file(d.path / "collect.sh").find("save " + smoke_job_name(c.tag) + " " + c.tag) != std::string::npos);
+  // Isolation: run/'s least privilege, no service links, never hostIPC, and the deny-all policy selects the pod.
+  CHECK_FALSE(pod["automountServiceAccountToken"].as<bool>());
+  CHECK_FALSE(pod["enableServiceLinks"].as<bool>());
+  CHECK_FALSE(pod["hostIPC"]);
+  CHECK(pod["securityContext"]["seccompProfile"]["type"].as<std::string>() == "RuntimeDefault");
+  CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  CHECK_FALSE(ctr["securityContext"]["allowPrivilegeEscalation"].as<bool>());
+  CHECK(ctr["securityContext"]["capabilities"]["drop"][0].as<std::string>() == "ALL");
+  YAML::Node np = YAML::LoadFile((d.path / "networkpolicy-smoke.yaml").string());
+  CHECK(np["kind"].as<std::string>() == "NetworkPolicy");
+  CHECK(np["spec"]["policyTypes"].size() == 2);
+  CHECK_FALSE(np["spec"]["ingress"]);
+  CHECK_FALSE(np["spec"]["egress"]);
+  runconf::RunSpec host_ipc;
+  host_ipc.ipc = "host";  // the detection profile's setting: a smoke Job never shares the node's IPC namespace
+  auto ipc_files = smoke_jobs(cells, {.registry = "registry.example.com/ai", .profile = host_ipc, .probe_text = probe}, kb);
+  CHECK_FALSE(YAML::Load(ipc_files.at(2).text)["spec"]["template"]["spec"]["hostIPC"]);
+  CHECK(np["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/part-of"].as<std::string>() ==
+        job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"].as<std::string>());
   if (have("kubernetes-validate"))
     check_valid({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / "configmap-probe.yaml").string(),
-                 job_file});
+                 (d.path / "networkpolicy-smoke.yaml").string(), job_file});
 
 }
 
@@ -328,7 +347,7 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
     if (e.path().extension() == ".yaml") yamls.push_back(e.path().string());
   }
   std::sort(yamls.begin(), yamls.end());
-  CHECK(yamls.size() == digests.size() + 1);
+  CHECK(yamls.size() == digests.size() + 2);  // + the ConfigMap and the NetworkPolicy
   if (have("kubernetes-validate")) {
     std::vector<std::string> argv = {"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion};
     argv.insert(argv.end(), yamls.begin(), yamls.end());

@@ -13,6 +13,8 @@ namespace imgtool::emit {
 namespace {
 
 constexpr const char* kProbeMount = "/imgtool-probe";
+// Every smoke pod and nothing else: the deny-all NetworkPolicy selects this label.
+constexpr const char* kPartOf = "imgtool-smoke";
 
 std::string configmap_name(const std::string& probe) { return "imgtool-probe-" + sha256_hex(probe).substr(0, 10); }
 
@@ -21,15 +23,31 @@ std::string configmap(const SmokeJobOptions& o) {
   m["apiVersion"] = "v1";
   m["kind"] = "ConfigMap";
   m["metadata"]["name"] = configmap_name(o.probe_text);
-  m["metadata"]["labels"]["app.kubernetes.io/part-of"] = "imgtool-smoke";
+  m["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
   m["immutable"] = true;
   m["data"]["probe.py"] = o.probe_text;
   return to_yaml(m, {"Written by `imgtool plan --emit k8s`: " + o.probe_file + ", mounted read-only by every smoke Job."});
 }
 
+// The smoke's --network none for a cluster: a NetworkPolicy with no rule, Ingress and Egress, for
+// every smoke pod (enforced where the cluster's network plugin enforces NetworkPolicy).
+std::string network_policy() {
+  YAML::Node p;
+  p["apiVersion"] = "networking.k8s.io/v1";
+  p["kind"] = "NetworkPolicy";
+  p["metadata"]["name"] = "imgtool-smoke-no-network";
+  p["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
+  p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/part-of"] = kPartOf;
+  p["spec"]["policyTypes"].push_back("Ingress");
+  p["spec"]["policyTypes"].push_back("Egress");
+  return to_yaml(p, {"Written by `imgtool plan --emit k8s`: no traffic in or out of a smoke pod (the probe needs none),",
+                     "as `imgtool smoke` runs it with --network none."});
+}
+
 runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
   runconf::RunSpec s = o.profile;
   s.name = smoke_job_name(c.cell.tag);
+  s.ipc.clear();  // never hostIPC for an image under test: `imgtool smoke` leaves --ipc host out too
   // One GPU per smoke Job whatever the profile says (base.yaml's `auto` included: a gpu cell on Kubernetes).
   if (!s.gpu_devices.empty() || s.gpus.empty() || s.gpus == "0" || s.gpus == "all" || s.gpus == "auto") s.gpus = "1";
   s.gpu_devices.clear();  // Kubernetes schedules nvidia.com/gpu by count
@@ -57,12 +75,14 @@ std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::Know
   auto reg = builder::parse_registry(o.registry);
   std::string image = reg.host + "/" + reg.repo(c.cell) + "@" + c.digest;
   YAML::Node j = YAML::Load(runconf::render_k8s(probe_spec(c, o), image, "job", kb));
-  j["metadata"]["labels"]["app.kubernetes.io/part-of"] = "imgtool-smoke";
+  j["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
+  j["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
   j["metadata"]["annotations"][labels::kTag] = runconf::str_node(c.cell.tag);
   j["metadata"]["annotations"]["io.imgtool.digest"] = c.digest;
   j["spec"]["activeDeadlineSeconds"] = 3600;
   YAML::Node pod = j["spec"]["template"]["spec"];
   pod["restartPolicy"] = "Never";  // a failed probe's pod (and its log) stays for collect
+  pod["enableServiceLinks"] = false;  // no environment variables naming the namespace's services
   pod["nodeSelector"]["nvidia.com/gpu.present"] = runconf::str_node("true");
   YAML::Node mount;
   mount["name"] = "probe";
@@ -80,7 +100,7 @@ std::string collect_script(const std::vector<CellImage>& cells) {
   std::string s =
       "#!/bin/sh\n"
       "# Written by `imgtool plan --emit k8s`. After the Jobs finished (kubectl apply -f configmap-probe.yaml\n"
-      "# -f job-….yaml), save each Job's log, the probe's JSON, as results/<tag>.json; then:\n"
+      "# -f networkpolicy-smoke.yaml -f job-….yaml), save each Job's log, the probe's JSON, as results/<tag>.json; then:\n"
       "#   imgtool nightly collect results/*.json --from-report NIGHTLY_REPORT --report OUT\n"
       "# Extra arguments go to kubectl (e.g. -n NAMESPACE). Exit 1 names the Jobs without a log.\n"
       "set -u\n"
@@ -109,7 +129,7 @@ std::vector<EmittedFile> smoke_jobs(const std::vector<CellImage>& cells, const S
                                     const matrix::KnowledgeBase& kb) {
   if (o.registry.empty()) throw InputError("plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
   if (cells.empty()) throw InputError("plan --emit k8s: expected at least one gpu cell in the plan, found none");
-  std::vector<EmittedFile> out{{"configmap-probe.yaml", configmap(o)}};
+  std::vector<EmittedFile> out{{"configmap-probe.yaml", configmap(o)}, {"networkpolicy-smoke.yaml", network_policy()}};
   for (auto& c : cells) out.push_back({"job-" + smoke_job_name(c.cell.tag) + ".yaml", job(c, o, kb)});
   out.push_back({"collect.sh", collect_script(cells), 0755});
   return out;

@@ -11,8 +11,20 @@
 //                              read-only at /imgtool-probe, restartPolicy Never,
 //                              backoffLimit 0, the image BY DIGEST, annotations
 //                              io.imgtool.tag / io.imgtool.digest
+//   DIR/networkpolicy-smoke.yaml  NetworkPolicy imgtool-smoke-no-network: no ingress, no egress
+//                              for every pod labelled app.kubernetes.io/part-of=imgtool-smoke
+//                              (the cluster's `--network none`; enforced where its network
+//                              plugin enforces NetworkPolicy)
 //   DIR/collect.sh             saves each Job's log (the probe's JSON) as results/<tag>.json
 //                              for `imgtool nightly collect`
+//
+// Isolation, as `imgtool smoke` fences a container (engine/engine.h): the Jobs run an image nobody
+// has vetted yet, so besides run/'s least privilege (automountServiceAccountToken: false,
+// seccompProfile RuntimeDefault, capabilities drop [ALL], allowPrivilegeEscalation false,
+// runAsNonRoot with the profile's uid, 1000:1000 when it names none) a smoke pod gets no
+// service links, no network (the policy above), and never hostIPC (a profile's ipc: host is
+// dropped, as the smoke drops --ipc host). Kubernetes has no per-pod pids limit field: that is
+// the node's podPidsLimit.
 //
 // The probe runs as `imgtool smoke --profile` runs it (--gpus-requested, the profile's expectations,
 // --expect-variant gpu, --expect-cuda from the cell), so `nightly collect` judges

@@ -106,8 +106,10 @@ std::optional<ImageInfo> DockerEngine::inspect(const std::string& ref) {
 }
 
 // The timeout is enforced by coreutils timeout(1) rather than RunOptions::timeout:
-// Boost 1.74's wait_for waits on SIGCHLD, which with -j N threads can be taken
-// by another thread, leaving a finished build unnoticed until the deadline.
+// Boost 1.74's wait_for waited on SIGCHLD, which with -j N threads could be taken
+// by another thread, leaving a finished build unnoticed until the deadline (run()
+// now polls instead: core/process.cc wait_until; timeout(1) stays, and its
+// --kill-after reaches the whole build).
 // The image ID comes back through --iidfile, in a private folder of this build's own: the ID decides
 // what is smoked, gated, pushed and signed, so no other user may plant or rewrite that file.
 BuildResult DockerEngine::build(const BuildRequest& r) {
@@ -124,7 +126,7 @@ BuildResult DockerEngine::build(const BuildRequest& r) {
 
 RunResult DockerEngine::run(const RunRequest& r) {
   if (r.name.empty()) throw InputError("engine run: expected a container name, found none");
-  RunResult res = cli(run_argv(r), {.timeout = r.timeout});
+  RunResult res = cli(run_argv(r), {.timeout = r.timeout, .max_output = kMaxRunOutput});
   if (res.timed_out) cli({"docker", "rm", "-f", r.name}, {.timeout = std::chrono::seconds(60)});
   return res;
 }

@@ -5,7 +5,8 @@
 //             milliseconds, so an up-to-date check of many cells stays cheap)
 //   build     `docker build` (DOCKER_BUILDKIT=1 only when `docker buildx version`
 //             works, else 0 — always explicit), --iidfile, timeout(1) wrapper
-//   run       `docker run --rm --name N …`; on timeout `docker rm -f N`
+//   run       `docker run --rm --name N <fence> …` (engine.h: Isolation), each output stream
+//             kept up to kMaxRunOutput bytes (a note ends a cut one); on timeout `docker rm -f N`
 //   save      the docker-daemon: transport's source (image/daemon_transport.h)
 //   load      the copy engine into the docker-daemon: destination
 //   list      Engine API GET /images/json?filters=… (labels, dangling)

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/fs.h"
+#include <nlohmann/json.hpp>
 #include "engine/docker_engine.h"
 #include "image/image.h"
 #include "tests/fixtures.h"
@@ -213,4 +214,74 @@ TEST_CASE("real engine: the build log grows while docker builds (tail -f follows
   CHECK(all.find("[imgtool] exit 0") != std::string::npos);  // the outcome last
   CHECK(b.run.out.find(first) != std::string::npos);         // and the result holds the output too
   e.remove(name);
+}
+
+namespace {
+
+// The created container's configuration as the engine holds it (`docker inspect`), read while it
+// runs: `--rm` removes it at the end.
+nlohmann::json inspect_while_running(const std::string& name) {
+  for (int i = 0; i < 600; ++i) {
+    auto r = run({"docker", "inspect", name}, {.timeout = std::chrono::seconds(30)});
+    if (r.ok()) {
+      auto j = nlohmann::json::parse(r.out, nullptr, false);
+      if (j.is_array() && !j.empty() && j[0].value("/State/Running"_json_pointer, false)) return j[0];
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("real engine: the container runs fenced in — no network, no capability, no new privileges, a pids limit, no engine log") {
+  DockerEngine e;
+  const std::string name = "imgtool-engine-test-fence-" + pid();
+  // Inside: the effective capabilities, no_new_privs, the pids cgroup's limit (v1 or v2) and the
+  // network interfaces; then it waits to be inspected.
+  RunRequest req{.image = base_image(), .name = name, .flags = {"--user", "0:0"}, .entrypoint = "sh",
+                 .args = {"-c",
+                          "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status; "
+                          "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
+                          "echo net: $(ls /sys/class/net); sleep 60"},
+                 .timeout = std::chrono::seconds(180)};
+  auto running = std::async(std::launch::async, [&] { return e.run(req); });
+  nlohmann::json c = inspect_while_running(name);
+  run({"docker", "rm", "-f", name}, {.timeout = std::chrono::seconds(60)});
+  RunResult r = running.get();
+  REQUIRE_MESSAGE(c.is_object(), r.err);
+  const auto& hc = c["HostConfig"];
+  INFO(hc.dump(2));
+  CHECK(hc["NetworkMode"] == "none");
+  CHECK(hc["CapDrop"] == nlohmann::json::array({"ALL"}));
+  CHECK((hc["CapAdd"].is_null() || hc["CapAdd"].empty()));
+  CHECK(hc["SecurityOpt"] == nlohmann::json::array({"no-new-privileges"}));
+  CHECK(hc["PidsLimit"] == kPidsLimit);
+  CHECK(hc["LogConfig"]["Type"] == "none");
+  CHECK(hc["Privileged"] == false);
+  CHECK(hc["AutoRemove"] == true);
+  // What the process inside sees, running as root.
+  INFO(r.out);
+  CHECK(r.out.find("CapEff:\t0000000000000000") != std::string::npos);
+  CHECK(r.out.find("CapPrm:\t0000000000000000") != std::string::npos);
+  CHECK(r.out.find("NoNewPrivs:\t1") != std::string::npos);
+  CHECK(r.out.find("\n" + std::to_string(kPidsLimit) + "\n") != std::string::npos);
+  CHECK(r.out.find("net: lo\n") != std::string::npos);
+}
+
+TEST_CASE("real engine: a container writing far more than the cap is cut, with a note, and still ends normally") {
+  DockerEngine e;
+  // 256 MiB on stdout (64 times the cap) and 32 MiB on stderr, at the same time.
+  RunRequest req{.image = base_image(), .name = "imgtool-engine-test-flood-" + pid(), .entrypoint = "sh",
+                 .args = {"-c", "head -c 33554432 /dev/zero | tr '\\0' e >&2 & head -c 268435456 /dev/zero | tr '\\0' o; "
+                                "wait; exit 7"},
+                 .timeout = std::chrono::seconds(300)};
+  RunResult r = e.run(req);
+  CHECK(r.exit_code == 7);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.out_dropped == (256u << 20) - kMaxRunOutput);
+  CHECK(r.err_dropped == (32u << 20) - kMaxRunOutput);
+  CHECK(r.out == std::string(kMaxRunOutput, 'o') + cut_note("stdout", kMaxRunOutput, r.out_dropped));
+  CHECK(r.err.size() == kMaxRunOutput + cut_note("stderr", kMaxRunOutput, r.err_dropped).size());
+  CHECK(r.err.find("[imgtool] stderr cut at 4194304 bytes") != std::string::npos);
 }

@@ -9,6 +9,31 @@
 //     nightly use ONE double, engine/fake_engine.h, beside this model;
 //   * integration tests use the real engine (engine/docker_engine.h).
 //
+// Isolation. Every container imgtool starts runs an image it does not trust (a cell just built
+// from a matrix anyone may edit, a registry image under verify, doctor's probe image), so
+// run_argv() puts one fixed fence on every RunRequest, least privilege (kIsolationFlags):
+//   --network none                     the probe needs no network: nothing in the image reaches
+//                                      the host's services, the cloud metadata service or the Internet
+//   --cap-drop ALL                     root in the container holds no capability (ulimits, /dev/shm
+//                                      and the GPU devices are set up by the runtime, before the drop)
+//   --security-opt no-new-privileges   a setuid binary in the image gains nothing
+//   --pids-limit 4096                  a fork bomb stops there, not at the host's pid_max (32768 on
+//                                      many hosts). Threads count as tasks, and Paddle's CPU pool
+//                                      is a thread a logical CPU: the whole probe peaked at 15
+//                                      tasks with OMP_NUM_THREADS=1 and 69 with 64 (~14 + the pool);
+//                                      run_check on 8 GPUs of a 224-CPU host, a process a GPU with
+//                                      its own pool and CUDA/NCCL threads, is ~8 x 260 = ~2,100, so
+//                                      4096 leaves as much again for DataLoader workers
+//   --log-driver none                  the engine keeps no copy of the output (json-file would
+//                                      write all of it to the engine's disk); the attached CLI
+//                                      still gets both streams
+// and DockerEngine::run keeps at most kMaxRunOutput bytes of each stream (core/process.h:
+// max_output; the rest is read and dropped, a note ends the cut stream).
+// No option loosens the fence. A request's own flags (a run profile's ulimits, user, env, limits)
+// pass only through admit_flags()'s table of flags that cannot widen it: --cap-add,
+// --privileged, --network, --ipc host, --pid, --device, --security-opt, -v … are refused, so a
+// profile cannot hand a capability to an image under test (the smoke reports what it left out).
+//
 // Data model first, then the interface.
 //   ImageInfo     what the engine knows of a local image (inspect)
 //   BuildRequest  one `docker build`; BuildResult: its run + the image ID
@@ -69,13 +94,19 @@ struct Mount {
   bool read_only = true;
 };
 
-// One `docker run --rm --name NAME … IMAGE ARGS…`; the container is gone afterwards.
+// The fence on every container (see Isolation above); run_argv() puts it right after the name.
+inline constexpr int kPidsLimit = 4096;
+inline constexpr size_t kMaxRunOutput = 4u << 20;  // bytes kept of stdout and of stderr (the probe writes ~10 KiB)
+const std::vector<std::string>& isolation_flags();
+
+// One `docker run --rm --name NAME <fence> … IMAGE ARGS…`; the container is gone afterwards.
 struct RunRequest {
   std::string image;                   // any reference the engine resolves (name:tag, image ID)
   std::string name;                    // container name (required: a timed-out run is removed by it)
   std::string gpus;                    // --gpus value; "" or "none" = no --gpus flag
   std::string shm_size;                // --shm-size; "" = Docker's default (64 MB)
-  std::vector<std::string> flags;      // further docker run flags (a run profile's ulimits, user, env…)
+  std::vector<std::string> flags;      // further docker run flags as "--flag" "value" pairs (a run profile's
+                                       // ulimits, user, env…): only what admit_flags() admits
   std::vector<Mount> mounts;           // -v HOST:CONTAINER[:ro]
   std::string entrypoint;              // --entrypoint; "" = the image's
   std::vector<std::string> args;       // the command after the image
@@ -146,7 +177,18 @@ class Engine {
 // The argv of `docker build` for a request (no timeout wrapper).
 std::vector<std::string> build_argv(const BuildRequest& r, const fs::path& iidfile);
 
-// The argv of `docker run` for a request; what the smoke report shows.
+// A request's flags split by the fence: `admitted` holds the "--flag" "value" pairs that cannot
+// widen it (--ulimit, --user, -e/--env, --cpus, --memory, --shm-size, --workdir, --ipc
+// private|shareable|none); `refused` the rest, one "--flag value" string each (a flag without a
+// value: the flag alone).
+struct AdmittedFlags {
+  std::vector<std::string> admitted;
+  std::vector<std::string> refused;
+};
+AdmittedFlags admit_flags(const std::vector<std::string>& flags);
+
+// The argv of `docker run` for a request, the fence included; what the smoke report shows.
+// InputError naming the flag when r.flags holds one admit_flags() refuses.
 std::vector<std::string> run_argv(const RunRequest& r);
 
 // The run's one real engine (engine/docker_engine.h), made on first use: a

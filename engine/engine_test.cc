@@ -50,6 +50,41 @@ TEST_CASE("run_argv: --rm and the name first, no --gpus for none, mounts read-on
   CHECK(has_seq(run_argv(r), "--gpus", "all"));
 }
 
+TEST_CASE("run_argv: every container is fenced in, right after its name, whatever the request") {
+  RunRequest r{.image = "img:1", .name = "n"};
+  auto a = run_argv(r);
+  CHECK(std::vector<std::string>(a.begin() + 5, a.begin() + 5 + isolation_flags().size()) == isolation_flags());
+  CHECK(has_seq(a, "--network", "none"));
+  CHECK(has_seq(a, "--cap-drop", "ALL"));
+  CHECK(has_seq(a, "--security-opt", "no-new-privileges"));
+  CHECK(has_seq(a, "--pids-limit", "4096"));
+  CHECK(has_seq(a, "--log-driver", "none"));
+}
+
+TEST_CASE("admit_flags: a run profile's settings pass; anything that would widen the fence is refused") {
+  auto ok = admit_flags({"--ulimit", "memlock=-1", "--user", "1000:1000", "-e", "A=1", "--cpus", "8", "--memory", "32g",
+                         "--ipc", "private"});
+  CHECK(ok.refused.empty());
+  CHECK(ok.admitted.size() == 12);
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"--cap-add", "SYS_ADMIN"}, {"--privileged", "true"}, {"--network", "host"}, {"--ipc", "host"},
+           {"--pid", "host"}, {"--device", "/dev/sda"}, {"--security-opt", "seccomp=unconfined"},
+           {"-v", "/:/host"}, {"--pids-limit", "-1"}, {"--runtime", "runc"}, {"--ulimit"}}) {
+    auto f = admit_flags(bad);
+    CHECK(f.admitted.empty());
+    REQUIRE(f.refused.size() == 1);
+    CHECK_THROWS_AS(run_argv({.image = "img:1", .name = "n", .flags = bad}), InputError);
+  }
+  // A refused flag in the middle drops only itself.
+  auto mixed = admit_flags({"--user", "1000", "--ipc", "host", "-e", "B=2"});
+  CHECK(mixed.admitted == std::vector<std::string>{"--user", "1000", "-e", "B=2"});
+  CHECK(mixed.refused == std::vector<std::string>{"--ipc host"});
+  // The fake keeps the real engine's contract.
+  FakeEngine e;
+  e.add_image({"img:1"}, {});
+  CHECK_THROWS_AS(e.run({.image = "img:1", .name = "c", .flags = {"--cap-add", "ALL"}}), InputError);
+}
+
 TEST_CASE("build_argv: labels and target, context last") {
   BuildRequest b{.context = "/ctx", .dockerfile = "/ctx/Dockerfile", .image = "paddle:a", .target = "build",
                  .labels = {{"io.imgtool.tag", "a"}}};

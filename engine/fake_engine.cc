@@ -115,6 +115,7 @@ BuildResult FakeEngine::build(const BuildRequest& r) {
 RunResult FakeEngine::run(const RunRequest& r) {
   std::lock_guard lock(mu_);
   enter("run " + r.image);
+  run_argv(r);  // the real engine's contract: a flag that would widen the fence is refused (InputError)
   runs.push_back(r);
   if (!find_locked(r.image))
     return {125, false, "", "Unable to find image '" + r.image + "' locally\ndocker: Error response from daemon: "

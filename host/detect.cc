@@ -1,7 +1,11 @@
 #include "host/detect.h"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 #include <regex>
+
+#include "engine/engine.h"
 #include <sstream>
 
 namespace imgtool::host {
@@ -89,6 +93,60 @@ EngineInfo detect_engine(HostSystem& h) {
   return e;
 }
 
+namespace {
+
+// The first "N.N[.N…]" in a line ("NVIDIA Container Toolkit CLI version 1.14.6" -> "1.14.6").
+std::string first_version(const std::string& s) {
+  auto digit = [&](size_t i) { return i < s.size() && isdigit(static_cast<unsigned char>(s[i])); };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!digit(i) || (i > 0 && (digit(i - 1) || s[i - 1] == '.'))) continue;
+    size_t j = i, dots = 0;
+    while (digit(j) || (j < s.size() && s[j] == '.' && digit(j + 1))) dots += s[j++] == '.';
+    if (dots > 0) return s.substr(i, j - i);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string toolkit_version(const HostFacts& f) {
+  std::string v = first_version(f.ctk_version);
+  return v.empty() ? first_version(f.container_cli) : v;
+}
+
+std::vector<std::string> gpu_check_argv(const std::string& image_id, const std::string& container_name) {
+  return engine::run_argv({.image = image_id, .name = container_name, .gpus = "all", .args = {"nvidia-smi", "-L"}});
+}
+
+namespace {
+
+constexpr int kGpuCheckTimeoutS = 180;
+
+// The probe image's ID when the engine holds it; "" otherwise (doctor never pulls).
+std::string local_image_id(HostSystem& h, const std::string& ref) {
+  auto r = h.run({"docker", "image", "inspect", "--format", "{{.Id}}", ref}, 30);
+  std::string id = r.ok() ? first_line(r.out) : "";
+  return id.rfind("sha256:", 0) == 0 ? id : "";
+}
+
+void try_gpu_run(HostSystem& h, const DetectOptions& o, HostFacts& f) {
+  f.probe_image_id = local_image_id(h, o.probe_image);
+  if (f.probe_image_id.empty()) {
+    f.gpu_run_detail = "the probe image " + o.probe_image + " is not present locally (doctor never pulls)";
+    return;
+  }
+  f.gpu_run_tried = true;
+  std::string name = o.container_name.empty() ? "imgtool-doctor-" + std::to_string(::getpid()) : o.container_name;
+  auto r = h.run(gpu_check_argv(f.probe_image_id, name), kGpuCheckTimeoutS);
+  if (r.timed_out) h.run({"docker", "rm", "-f", name}, 60);
+  f.gpu_run_ok = r.ok();
+  f.gpu_run_detail = r.ok() ? first_line(r.out) : r.timed_out ? "no answer within " + std::to_string(kGpuCheckTimeoutS) + " s"
+                                                              : first_line(r.err.empty() ? r.out : r.err);
+  f.gpu_run_detail += " (in " + o.probe_image + ", image " + f.probe_image_id.substr(0, 19) + ")";
+}
+
+}  // namespace
+
 HostFacts detect(HostSystem& h, const DetectOptions& o) {
   HostFacts f;
   f.driver = detect_driver(h, f.driver_from);
@@ -96,11 +154,7 @@ HostFacts detect(HostSystem& h, const DetectOptions& o) {
   f.engine = detect_engine(h);
   f.ctk_version = version_line(h, {"nvidia-ctk", "--version"});
   f.container_cli = version_line(h, {"nvidia-container-cli", "--version"});
-  if (!o.try_gpu_run || f.driver.empty() || !f.engine.reachable) return f;
-  f.gpu_run_tried = true;
-  auto r = h.run({"docker", "run", "--rm", "--gpus", "all", o.probe_image, "nvidia-smi", "-L"}, 180);
-  f.gpu_run_ok = r.ok();
-  f.gpu_run_detail = r.ok() ? first_line(r.out) : first_line(r.err.empty() ? r.out : r.err);
+  if (o.try_gpu_run && !f.driver.empty() && f.engine.reachable) try_gpu_run(h, o, f);
   return f;
 }
 

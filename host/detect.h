@@ -3,8 +3,16 @@
 //   gpus     nvidia-smi --query-gpu=name,compute_cap,memory.total (drivers before
 //            ~510 lack compute_cap: then name,memory.total and the KB's cc)
 //   engine   docker info --format '{{json .}}' (version, storage driver, cgroup, runtimes)
-//   toolkit  nvidia-ctk --version, nvidia-container-cli --version (the hook --gpus uses)
-//   gpu run  docker run --rm --gpus all IMAGE nvidia-smi -L (only with a driver)
+//   toolkit  nvidia-ctk --version, nvidia-container-cli --version (the hook --gpus uses): the
+//            NVIDIA container toolkit's version, "not installed" when neither answers
+//   gpu run  docker run --rm --name imgtool-doctor-<pid> <the engine's fence> --gpus all
+//            sha256:<ID> nvidia-smi -L (only with a driver). The probe image is an image PRESENT
+//            LOCALLY (`docker image inspect`), run by its image ID: doctor never pulls, so a
+//            floating tag (ubuntu:22.04) means the one this host already holds, and a digest
+//            (repo@sha256:…) pins it. The fence (engine/engine.h: Isolation: no network, no
+//            capability, no new privileges, a pids limit) is the smoke's: nvidia-smi needs
+//            only the devices and libraries the NVIDIA runtime mounts. A timed-out run's
+//            container is removed (docker rm -f).
 #pragma once
 #include <string>
 #include <vector>
@@ -32,16 +40,25 @@ struct HostFacts {
   std::vector<GpuInfo> gpus;
   std::string gpus_error;     // nvidia-smi's complaint, if any
   EngineInfo engine;
-  std::string ctk_version;    // empty = nvidia-ctk absent
-  std::string container_cli;  // empty = nvidia-container-cli absent
+  std::string ctk_version;    // first line of nvidia-ctk --version; empty = nvidia-ctk absent
+  std::string container_cli;  // first line of nvidia-container-cli --version; empty = absent
+  std::string probe_image_id; // the probe image's ID ("sha256:…"); empty = not present locally
   bool gpu_run_tried = false, gpu_run_ok = false;
   std::string gpu_run_detail;
 };
 
 struct DetectOptions {
-  std::string probe_image = "ubuntu:22.04";  // image for the `docker run --gpus all` check
+  std::string probe_image = "ubuntu:22.04";  // a LOCAL image for the `docker run --gpus all` check (never pulled)
   bool try_gpu_run = true;
+  std::string container_name;                // "" = imgtool-doctor-<pid>
 };
+
+// The NVIDIA container toolkit's version ("1.14.6") from what nvidia-ctk / nvidia-container-cli
+// printed (either may be empty), or "" when neither names one.
+std::string toolkit_version(const HostFacts& f);
+
+// The `docker run` of the GPU check: the engine's run_argv (its fence) for IMAGE_ID.
+std::vector<std::string> gpu_check_argv(const std::string& image_id, const std::string& container_name);
 
 std::string detect_driver(HostSystem& h, std::string& from);
 std::vector<GpuInfo> detect_gpus(HostSystem& h, std::string& error);

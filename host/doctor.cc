@@ -89,6 +89,20 @@ std::vector<DoctorRow> engine_rows(const HostFacts& f) {
   return rows;
 }
 
+// The NVIDIA container toolkit's version: nvidia-ctk's, else nvidia-container-cli's; a toolkit
+// without nvidia-ctk predates its runtime/CDI configuration command.
+DoctorRow toolkit_row(const HostFacts& f) {
+  std::string v = toolkit_version(f);
+  if (v.empty())
+    return {"NVIDIA container toolkit", Status::kWarn, "not installed (no nvidia-ctk, no nvidia-container-cli)",
+            "install nvidia-container-toolkit (nvidia-ctk configures the runtime and CDI) to run gpu images"};
+  std::string from = f.ctk_version.empty() ? "nvidia-container-cli: " + f.container_cli : "nvidia-ctk: " + f.ctk_version;
+  if (f.ctk_version.empty())
+    return {"NVIDIA container toolkit", Status::kWarn, v + " (" + from + "; no nvidia-ctk)",
+            "upgrade nvidia-container-toolkit: nvidia-ctk configures the runtime and CDI"};
+  return {"NVIDIA container toolkit", Status::kOk, v + " (" + from + ")", ""};
+}
+
 std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
   bool runtime = std::find(f.engine.runtimes.begin(), f.engine.runtimes.end(), "nvidia") != f.engine.runtimes.end();
   bool hook = !f.container_cli.empty();
@@ -98,15 +112,18 @@ std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
   std::vector<DoctorRow> rows;
   if (f.driver.empty()) rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kWarn, found, runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"});
   else rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kFail, found, runtime || hook ? "" : fix});
-  rows.push_back({"nvidia-ctk", f.ctk_version.empty() ? Status::kWarn : Status::kOk, f.ctk_version.empty() ? "not found" : f.ctk_version,
-                  f.ctk_version.empty() ? "install nvidia-container-toolkit (provides nvidia-ctk to configure the runtime and CDI)" : ""});
+  rows.push_back(toolkit_row(f));
   return rows;
 }
 
 DoctorRow gpu_run_row(const HostFacts& f) {
-  if (!f.gpu_run_tried)
+  if (!f.gpu_run_tried && (f.driver.empty() || !f.engine.reachable))
     return {"docker run --gpus all", Status::kWarn, std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
             f.driver.empty() ? "run cpu images without --gpus" : "fix the engine row first"};
+  if (!f.gpu_run_tried)
+    return {"docker run --gpus all", Status::kWarn, "not tried: " + f.gpu_run_detail,
+            "make the probe image local once (`docker pull ubuntu:22.04`; any image with glibc will do: nvidia-smi comes "
+            "from the driver), or pass --probe-image with a local name, image ID or repo@sha256 digest"};
   if (f.gpu_run_ok) return {"docker run --gpus all", Status::kOk, f.gpu_run_detail, ""};
   return {"docker run --gpus all", Status::kFail, f.gpu_run_detail,
           "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid runtime` = daemon.json names a missing runtime"};

@@ -2,7 +2,10 @@
 // ok/warn/fail with what was found and, when not ok, the fix. A host without
 // GPUs is not an error: the rows say so and what it means (cpu images only).
 // The CUDA a driver can serve and the CUDA a GPU's architecture needs come
-// from the knowledge base (cuda.yaml, arch.yaml, gpus.yaml).
+// from the knowledge base (cuda.yaml, arch.yaml, gpus.yaml). The NVIDIA container toolkit row
+// names its version ("not installed" when neither nvidia-ctk nor nvidia-container-cli answers).
+// The `docker run --gpus all` row runs a LOCAL probe image by its ID inside the engine's fence
+// (detect.h); a probe image the host lacks is "not tried", never pulled.
 #pragma once
 #include <string>
 #include <vector>

@@ -11,9 +11,11 @@ using namespace imgtool::host;
 namespace {
 const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
 RecordedHost recorded(const std::string& name) { return RecordedHost::load(imgtool::testing::source_dir() + "/host/testdata/" + name); }
+// The container name is fixed so the recorded `docker run` command matches.
+const DetectOptions kRecorded{.container_name = "imgtool-doctor"};
 DoctorReport doctor(const std::string& name) {
   auto h = recorded(name);
-  return diagnose(detect(h), kb());
+  return diagnose(detect(h, kRecorded), kb());
 }
 const DoctorRow& row(const DoctorReport& r, const std::string& check) {
   for (auto& x : r.rows)
@@ -56,7 +58,7 @@ TEST_CASE("doctor: a V100 with 470.82.01 serves CUDA 11.x images only") {
   CHECK(row(r, "GPUs").found.find("cc 7.0 from the KB") != std::string::npos);
   CHECK(row(r, "GPUs").found.find("Volta: CUDA 9.0 to 12.9") != std::string::npos);
   CHECK(row(r, "NVIDIA container runtime").status == Status::kOk);
-  CHECK(row(r, "nvidia-ctk").status == Status::kWarn);
+  CHECK(row(r, "NVIDIA container toolkit").status == Status::kWarn);  // nvidia-container-cli only, no nvidia-ctk
   CHECK(row(r, "docker run --gpus all").status == Status::kOk);
   CHECK_FALSE(r.failed());
 }
@@ -125,4 +127,44 @@ TEST_CASE("doctor on this machine (real detections) reports no NVIDIA driver cle
   CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);
   CHECK(row(r, "Docker engine").status == Status::kOk);
   CHECK_FALSE(r.failed());
+}
+
+TEST_CASE("doctor: the NVIDIA container toolkit's version is a row; \"not installed\" without one") {
+  auto h100 = doctor("h100-550.json");
+  CHECK(row(h100, "NVIDIA container toolkit").status == Status::kOk);
+  CHECK(row(h100, "NVIDIA container toolkit").found == "1.14.6 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.14.6)");
+  auto v100 = doctor("v100-470.json");
+  CHECK(row(v100, "NVIDIA container toolkit").found.rfind(toolkit_version(v100.facts) + " (nvidia-container-cli: ", 0) == 0);
+  CHECK(row(v100, "NVIDIA container toolkit").found.find("no nvidia-ctk") != std::string::npos);
+  auto none = doctor("no-gpu.json");
+  CHECK(row(none, "NVIDIA container toolkit").found.rfind("not installed", 0) == 0);
+  CHECK(row(none, "NVIDIA container toolkit").status == Status::kWarn);
+  CHECK(toolkit_version(HostFacts{.ctk_version = "", .container_cli = "version: 1.0.0"}) == "1.0.0");
+  CHECK(toolkit_version(HostFacts{.ctk_version = "NVIDIA Container Toolkit CLI version 1.17.8", .container_cli = "cli-version: 1.17.8"}) ==
+        "1.17.8");
+}
+
+TEST_CASE("doctor's GPU check runs a local probe image by its ID, inside the engine's fence, never pulling") {
+  auto h = recorded("h100-550.json");
+  auto f = detect(h, kRecorded);
+  CHECK(f.gpu_run_ok);
+  const std::string id = "sha256:53a843653cbcd9e10be207e951edb6b8b5e5bcd5ec8a7e3d7d0d4c6b2bd3cc51";
+  CHECK(f.probe_image_id == id);
+  CHECK(f.gpu_run_detail.find("(in ubuntu:22.04, image sha256:53a843653cbc)") != std::string::npos);
+  std::string argv;
+  for (auto& a : gpu_check_argv(id, "imgtool-doctor")) argv += (argv.empty() ? "" : " ") + a;
+  CHECK(argv.find("--network none --cap-drop ALL --security-opt no-new-privileges --pids-limit 4096") != std::string::npos);
+  CHECK(std::find(h.commands_run().begin(), h.commands_run().end(), argv) != h.commands_run().end());
+  for (auto& c : h.commands_run()) CHECK(c.find("pull") == std::string::npos);
+  // A probe image this host lacks: not tried, nothing pulled, the fix says how to make one local.
+  auto bare = recorded("h100-550.json");
+  auto g = detect(bare, {.probe_image = "nvidia/cuda:12.4.1-base-ubuntu22.04", .container_name = "imgtool-doctor"});
+  CHECK_FALSE(g.gpu_run_tried);
+  CHECK(g.probe_image_id.empty());
+  for (auto& c : bare.commands_run()) CHECK(c.rfind("docker run", 0) != 0);
+  auto r = diagnose(g, kb());
+  CHECK(row(r, "docker run --gpus all").status == Status::kWarn);
+  CHECK(row(r, "docker run --gpus all").found ==
+        "not tried: the probe image nvidia/cuda:12.4.1-base-ubuntu22.04 is not present locally (doctor never pulls)");
+  CHECK(row(r, "docker run --gpus all").fix.find("--probe-image") != std::string::npos);
 }

@@ -1,5 +1,7 @@
 #include "host/host_system.h"
 
+#include "engine/engine.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +19,7 @@ RunResult SystemHost::run(const std::vector<std::string>& argv, int timeout_s) {
   if (!have_program(argv.at(0))) return RunResult{127, false, "", argv[0] + ": command not found"};
   RunOptions o;
   o.timeout = std::chrono::seconds(timeout_s);
+  o.max_output = engine::kMaxRunOutput;  // doctor's container check: the engine's cap on what a container prints
   return imgtool::run(argv, o);
 }
 

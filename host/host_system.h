@@ -1,7 +1,8 @@
 // The seam between host detection and the machine: reading a file and running
 // a command. SystemHost is the real machine; RecordedHost (recorded_host.h)
 // replays what a machine answered (tests feed recorded hosts: a V100 with
-// 470.82.01, an H100 with 550, no GPU, no runtime, an old engine).
+// 470.82.01, an H100 with 550, no GPU, no runtime, an old engine). SystemHost keeps at most
+// engine::kMaxRunOutput bytes of each output stream of a command (core/process.h: max_output).
 #pragma once
 #include <optional>
 #include <string>

@@ -3,6 +3,12 @@
 // limits/requests incl. nvidia.com/gpu, a memory-backed emptyDir at /dev/shm,
 // a non-root securityContext, a liveness probe, and a nodeSelector on GPU
 // feature discovery's nvidia.com/gpu.product when a GPU model is named.
+// Least privilege (Pod Security Standards "restricted"): the pod mounts no service-account token
+// (automountServiceAccountToken: false: Paddle never talks to the API server), runs under the
+// runtime's default seccomp profile, and its container drops every capability and may not gain
+// privileges. runAsNonRoot is always set: the profile's user is a numeric non-root uid (profile.h);
+// without one the kubelet starts the container only when the image's own USER is numeric and
+// non-root, and otherwise refuses it ("image will run as root"): set `user` for such an image.
 // Kubernetes has no per-pod ulimit: the profile's memlock/stack are recorded
 // in an annotation (they come from the node's container runtime).
 #include <yaml-cpp/yaml.h>
@@ -85,6 +91,7 @@ YAML::Node container(const RunSpec& s, const std::string& image, YAML::Node& vol
   if (YAML::Node r = resources(s); r.size()) c["resources"] = r;
   c["securityContext"] = security(s);
   c["securityContext"]["allowPrivilegeEscalation"] = false;
+  c["securityContext"]["capabilities"]["drop"].push_back("ALL");
   if (s.shm_bytes) {
     YAML::Node vm, v;
     vm["name"] = "dshm";
@@ -117,7 +124,9 @@ YAML::Node pod_template(const RunSpec& s, const std::string& image, const std::s
   spec["restartPolicy"] = restart;
   if (!s.gpu_model.empty()) spec["nodeSelector"]["nvidia.com/gpu.product"] = label_safe(gpu_product_label(s.gpu_model, kb));
   if (s.ipc == "host") spec["hostIPC"] = true;
+  spec["automountServiceAccountToken"] = false;
   spec["securityContext"] = security(s);
+  spec["securityContext"]["seccompProfile"]["type"] = "RuntimeDefault";
   spec["containers"].push_back(container(s, image, vols));
   if (vols.size()) spec["volumes"] = vols;
   t["spec"] = spec;

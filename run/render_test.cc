@@ -158,3 +158,20 @@ TEST_CASE("image facts refuse what the image cannot do") {
   CHECK(h100.find("no kernel image is available for execution on the device") != std::string::npos);
   CHECK(refusal(ocr({"gpu_model=A100"}), p262).empty());
 }
+
+TEST_CASE("k8s: least privilege — no service-account token, RuntimeDefault seccomp, every capability dropped, no escalation") {
+  for (std::string kind : {"job", "deployment"}) {
+    YAML::Node doc = YAML::Load(render_k8s(for_gpu(ocr(), Format::kK8s), "reg/paddle:x", kind, kb()));
+    auto pod = doc["spec"]["template"]["spec"];
+    CHECK_FALSE(pod["automountServiceAccountToken"].as<bool>());
+    CHECK(pod["securityContext"]["seccompProfile"]["type"].as<std::string>() == "RuntimeDefault");
+    CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+    auto sc = pod["containers"][0]["securityContext"];
+    CHECK_FALSE(sc["allowPrivilegeEscalation"].as<bool>());
+    REQUIRE(sc["capabilities"]["drop"].size() == 1);
+    CHECK(sc["capabilities"]["drop"][0].as<std::string>() == "ALL");
+    CHECK_FALSE(sc["capabilities"]["add"]);
+    CHECK(sc["runAsNonRoot"].as<bool>());
+    CHECK(sc["runAsUser"].as<int>() == 1000);
+  }
+}

@@ -11,6 +11,7 @@
 #include "tests/test_images.h"
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -138,4 +139,23 @@ TEST_CASE("smoke under a run profile: the probe reads back memlock, stack, /dev/
   CHECK(lj["status"] == "warn");
   CHECK(lj["shm"]["fix"].get<std::string>().find("--shm-size") != std::string::npos);
   CHECK(lj["stack"]["status"] == "ok");  // the --set stack is what docker was given, and what the probe expected
+}
+
+TEST_CASE("run-config --format k8s: least privilege, and kubernetes-validate accepts it") {
+  build_labelled(kGpu, {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"}, {"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.min-driver", "525.60.13"}});
+  ScratchDir d("run-config-privilege");
+  for (std::string kind : {"job", "deployment"}) {
+    auto r = cli({"run-config", kGpu, "--profile", "ocr", "--format", "k8s", "--kind", kind});
+    REQUIRE(r.exit_code == 0);
+    YAML::Node pod = YAML::Load(r.out)["spec"]["template"]["spec"];
+    CHECK_FALSE(pod["automountServiceAccountToken"].as<bool>());
+    CHECK(pod["securityContext"]["seccompProfile"]["type"].as<std::string>() == "RuntimeDefault");
+    CHECK(pod["securityContext"]["runAsNonRoot"].as<bool>());
+    YAML::Node sc = pod["containers"][0]["securityContext"];
+    CHECK_FALSE(sc["allowPrivilegeEscalation"].as<bool>());
+    CHECK(sc["capabilities"]["drop"][0].as<std::string>() == "ALL");
+    write_file_atomic(d.path / (kind + ".yaml"), r.out);
+    auto v = imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / (kind + ".yaml")).string()});
+    CHECK_MESSAGE(v.ok(), kind << ": " << v.out << v.err);
+  }
 }

@@ -84,6 +84,15 @@ std::optional<HostDiagnosis> diagnose_docker_failure(std::string_view err) {
   return std::nullopt;
 }
 
+HostDiagnosis output_cut_failure(uint64_t dropped, size_t cap) {
+  return {"output_cut",
+          "the container wrote more than " + std::to_string(cap) + " bytes to stdout (" + std::to_string(dropped) +
+              " more were dropped) and what was kept holds no probe report; the probe itself writes ~10 KiB",
+          "run the image by hand (the command above) to see what in it floods stdout (a sitecustomize, an "
+          "entrypoint wrapper, a library's print)",
+          "", false};
+}
+
 HostDiagnosis generic_docker_failure(int exit_code, bool timed_out, std::string_view err) {
   if (timed_out)
     return {"timeout", "the probe did not finish within the timeout", "raise --timeout, or look for a hung GPU "

@@ -83,3 +83,27 @@ TEST_CASE("CPU paddle wheel in a cpu-labelled image passes; shm only warns") {
   json small = smoke({img}, 0);  // Docker's default /dev/shm: still a pass, with a warning
   CHECK(small["verdict"]["warnings"].dump().find("--shm-size") != std::string::npos);
 }
+
+namespace {
+bool has_seq(const json& argv, const std::string& a, const std::string& b) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == a && argv[i + 1] == b) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("the probe passes inside the fence, with a run profile's user and ulimits; the profile's ipc: host is left out") {
+  std::string img = labelled("imgtool-test/paddle-cpu-variant:3.2.0", paddle_cpu_image(), "cpu");
+  // memlock at 8 MiB, not the base profile's unlimited: this host's dockerd may not raise its own
+  // hard limit (runc: "error setting rlimit type 8: operation not permitted", fence or not).
+  json j = smoke({img, "--profile", "base", "--set", "gpus=0", "--set", "ulimit.memlock=8388608", "--set", "ipc=host"}, 0);
+  const json& argv = j["docker"]["argv"];
+  INFO(argv.dump());
+  for (auto [flag, value] : std::vector<std::pair<const char*, const char*>>{
+           {"--network", "none"}, {"--cap-drop", "ALL"}, {"--security-opt", "no-new-privileges"},
+           {"--pids-limit", "4096"}, {"--log-driver", "none"}, {"--user", "1000:1000"}, {"--ulimit", "memlock=8388608"}})
+    CHECK_MESSAGE(has_seq(argv, flag, value), flag);
+  CHECK_FALSE(has_seq(argv, "--ipc", "host"));
+  CHECK(j["probe"]["paddle"]["run_check"]["works_on"] == "cpu");
+  CHECK(j["verdict"]["warnings"].dump().find("'--ipc host' not applied") != std::string::npos);
+}

@@ -96,7 +96,7 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
 
 engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& name) {
   engine::RunRequest r{.image = opt.image, .name = name, .gpus = opt.gpus, .shm_size = opt.shm_size,
-                       .flags = opt.run_flags, .mounts = {{opt.probe_dir, kMount, true}}, .entrypoint = opt.python,
+                       .flags = engine::admit_flags(opt.run_flags).admitted, .mounts = {{opt.probe_dir, kMount, true}}, .entrypoint = opt.python,
                        .args = {std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus},
                        .timeout = opt.timeout};
   if (!opt.expect_variant.empty()) r.args.insert(r.args.end(), {"--expect-variant", opt.expect_variant});
@@ -111,6 +111,19 @@ std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::str
   return engine::run_argv(smoke_request(opt, name));
 }
 
+namespace {
+
+// Run-profile flags the engine's fence refuses are left out of the run, and said so.
+std::vector<std::string> refused_flag_warnings(const SmokeOptions& opt) {
+  std::vector<std::string> w;
+  for (const auto& f : engine::admit_flags(opt.run_flags).refused)
+    w.push_back("run profile: '" + f + "' not applied: the smoke never widens an image's isolation "
+                "(no network, no capability, no host namespace; engine/engine.h)");
+  return w;
+}
+
+}  // namespace
+
 void judge_smoke(SmokeResult& res, const RunResult& docker) {
   res.docker_exit = docker.exit_code;
   res.timed_out = docker.timed_out;
@@ -121,9 +134,13 @@ void judge_smoke(SmokeResult& res, const RunResult& docker) {
     res.verdict = v.value("status", "fail") == "pass" ? "pass" : "fail";
     res.reasons = strings(v.value("reasons", json::array()));
     res.warnings = strings(v.value("warnings", json::array()));
+    if (docker.err_dropped)
+      res.warnings.push_back("container stderr cut at " + std::to_string(engine::kMaxRunOutput) + " bytes (" +
+                             std::to_string(docker.err_dropped) + " more dropped): the image's own logging");
     return;
   }
-  res.host = generic_docker_failure(docker.exit_code, docker.timed_out, res.docker_stderr);
+  if (docker.out_dropped && !docker.timed_out) res.host = output_cut_failure(docker.out_dropped, engine::kMaxRunOutput);
+  else res.host = generic_docker_failure(docker.exit_code, docker.timed_out, res.docker_stderr);
   res.verdict = "fail";
   res.reasons = {"host: " + res.host->summary + " (fix: " + res.host->fix + ")"};
 }
@@ -139,6 +156,7 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   engine::RunRequest req = smoke_request(opt, container_name());
   res.argv = engine::run_argv(req);
   judge_smoke(res, docker.run(req));
+  for (auto& w : refused_flag_warnings(opt)) res.warnings.push_back(std::move(w));
   return res;
 }
 

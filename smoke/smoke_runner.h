@@ -1,7 +1,15 @@
 // The smoke runner: runs smoke/probe/probe.py inside an image with
-//   docker run --rm --name imgtool-smoke-<pid>-<n> [--gpus SPEC] [--shm-size S]
+//   docker run --rm --name imgtool-smoke-<pid>-<n> --network none --cap-drop ALL
+//       --security-opt no-new-privileges --pids-limit 4096 --log-driver none
+//       [--gpus SPEC] [--shm-size S] [profile flags]
 //       -v <probe dir>:/imgtool-probe:ro IMAGE <python> /imgtool-probe/probe.py
 //       --gpus-requested SPEC|none [--expect-variant V] [--expect-cuda C] …
+// The fence (network, capabilities, privileges, pids, output) is the engine's, on every
+// container (engine/engine.h: Isolation); the probe needs none of what it takes away. A run
+// profile's flags that would widen it (ipc: host, say) are left out and named in the warnings:
+// the profile says how a workload runs, the smoke judges an image nobody has vetted yet. Each
+// output stream is kept up to 4 MiB (engine::kMaxRunOutput): a flooded stdout is the
+// `output_cut` diagnosis, a flooded stderr a warning.
 // and turns the outcome into a SmokeResult: the probe's JSON document, the
 // host-side diagnosis when docker itself failed, and a verdict.
 //

@@ -185,3 +185,41 @@ TEST_CASE("smoke_and_judge: measured throughput with a records store that fails 
   // Recording off: nothing stored, the probe's verdict stands.
   CHECK(smoke_and_judge(opt, {.record = false}, fake).result.passed());
 }
+
+TEST_CASE("a run profile's flags that would widen the fence are left out of the run and named in the warnings") {
+  Fake fake{{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
+  SmokeOptions opt;
+  opt.image = "img:1";
+  opt.probe_dir = "/p";
+  opt.run_flags = {"--ulimit", "memlock=-1", "--ipc", "host", "--user", "1000:1000", "--cap-add", "SYS_PTRACE"};
+  auto res = run_smoke(opt, fake);
+  auto argv = fake.argv();
+  CHECK(argv == res.argv);
+  CHECK(has_seq(argv, "--ulimit", "memlock=-1"));
+  CHECK(has_seq(argv, "--user", "1000:1000"));
+  CHECK_FALSE(has_seq(argv, "--ipc", "host"));
+  CHECK(std::find(argv.begin(), argv.end(), "--cap-add") == argv.end());
+  CHECK(has_seq(argv, "--cap-drop", "ALL"));
+  CHECK(has_seq(argv, "--network", "none"));
+  CHECK(res.passed());
+  REQUIRE(res.warnings.size() == 2);
+  CHECK(res.warnings[0].find("'--ipc host' not applied") != std::string::npos);
+  CHECK(res.warnings[1].find("'--cap-add SYS_PTRACE' not applied") != std::string::npos);
+}
+
+TEST_CASE("stdout cut by the engine's cap with no report in it: the output_cut diagnosis; a cut stderr only warns") {
+  RunResult flood{0, false, std::string(1000, 'x') + cut_note("stdout", engine::kMaxRunOutput, 99), "", 99, 0};
+  SmokeResult res;
+  judge_smoke(res, flood);
+  CHECK_FALSE(res.passed());
+  REQUIRE(res.host);
+  CHECK(res.host->code == "output_cut");
+  CHECK(res.reasons.at(0).find("more than 4194304 bytes to stdout (99 more were dropped)") != std::string::npos);
+  RunResult noisy{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})",
+                  std::string(100, 'e') + cut_note("stderr", engine::kMaxRunOutput, 5), 0, 5};
+  SmokeResult ok;
+  judge_smoke(ok, noisy);
+  CHECK(ok.passed());
+  REQUIRE(ok.warnings.size() == 1);
+  CHECK(ok.warnings[0].find("container stderr cut at 4194304 bytes (5 more dropped)") != std::string::npos);
+}
