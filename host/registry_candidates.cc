@@ -55,8 +55,7 @@ std::string unusable(const matrix::Cell& c) {
 
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb, const image::RegistryOptions& opt) {
   auto ref = image::parse_reference(repository);
-  std::string last = repository.substr(repository.rfind('/') + 1);  // parse_reference defaults the tag to latest
-  if (ref.transport != "docker" || last.find_first_of(":@") != std::string::npos)
+  if (ref.transport != "docker" || !ref.is_repository())
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
   image::Registry reg(ref.host, opt);
   image::RegistryRepository repo(reg, ref.name);
@@ -64,7 +63,7 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations
     image::Manifest m = reg.get_manifest(ref.name, tag);
-    auto check = sign::check_signature(repo, m.digest(), key, ref.host + "/" + ref.name);
+    auto check = sign::check_signature(repo, m.digest(), key, ref.repository());
     if (!check.ok) {
       out.refused.push_back({tag, "signature", "not selectable: " + check.summary()});
       continue;
