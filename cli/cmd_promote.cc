@@ -23,8 +23,7 @@ struct PromoteFlags {
 std::optional<image::Reference> release_repository(const PromoteFlags& f) {
   if (f.to.empty()) return std::nullopt;
   image::Reference t = docker_reference(f.to, "promote --to");
-  bool bare = f.to.rfind(':') < f.to.rfind('/') || f.to.rfind(':') == f.to.find("://");  // no :TAG after the last '/'
-  if (!bare || !t.digest.empty())
+  if (!t.is_repository())
     throw InputError("promote --to: expected docker://HOST/REPO (no tag or digest: the tag is --tag), found '" + f.to + "'");
   if (f.sign_key.empty())
     throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");

@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "image/copy.h"
@@ -16,7 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kApi = "http://docker/v1.41";
 constexpr size_t kMaxImageListBytes = 64u << 20;  // a listing is ~0.5 KiB an image
 
 std::vector<std::string> strings(const json& j, const char* key) {
@@ -67,9 +65,7 @@ std::string image_filters_json(const ImageFilter& f) {
   return filters.dump();
 }
 
-DockerEngine::DockerEngine()
-    : socket_(engine_socket()),
-      api_(image::HttpOptions{.unix_socket = socket_, .connect_timeout_s = 20, .low_speed_timeout_s = 120}) {}
+DockerEngine::DockerEngine() : api_(std::make_shared<image::EngineApi>()), socket_(api_->socket()) {}
 
 // Every CLI call goes to the engine this object resolved, whatever `docker context` says.
 RunResult DockerEngine::cli(const std::vector<std::string>& argv, RunOptions o) {
@@ -88,21 +84,10 @@ bool DockerEngine::buildkit() {
 std::string DockerEngine::builder_kind() { return buildkit() ? "buildkit" : "classic"; }
 
 std::optional<ImageInfo> DockerEngine::inspect(const std::string& ref) {
-  image::HttpResponse r;
-  try {
-    r = api_.send({.method = "GET", .url = std::string(kApi) + "/images/" + ref + "/json",
-                   .max_body = image::kMaxMetadataBytes});
-  } catch (const image::HttpTransportError& e) {
-    throw Error("cannot talk to the Docker engine at unix://" + socket_ + ": " + e.what() +
-                    " (fix: start dockerd or set DOCKER_HOST=unix:///PATH/TO/docker.sock)",
-                true);
-  }
-  if (r.status == 404) return std::nullopt;
-  if (r.status != 200)
-    throw Error("docker image inspect " + ref + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
-  json j = json::parse(r.body, nullptr, false);
-  if (!j.is_object()) throw Error("docker image inspect " + ref + ": expected a JSON object, found: " + r.body.substr(0, 200));
-  return image_info_from_json(j);
+  auto j = api_->get_json("/images/" + ref + "/json", "docker image inspect " + ref);
+  if (!j) return std::nullopt;
+  if (!j->is_object()) throw Error("docker image inspect " + ref + ": expected a JSON object, found " + j->type_name());
+  return image_info_from_json(*j);
 }
 
 // The timeout is enforced by coreutils timeout(1) rather than RunOptions::timeout:
@@ -132,12 +117,12 @@ RunResult DockerEngine::run(const RunRequest& r) {
 }
 
 std::unique_ptr<image::ImageSource> DockerEngine::save(const std::string& ref) {
-  return std::make_unique<image::DaemonSource>(ref, image::DaemonOptions{.socket = socket_});
+  return std::make_unique<image::DaemonSource>(ref, image::DaemonOptions{.engine = api_});
 }
 
 LoadResult DockerEngine::load(image::ImageSource& src, const std::string& name,
                               const std::function<void(const std::string&)>& log) {
-  image::DaemonDestination dst(name, image::DaemonOptions{.socket = socket_});
+  image::DaemonDestination dst(name, image::DaemonOptions{.engine = api_});
   image::CopyOptions co;
   co.log = log;
   auto res = image::copy_image(src, dst, "", co);
@@ -145,20 +130,12 @@ LoadResult DockerEngine::load(image::ImageSource& src, const std::string& name,
 }
 
 std::vector<ImageInfo> DockerEngine::list_images(const ImageFilter& f) {
-  std::string url = std::string(kApi) + "/images/json?filters=" + image::url_escape(image_filters_json(f));
-  image::HttpResponse r;
-  try {
-    r = api_.send({.method = "GET", .url = url, .max_body = kMaxImageListBytes});
-  } catch (const image::HttpTransportError& e) {
-    throw Error("cannot talk to the Docker engine at unix://" + socket_ + ": " + e.what() +
-                    " (fix: start dockerd or set DOCKER_HOST=unix:///PATH/TO/docker.sock)",
-                true);
-  }
-  if (r.status != 200) throw Error("docker image ls: HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
-  json j = json::parse(r.body, nullptr, false);
-  if (!j.is_array()) throw Error("docker image ls: expected a JSON array, found: " + r.body.substr(0, 200));
+  std::string path = "/images/json?filters=" + image::url_escape(image_filters_json(f));
+  auto j = api_->get_json(path, "docker image ls", kMaxImageListBytes);
+  if (!j || !j->is_array())
+    throw Error(std::string("docker image ls: expected a JSON array, found ") + (j ? j->type_name() : "HTTP 404"));
   std::vector<ImageInfo> out;
-  for (const auto& e : j)
+  for (const auto& e : *j)
     if (e.is_object()) out.push_back(image_summary_from_json(e));
   return out;
 }

@@ -1,7 +1,7 @@
 // The real engine: the Docker engine of this run, resolved ONCE when made
 // ($DOCKER_HOST=unix://PATH, else /var/run/docker.sock; core/engine.h), and used
 // for every call, so the CLI and the Engine API can never reach two engines.
-//   inspect   Engine API GET /images/NAME/json on the socket (no CLI process:
+//   inspect   Engine API GET /images/NAME/json (image/engine_api.h, no CLI process:
 //             milliseconds, so an up-to-date check of many cells stays cheap)
 //   build     `docker build` (DOCKER_BUILDKIT=1 only when `docker buildx version`
 //             works, else 0 — always explicit), --iidfile, timeout(1) wrapper
@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include <nlohmann/json.hpp>
 
-#include "image/http.h"
+#include "image/engine_api.h"
 
 namespace imgtool::engine {
 
@@ -44,8 +44,9 @@ class DockerEngine : public Engine {
   RunResult cli(const std::vector<std::string>& argv, RunOptions o = {});
   bool buildkit();
 
+  std::shared_ptr<image::EngineApi>
+      api_;  // the one client: inspect and list here, save and load (image/daemon_transport.h)
   std::string socket_;
-  image::HttpClient api_;
   std::once_flag buildkit_once_;
   bool buildkit_ = false;
 };

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "image/config.h"
 #include "image/copy.h"
 
 namespace imgtool::engine {
@@ -140,13 +141,10 @@ LoadResult FakeEngine::load(image::ImageSource& src, const std::string& name,
   image::CopyOptions co;
   co.log = log;
   auto res = image::copy_image(src, dst, m.config().digest, co);  // "tagged" by its ID, so save() serves it
-  json cfg = json::parse(store_->blob(m.config().digest).value_or("{}"), nullptr, false);
+  image::MemorySource loaded(store_, m.config().digest);
   ImageInfo info;
   info.id = load_reencodes ? sha256_digest("re-encoded " + m.config().digest) : m.config().digest;
-  if (cfg.is_object() && cfg.contains("config") && cfg["config"].is_object() && cfg["config"].contains("Labels") &&
-      cfg["config"]["Labels"].is_object())
-    for (auto& [k, v] : cfg["config"]["Labels"].items())
-      if (v.is_string()) info.labels[k] = v.get<std::string>();
+  info.labels = image::read_image_config(loaded, m).labels;
   images_[info.id] = info;
   name_image(name, info.id);
   return {res.digest, res.blobs, res.seconds};

@@ -1,25 +1,25 @@
 #include "host/registry_candidates.h"
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
+#include "image/config.h"
 #include "image/reference.h"
-#include "sign/check_signature.h"
 #include "image/registry_repository.h"
+#include "matrix/label_claims.h"
+#include "sign/check_signature.h"
 
 namespace imgtool::host {
 
 matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& l, const matrix::KnowledgeBase& kb) {
-  auto get = [&](const char* k) { auto it = l.find(std::string("io.imgtool.") + k); return it == l.end() ? std::string() : it->second; };
+  matrix::LabelClaims claims = matrix::read_label_claims(l);
   matrix::Cell c;
   c.tag = tag;
-  c.variant = get("variant");
-  c.paddle = get("paddle");
-  c.python = get("python");
-  c.cuda = get("cuda");
-  c.cudnn = get("cudnn");
-  c.min_driver = get("min-driver");
-  c.cuda_archs = get("cuda-archs");
+  c.variant = claims.variant;
+  c.paddle = claims.paddle;
+  c.python = claims.python;
+  c.cuda = claims.cuda;
+  c.cudnn = claims.cudnn;
+  c.min_driver = claims.min_driver;
+  c.cuda_archs = claims.cuda_archs;
   if (const matrix::CudaRelease* cr = c.cuda.empty() ? nullptr : kb.cuda(c.cuda)) {
     c.min_driver_full = cr->min_driver_full;
     if (c.min_driver.empty()) c.min_driver = cr->min_driver_compat;
@@ -30,13 +30,17 @@ matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string
 
 namespace {
 
-std::map<std::string, std::string> labels_of(image::Registry& reg, const std::string& repo, const image::Manifest& m) {
-  auto cfg = nlohmann::json::parse(reg.get_blob_bytes(repo, m.config()));
-  std::map<std::string, std::string> out;
-  if (cfg.contains("config") && cfg["config"].contains("Labels") && cfg["config"]["Labels"].is_object())
-    for (auto& [k, v] : cfg["config"]["Labels"].items())
-      if (v.is_string()) out[k] = v.get<std::string>();
-  return out;
+// The image's labels; nullopt (and `why`) when its config is malformed: that tag is refused, not the run.
+std::optional<std::map<std::string, std::string>> labels_of(image::Registry& reg, const std::string& repo,
+                                                            const image::Manifest& m, std::string& why) {
+  image::Descriptor d = m.config();
+  std::string bytes = reg.get_blob_bytes(repo, d);
+  try {
+    return image::parse_image_config(bytes, "image config " + d.digest).labels;
+  } catch (const InputError& e) {
+    why = std::string("not selectable: ") + e.what();
+    return std::nullopt;
+  }
 }
 
 // Empty when the cell can be judged; else why not.
@@ -52,8 +56,7 @@ std::string unusable(const matrix::Cell& c) {
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
                                    const image::RegistryOptions& opt, bool any_tag_of_repository) {
   auto ref = image::parse_reference(repository);
-  std::string last = repository.substr(repository.rfind('/') + 1);  // parse_reference defaults the tag to latest
-  if (ref.transport != "docker" || last.find_first_of(":@") != std::string::npos)
+  if (ref.transport != "docker" || !ref.is_repository())
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
   image::Registry reg(ref.host, opt);
   image::RegistryRepository repo(reg, ref.name);
@@ -61,12 +64,18 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations
     image::Manifest m = reg.get_manifest(ref.name, tag);
-    auto check = sign::check_signature(repo, m.digest(), key, sign::required_identity(repo.name(), tag, any_tag_of_repository));
+    auto check = sign::check_signature(repo, m.digest(), key, sign::required_identity(ref.repository(), tag, any_tag_of_repository));
     if (!check.ok) {
       out.refused.push_back({tag, "signature", "not selectable: " + check.summary()});
       continue;
     }
-    matrix::Cell c = cell_from_labels(tag, labels_of(reg, ref.name, m), kb);
+    std::string bad_config;
+    auto labels = labels_of(reg, ref.name, m, bad_config);
+    if (!labels) {
+      out.refused.push_back({tag, "config", bad_config});
+      continue;
+    }
+    matrix::Cell c = cell_from_labels(tag, *labels, kb);
     if (auto why = unusable(c); !why.empty()) out.refused.push_back({tag, "labels", why});
     else {
       out.cells.push_back(c);

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <thread>
 
-#include "core/engine.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -21,16 +20,9 @@
 namespace imgtool::image {
 namespace {
 
-constexpr const char* kApi = "http://docker/v1.41";
-
-// The run's one engine (core/engine.h) unless the options name a socket.
-std::string engine_socket(const std::string& given) { return given.empty() ? imgtool::engine_socket() : given; }
-
-// The local engine answers `images/get` only after it has exported the whole image to its own
-// temp folder (Docker 20.10's tarexport), so a multi-GB GPU image sends its first byte minutes
-// later on a busy host: a long stall limit for the engine (a local socket, not the network).
-HttpOptions engine_http(const std::string& socket) {
-  return HttpOptions{.unix_socket = socket, .connect_timeout_s = 20, .low_speed_timeout_s = 1800};
+// The engine the options name, else a client of the run's one engine (core/engine.h).
+std::shared_ptr<EngineApi> engine_of(const DaemonOptions& o) {
+  return o.engine ? o.engine : std::make_shared<EngineApi>();
 }
 
 std::string cache_root(const DaemonOptions& o) {
@@ -40,16 +32,6 @@ std::string cache_root(const DaemonOptions& o) {
 
 int jobs_of(const DaemonOptions& o) {
   return o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-HttpResponse engine_call(HttpClient& c, const std::string& method, const std::string& path) {
-  try {
-    HttpRequest r{method, std::string(kApi) + path};
-    r.max_body = kMaxMetadataBytes;  // image inspect JSON: the local engine, metadata-sized
-    return c.send(r);
-  } catch (const HttpTransportError& e) {
-    throw Error(std::string("cannot talk to the Docker engine: ") + e.what(), e.retryable);
-  }
 }
 
 // libarchive pulls the save stream through this callback, chunk by chunk as
@@ -75,21 +57,18 @@ la_ssize_t feed_read(struct archive*, void* ud, const void** out) {
 }  // namespace
 
 DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
-    : name_(std::move(name_tag)), opt_(o), engine_(engine_http(engine_socket(o.socket))),
-      cache_(cache_root(o), o.compression) {}
+    : name_(std::move(name_tag)), opt_(o), engine_(engine_of(o)), cache_(cache_root(o), o.compression) {}
 
 Manifest DaemonSource::manifest() { return manifest_streaming({}); }
 
 Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
   const auto& ready = ev.ready;
   trace("daemon: inspect " + name_);
-  HttpResponse r = engine_call(engine_, "GET", "/images/" + name_ + "/json");
-  if (r.status == 404) throw InputError(describe() + ": no such image in the Docker engine");
-  if (r.status != 200) throw Error(describe() + ": inspect failed: HTTP " + std::to_string(r.status) + " " + r.body);
-  auto j = nlohmann::json::parse(r.body);
-  config_digest_ = j.at("Id").get<std::string>();
+  auto j = engine_->get_json("/images/" + name_ + "/json", describe() + ": inspect");
+  if (!j) throw InputError(describe() + ": no such image in the Docker engine");
+  config_digest_ = j->at("Id").get<std::string>();
   config_.clear();
-  auto diff_ids = j.at("RootFS").value("Layers", std::vector<std::string>{});
+  auto diff_ids = j->at("RootFS").value("Layers", std::vector<std::string>{});
   bool complete = true;
   for (auto& d : diff_ids) {
     auto c = cache_.find_unverified(d);  // re-hashed in open_blob(), only if its bytes are read
@@ -123,16 +102,13 @@ Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
 void DaemonSource::save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest) {
   trace("save: GET /images/" + name_ + "/get");
   ThreadedReader body([this](PipeReader& pipe) {
-    HttpRequest r{"GET", std::string(kApi) + "/images/" + name_ + "/get"};
     int64_t total = 0;
-    r.on_data = [&](const char* p, size_t n) {
+    engine_->get_stream("/images/" + name_ + "/get", describe() + ": docker save", [&](const char* p, size_t n) {
       if (total == 0) trace("save: first bytes");
       total += static_cast<int64_t>(n);
       return pipe.push(p, n);
-    };
-    HttpResponse resp = engine_.send(r);
+    });
     trace("save: stream ended, " + std::to_string(total >> 20) + " MiB");
-    if (resp.status != 200) throw Error(describe() + ": docker save failed: HTTP " + std::to_string(resp.status) + " " + resp.body);
   });
   ArchiveFeed feed{&body};
   struct archive* a = archive_read_new();
@@ -271,7 +247,7 @@ std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
 }
 
 DaemonDestination::DaemonDestination(std::string name_tag, DaemonOptions o)
-    : name_(std::move(name_tag)), engine_(engine_http(engine_socket(o.socket))) {
+    : name_(std::move(name_tag)), engine_(engine_of(o)) {
   // mkdtemp: a fresh 0700 folder no one else can have prepared (has_blob trusts what is in it).
   std::string tmpl = (std::filesystem::temp_directory_path() / "imgtool-load-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) throw Error("cannot create a private temporary folder for docker load");
@@ -334,13 +310,8 @@ void DaemonDestination::put_manifest(const Manifest& m, const std::string& tag) 
   archive_write_close(w);
   archive_write_free(w);
   FileReader in(tar);
-  HttpRequest r{"POST", std::string(kApi) + "/images/load?quiet=1", {"Content-Type: application/x-tar"}};
-  r.max_body = kMaxMetadataBytes;
-  r.upload = &in;
-  r.upload_size = static_cast<int64_t>(std::filesystem::file_size(tar));
-  HttpResponse resp = engine_.send(r);
-  if (resp.status != 200 || resp.body.find("\"error") != std::string::npos)
-    throw Error(describe() + ": docker load failed: HTTP " + std::to_string(resp.status) + " " + resp.body);
+  engine_->post("/images/load?quiet=1", describe() + ": docker load", in,
+                static_cast<int64_t>(std::filesystem::file_size(tar)), "application/x-tar");
 }
 
 }  // namespace imgtool::image

@@ -1,5 +1,5 @@
-// The docker-daemon: transport, over the Docker Engine API on its Unix socket
-// (the run's one engine, core/engine.h: $DOCKER_HOST=unix://PATH, default /var/run/docker.sock).
+// The docker-daemon: transport, over the Docker Engine API on its Unix socket (image/engine_api.h:
+// the run's one engine, core/engine.h: $DOCKER_HOST=unix://PATH, default /var/run/docker.sock).
 //
 //   DaemonSource       manifest(): inspects the image (config digest = image ID,
 //                      diff_ids); every layer missing from the LayerCache is read
@@ -30,7 +30,7 @@
 #include <mutex>
 
 #include "image/compress.h"
-#include "image/http.h"
+#include "image/engine_api.h"
 #include "image/image.h"
 #include "image/layer_cache.h"
 
@@ -38,9 +38,9 @@ namespace imgtool::image {
 
 struct DaemonOptions {
   Compression compression = Compression::kGzip;
-  int jobs = 0;              // compression threads; 0 = all cores
-  std::string cache_root;    // default: cache_dir()/layers/<algo>
-  std::string socket;        // default: $DOCKER_HOST (unix://) or /var/run/docker.sock
+  int jobs = 0;                       // compression threads; 0 = all cores
+  std::string cache_root;             // default: cache_dir()/layers/<algo>
+  std::shared_ptr<EngineApi> engine;  // default: a client of the run's one engine (core/engine.h)
 };
 
 class DaemonSource : public ImageSource {
@@ -58,7 +58,7 @@ class DaemonSource : public ImageSource {
                        const std::string& config_digest);
   std::string name_;
   DaemonOptions opt_;
-  HttpClient engine_;
+  std::shared_ptr<EngineApi> engine_;
   LayerCache cache_;
   std::string config_digest_, config_;
   BlobEvents ev_;  // during manifest_streaming()
@@ -75,7 +75,7 @@ class DaemonDestination : public ImageDestination {
   std::string describe() const override { return "docker-daemon:" + name_; }
  private:
   std::string name_;
-  HttpClient engine_;
+  std::shared_ptr<EngineApi> engine_;
   std::filesystem::path stage_;
 };
 

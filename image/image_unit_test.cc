@@ -1,4 +1,4 @@
-// Unit tests of image/: references, auth challenges, Docker config lookup,
+// Unit tests of image/: auth challenges, Docker config lookup,
 // layer compression. No docker engine or registry needed.
 #include <doctest/doctest.h>
 
@@ -13,48 +13,11 @@
 #include "image/compress.h"
 #include "image/oci_layout.h"
 #include "image/blob.h"
-#include "image/reference.h"
 #include "image/registry.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
 using namespace imgtool::image;
-
-TEST_CASE("parse_reference: the three transports") {
-  auto d = parse_reference("docker://registry.corp:5000/ai/paddle:3.1.0-gpu");
-  CHECK(d.transport == "docker");
-  CHECK(d.host == "registry.corp:5000");
-  CHECK(d.name == "ai/paddle");
-  CHECK(d.tag == "3.1.0-gpu");
-  auto dig = parse_reference("docker://127.0.0.1:5000/x/y@sha256:" + std::string(64, 'a'));
-  CHECK(dig.digest == "sha256:" + std::string(64, 'a'));
-  CHECK(dig.tag.empty());
-  CHECK(parse_reference("docker://localhost/app").tag == "latest");
-  auto dm = parse_reference("docker-daemon:paddle:3.1.0-gpu-cuda12.6");
-  CHECK(dm.transport == "docker-daemon");
-  CHECK(dm.name == "paddle");
-  CHECK(dm.tag == "3.1.0-gpu-cuda12.6");
-  CHECK(parse_reference("docker-daemon:localhost:5000/a/b").tag == "latest");
-  CHECK(parse_reference("docker-daemon:localhost:5000/a/b").name == "localhost:5000/a/b");
-  auto o = parse_reference("oci:./out/layout:v1");
-  CHECK(o.name == "./out/layout");
-  CHECK(o.tag == "v1");
-  CHECK(parse_reference("oci:/tmp/x").tag.empty());
-}
-
-TEST_CASE("parse_reference: bad references are one-line InputErrors") {
-  for (std::string bad : {"paddle:1", "docker://noslash", "docker://h/Upper:tag", "docker://h/a:bad tag",
-                          "docker://h/a@sha256:123", "docker-daemon:", "oci:"}) {
-    CAPTURE(bad);
-    CHECK_THROWS_AS(parse_reference(bad), InputError);
-  }
-  try {
-    parse_reference("ftp://x");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find('\n') == std::string::npos);
-    CHECK(std::string(e.what()).find("docker://") != std::string::npos);
-  }
-}
 
 TEST_CASE("parse_challenges: Bearer and Basic") {
   auto c = parse_challenges(

@@ -52,8 +52,7 @@ std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const Tran
   auto src = open_source(r, o);
   if (r.transport != "docker") return src;
   Manifest named = src->manifest();
-  Reference pinned = r;
-  pinned.digest = platform_digest(named, r.text, p);
+  Reference pinned = r.with_digest(platform_digest(named, r.text, p));
   if (index_digest && is_index(named)) *index_digest = named.digest();
   return open_source(pinned, o);
 }

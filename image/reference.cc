@@ -30,7 +30,10 @@ void split_name_tag(const std::string& text, std::string rest, Reference& r) {
     if (!refname::is_tag(r.tag)) bad(text, "expected a tag of [A-Za-z0-9_.-] (max 128), found '" + r.tag + "'");
   }
   r.name = rest;
-  if (r.tag.empty() && r.digest.empty()) r.tag = "latest";
+  if (r.tag.empty() && r.digest.empty()) {
+    r.tag = "latest";
+    r.default_tag = true;
+  }
 }
 
 Reference parse_docker(const std::string& text, const std::string& rest) {
@@ -70,16 +73,57 @@ Reference parse_oci(const std::string& text, const std::string& rest) {
 
 struct Scheme {
   const char* prefix;
+  const char* transport;
   std::function<Reference(const std::string&, const std::string&)> parse;
+  bool takes_digest;
 };
 
 const std::vector<Scheme>& schemes() {
-  static const std::vector<Scheme> table = {
-      {"docker://", parse_docker}, {"docker-daemon:", parse_daemon}, {"oci:", parse_oci}};
+  static const std::vector<Scheme> table = {{"docker://", "docker", parse_docker, true},
+                                            {"docker-daemon:", "docker-daemon", parse_daemon, false},
+                                            {"oci:", "oci", parse_oci, false}};
   return table;
 }
 
+const Scheme& scheme_of(const Reference& r) {
+  for (const auto& s : schemes())
+    if (r.transport == s.transport) return s;
+  throw InputError("unknown transport '" + r.transport + "'");
+}
+
+// A derived reference: its text is its canonical form.
+Reference derived(Reference r) {
+  r.default_tag = false;
+  r.text = r.str();
+  return r;
+}
+
 }  // namespace
+
+std::string Reference::repository() const { return transport == "docker" ? host + "/" + name : name; }
+
+std::string Reference::within_transport() const {
+  return repository() + (tag.empty() ? "" : ":" + tag) + (digest.empty() ? "" : "@" + digest);
+}
+
+std::string Reference::str() const { return scheme_of(*this).prefix + within_transport(); }
+
+Reference Reference::with_digest(const std::string& d) const {
+  if (!scheme_of(*this).takes_digest) bad(str() + "@" + d, transport + ": takes NAME:TAG, not a digest");
+  if (!is_sha256_digest(d)) bad(repository() + "@" + d, "expected @sha256:<64 hex digits>, found '@" + d + "'");
+  Reference r = *this;
+  r.digest = d;
+  r.tag.clear();
+  return derived(r);
+}
+
+Reference Reference::with_tag(const std::string& t) const {
+  if (!refname::is_tag(t)) bad(repository() + ":" + t, "expected a tag of [A-Za-z0-9_.-] (max 128), found '" + t + "'");
+  Reference r = *this;
+  r.tag = t;
+  r.digest.clear();
+  return derived(r);
+}
 
 Reference parse_reference(const std::string& text) {
   for (const auto& s : schemes()) {

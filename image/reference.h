@@ -7,15 +7,32 @@
 
 namespace imgtool::image {
 
+// Like go-containerregistry's name.Reference: parsed once, then derived (with_digest, with_tag) and
+// printed (str) from its parts, never re-assembled by string concatenation.
 struct Reference {
-  std::string transport;  // "docker-daemon", "oci", "docker"
-  std::string text;       // as written
-  std::string name;       // docker-daemon: NAME; docker: REPO; oci: DIR
-  std::string host;       // docker: HOST[:PORT]
-  std::string tag;        // may be empty for oci: and when a digest is given
-  std::string digest;     // docker: "sha256:<hex>" when given
+  std::string transport;     // "docker-daemon", "oci", "docker"
+  std::string text;          // as written (a derived reference: its str())
+  std::string name;          // docker-daemon: NAME; docker: REPO; oci: DIR
+  std::string host;          // docker: HOST[:PORT]
+  std::string tag;           // may be empty for oci: and when a digest is given
+  std::string digest;        // docker: "sha256:<hex>" when given
+  bool default_tag = false;  // tag is the "latest" parse_reference filled in, not written
   // docker: "REPO:TAG" or "REPO@digest"; docker-daemon: "NAME:TAG"; oci: "DIR:TAG".
   std::string display() const { return text; }
+
+  // docker: "HOST/REPO" (what signatures name, cosign's identity); the others: name.
+  std::string repository() const;
+  // True when written without a tag or digest ("docker://HOST/REPO"): a whole repository.
+  bool is_repository() const { return digest.empty() && (tag.empty() || default_tag); }
+  // The same repository by digest (the tag dropped), or by tag (the digest dropped). InputError for
+  // a digest that is not sha256:<64 hex>, a bad tag, or a digest on a transport that takes none.
+  Reference with_digest(const std::string& digest) const;
+  Reference with_tag(const std::string& tag) const;
+  // Canonical text without the transport ("HOST/REPO:TAG", "HOST/REPO@sha256:…", "NAME:TAG",
+  // "DIR[:TAG]"), as containers/image's StringWithinTransport; and with it ("docker://HOST/REPO@sha256:…"),
+  // which parse_reference reads back to the same reference.
+  std::string within_transport() const;
+  std::string str() const;
 };
 
 // Parses a reference; throws imgtool::InputError with a one-line message

@@ -15,7 +15,7 @@ struct Transport {
   std::function<std::unique_ptr<ImageDestination>(const Reference&, const TransportOptions&)> destination;
 };
 
-std::string daemon_name(const Reference& r) { return r.name + ":" + r.tag; }
+std::string daemon_name(const Reference& r) { return r.within_transport(); }  // NAME:TAG
 
 const std::vector<Transport>& transports() {
   static const std::vector<Transport> table = {

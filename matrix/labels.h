@@ -30,6 +30,9 @@ inline constexpr const char* kStageOf = "io.imgtool.stage-of";  // on shared-sta
 // against, and a stage image was built as: `imgtool prune` keeps a stage
 // image while a tagged cell image names its key.
 inline constexpr const char* kStageKey = "io.imgtool.stage-key";
+// On a CUDA base image made by scripts/make-cuda-base.sh (not a template's label: not in kAll):
+// the CUDA it ships; verify checks such a base's library set instead of Paddle claims.
+inline constexpr const char* kBaseCuda = "io.imgtool.base.cuda";
 
 inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython, kVariant,   kFlavor,   kCuda,
                                                        kCudnn,  kTensorrt, kMinDriver, kCudaArchs};

@@ -11,7 +11,7 @@
 #include "release/publish.h"
 #include "sign/attestation.h"
 #include "sign/sign_image.h"
-#include "image/blob.h"
+#include "image/config.h"
 #include "matrix/labels.h"
 #include "smoke/evidence.h"
 #include "verify/evidence_check.h"
@@ -41,15 +41,7 @@ const char* const kOverrideNote =
 
 std::string variant_of(image::Repository& repo, const image::Manifest& m) {
   auto src = repo.source(image::platform_digest(m, repo.name() + "@" + m.digest()));
-  image::Manifest pm = src->manifest();
-  auto config = nlohmann::json::parse(image::read_all(*src->open_blob(pm.config())), nullptr, false);
-  const nlohmann::json* labels = config.is_object() && config.contains("config") && config["config"].is_object() &&
-                                         config["config"].contains("Labels") && config["config"]["Labels"].is_object()
-                                     ? &config["config"]["Labels"]
-                                     : nullptr;
-  return labels && labels->contains(labels::kVariant) && (*labels)[labels::kVariant].is_string()
-             ? (*labels)[labels::kVariant].get<std::string>()
-             : "";
+  return image::read_image_config(*src, src->manifest()).label(labels::kVariant);
 }
 
 // The release gate on the image (an index: its linux/amd64 manifest), claims read against the new tag.

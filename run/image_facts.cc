@@ -8,14 +8,15 @@
 #include "core/gpu_arch.h"
 #include "core/process.h"
 #include "core/version.h"
+#include "image/config.h"
 #include "image/transport.h"
+#include "matrix/label_claims.h"
 
 namespace imgtool::runconf {
 
 ImageFacts ImageFacts::from_labels(const std::string& ref, const std::map<std::string, std::string>& l) {
-  auto get = [&](const char* k) { auto it = l.find(std::string("io.imgtool.") + k); return it == l.end() ? std::string() : it->second; };
-  return {ref, get("variant"), get("paddle"), get("python"), get("cuda"), get("cudnn"), get("min-driver"), get("tag"),
-          get("cuda-archs")};
+  matrix::LabelClaims c = matrix::read_label_claims(l);
+  return {ref, c.variant, c.paddle, c.python, c.cuda, c.cudnn, c.min_driver, c.tag, c.cuda_archs};
 }
 
 namespace {
@@ -38,10 +39,7 @@ std::map<std::string, std::string> transport_labels(const std::string& ref, bool
   image::TransportOptions o;
   o.registry.insecure_http = insecure;
   auto src = image::open_source(ref, o);
-  auto m = src->manifest();
-  auto blob = src->open_blob(m.config());
-  auto cfg = nlohmann::json::parse(image::read_all(*blob));
-  return cfg.contains("config") && cfg["config"].contains("Labels") ? labels_of(cfg["config"]["Labels"]) : std::map<std::string, std::string>{};
+  return image::read_image_config(*src, src->manifest()).labels;
 }
 
 }  // namespace

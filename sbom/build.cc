@@ -94,15 +94,8 @@ std::string namespace_for(const ImageInfo& info) {
 
 }  // namespace
 
-ImageInfo image_info(const std::string& name, const std::string& digest, const nlohmann::json& config) {
-  ImageInfo info{name, digest};
-  if (config.contains("config") && config["config"].is_object() && config["config"].contains("Labels") &&
-      config["config"]["Labels"].is_object())
-    for (const auto& [k, v] : config["config"]["Labels"].items())
-      if (v.is_string()) info.labels[k] = v.get<std::string>();
-  if (config.contains("created") && config["created"].is_string()) info.created = config["created"];
-  if (config.contains("architecture") && config["architecture"].is_string()) info.architecture = config["architecture"];
-  return info;
+ImageInfo image_info(const std::string& name, const std::string& digest, const image::ImageConfig& config) {
+  return {name, digest, config.labels, config.created, config.architecture};
 }
 
 std::string spdx_time(const std::string& t, const std::string& what) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "image/config.h"
 #include "image/image.h"
 #include "sbom/inventory.h"
 #include "sbom/spdx.h"
@@ -27,8 +28,8 @@ struct ImageInfo {
   std::string architecture;                   // config.architecture
 };
 
-// Reads labels, created and architecture from an image config JSON.
-ImageInfo image_info(const std::string& name, const std::string& digest, const nlohmann::json& config);
+// Labels, created and architecture of an image's config.
+ImageInfo image_info(const std::string& name, const std::string& digest, const image::ImageConfig& config);
 
 struct SbomOptions {
   std::string created;  // "" = from the image (see above); else RFC 3339, e.g. "2026-11-23T20:00:00Z"

@@ -9,8 +9,7 @@ Document sbom_of(image::ImageSource& src, const image::Manifest& m, const std::s
 
 Document sbom_of(const Inventory& inv, image::ImageSource& src, const image::Manifest& m, const std::string& name,
                  const std::string& digest, const SbomOptions& opt) {
-  auto config = nlohmann::json::parse(image::read_all(*src.open_blob(m.config())));
-  return build_sbom(inv, image_info(name, digest, config), opt);
+  return build_sbom(inv, image_info(name, digest, image::read_image_config(src, m)), opt);
 }
 
 sign::AttestResult attest_sbom(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,

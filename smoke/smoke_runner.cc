@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/paths.h"
 #include "core/strings.h"
+#include "matrix/label_claims.h"
 #include "matrix/labels.h"
 
 namespace imgtool::smoke {
@@ -81,16 +82,15 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
   if (!i)
     throw Error("docker image inspect " + image + ": expected an image present locally, found none in the engine"
                 " (fix: build or pull it first)");
-  auto get = [&](const char* key) { return i->labels.count(key) ? i->labels.at(key) : std::string(); };
+  matrix::LabelClaims l = matrix::read_label_claims(i->labels);
   ImageFacts f;
   f.ref = image;
   f.id = i->id;
   f.digest = i->repo_digests.empty() ? f.id : i->repo_digests.front();
-  f.tag = get(labels::kTag);
-  if (f.tag.empty()) f.tag = image;
-  f.variant = get(labels::kVariant);
-  f.cuda = get(labels::kCuda);
-  f.cuda_archs = get(labels::kCudaArchs);
+  f.tag = l.tag.empty() ? image : l.tag;
+  f.variant = l.variant;
+  f.cuda = l.cuda;
+  f.cuda_archs = l.cuda_archs;
   return f;
 }
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "matrix/labels.h"
+#include "matrix/label_claims.h"
 
 namespace imgtool::verify {
 
@@ -114,30 +114,15 @@ std::map<std::string, std::string> parse_tag_claims(const std::string& tag) {
   return out;
 }
 
-Claims read_claims(const nlohmann::json& config, const std::string& tag) {
+Claims read_claims(const image::ImageConfig& config, const std::string& tag) {
+  matrix::LabelClaims l = matrix::read_label_claims(config.labels);
   Claims c;
-  const auto& cfg = config.contains("config") ? config["config"] : nlohmann::json::object();
-  if (cfg.contains("Labels") && cfg["Labels"].is_object())
-    for (const char* key : labels::kClaims) {
-      std::string f(labels::field(key));
-      if (cfg["Labels"].contains(key) && cfg["Labels"][key].is_string() && !cfg["Labels"][key].get<std::string>().empty())
-        c.labels[f] = cfg["Labels"][key];
-    }
-  c.tag = tag;
-  if (c.tag.empty() && cfg.contains("Labels") && cfg["Labels"].contains(labels::kTag))
-    c.tag = cfg["Labels"][labels::kTag].get<std::string>();
+  c.labels = l.claims();
+  c.tag = tag.empty() ? l.tag : tag;
   c.from_tag = parse_tag_claims(c.tag);
-  if (cfg.contains("Env") && cfg["Env"].is_array())
-    for (const auto& e : cfg["Env"]) {
-      if (!e.is_string()) continue;
-      const std::string& kv = e.get_ref<const std::string&>();
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos && eq > 0) c.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
+  c.env = config.env_map();
   if (auto it = c.env.find("NVIDIA_REQUIRE_CUDA"); it != c.env.end()) c.require_cuda = it->second;
-  if (cfg.contains("Labels") && cfg["Labels"].is_object() && cfg["Labels"].contains("io.imgtool.base.cuda") &&
-      cfg["Labels"]["io.imgtool.base.cuda"].is_string())
-    c.base_cuda = cfg["Labels"]["io.imgtool.base.cuda"].get<std::string>();
+  c.base_cuda = l.base_cuda;
   return c;
 }
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "image/config.h"
 
 namespace imgtool::verify {
 
@@ -29,8 +29,8 @@ struct Claims {
 
 std::map<std::string, std::string> parse_tag_claims(const std::string& tag);
 
-// `config` is the image config JSON; `tag` the tag the image was referenced
-// by (or "" — then the io.imgtool.tag label, if any, is used).
-Claims read_claims(const nlohmann::json& config, const std::string& tag);
+// The labels (matrix::read_label_claims) and Env of the image's config; `tag` the tag the image was
+// referenced by (or "" — then the io.imgtool.tag label, if any, is used).
+Claims read_claims(const image::ImageConfig& config, const std::string& tag);
 
 }  // namespace imgtool::verify

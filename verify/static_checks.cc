@@ -108,8 +108,7 @@ scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest&
 
 void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r,
                 std::optional<sbom::Inventory>* inventory) {
-  auto config = nlohmann::json::parse(image::read_all(*in.source->open_blob(m.config())));
-  Claims claims = read_claims(config, in.tag);
+  Claims claims = read_claims(image::read_image_config(*in.source, m), in.tag);
   scan::ContentsTree tree = read_contents(*in.source, m, inventory != nullptr);
   if (inventory) *inventory = sbom::gather_inventory(tree);
   const matrix::KnowledgeBase& kb = *opt.kb;

@@ -16,6 +16,10 @@ using namespace imgtool::scan::testing;
 
 namespace {
 
+Claims claims_of(const nlohmann::json& config, const std::string& tag) {
+  return read_claims(image::parse_image_config(config.dump(), "image config"), tag);
+}
+
 scan::ContentsFacts facts_of(const std::vector<TarItem>& items) {
   scan::ContentsTree t(scan::keep_for_facts);
   image::StringReader r(make_tar(items));
@@ -68,8 +72,8 @@ TEST_CASE("tag names encode claims") {
 }
 
 TEST_CASE("an honest gpu image passes every claim") {
-  Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6 brand=tesla,driver>=470"}),
-                         "3.2.0-gpu-cuda12.6-cudnn9.5");
+  Claims c = claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6 brand=tesla,driver>=470"}),
+                       "3.2.0-gpu-cuda12.6-cudnn9.5");
   auto rows = check_claims(c, facts_of(honest_gpu_fs()), test_kb());
   for (const auto& r : rows) CHECK_MESSAGE(r.status != Status::kFail, (r.id + ": " + r.found));
 }
@@ -135,7 +139,7 @@ TEST_CASE("parse_tag_claims reads a megabyte io.imgtool.tag label") {
   while (version.size() < (1 << 20)) version += ".6";
   auto labels = gpu_labels();
   labels["io.imgtool.tag"] = "3.2.0-gpu-cuda" + version + "-cudnn9.5";
-  Claims c = read_claims(config_with(labels, {}), "");
+  Claims c = claims_of(config_with(labels, {}), "");
   CHECK(c.from_tag["cuda"] == version);
   CHECK(c.from_tag["paddle"] == "3.2.0");
   CHECK(parse_tag_claims(version + "-gpu")["paddle"] == version);
@@ -144,7 +148,7 @@ TEST_CASE("parse_tag_claims reads a megabyte io.imgtool.tag label") {
 
 TEST_CASE("NVIDIA_REQUIRE_CUDA is read without std::regex: the version after cuda>=, and a hostile megabyte of it") {
   auto require_cuda = [](const std::string& env) {
-    Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=" + env}), "");
+    Claims c = claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=" + env}), "");
     for (const auto& r : check_claims(c, facts_of(honest_gpu_fs()), test_kb()))
       if (r.id == "claims.require-cuda") return r.status;
     return Status::kFail;
@@ -163,7 +167,7 @@ TEST_CASE("NVIDIA_REQUIRE_CUDA is read without std::regex: the version after cud
 TEST_CASE("min-driver below the knowledge base's floor for the CUDA major fails") {
   auto labels = gpu_labels();
   labels["io.imgtool.min-driver"] = "470.57.02";
-  Claims c = read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  Claims c = claims_of(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
   auto rows = check_claims(c, facts_of(honest_gpu_fs()), test_kb());
   const CheckResult* d = row(rows, "claims.min-driver");
   REQUIRE(d);
@@ -172,7 +176,7 @@ TEST_CASE("min-driver below the knowledge base's floor for the CUDA major fails"
 }
 
 TEST_CASE("variant=gpu with no CUDA libraries and a CPU Paddle is reported with expected/found/fix") {
-  Claims c = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  Claims c = claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
   auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb());
   CHECK_FALSE(all_pass(rows));
   const CheckResult* cudart = row(rows, "contents.cudart");
@@ -186,8 +190,9 @@ TEST_CASE("variant=gpu with no CUDA libraries and a CPU Paddle is reported with 
 }
 
 TEST_CASE("python label 3.10 in a 3.11 image fails") {
-  Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.10"},
-                                      {"io.imgtool.variant", "cpu"}}), "3.2.0");
+  Claims c = claims_of(
+      config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.10"}, {"io.imgtool.variant", "cpu"}}),
+      "3.2.0");
   auto rows = check_claims(c, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb());
   const CheckResult* py = row(rows, "claims.python");
   REQUIRE(py);
@@ -197,27 +202,28 @@ TEST_CASE("python label 3.10 in a 3.11 image fails") {
 }
 
 TEST_CASE("an honest cpu image passes; a stale tag or wrong cuDNN fails") {
-  Claims cpu = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
-                                        {"io.imgtool.variant", "cpu"}}), "3.2.0");
+  Claims cpu = claims_of(
+      config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}),
+      "3.2.0");
   CHECK(all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb())));
 
-  Claims stale = read_claims(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
+  Claims stale = claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
   CHECK(row(check_claims(stale, facts_of(honest_gpu_fs()), test_kb()), "claims.tag")->status == Status::kFail);
 
   auto labels = gpu_labels();
   labels["io.imgtool.cudnn"] = "8.9";
-  Claims cudnn = read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
+  Claims cudnn = claims_of(config_with(labels, {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "");
   CHECK(row(check_claims(cudnn, facts_of(honest_gpu_fs()), test_kb()), "contents.cudnn")->status == Status::kFail);
 
-  Claims env = read_claims(config_with(gpu_labels(), {}), "");
+  Claims env = claims_of(config_with(gpu_labels(), {}), "");
   CHECK(row(check_claims(env, facts_of(honest_gpu_fs()), test_kb()), "claims.require-cuda")->status == Status::kFail);
 }
 
 TEST_CASE("both CPU and GPU wheels installed is a failure") {
   auto items = python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False");
   items.push_back({"usr/local/lib/python3.11/dist-packages/paddlepaddle_gpu-3.2.0.dist-info/METADATA", "x"});
-  Claims c = read_claims(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"},
-                                      {"io.imgtool.variant", "cpu"}}), "");
+  Claims c = claims_of(
+      config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}), "");
   auto rows = check_claims(c, facts_of(items), test_kb());  // kept alive: row() points into it
   const CheckResult* p = row(rows, "claims.paddle");
   REQUIRE(p);
@@ -229,7 +235,7 @@ TEST_CASE("both CPU and GPU wheels installed is a failure") {
 TEST_CASE("NVIDIA_DRIVER_CAPABILITIES must give compute: without it --gpus mounts no libcuda") {
   auto facts = facts_of(honest_gpu_fs());
   auto status = [&](const std::vector<std::string>& env) {
-    Claims c = read_claims(config_with(gpu_labels(), env), "");
+    Claims c = claims_of(config_with(gpu_labels(), env), "");
     auto rows = check_claims(c, facts, test_kb());
     const CheckResult* r = row(rows, "env.driver-capabilities");
     REQUIRE(r);
@@ -249,7 +255,7 @@ TEST_CASE("no driver NVIDIA_REQUIRE_CUDA or min-driver admits may be below the C
   auto rows_for = [&](const std::string& require, const std::string& min_driver) {
     auto labels = gpu_labels();
     labels["io.imgtool.min-driver"] = min_driver;
-    return check_claims(read_claims(config_with(labels, {"NVIDIA_REQUIRE_CUDA=" + require}), ""), facts, test_kb());
+    return check_claims(claims_of(config_with(labels, {"NVIDIA_REQUIRE_CUDA=" + require}), ""), facts, test_kb());
   };
   auto ok = rows_for("cuda>=12.6 driver>=550.54.14", "550.54.14");
   CHECK(row(ok, "env.runtime-floor")->status == Status::kPass);
@@ -280,12 +286,12 @@ TEST_CASE("io.imgtool.cuda-archs is held against the fat binaries in Paddle's ow
   CHECK(f.paddles[0].gpu_code.text() == "sm_80,sm_90");
   auto labels = gpu_labels();
   labels["io.imgtool.cuda-archs"] = "sm_80,sm_90";
-  auto ok = check_claims(read_claims(config_with(labels, {}), ""), f, test_kb());
+  auto ok = check_claims(claims_of(config_with(labels, {}), ""), f, test_kb());
   CHECK(row(ok, "contents.cuda-archs")->status == Status::kPass);
   labels["io.imgtool.cuda-archs"] = "sm_61,sm_70,sm_75,sm_80,sm_86";
-  auto bad = check_claims(read_claims(config_with(labels, {}), ""), f, test_kb());
+  auto bad = check_claims(claims_of(config_with(labels, {}), ""), f, test_kb());
   CHECK(row(bad, "contents.cuda-archs")->status == Status::kFail);
   CHECK(row(bad, "contents.cuda-archs")->found.rfind("sm_80,sm_90 (2 fat binaries in /usr/local/lib/python3.11/dist-packages/paddle/libs/libphi.so)", 0) == 0);
-  auto none = check_claims(read_claims(config_with(gpu_labels(), {}), ""), f, test_kb());
+  auto none = check_claims(claims_of(config_with(gpu_labels(), {}), ""), f, test_kb());
   CHECK(row(none, "contents.cuda-archs")->status == Status::kWarn);
 }

@@ -7,7 +7,7 @@
 #include "image/platform.h"
 #include "image/reference.h"
 #include "image/registry_repository.h"
-#include "image/blob.h"
+#include "image/config.h"
 #include "matrix/labels.h"
 #include "sign/check_signature.h"
 #include "verify/evidence_check.h"
@@ -38,14 +38,7 @@ bool signature_failed(const Report& r) {
 }
 
 std::string variant_of(image::ImageSource& src, const image::Manifest& m) {
-  auto config = nlohmann::json::parse(image::read_all(*src.open_blob(m.config())), nullptr, false);
-  const auto* labels = config.is_object() && config.contains("config") && config["config"].is_object() &&
-                               config["config"].contains("Labels") && config["config"]["Labels"].is_object()
-                           ? &config["config"]["Labels"]
-                           : nullptr;
-  return labels && labels->contains(labels::kVariant) && (*labels)[labels::kVariant].is_string()
-             ? (*labels)[labels::kVariant].get<std::string>()
-             : "";
+  return image::read_image_config(src, m).label(labels::kVariant);
 }
 
 // The smoke.evidence row (evidence_check.h); skipped when the signature failed (nothing the image

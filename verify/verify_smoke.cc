@@ -84,8 +84,7 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
   }
   if (r.transport == "docker-daemon") {
     li.row = {"smoke.load", kLoadTitle, Status::kFail, expected,
-              "docker-daemon:" + r.name + ":" + r.tag + " is no longer image " + config.substr(0, 19) +
-                  "… (removed or re-tagged during verify)",
+              r.str() + " is no longer image " + config.substr(0, 19) + "… (removed or re-tagged during verify)",
               "re-run verify; do not rebuild or re-tag the image while it is verified"};
     return li;
   }
@@ -290,11 +289,11 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
     smoke::SmokeResult res = smoke::run_smoke(so, engine_of(o));
     // Records: the registry digest and the user's reference, not the temporary name.
-    if (r.transport == "docker") res.image.digest = r.host + "/" + r.name + "@" + m.digest();
+    if (r.transport == "docker") res.image.digest = r.with_digest(m.digest()).within_transport();
     if (res.image.tag == li.run_ref)
-      res.image.tag = r.transport == "docker" ? r.host + "/" + r.name + (r.tag.empty() ? "@" + m.digest() : ":" + r.tag)
-                      : r.transport == "docker-daemon" ? r.name + ":" + r.tag
-                                                       : ref;
+      res.image.tag = r.transport == "oci"
+                          ? ref
+                          : (r.tag.empty() ? r.with_digest(m.digest()) : r.with_tag(r.tag)).within_transport();
     // One rule with `imgtool smoke` and the nightly (smoke_judge.h): a records store that fails fails the smoke.
     auto throughput = smoke::record_and_judge_smoke(res, o.records);
     for (auto& row : smoke_rows(res, throughput)) report.add(std::move(row));

@@ -40,6 +40,8 @@ inline std::string upper_layer() {
 
 inline nlohmann::json config() {
   return {{"architecture", "amd64"},
+          {"os", "linux"},
+          {"rootfs", {{"type", "layers"}, {"diff_ids", nlohmann::json::array()}}},
           {"created", "2026-11-23T20:10:11.123456789Z"},
           {"config",
            {{"Labels",
