@@ -305,4 +305,12 @@ TEST_CASE("nightly --stage-repository: published to staging only; the report's p
   INFO("promote: " << p.out << p.err);
   REQUIRE(p.exit_code == 0);
   CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu-release") == digest);
+  // The whole staged report at once, as the emitted CI's promote job runs it: the cpu cell is released
+  // under its own tag (a gpu cell would need hardware evidence, release/release_test.cc).
+  auto all = imgtool::testing::imgtool({"nightly", "promote", "--from-report", dir.string(), "--sign-key",
+                                        publish().key_prefix.string() + ".key"});
+  INFO("nightly promote: " << all.out << all.err);
+  CHECK(all.exit_code == 0);
+  CHECK(all.out.find("promoted " + publish().registry.host() + "/staging/imgtool-it/paddle@" + digest) != std::string::npos);
+  CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu") == digest);
 }

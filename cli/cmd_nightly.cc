@@ -8,6 +8,7 @@
 #include "builder/cell_source.h"
 #include "builder/nightly.h"
 #include "builder/nightly_collect.h"
+#include "builder/nightly_promote.h"
 #include "builder/nightly_run.h"
 #include "builder/nightly_steps_real.h"
 #include "builder/report.h"
@@ -17,8 +18,10 @@
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/strings.h"
+#include "sign/keys.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "sign/keys.h"
 #include "smoke/run_profile.h"
 
 namespace imgtool::cli {
@@ -37,6 +40,7 @@ struct NightlyFlags {
   bool kb_check = false;
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
+  std::string sign_key, public_key;  // nightly promote
   int jobs = 1, timeout = 3600;
   bool fresh_smoke = false, insecure_http = false, quiet = false;
 };
@@ -124,6 +128,25 @@ int run_merge(const NightlyFlags& f) {
   return merged.ok() ? 0 : 1;
 }
 
+// `nightly promote`: every staged cell of the report into its release registry (builder/nightly_promote.h).
+int run_promote(const NightlyFlags& f) {
+  if (f.from_report.empty() || f.sign_key.empty())
+    throw InputError("nightly promote: expected --from-report DIR --sign-key KEY; one of them is missing");
+  sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
+  sign::Pkey pub = f.public_key.empty() ? nullptr : sign::load_public_key(f.public_key);
+  auto kb = f.kb.load();
+  auto cells = bt::promote_report({.from_report = f.from_report, .public_key = pub ? pub.get() : key.get(),
+                                   .sign_key = key.get(), .kb = &kb,
+                                   .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}});
+  bool ok = true;
+  for (auto& c : cells) {
+    std::cout << (c.ok ? "promoted " : "REFUSED  ") << c.from << " -> " << c.to << ": " << c.line << "\n";
+    ok = ok && c.ok;
+  }
+  std::cout << "nightly promote: " << cells.size() << " cell(s), " << (ok ? "all promoted" : "some refused (their release tags did not move)") << "\n";
+  return ok ? 0 : 1;
+}
+
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
@@ -183,8 +206,20 @@ Registration nightly_registration({"nightly",
                     collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
                     collect->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
                     collect->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-                    return [f, merge, collect] {
+                    CLI::App* promote = sub.add_subcommand(
+                        "promote", "Promote every cell a staged nightly published into the release registry (each a "
+                                   "release::promote: gpu cells need hardware evidence)");
+                    promote->add_option("--from-report", f->from_report, "the staged nightly's report folder")->required();
+                    promote->add_option("--sign-key", f->sign_key, "the release key (a file, or env://VAR): signs and "
+                                        "attests in the release repository")->required();
+                    promote->add_option("--key", f->public_key, "public key the staged digests are signed with "
+                                        "(default: --sign-key's public half)");
+                    promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
+                    promote->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registries");
+                    promote->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+                    return [f, merge, collect, promote] {
                       if (merge->parsed()) return run_merge(*f);
+                      if (promote->parsed()) return run_promote(*f);
                       return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);
                     };
                   }});

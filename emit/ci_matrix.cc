@@ -28,8 +28,26 @@ void check(const std::vector<std::string>& tags, const CiOptions& o) {
 std::vector<std::string> nightly_lines(const CiOptions& o, const std::string& registry_expr) {
   std::string cmd = "imgtool nightly " + runconf::shell_quote(o.matrix) + " --registry \"" + registry_expr +
                     "\" --key env://" + std::string(kSigningKeyVariable) + " --shard \"$SHARD\" --report \"$REPORT\"";
-  if (o.no_gpu_host) cmd += " --no-gpu-host";
+  if (o.no_gpu_host) cmd += " --no-gpu-host --stage-repository \"$IMGTOOL_STAGING\"";
   return {cmd};
+}
+
+// The gpu-smoke job's lines: the smoke Jobs of the merged report's staged digests, on the cluster's
+// GPU nodes; their logs collected and attested as each digest's hardware evidence (signed here, on
+// the CI side: the GPU nodes hold no key).
+std::vector<std::string> gpu_smoke_lines(const CiOptions& o) {
+  std::string key = "env://" + std::string(kSigningKeyVariable);
+  return {"imgtool plan " + runconf::shell_quote(o.matrix) +
+              " --emit k8s --registry \"$IMGTOOL_STAGING\" --from-report report --out k8s",
+          "kubectl apply -f k8s/",
+          "for f in k8s/job-*.yaml; do kubectl wait --for=condition=complete --timeout=3600s -f \"$f\" || true; done",
+          "sh k8s/collect.sh || true",
+          "imgtool nightly collect k8s/results/*.json --from-report report --report report --key " + key};
+}
+
+// The promote job's line: every staged cell into the release registry; gpu cells need the evidence.
+std::string promote_line() {
+  return "imgtool nightly promote --from-report report --sign-key env://" + std::string(kSigningKeyVariable);
 }
 
 std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
@@ -42,7 +60,11 @@ std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
           "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
           "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text; a plain variable, not a file: imgtool reads it",
           "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process holds it)" +
-              std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : ".")};
+              std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : "."),
+          o.no_gpu_host ? "No GPU on these runners: the shards publish to IMGTOOL_STAGING (HOST[:PORT]/NAMESPACE); gpu-smoke runs the "
+                          "smoke Jobs on the cluster's GPU nodes and attests their results; promote releases every cell, "
+                          "a GPU one only with that hardware evidence."
+                        : "The shards smoke on their own GPUs and publish straight to the registry."};
 }
 
 YAML::Node step_uses(const std::string& uses, const YAML::Node& with, const std::string& cond = "") {
@@ -51,6 +73,47 @@ YAML::Node step_uses(const std::string& uses, const YAML::Node& with, const std:
   if (!cond.empty()) s["if"] = cond;
   s["with"] = with;
   return s;
+}
+
+YAML::Node report_download(const std::string& artifact) {
+  YAML::Node down;
+  down["name"] = artifact;
+  down["path"] = "report";
+  return step_uses("actions/download-artifact@v4", down);
+}
+
+YAML::Node run_step(const std::string& name, const std::vector<std::string>& lines, const CiOptions& o) {
+  YAML::Node run;
+  run["name"] = name;
+  run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
+  run["env"]["IMGTOOL_STAGING"] = "${{ vars.IMGTOOL_STAGING }}";
+  if (o.registry.empty()) run["env"]["IMGTOOL_REGISTRY"] = "${{ vars.IMGTOOL_REGISTRY }}";
+  run["shell"] = "bash";
+  run["run"] = join(lines, "\n");
+  return run;
+}
+
+// --no-gpu-host: gpu-smoke (the Kubernetes Jobs, collect --key) and promote after merge.
+void add_github_release(YAML::Node& root, const CiOptions& o, const YAML::Node& runs_on) {
+  YAML::Node smoke;
+  smoke["needs"] = "merge";
+  smoke["runs-on"] = seq({"self-hosted", "linux", "kubectl"});
+  YAML::Node checkout;
+  checkout["uses"] = "actions/checkout@v4";
+  smoke["steps"].push_back(checkout);
+  smoke["steps"].push_back(report_download("nightly-report"));
+  smoke["steps"].push_back(run_step("GPU smoke Jobs on the cluster, results attested", gpu_smoke_lines(o), o));
+  YAML::Node up;
+  up["name"] = "nightly-report-smoked";
+  up["path"] = "report";
+  smoke["steps"].push_back(step_uses("actions/upload-artifact@v4", up, "always()"));
+  root["jobs"]["gpu-smoke"] = smoke;
+  YAML::Node promote;
+  promote["needs"] = "gpu-smoke";
+  promote["runs-on"] = runs_on;
+  promote["steps"].push_back(report_download("nightly-report-smoked"));
+  promote["steps"].push_back(run_step("imgtool nightly promote (gpu cells need hardware evidence)", {promote_line()}, o));
+  root["jobs"]["promote"] = promote;
 }
 
 }  // namespace
@@ -123,6 +186,7 @@ std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o
   final_up["path"] = "report";
   merge["steps"].push_back(step_uses("actions/upload-artifact@v4", final_up, "always()"));
   root["jobs"]["merge"] = merge;
+  if (o.no_gpu_host) add_github_release(root, o, runs_on);
   return to_yaml(root, header(o, "github"));
 }
 
@@ -130,7 +194,7 @@ std::string emit_gitlab(const std::vector<std::string>& tags, const CiOptions& o
   check(tags, o);
   int n = o.shards;  // not capped by the cell count: n is part of every cell's shard, so it must not follow the matrix
   YAML::Node root;
-  root["stages"] = seq({"nightly", "merge"});
+  root["stages"] = o.no_gpu_host ? seq({"nightly", "merge", "gpu-smoke", "promote"}) : seq({"nightly", "merge"});
   YAML::Node job;
   job["stage"] = "nightly";
   if (!o.runs_on.empty()) job["tags"] = seq(o.runs_on);
@@ -156,6 +220,22 @@ std::string emit_gitlab(const std::vector<std::string>& tags, const CiOptions& o
   merge["artifacts"]["when"] = "always";
   merge["artifacts"]["paths"] = seq({"report/"});
   root["nightly-merge"] = merge;
+  if (o.no_gpu_host) {
+    YAML::Node smoke;
+    smoke["stage"] = "gpu-smoke";
+    smoke["needs"] = seq({"nightly-merge"});
+    smoke["tags"] = seq({"kubectl"});
+    smoke["script"] = seq({join(gpu_smoke_lines(o), "\n")});
+    smoke["artifacts"]["when"] = "always";
+    smoke["artifacts"]["paths"] = seq({"report/", "k8s/results/"});
+    root["gpu-smoke"] = smoke;
+    YAML::Node promote;
+    promote["stage"] = "promote";
+    promote["needs"] = seq({"gpu-smoke"});
+    if (!o.runs_on.empty()) promote["tags"] = seq(o.runs_on);
+    promote["script"] = seq({promote_line()});
+    root["promote"] = promote;
+  }
   return to_yaml(root, header(o, "gitlab"));
 }
 

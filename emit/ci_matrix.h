@@ -8,6 +8,14 @@
 //   gitlab   a .gitlab-ci.yml: job `nightly` with parallel:matrix (SHARD, SHARD_INDEX,
 //            CELLS per entry) and job `nightly-merge` in a later stage.
 //
+// With --no-gpu-host (runners without a GPU) the pipeline is the release path with hardware
+// evidence: the shards publish into the staging registry (`nightly --stage-repository
+// $IMGTOOL_STAGING`, release registry $IMGTOOL_REGISTRY); job `gpu-smoke` (a runner with kubectl
+// access to a cluster with GPU nodes) renders the smoke Jobs from the merged report (`plan --emit
+// k8s --from-report`), runs them, saves their logs (collect.sh) and folds them in with `nightly
+// collect --key`, which attests each result as the digest's hardware evidence; job `promote` runs
+// `nightly promote`, which releases every staged cell -- a gpu cell only with that evidence.
+//
 // The cells each entry names are builder::shard_of()'s, the function `nightly
 // --shard` selects with, so a new cell never moves another between runners.
 // Shards that would hold no cell get no entry. Output is deterministic (no

@@ -141,6 +141,40 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
   CHECK(doc["nightly-merge"]["needs"][0].as<std::string>() == "nightly");
   CHECK(doc["nightly-merge"]["tags"][0].as<std::string>() == "gpu-builder");
   if (have("check-jsonschema")) check_valid({"check-jsonschema", "--builtin-schema", "vendor.gitlab-ci", f.string()});
+  // No GPU on the runners: staging, then the cluster's GPU smoke attested, then the release.
+  CHECK(doc["nightly"]["script"][0].as<std::string>().find("--stage-repository \"$IMGTOOL_STAGING\"") != std::string::npos);
+  std::string smoke = doc["gpu-smoke"]["script"][0].as<std::string>();
+  CHECK(doc["gpu-smoke"]["needs"][0].as<std::string>() == "nightly-merge");
+  CHECK(smoke.find("--emit k8s --registry \"$IMGTOOL_STAGING\" --from-report report") != std::string::npos);
+  CHECK(smoke.find("kubectl apply -f k8s/") != std::string::npos);
+  CHECK(smoke.find("imgtool nightly collect k8s/results/*.json --from-report report --report report --key env://IMGTOOL_SIGNING_KEY") !=
+        std::string::npos);
+  CHECK(doc["promote"]["needs"][0].as<std::string>() == "gpu-smoke");
+  CHECK(doc["promote"]["script"][0].as<std::string>() ==
+        "imgtool nightly promote --from-report report --sign-key env://IMGTOOL_SIGNING_KEY");
+}
+
+TEST_CASE("github --no-gpu-host: build -> staging -> GPU smoke Jobs -> attested evidence -> promote, accepted by check-jsonschema") {
+  fx::ScratchDir d("emit-gh-release");
+  emit_to(Emit::github, d.path, {.shards = 2, .no_gpu_host = true});
+  fs::path wf = d.path / "imgtool-nightly.yml";
+  MESSAGE("emitted GitHub release workflow:\n" << read_file(wf));
+  YAML::Node doc = YAML::LoadFile(wf.string());
+  auto jobs = doc["jobs"];
+  CHECK(jobs["gpu-smoke"]["needs"].as<std::string>() == "merge");
+  CHECK(jobs["promote"]["needs"].as<std::string>() == "gpu-smoke");
+  std::string nightly = jobs["nightly"]["steps"][1]["run"].as<std::string>();
+  CHECK(nightly.find("--no-gpu-host --stage-repository \"$IMGTOOL_STAGING\"") != std::string::npos);
+  std::string smoke, promote;
+  for (auto s : jobs["gpu-smoke"]["steps"])
+    if (s["run"]) smoke = s["run"].as<std::string>();
+  for (auto s : jobs["promote"]["steps"])
+    if (s["run"]) promote = s["run"].as<std::string>();
+  CHECK(smoke.find("imgtool nightly collect") != std::string::npos);
+  CHECK(smoke.find("--key env://IMGTOOL_SIGNING_KEY") != std::string::npos);
+  CHECK(promote == "imgtool nightly promote --from-report report --sign-key env://IMGTOOL_SIGNING_KEY");
+  if (have("check-jsonschema"))
+    check_valid({"check-jsonschema", "--builtin-schema", "vendor.github-workflows", wf.string()});
 }
 
 TEST_CASE("CI matrices: a new cell never moves another cell to a different runner") {

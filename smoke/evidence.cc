@@ -44,7 +44,7 @@ HostKind host_of(const json& probe, const std::vector<EvidenceDevice>& devices) 
   return kernels_ran ? HostKind::hardware : HostKind::none;
 }
 
-// Every section of the probe's report that has a status, in the probe's order of keys.
+// Every section of the probe's report that has a status, by name.
 std::vector<EvidenceSection> sections_of(const json& probe) {
   std::vector<EvidenceSection> out;
   if (!probe.is_object()) return out;

@@ -6,7 +6,7 @@
 //   {"host": "hardware"|"test-double"|"none",
 //    "devices": [{"name", "cc": "9.0", "driver", "cuda_driver"}…],
 //    "argv": [the docker run argv actually used], "gpus", "shm_size", "profile",
-//    "sections": [{"name", "status", "reason"}…]  (every probe section, in the probe's order),
+//    "sections": [{"name", "status", "reason"}…]  (every probe section, by name),
 //    "metrics": [{"metric", "value", "unit", "device"}…],
 //    "verdict": "pass"|"fail", "probe_version", "time" (the probe's start, UTC),
 //    "source": "" | "replayed: FILE" | "collected: FILE"  (anything but a smoke run here says so)}

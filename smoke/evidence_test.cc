@@ -92,3 +92,16 @@ TEST_CASE("the predicate round-trips and is read strictly") {
   CHECK_THROWS_WITH_AS(from_predicate(p), doctest::Contains("'devices'"), CheckFailed);
   CHECK_THROWS_AS(from_predicate(json::array()), CheckFailed);
 }
+
+TEST_CASE("evidence from the probe document recorded on a lent NVIDIA H200 (bench/gpu-probe.sh, 2026-11-26)") {
+  json h200 = json::parse(read_file(imgtool::testing::source_dir() + "/smoke/probe/testdata/h200-probe.json"));
+  SmokeEvidence e = evidence_from_probe(h200, "replayed: smoke/probe/testdata/h200-probe.json");
+  CHECK(e.host == HostKind::hardware);
+  REQUIRE(e.devices.size() == 1);
+  CHECK(e.devices[0].name == "NVIDIA H200");
+  CHECK(e.devices[0].cc == "9.0");
+  CHECK(e.devices[0].driver == "580.159.04");
+  CHECK(e.verdict == "fail");  // recorded with --skip-paddle (no image there): the probe's own verdict
+  CHECK_FALSE(e.hardware_pass());
+  CHECK(e.summary().find("hardware, 1× NVIDIA H200, driver 580.159.04, 2026-11-26 (verdict fail)") == 0);
+}

@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
+#include "image/registry_repository.h"
+#include "sign/attestation.h"
 #include "sign/keys.h"
+#include "smoke/evidence.h"
 #include "tests/gpu_images.h"
 #include "tests/registry_fixture.h"
 #include "tests/test_images.h"
@@ -84,4 +87,92 @@ TEST_CASE("nightly --gpu-host test-double publishes the GPU cell, signed, and it
   INFO("verify: " << v.out << v.err);
   CHECK(v.exit_code == 0);
   CHECK(v.out.find(digest) != std::string::npos);
+}
+
+namespace {
+
+std::string evidence_row(const std::string& verify_json) {
+  json j = json::parse(verify_json.empty() ? "{}" : verify_json, nullptr, false);
+  if (!j.is_object() || !j.contains("checks")) return "absent";
+  for (auto& c : j["checks"])
+    if (c["id"] == "smoke.evidence") return c["status"].get<std::string>() + ": " + c["found"].get<std::string>();
+  return "absent";
+}
+
+}  // namespace
+
+TEST_CASE("hardware evidence: a test-double smoke is attested as such; promote needs a real GPU's, or a recorded override") {
+  std::string img = gpu_cell_image();
+  GpuEngine e;
+  e.load(img);
+  RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-evidence");
+  ScratchDir tmp("gpu-evidence");
+  fs::path key = tmp.path / "keys" / "release", report = tmp.path / "report";
+  imgtool::sign::write_key_pair(*imgtool::sign::generate_key(), key, "");
+  auto env = gpu_matrix_env();
+  env["DOCKER_HOST"] = e.host;
+  auto r = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry", reg.host() + "/ai",
+                                      "--key", key.string() + ".key", "--report", report.string(), "--state",
+                                      state_with_gpu_build(tmp.path / "state").string(), "--gpu-host", "test-double",
+                                      "--records", (tmp.path / "records.db").string()},
+                                     {.timeout = std::chrono::seconds(2400), .env = env});
+  INFO("nightly: " << r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  // The summary and the report say the GPU tag carries no hardware evidence.
+  CHECK(r.out.find("1 GPU tag(s) published without hardware evidence") != std::string::npos);
+  CHECK(read_file(report / "report.md").find("carry no hardware evidence") != std::string::npos);
+  json c = json::parse(read_file(report / "nightly.json"))["cells"][0];
+  CHECK(c["smoke"]["evidence"]["host"] == "test-double");
+  std::string digest = c["publish"]["digest"];
+  std::string repo = "docker://" + reg.host() + "/ai/paddle-local";
+  auto cli = [&](std::vector<std::string> args) {
+    auto res = imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(900)});
+    MESSAGE("imgtool " << args[0] << " -> " << res.exit_code << "\n" << res.out << res.err);
+    return res;
+  };
+  auto verify = [&](const std::string& ref, std::vector<std::string> more = {}) {
+    std::vector<std::string> a = {"verify", ref, "--key", key.string() + ".pub", "--no-smoke", "--json"};
+    a.insert(a.end(), more.begin(), more.end());
+    return cli(a);
+  };
+
+  // verify shows how it was smoked; --require-gpu-smoke fails it.
+  auto v = verify(repo + ":" + kTag);
+  CHECK(v.exit_code == 0);
+  CHECK(evidence_row(v.out).rfind("warn: test-double (imgtool's driver double, not hardware)", 0) == 0);
+  CHECK(verify(repo + ":" + kTag, {"--require-gpu-smoke"}).exit_code == 1);
+
+  // promote refuses the GPU image; the override needs --sign-key, and is recorded and shown.
+  std::string by_digest = repo + "@" + digest;
+  auto p = cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("expected hardware evidence for this gpu image") != std::string::npos);
+  CHECK(cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--allow-without-gpu-smoke"}).exit_code == 2);
+  CHECK(cli({"promote", by_digest, "--tag", "release-override", "--key", key.string() + ".pub", "--sign-key",
+             key.string() + ".key", "--allow-without-gpu-smoke"})
+            .exit_code == 0);
+  std::string overridden = evidence_row(verify(repo + ":release-override").out);
+  CHECK(overridden.rfind("warn: test-double", 0) == 0);
+  CHECK(overridden.find("promoted with --allow-without-gpu-smoke") != std::string::npos);
+
+  // A hardware statement, made by the same code from the document bench/gpu-probe.sh recorded on an
+  // NVIDIA H100 80GB HBM3 -- REPLAYED here, and its source says so. That run skipped Paddle (no image
+  // there); the replay stands for a smoke whose every part passed on that GPU.
+  auto h100 = json::parse(read_file(source_dir() + "/smoke/probe/testdata/h100-probe.json"));
+  auto hardware = imgtool::smoke::evidence_from_probe(h100, "replayed: smoke/probe/testdata/h100-probe.json (test)");
+  hardware.verdict = "pass";
+  {
+    auto k = imgtool::sign::load_private_key(key.string() + ".key", "");
+    imgtool::image::RegistryRepository rr(std::make_shared<imgtool::image::Registry>(reg.host(), reg.options()), "ai/paddle-local");
+    imgtool::sign::attach_attestation(rr, *k, {digest, rr.name(), imgtool::smoke::kSmokePredicateType,
+                                               imgtool::smoke::to_predicate(hardware)});
+  }
+  p = cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
+  CHECK(p.exit_code == 0);
+  CHECK(p.out.find("smoke: hardware, 1× NVIDIA H100 80GB HBM3") != std::string::npos);
+  auto released = verify(repo + ":release", {"--require-gpu-smoke"});
+  CHECK(released.exit_code == 0);
+  std::string row = evidence_row(released.out);
+  CHECK(row.rfind("pass: hardware, 1× NVIDIA H100 80GB HBM3, driver 580.159.04", 0) == 0);
+  CHECK(row.find("[replayed: smoke/probe/testdata/h100-probe.json (test)]") != std::string::npos);
 }

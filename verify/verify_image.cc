@@ -44,7 +44,7 @@ std::string variant_of(image::ImageSource& src, const image::Manifest& m) {
 // The smoke.evidence row (evidence_check.h); skipped when the signature failed (nothing the image
 // carries is believed then).
 void add_evidence_row(Report& report, image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
-                      const VerifyRequest& req) {
+                      const VerifyRequest& req, const std::string& tag) {
   if (signature_failed(report)) {
     report.add({"smoke.evidence", "how the image was smoked (signed hardware evidence)", Status::kSkip,
                 "a signed smoke attestation", "not read: the signature check failed", "fix the signature first"});
@@ -54,7 +54,10 @@ void add_evidence_row(Report& report, image::Repository& repo, image::ImageSourc
   std::string variant = variant_of(src, m);
   std::string override_note;
   if (variant == "gpu" && !(c.ok && c.evidence->hardware_pass())) {
-    auto sig = sign::check_signature(repo, m.digest(), *req.public_key, req.identity.empty() ? repo.name() : req.identity);
+    // The signature the signature row accepted (the exact tag's: promote writes its override there).
+    std::string identity =
+        req.identity.empty() ? sign::required_identity(repo.name(), tag, req.any_tag_of_repository) : req.identity;
+    auto sig = sign::check_signature(repo, m.digest(), *req.public_key, identity);
     if (auto it = sig.accepted_annotations.find(kGpuSmokeOverride); it != sig.accepted_annotations.end())
       override_note = it->second;
   }
@@ -78,7 +81,7 @@ Report verify_image(const VerifyRequest& req) {
   if (report.digest.empty()) return report;  // unreadable: the read row says why
   if (sbom_rows)
     add_sbom_rows(report, *repo, *source, s.manifest, *req.public_key, req.key_name, s.inventory ? &*s.inventory : nullptr);
-  if (repo && req.public_key && req.signature) add_evidence_row(report, *repo, *source, s.manifest, req);
+  if (repo && req.public_key && req.signature) add_evidence_row(report, *repo, *source, s.manifest, req, r.tag);
   if (req.smoke) {
     VerifySmokeOptions so = req.smoke_options;
     so.transport = req.transport;
