@@ -71,21 +71,11 @@ TEST_CASE("publish: by digest, then signature, then SBOM, the tag last; the SBOM
                                                   .kb = &test_kb(), .inventory = true});
   REQUIRE(gate.passed());
   REQUIRE(gate.inventory);
-  struct Counting : image::ImageSource {  // counts the layer reads publish makes of the local image
-    explicit Counting(MemorySource& s) : src(s) {}
-    image::Manifest manifest() override { return src.manifest(); }
-    std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
-      if (d.media_type != image::media::kOciConfig) ++layer_reads;
-      return src.open_blob(d);
-    }
-    std::string describe() const override { return src.describe(); }
-    MemorySource& src;
-    int layer_reads = 0;
-  } counting(src);
+  CountingLayers counting(src);  // the layer reads publish makes of the local image
   PublishResult r = publish(repo, *key, {.image = &counting, .image_id = src.manifest().config().digest,
                                          .tag = "3.2.0-cpu", .inventory = &*gate.inventory});
   CHECK(writes(repo) == std::vector<std::string>{"digest", "sig", "att", "tag"});
-  CHECK(counting.layer_reads == 1);  // the push; the SBOM read no layer
+  CHECK(counting.layer_opens == 1);  // the push; the SBOM read no layer
   CHECK(*repo.tag("3.2.0-cpu") == r.digest);
   CHECK(sign::check_signature(repo, r.digest, *key, repo.name() + ":3.2.0-cpu").ok);
   CHECK(r.packages.at("pypi/paddlepaddle") == "3.2.0");

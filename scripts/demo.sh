@@ -104,7 +104,11 @@ cells = json.load(open(sys.argv[1]))["cells"]
 for c in cells:
     if c["ok"]:
         ref = c["publish"]["ref"]            # HOST/NS/REPO:TAG
-        print(ref.rsplit(":", 1)[0], c["tag"], c["publish"]["digest"])
+        host = (c["smoke"].get("evidence") or {}).get("host", "none")
+        what = "smoke evidence: %s" % host
+        if c["variant"] == "gpu" and host != "hardware":
+            what = "GPU part never ran on hardware (smoke evidence: %s); promote refuses it without a GPU host's smoke" % host
+        print(ref.rsplit(":", 1)[0], c["tag"], c["publish"]["digest"], what)
 PY
 )
 [ ${#PUBLISHED[@]} -gt 0 ] || die "no cell was published; report: $REPORT/report.md"
@@ -112,7 +116,7 @@ PY
 if "$IMGTOOL" copy --help >/dev/null 2>&1; then
   step "OCI layout copy"
   for line in "${PUBLISHED[@]}"; do
-    read -r repo tag digest <<<"$line"
+    read -r repo tag digest _ <<<"$line"
     "$IMGTOOL" copy "docker://$repo:$tag" "oci:$OUT/layout:$tag" >/dev/null || die "copy to oci:$OUT/layout:$tag failed"
     echo "oci:$OUT/layout:$tag"
   done
@@ -121,7 +125,7 @@ fi
 if "$IMGTOOL" verify --help >/dev/null 2>&1; then
   step "verify the published tags (signature + claims, no GPU smoke)"
   for line in "${PUBLISHED[@]}"; do
-    read -r repo tag digest <<<"$line"
+    read -r repo tag digest _ <<<"$line"
     "$IMGTOOL" verify "docker://$repo:$tag" --key "$TMP/keys/release.pub" --no-smoke >"$TMP/verify-$tag.txt" \
       || { cat "$TMP/verify-$tag.txt"; die "verify docker://$repo:$tag failed"; }
     echo "docker://$repo:$tag verified"
@@ -141,7 +145,7 @@ for f in "$TMP"/verify-*gpu*.txt; do [ -f "$f" ] && { echo "imgtool verify of th
 python3 -c 'import sys; a=[float(x) for x in sys.argv[1:5]]
 print("nightly: %.1f s; no-op nightly: %.1f s with %s docker build(s)" % (a[1]-a[0], a[3]-a[2], sys.argv[5]))' \
   "$t0" "$t1" "$t2" "$t3" "$NOOP_BUILDS"
-for line in "${PUBLISHED[@]}"; do read -r repo tag digest <<<"$line"; echo "published $repo:$tag @ $digest (signed)"; done
+for line in "${PUBLISHED[@]}"; do read -r repo tag digest what <<<"$line"; echo "published $repo:$tag @ $digest (signed; $what)"; done
 echo "report: $REPORT/report.html  ($REPORT/report.md, nightly.json, junit.xml, logs/)"
 [ -d "$OUT/layout" ] && echo "OCI layout: $OUT/layout"
 if [ "$KEEP_REGISTRY" = 1 ]; then echo "registry left running: $REGISTRY (pid $REG_PID, folder $TMP)"; fi

@@ -33,23 +33,35 @@ fs::path state_with_gpu_build(const fs::path& dir) {
   return dir;
 }
 
+// The GPU cell, copied into the test engine, through `imgtool nightly --gpu-host test-double` into `reg`,
+// signed with a key made in `tmp` (tmp/keys/release.{key,pub}); the report in tmp/report.
+struct TestDoubleNightly {
+  ScratchDir tmp;
+  fs::path key, report;
+  imgtool::RunResult run;
+  TestDoubleNightly(const std::string& name, const RegistryServer& reg)
+      : tmp(name), key(tmp.path / "keys" / "release"), report(tmp.path / "report") {
+    std::string img = gpu_cell_image();
+    GpuEngine e;
+    e.load(img);
+    imgtool::sign::write_key_pair(*imgtool::sign::generate_key(), key, "");
+    auto env = gpu_matrix_env();
+    env["DOCKER_HOST"] = e.host;
+    run = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry", reg.host() + "/ai",
+                                     "--key", key.string() + ".key", "--report", report.string(), "--state",
+                                     state_with_gpu_build(tmp.path / "state").string(), "--gpu-host", "test-double",
+                                     "--records", (tmp.path / "records.db").string()},
+                                    {.timeout = std::chrono::seconds(2400), .env = env});
+  }
+};
+
 }  // namespace
 
 TEST_CASE("nightly --gpu-host test-double publishes the GPU cell, signed, and its report charts the throughput") {
-  std::string img = gpu_cell_image();
-  GpuEngine e;
-  e.load(img);
   RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-nightly");
-  ScratchDir tmp("gpu-nightly");
-  fs::path key = tmp.path / "keys" / "release", report = tmp.path / "report";
-  imgtool::sign::write_key_pair(*imgtool::sign::generate_key(), key, "");
-  auto env = gpu_matrix_env();
-  env["DOCKER_HOST"] = e.host;
-  auto r = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry", reg.host() + "/ai", "--key",
-                    key.string() + ".key", "--report", report.string(), "--state",
-                    state_with_gpu_build(tmp.path / "state").string(), "--gpu-host", "test-double", "--records",
-                    (tmp.path / "records.db").string()},
-                   {.timeout = std::chrono::seconds(2400), .env = env});
+  TestDoubleNightly n("gpu-nightly", reg);
+  const imgtool::RunResult& r = n.run;
+  fs::path key = n.key, report = n.report;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 0);
   json rep = json::parse(read_file(report / "nightly.json"));
@@ -102,20 +114,10 @@ std::string evidence_row(const std::string& verify_json) {
 }  // namespace
 
 TEST_CASE("hardware evidence: a test-double smoke is attested as such; promote needs a real GPU's, or a recorded override") {
-  std::string img = gpu_cell_image();
-  GpuEngine e;
-  e.load(img);
   RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-evidence");
-  ScratchDir tmp("gpu-evidence");
-  fs::path key = tmp.path / "keys" / "release", report = tmp.path / "report";
-  imgtool::sign::write_key_pair(*imgtool::sign::generate_key(), key, "");
-  auto env = gpu_matrix_env();
-  env["DOCKER_HOST"] = e.host;
-  auto r = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry", reg.host() + "/ai",
-                                      "--key", key.string() + ".key", "--report", report.string(), "--state",
-                                      state_with_gpu_build(tmp.path / "state").string(), "--gpu-host", "test-double",
-                                      "--records", (tmp.path / "records.db").string()},
-                                     {.timeout = std::chrono::seconds(2400), .env = env});
+  TestDoubleNightly n("gpu-evidence", reg);
+  const imgtool::RunResult& r = n.run;
+  fs::path key = n.key, report = n.report;
   INFO("nightly: " << r.out << r.err);
   REQUIRE(r.exit_code == 0);
   // The summary and the report say the GPU tag carries no hardware evidence.

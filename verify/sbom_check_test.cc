@@ -17,6 +17,7 @@
 using namespace imgtool;
 using namespace imgtool::sbom;
 using namespace imgtool::sbom::testing;
+using scan::testing::CountingLayers;
 using scan::testing::MemorySource;
 
 namespace {
@@ -55,20 +56,6 @@ TEST_CASE("verify's SBOM rows over an in-memory repository: pass, other image, a
   }
 }
 
-namespace {
-// Counts the layer blobs opened (the config is read by several steps, layers only by scans).
-struct CountingLayers : image::ImageSource {
-  explicit CountingLayers(MemorySource& s) : src(s) {}
-  image::Manifest manifest() override { return src.manifest(); }
-  std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
-    if (d.media_type != image::media::kOciConfig) ++layer_opens;
-    return src.open_blob(d);
-  }
-  std::string describe() const override { return src.describe(); }
-  MemorySource& src;
-  int layer_opens = 0;
-};
-}  // namespace
 
 TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers are read once") {
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");

@@ -89,6 +89,20 @@ class MemorySource : public image::ImageSource {
   image::Manifest manifest_;
 };
 
+// A source that counts the layer blobs opened (the config is read by several steps, layers only by
+// scans and pushes): what tests of "the image is read once" count.
+struct CountingLayers : image::ImageSource {
+  explicit CountingLayers(image::ImageSource& s) : src(s) {}
+  image::Manifest manifest() override { return src.manifest(); }
+  std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor& d) override {
+    if (d.media_type != image::media::kOciConfig) ++layer_opens;
+    return src.open_blob(d);
+  }
+  std::string describe() const override { return src.describe(); }
+  image::ImageSource& src;
+  int layer_opens = 0;
+};
+
 inline nlohmann::json config_with(const std::map<std::string, std::string>& labels, const std::vector<std::string>& env = {}) {
   nlohmann::json c = {{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Labels", labels}, {"Env", env}}},
                       {"rootfs", {{"type", "layers"}, {"diff_ids", nlohmann::json::array()}}}};
