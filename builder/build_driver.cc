@@ -1,7 +1,5 @@
 #include "builder/build_driver.h"
 
-#include "builder/build_progress.h"
-
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -10,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "builder/build_progress.h"
 #include "builder/failure_kind.h"
 #include "builder/stage_plan.h"
 #include "builder/task_pool.h"
@@ -77,8 +76,8 @@ BuildResult build_with_retry(Run& run, const BuildRequest& req, const std::strin
     if (r.ok() || r.run.timed_out) return r;
     FailureKind k = classify_failure(r.run.out + r.run.err);
     if (!k.transient || attempts >= run.opt.max_attempts) return r;
-    std::string msg = what + ": transient failure (\"" + k.marker + "\"), retrying in " +
-                      std::to_string(backoff.count()) + " ms";
+    std::string msg =
+        what + ": transient failure (\"" + k.marker + "\"), retrying in " + std::to_string(backoff.count()) + " ms";
     append_log(req.log_path, msg);
     run.event(msg);
     std::this_thread::sleep_for(backoff);
@@ -168,10 +167,12 @@ void guarded(Run& run, const std::vector<size_t>& cells, F&& task) {
     task();
   } catch (const std::exception& e) {
     for (size_t i : cells)
-      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty()) fail_unexpectedly(run, i, e.what());
+      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty())
+        fail_unexpectedly(run, i, e.what());
   } catch (...) {
     for (size_t i : cells)
-      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty()) fail_unexpectedly(run, i, "unknown exception");
+      if (run.results[i].status == CellStatus::failed && run.results[i].error.empty())
+        fail_unexpectedly(run, i, "unknown exception");
   }
 }
 
@@ -253,9 +254,12 @@ void run_group(Run& run, TaskPool& pool, const StageGroup& grp) {
 
 std::string to_string(CellStatus s) {
   switch (s) {
-    case CellStatus::built: return "built";
-    case CellStatus::up_to_date: return "up-to-date";
-    case CellStatus::failed: return "FAILED";
+    case CellStatus::built:
+      return "built";
+    case CellStatus::up_to_date:
+      return "up-to-date";
+    case CellStatus::failed:
+      return "FAILED";
   }
   return "?";
 }
@@ -289,15 +293,19 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
     }
   for (size_t i = 0; i < cells.size(); ++i)
     if (!cells[i].generate_error.empty()) {
-      rep.cells[i] = {.tag = cells[i].cell.tag, .image = local_image(cells[i].cell, opt.image_prefix),
-                      .status = CellStatus::failed, .error = cells[i].generate_error};
+      rep.cells[i] = {.tag = cells[i].cell.tag,
+                      .image = local_image(cells[i].cell, opt.image_prefix),
+                      .status = CellStatus::failed,
+                      .error = cells[i].generate_error};
       if (opt.on_event) opt.on_event("FAILED " + cells[i].cell.tag + ": " + cells[i].generate_error);
     }
   Run run{cells, opt, docker, store, rep.cells};
   if (opt.on_progress || opt.on_event)
     run.progress = std::make_unique<ProgressWatcher>([&run](const ProgressEvent& e) {
-      if (run.opt.on_progress) run.opt.on_progress(e);
-      else if (!e.done) run.event(to_line(e));
+      if (run.opt.on_progress)
+        run.opt.on_progress(e);
+      else if (!e.done)
+        run.event(to_line(e));
     });
   {
     TaskPool pool(opt.jobs);
@@ -314,13 +322,14 @@ std::string summary_table(const BuildReport& r) {
   size_t w = 4;
   for (auto& c : r.cells) w = std::max(w, c.tag.size());
   std::ostringstream s;
-  s << std::left << std::setw(static_cast<int>(w)) << "CELL" << "  " << std::setw(10) << "STATUS"
+  s << std::left << std::setw(static_cast<int>(w)) << "CELL"
+    << "  " << std::setw(10) << "STATUS"
     << "  TRIES  SECONDS  DETAIL\n";
   for (auto& c : r.cells) {
     std::string detail = c.status == CellStatus::failed ? c.error : c.image_id.substr(0, 19);
-    s << std::setw(static_cast<int>(w)) << c.tag << "  " << std::setw(10) << to_string(c.status) << "  "
-      << std::setw(5) << c.attempts << "  " << std::setw(7) << std::fixed << std::setprecision(1) << c.seconds
-      << "  " << detail << '\n';
+    s << std::setw(static_cast<int>(w)) << c.tag << "  " << std::setw(10) << to_string(c.status) << "  " << std::setw(5)
+      << c.attempts << "  " << std::setw(7) << std::fixed << std::setprecision(1) << c.seconds << "  " << detail
+      << '\n';
   }
   s << r.cells.size() << " cells: " << r.count(CellStatus::built) << " built, " << r.count(CellStatus::up_to_date)
     << " up to date, " << r.count(CellStatus::failed) << " failed; " << r.docker_builds
@@ -333,12 +342,21 @@ std::string summary_table(const BuildReport& r) {
 nlohmann::json to_json(const BuildReport& r) {
   nlohmann::json cells = nlohmann::json::array();
   for (auto& c : r.cells)
-    cells.push_back({{"tag", c.tag},           {"image", c.image},       {"image_id", c.image_id},
-                     {"inputs_hash", c.inputs_hash}, {"status", to_string(c.status)}, {"attempts", c.attempts},
-                     {"seconds", c.seconds},   {"log", c.log},           {"error", c.error},
+    cells.push_back({{"tag", c.tag},
+                     {"image", c.image},
+                     {"image_id", c.image_id},
+                     {"inputs_hash", c.inputs_hash},
+                     {"status", to_string(c.status)},
+                     {"attempts", c.attempts},
+                     {"seconds", c.seconds},
+                     {"log", c.log},
+                     {"error", c.error},
                      {"stage_group", c.stage_group}});
-  return {{"ok", r.ok()},         {"cells", cells},     {"docker_builds", r.docker_builds},
-          {"builder", r.builder}, {"seconds", r.seconds}};
+  return {{"ok", r.ok()},
+          {"cells", cells},
+          {"docker_builds", r.docker_builds},
+          {"builder", r.builder},
+          {"seconds", r.seconds}};
 }
 
 }  // namespace imgtool::builder

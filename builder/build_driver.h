@@ -12,10 +12,9 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "builder/build_progress.h"
 #include "builder/generated_cell.h"
@@ -45,11 +44,11 @@ std::string to_string(CellStatus s);
 
 struct CellBuild {
   std::string tag;
-  std::string image;        // local name:tag
-  std::string image_id;     // "sha256:…" (built or up to date)
+  std::string image;     // local name:tag
+  std::string image_id;  // "sha256:…" (built or up to date)
   std::string inputs_hash;
   CellStatus status = CellStatus::failed;
-  int attempts = 0;         // docker build invocations for this cell (0 when up to date)
+  int attempts = 0;  // docker build invocations for this cell (0 when up to date)
   double seconds = 0;
   std::string log;          // path of the cell's log
   std::string error;        // why it failed: one line with the fix where known

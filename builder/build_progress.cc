@@ -1,8 +1,8 @@
 #include "builder/build_progress.h"
 
-#include <fstream>
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <vector>
 
 #include "core/strings.h"
@@ -18,7 +18,8 @@ bool fraction_at(std::string_view l, size_t& p, int& a, int& b) {
   auto digits = [&](int& out) {
     size_t from = p;
     out = 0;
-    while (p < l.size() && std::isdigit(static_cast<unsigned char>(l[p])) && p - from < 6) out = out * 10 + (l[p++] - '0');
+    while (p < l.size() && std::isdigit(static_cast<unsigned char>(l[p])) && p - from < 6)
+      out = out * 10 + (l[p++] - '0');
     return p > from;
   };
   if (!digits(a) || p >= l.size() || l[p] != '/') return false;
@@ -123,12 +124,15 @@ void ProgressWatcher::forget(const std::string& name) {
     started = it->second.started;
     watched_.erase(it);
   }
-  emit_({name, {}, std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count(), true});
+  emit_({name,
+         {},
+         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count(),
+         true});
 }
 
 std::string to_line(const ProgressEvent& e) {
-  return "build " + e.name + ": step " + std::to_string(e.progress.step) + "/" + std::to_string(e.progress.total) + ", " +
-         std::to_string(e.seconds) + " s: " + e.progress.last_line;
+  return "build " + e.name + ": step " + std::to_string(e.progress.step) + "/" + std::to_string(e.progress.total) +
+         ", " + std::to_string(e.seconds) + " s: " + e.progress.last_line;
 }
 
 void ProgressWatcher::loop() {

@@ -13,10 +13,10 @@
 #include <map>
 #include <mutex>
 #include <ostream>
-#include <vector>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace imgtool::builder {
 
@@ -28,7 +28,7 @@ struct BuildStepProgress {
 BuildStepProgress parse_build_progress(std::string_view log);
 
 struct ProgressEvent {
-  std::string name;       // the cell's tag, or "stage <key>"
+  std::string name;  // the cell's tag, or "stage <key>"
   BuildStepProgress progress;
   long long seconds = 0;  // since the build started
   bool done = false;      // the build ended (its line goes)
@@ -78,8 +78,8 @@ class ProgressPrinter {
   static Mode mode_for(bool quiet, bool is_tty, const char* no_color);
 
   ProgressPrinter(std::ostream& out, std::string prefix, Mode mode, size_t width = 120);
-  void line(const std::string& text);       // BuildOptions::on_event
-  void progress(const ProgressEvent& e);    // BuildOptions::on_progress
+  void line(const std::string& text);     // BuildOptions::on_event
+  void progress(const ProgressEvent& e);  // BuildOptions::on_progress
 
  private:
   void clear_block();
@@ -91,7 +91,7 @@ class ProgressPrinter {
   size_t width_;
   std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> live_;  // running build -> its line, in start order
-  size_t drawn_ = 0;                                        // lines of the block on screen
+  size_t drawn_ = 0;                                       // lines of the block on screen
 };
 
 }  // namespace imgtool::builder

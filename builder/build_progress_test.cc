@@ -1,24 +1,25 @@
 // Live build progress: the step parser (classic and BuildKit lines) and the watcher on a log that grows.
-#include <doctest/doctest.h>
+#include "builder/build_progress.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
-
-#include "builder/build_progress.h"
 
 using namespace imgtool::builder;
 
 TEST_CASE("parse_build_progress: classic and BuildKit step lines; the last line; no step yet") {
-  auto c = parse_build_progress("Sending build context\nStep 1/9 : FROM base\n ---> 1234\nStep 3/9 : RUN pip install x\n"
-                                " ---> Running in abc\nCollecting paddlepaddle==3.2.0\n\n");
+  auto c = parse_build_progress(
+      "Sending build context\nStep 1/9 : FROM base\n ---> 1234\nStep 3/9 : RUN pip install x\n"
+      " ---> Running in abc\nCollecting paddlepaddle==3.2.0\n\n");
   CHECK(c.step == 3);
   CHECK(c.total == 9);
   CHECK(c.last_line == "Collecting paddlepaddle==3.2.0");
-  auto k = parse_build_progress("#5 [build 2/5] RUN apt-get update\n#5 0.512 Get:1 http://deb\n#6 [4/7] COPY wheels /w\n");
+  auto k =
+      parse_build_progress("#5 [build 2/5] RUN apt-get update\n#5 0.512 Get:1 http://deb\n#6 [4/7] COPY wheels /w\n");
   CHECK(k.step == 4);
   CHECK(k.total == 7);
   CHECK(k.last_line == "#6 [4/7] COPY wheels /w");
@@ -26,7 +27,8 @@ TEST_CASE("parse_build_progress: classic and BuildKit step lines; the last line;
   CHECK(none.step == 0);
   CHECK(parse_build_progress(std::string(300, 'x')).last_line.size() < 200);  // long lines are cut
   // Terminal control in build output never reaches the user's terminal.
-  CHECK(parse_build_progress("Step 2/3 : RUN x\n\x1b[31mred\x1b[0m \x1b]0;title\x07ok\r\n").last_line == "red ]0;titleok");
+  CHECK(parse_build_progress("Step 2/3 : RUN x\n\x1b[31mred\x1b[0m \x1b]0;title\x07ok\r\n").last_line ==
+        "red ]0;titleok");
 }
 
 TEST_CASE("ProgressWatcher: one line per step change while the log grows; nothing after forget") {
@@ -35,10 +37,12 @@ TEST_CASE("ProgressWatcher: one line per step change while the log grows; nothin
   std::mutex mu;
   std::vector<std::string> lines;
   {
-    ProgressWatcher w([&](const ProgressEvent& e) {
-      std::lock_guard<std::mutex> g(mu);
-      lines.push_back(e.done ? "done " + e.name : to_line(e));
-    }, std::chrono::milliseconds(20));
+    ProgressWatcher w(
+        [&](const ProgressEvent& e) {
+          std::lock_guard<std::mutex> g(mu);
+          lines.push_back(e.done ? "done " + e.name : to_line(e));
+        },
+        std::chrono::milliseconds(20));
     w.watch("3.2.0", log);
     auto wait_for = [&](size_t n) {
       for (int i = 0; i < 200; ++i) {

@@ -14,10 +14,9 @@
 // (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
 #include <doctest/doctest.h>
 
-#include <sstream>
-
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "builder/generated_cell.h"
 #include "builder/nightly_steps_real.h"
@@ -75,8 +74,8 @@ Shared& shared() {
 std::string last_stderr;  // of the last build()
 
 nlohmann::json build(const std::vector<std::string>& extra, int expect_rc) {
-  std::vector<std::string> args = {"build", shared().gen.string(), "-j", "2", "--state", shared().state.string(),
-                                   "--json"};
+  std::vector<std::string> args = {"build",   shared().gen.string(),   "-j",    "2",
+                                   "--state", shared().state.string(), "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = imgtool::testing::imgtool(args);
   INFO("stderr: " << r.err);
@@ -137,8 +136,8 @@ TEST_CASE("build: the shared first stage is built once and every cell reuses its
 }
 
 TEST_CASE("build: a re-run with nothing changed runs no docker build and says so") {
-  std::vector<std::string> args = {"build", shared().gen.string(), "--only", "it-cpu,it-gpu-cpuwheel", "--state",
-                                   shared().state.string()};
+  std::vector<std::string> args = {"build",   shared().gen.string(),  "--only", "it-cpu,it-gpu-cpuwheel",
+                                   "--state", shared().state.string()};
   auto r = imgtool::testing::imgtool(args);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 0);
@@ -157,11 +156,15 @@ struct Publish {
   Publish() { sign::write_key_pair(*sign::generate_key(), key_prefix, ""); }
   RunResult nightly(const fs::path& report_dir, const std::vector<std::string>& extra = {},
                     const std::string& only = "it-cpu,it-gpu-cpuwheel") {
-    std::vector<std::string> args = {"nightly", shared().gen.string(), "--registry", registry.host() + "/ai",
-                                     "--key", key_prefix.string() + ".key", "--report", report_dir.string(),
-                                     "--state", shared().state.string(), "-j", "2",
-                                     "--only", only, "--gpus", "none",
-                                     "--records", (shared().scratch.path / "records.db").string()};
+    std::vector<std::string> args = {"nightly",    shared().gen.string(),
+                                     "--registry", registry.host() + "/ai",
+                                     "--key",      key_prefix.string() + ".key",
+                                     "--report",   report_dir.string(),
+                                     "--state",    shared().state.string(),
+                                     "-j",         "2",
+                                     "--only",     only,
+                                     "--gpus",     "none",
+                                     "--records",  (shared().scratch.path / "records.db").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return imgtool::testing::imgtool(args);
   }
@@ -174,7 +177,8 @@ Publish& publish() {
 
 }  // namespace
 
-TEST_CASE("nightly: the passing cpu cell is pushed and signed; the gpu cell with the CPU wheel fails smoke, not pushed") {
+TEST_CASE(
+    "nightly: the passing cpu cell is pushed and signed; the gpu cell with the CPU wheel fails smoke, not pushed") {
   auto r = publish().nightly(publish().report);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 1);  // one cell failed its smoke
@@ -198,8 +202,9 @@ TEST_CASE("nightly: the passing cpu cell is pushed and signed; the gpu cell with
   CHECK(dated.rfind("it-cpu-nightly-", 0) == 0);
   CHECK(reg.resolve("ai/imgtool-it/paddle", dated) == digest);
   // The signature verifies with the public key (imgtool verify, static checks only).
-  auto v = imgtool::testing::imgtool({"verify", "docker://" + publish().registry.host() + "/ai/imgtool-it/paddle:it-cpu",
-                                      "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});
+  auto v =
+      imgtool::testing::imgtool({"verify", "docker://" + publish().registry.host() + "/ai/imgtool-it/paddle:it-cpu",
+                                 "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});
   INFO("verify: " << v.out << v.err);
   CHECK(v.exit_code == 0);
   // The report folder.
@@ -229,11 +234,13 @@ TEST_CASE("nightly: nothing changed → no docker build, cpu smoke reused, publi
   // The report: nothing changed since the first run on this state; the unchanged cell's size is read back.
   CHECK(cell(merged, "it-cpu")["changes"] == nlohmann::json::array({"unchanged"}));
   CHECK(cell(merged, "it-cpu")["layers"].size() >= 2);
-  CHECK(read_file(shared().scratch.path / "merged" / "report.html").find("Layers across the matrix") != std::string::npos);
+  CHECK(read_file(shared().scratch.path / "merged" / "report.html").find("Layers across the matrix") !=
+        std::string::npos);
   CHECK(cell(merged, "it-gpu-cpuwheel")["publish"]["status"] == "skipped");
 }
 
-TEST_CASE("nightly: a cell whose contents contradict its labels fails the release gate with its rows, never published") {
+TEST_CASE(
+    "nightly: a cell whose contents contradict its labels fails the release gate with its rows, never published") {
   auto dir = shared().scratch.path / "lying";
   auto r = publish().nightly(dir, {}, "it-lying");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -297,8 +304,8 @@ TEST_CASE("nightly --stage-repository: published to staging only; the report's p
   std::vector<std::string> args;
   std::istringstream words(cmd.substr(std::string("imgtool ").size()));
   for (std::string w; words >> w;)
-    args.push_back(w == "RELEASE.pub" ? publish().key_prefix.string() + ".pub"
-                   : w == "RELEASE.key" ? publish().key_prefix.string() + ".key"
+    args.push_back(w == "RELEASE.pub"                        ? publish().key_prefix.string() + ".pub"
+                   : w == "RELEASE.key"                      ? publish().key_prefix.string() + ".key"
                    : !args.empty() && args.back() == "--tag" ? "it-cpu-release"  // a release tag of its own
                                                              : w);
   auto p = imgtool::testing::imgtool(args);
@@ -307,10 +314,11 @@ TEST_CASE("nightly --stage-repository: published to staging only; the report's p
   CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu-release") == digest);
   // The whole staged report at once, as the emitted CI's promote job runs it: the cpu cell is released
   // under its own tag (a gpu cell would need hardware evidence, release/release_test.cc).
-  auto all = imgtool::testing::imgtool({"nightly", "promote", "--from-report", dir.string(), "--sign-key",
-                                        publish().key_prefix.string() + ".key"});
+  auto all = imgtool::testing::imgtool(
+      {"nightly", "promote", "--from-report", dir.string(), "--sign-key", publish().key_prefix.string() + ".key"});
   INFO("nightly promote: " << all.out << all.err);
   CHECK(all.exit_code == 0);
-  CHECK(all.out.find("promoted " + publish().registry.host() + "/staging/imgtool-it/paddle@" + digest) != std::string::npos);
+  CHECK(all.out.find("promoted " + publish().registry.host() + "/staging/imgtool-it/paddle@" + digest) !=
+        std::string::npos);
   CHECK(reg.resolve("ai/imgtool-it/paddle", "it-cpu") == digest);
 }

@@ -1,15 +1,6 @@
 // Unit tests of the build driver on the fake engine (engine/fake_engine.h: fault
 // injection only; the real engine is exercised by builder/builder_integration_test.cc).
 #include <doctest/doctest.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstring>
-#include <deque>
-#include <fstream>
-#include <thread>
-#include <mutex>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,18 +8,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
 #include "builder/build_driver.h"
 #include "builder/cell_source.h"
 #include "builder/failure_kind.h"
 #include "builder/stage_plan.h"
 #include "builder/state_lock.h"
 #include "core/error.h"
-#include "dockerfiles/stages.h"
-#include "engine/fake_engine.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
 #include "core/strings.h"
+#include "dockerfiles/stages.h"
+#include "engine/fake_engine.h"
 #include "tests/fixtures.h"
 #include "tests/source_kb.h"
 
@@ -54,7 +53,9 @@ struct Fixture {
     c.paddle = "3.2.0";
     c.base_image = "imgtool-base/debian:bookworm-py3";
     auto shared = dockerfiles::shared_stage(dockerfile);  // as the generator writes it
-    nlohmann::json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag + python + dockerfile)}, {"kb_version", "t"},
+    nlohmann::json j = {{"cell", c},
+                        {"inputs_hash", sha256_digest(tag + python + dockerfile)},
+                        {"kb_version", "t"},
                         {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
     fs::path dir = root / "gen" / tag;
     write_file_atomic(dir / "cell.json", j.dump());
@@ -213,7 +214,9 @@ TEST_CASE("generated folder: contract errors are InputErrors naming the file") {
 TEST_CASE("generated folder: cell.json is input — a tag, repository, stage or stage key that is not one is refused") {
   Fixture f;
   auto hostile = [&](const std::string& field, const nlohmann::json& value) {
-    nlohmann::json j = {{"cell", matrix::Cell{.tag = "ok"}}, {"inputs_hash", sha256_digest("x")}, {"kb_version", "t"},
+    nlohmann::json j = {{"cell", matrix::Cell{.tag = "ok"}},
+                        {"inputs_hash", sha256_digest("x")},
+                        {"kb_version", "t"},
                         {"build", {{"stage", "build"}, {"stage_key", "0123456789ab"}}}};
     j[nlohmann::json::json_pointer(field)] = value;
     fs::path dir = f.root / "hostile";
@@ -230,11 +233,13 @@ TEST_CASE("generated folder: cell.json is input — a tag, repository, stage or 
   // Before: each was loaded; the tag became logs/../../x.log, the key a line of bake.sh.
   CHECK(hostile("/cell/tag", "../../x").find("cell.json: cell.tag: expected a Docker tag") != std::string::npos);
   CHECK(hostile("/cell/tag", "").find("cell.tag: expected a Docker tag") != std::string::npos);
-  CHECK(hostile("/build/stage_key", "$(touch /tmp/pwned)").find("build.stage_key: expected 12 lowercase hex digits or none, "
-                                                               "found '$(touch /tmp/pwned)'") != std::string::npos);
+  CHECK(hostile("/build/stage_key", "$(touch /tmp/pwned)")
+            .find("build.stage_key: expected 12 lowercase hex digits or none, "
+                  "found '$(touch /tmp/pwned)'") != std::string::npos);
   CHECK(hostile("/build/stage_key", "0123456789AB").find("build.stage_key") != std::string::npos);
   CHECK(hostile("/build/stage", "b; rm -rf /").find("build.stage: expected a stage name") != std::string::npos);
-  CHECK(hostile("/cell/repository", "../paddle").find("cell.repository: expected a Docker image name") != std::string::npos);
+  CHECK(hostile("/cell/repository", "../paddle").find("cell.repository: expected a Docker image name") !=
+        std::string::npos);
   CHECK(hostile("/build/stage_key", "") == "loaded");  // no shared stage
 }
 
@@ -423,12 +428,15 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
   fs::path wh = f.root / "wh";
   write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   fs::path matrix = f.root / "two.yaml";
-  write_file_atomic(matrix, "repository: paddle-local\n"
-                            "axes:\n  variant: cpu\n  paddle: [\"3.3.1\", \"3.1.0\"]\n  python: \"3.11\"\n"
-                            "  os: debian12\n  flavor: runtime\n"
-                            "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
-                            "  wheelhouse: \"" + wh.string() + "\"\n");
-  CellSource src = load_cells(matrix, f.root / "state", imgtool::testing::source_kb());  // before: InputError for every cell (exit 2)
+  write_file_atomic(matrix,
+                    "repository: paddle-local\n"
+                    "axes:\n  variant: cpu\n  paddle: [\"3.3.1\", \"3.1.0\"]\n  python: \"3.11\"\n"
+                    "  os: debian12\n  flavor: runtime\n"
+                    "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
+                    "  wheelhouse: \"" +
+                        wh.string() + "\"\n");
+  CellSource src = load_cells(matrix, f.root / "state",
+                              imgtool::testing::source_kb());  // before: InputError for every cell (exit 2)
   REQUIRE(src.cells.size() == 2);
   const GeneratedCell* bad = nullptr;
   for (auto& c : src.cells)
@@ -447,17 +455,23 @@ TEST_CASE("a cell that cannot be generated (no wheel for it) fails alone; the ot
   CHECK(docker.builds.size() == 1);  // nothing built for the bad cell
 }
 
-TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a tag in two inputs or two files of one name are refused") {
+TEST_CASE(
+    "several inputs are one run: cells of every matrix, sorted by tag; a tag in two inputs or two files of one name "
+    "are refused") {
   Fixture f;
   fs::path wh = f.root / "wh";
   write_file_atomic(wh / "paddlepaddle-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   write_file_atomic(wh / "paddlepaddle-3.1.0-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   auto matrix = [&](const fs::path& path, const std::string& paddle) {
-    write_file_atomic(path, "repository: paddle-local\n"
-                            "axes:\n  variant: cpu\n  paddle: \"" + paddle + "\"\n  python: \"3.11\"\n"
-                            "  os: debian12\n  flavor: runtime\n"
-                            "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
-                            "  wheelhouse: \"" + wh.string() + "\"\n");
+    write_file_atomic(path,
+                      "repository: paddle-local\n"
+                      "axes:\n  variant: cpu\n  paddle: \"" +
+                          paddle +
+                          "\"\n  python: \"3.11\"\n"
+                          "  os: debian12\n  flavor: runtime\n"
+                          "defaults:\n  python_from: base\n  base_image: \"imgtool-base/debian:bookworm-py3\"\n"
+                          "  wheelhouse: \"" +
+                          wh.string() + "\"\n");
     return path;
   };
   fs::path a = matrix(f.root / "a.yaml", "3.2.0"), b = matrix(f.root / "b.yaml", "3.1.0");
@@ -473,9 +487,10 @@ TEST_CASE("several inputs are one run: cells of every matrix, sorted by tag; a t
   CHECK(docker.builds.size() == 2);
 
   fs::path again = matrix(f.root / "c.yaml", "3.2.0");  // 3.2.0 is a.yaml's tag too
-  CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, again}, f.root / "state", imgtool::testing::source_kb()),
-                       (again.string() + ": expected tags no other input has, found '3.2.0' in " + a.string() + " too").c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      load_cells(std::vector<fs::path>{a, again}, f.root / "state", imgtool::testing::source_kb()),
+      (again.string() + ": expected tags no other input has, found '3.2.0' in " + a.string() + " too").c_str(),
+      InputError);
   fs::create_directories(f.root / "other");
   fs::path same_stem = matrix(f.root / "other/a.yaml", "3.1.0");
   CHECK_THROWS_WITH_AS(load_cells(std::vector<fs::path>{a, same_stem}, f.root / "state", imgtool::testing::source_kb()),
@@ -490,9 +505,11 @@ TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --la
   c.paddle = "3.2.0";
   c.base_image = "imgtool-base/debian:bookworm-py3";
   const std::string hash = "sha256:" + std::string(64, 'a');
-  std::string dockerfile = "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
-                           "LABEL io.imgtool.tag=\"t1\" \\\n      io.imgtool.kb-version=\"kb1\"\n"
-                           "LABEL io.imgtool.inputs-hash=\"" + hash + "\"\n";
+  std::string dockerfile =
+      "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
+      "LABEL io.imgtool.tag=\"t1\" \\\n      io.imgtool.kb-version=\"kb1\"\n"
+      "LABEL io.imgtool.inputs-hash=\"" +
+      hash + "\"\n";
   nlohmann::json j = {{"cell", c}, {"inputs_hash", hash}, {"kb_version", "kb1"}};
   write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
   write_file_atomic(f.root / "gen/t1/Dockerfile", dockerfile);
@@ -506,8 +523,9 @@ TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --la
   CHECK(labels.count("io.imgtool.kb-version") == 0);
   CHECK(labels.count("io.imgtool.inputs-hash") == 0);
   // A stage other than the final one does not count (FROM in any case), nor does another value.
-  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\n  from base\n"
-                                                  "LABEL io.imgtool.kb-version=\"other\"\n");
+  write_file_atomic(f.root / "gen/t1/Dockerfile",
+                    "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\n  from base\n"
+                    "LABEL io.imgtool.kb-version=\"other\"\n");
   FakeEngine again;
   StateStore store2(f.root / "state2");
   REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), again, store2).ok());

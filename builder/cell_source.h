@@ -12,10 +12,10 @@
 namespace imgtool::builder {
 
 struct CellSource {
-  std::vector<GeneratedCell> cells;  // kept cells, sorted by tag
+  std::vector<GeneratedCell> cells;      // kept cells, sorted by tag
   std::vector<fs::path> generated_dirs;  // the folders the cells live in, one per input
-  size_t skipped = 0;                // combinations the matrix rules excluded
-  std::vector<std::string> warnings; // plan-wide warnings
+  size_t skipped = 0;                    // combinations the matrix rules excluded
+  std::vector<std::string> warnings;     // plan-wide warnings
   std::string kb_version;
 };
 

@@ -33,7 +33,8 @@ const CellField kCellFields[] = {
     {"cell.repository", [](const GeneratedCell& g) -> const std::string& { return g.cell.repository; },
      [](std::string_view v) { return !refname::check_name(v, false); }, "a Docker image name"},
     {"build.stage", [](const GeneratedCell& g) -> const std::string& { return g.stage; },
-     [](std::string_view v) { return v.empty() || refname::is_tag(v); }, "a stage name ([A-Za-z0-9_][A-Za-z0-9_.-]*) or none"},
+     [](std::string_view v) { return v.empty() || refname::is_tag(v); },
+     "a stage name ([A-Za-z0-9_][A-Za-z0-9_.-]*) or none"},
     {"build.stage_key", [](const GeneratedCell& g) -> const std::string& { return g.stage_key; }, is_stage_key,
      "12 lowercase hex digits or none"},
 };
@@ -75,7 +76,8 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
   if (!is_sha256_digest(g.inputs_hash))
     throw InputError(file.string() + ": inputs_hash: expected sha256:<64 hex>, found '" + g.inputs_hash + "'");
   if (!fs::exists(g.dockerfile()))
-    throw InputError(dir.string() + ": expected a Dockerfile beside cell.json, found none; fix: re-run imgtool generate");
+    throw InputError(dir.string() +
+                     ": expected a Dockerfile beside cell.json, found none; fix: re-run imgtool generate");
   return g;
 }
 

@@ -16,7 +16,7 @@ namespace imgtool::builder {
 namespace fs = std::filesystem;
 
 struct GeneratedCell {
-  fs::path dir;             // build context; holds Dockerfile and cell.json
+  fs::path dir;  // build context; holds Dockerfile and cell.json
   matrix::Cell cell;
   std::string inputs_hash;  // "sha256:…"
   std::string kb_version;

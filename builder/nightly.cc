@@ -27,7 +27,8 @@ std::string utc(const char* format) {
 
 // YYYYMMDD -> YYYY-MM-DD (anything else as it is: kb_state names it).
 std::string iso_day(const std::string& yyyymmdd) {
-  return yyyymmdd.size() == 8 ? yyyymmdd.substr(0, 4) + "-" + yyyymmdd.substr(4, 2) + "-" + yyyymmdd.substr(6) : yyyymmdd;
+  return yyyymmdd.size() == 8 ? yyyymmdd.substr(0, 4) + "-" + yyyymmdd.substr(4, 2) + "-" + yyyymmdd.substr(6)
+                              : yyyymmdd;
 }
 
 NightlyCell cell_header(const GeneratedCell& g, const CellBuild& b) {
@@ -82,8 +83,11 @@ struct Pipeline {
     SmokeStep s;
     try {
       SmokeOutcome o = steps->smoke(g, b);
-      s = {.status = o.passed ? SmokeStatus::pass : SmokeStatus::fail, .reasons = o.reasons,
-           .warnings = o.warnings, .throughput = o.throughput, .evidence = o.evidence};
+      s = {.status = o.passed ? SmokeStatus::pass : SmokeStatus::fail,
+           .reasons = o.reasons,
+           .warnings = o.warnings,
+           .throughput = o.throughput,
+           .evidence = o.evidence};
     } catch (const std::exception& e) {
       s = {.status = SmokeStatus::error, .error = e.what()};
     }
@@ -136,8 +140,12 @@ struct Pipeline {
     try {
       PublishOutcome p = steps->publish(g, b, c.smoke.evidence);
       store.record_step({"publish", g.cell.tag, ref, p.digest, b.image_id, 0});
-      c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published, since(t0), p.ref, p.digest,
-                   p.signature_tag, ""};
+      c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published,
+                   since(t0),
+                   p.ref,
+                   p.digest,
+                   p.signature_tag,
+                   ""};
       c.layers = p.layers.empty() ? layers_of(g, p.digest) : p.layers;
       c.packages = p.packages;
       dated_tag(g, c);
@@ -204,8 +212,10 @@ struct Pipeline {
       }
       publish(g, b, c);
     } catch (const std::exception& e) {  // the state store failing, say: this cell fails, not the run
-      if (c.gate.ok()) c.publish = {.status = PublishStatus::failed, .error = e.what()};
-      else c.gate = {.status = GateStatus::error, .error = e.what()};
+      if (c.gate.ok())
+        c.publish = {.status = PublishStatus::failed, .error = e.what()};
+      else
+        c.gate = {.status = GateStatus::error, .error = e.what()};
     }
   }
 };
@@ -250,8 +260,8 @@ void stage_promotions(NightlyReport& report, const PublishTarget& stage, const P
     if (!c.publish.ok() || c.publish.ref.rfind(prefix, 0) != 0) continue;
     std::string repo = c.publish.ref.substr(prefix.size(), c.publish.ref.rfind(':') - prefix.size());
     std::string to = release.host + "/" + (release.ns.empty() ? "" : release.ns + "/") + repo;
-    c.promote = "imgtool promote docker://" + prefix + repo + "@" + c.publish.digest + " --to docker://" + to + " --tag " +
-                c.tag + " --key RELEASE.pub --sign-key RELEASE.key";
+    c.promote = "imgtool promote docker://" + prefix + repo + "@" + c.publish.digest + " --to docker://" + to +
+                " --tag " + c.tag + " --key RELEASE.pub --sign-key RELEASE.key";
   }
 }
 

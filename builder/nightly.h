@@ -34,14 +34,14 @@
 namespace imgtool::builder {
 
 struct NightlyOptions {
-  BuildOptions build;            // jobs, log_dir, timeout, retries, on_event
+  BuildOptions build;  // jobs, log_dir, timeout, retries, on_event
   PublishTarget target;
   Shard shard;
-  std::string matrix;            // for the report's title
-  std::string gpus = "none";     // the smoke's settings (smoke::settings_key): for the report and the smoke cache key
+  std::string matrix;         // for the report's title
+  std::string gpus = "none";  // the smoke's settings (smoke::settings_key): for the report and the smoke cache key
   bool fresh_smoke = false;
-  std::string today;             // YYYYMMDD of the dated nightly tags (nightly_tag.h) and the KB's age; empty = today, UTC
-  KbCheckOptions kb;             // the report's KB section; kb.check (off by default) reads the package indexes
+  std::string today;  // YYYYMMDD of the dated nightly tags (nightly_tag.h) and the KB's age; empty = today, UTC
+  KbCheckOptions kb;  // the report's KB section; kb.check (off by default) reads the package indexes
 };
 
 // Runs the pipeline over `cells` (already sharded) and returns the report

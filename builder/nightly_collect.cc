@@ -94,9 +94,11 @@ NightlyReport collect_results(const CollectOptions& o) {
       throw InputError(f.string() + ": expected <tag>.json for a cell of " + (o.from_report / "nightly.json").string() +
                        ", found tag '" + tag + "' not in it");
     if (!files.emplace(tag, f).second)
-      throw InputError(f.string() + ": tag '" + tag + "' also comes from " + files[tag].string() + "; expected one result per cell");
+      throw InputError(f.string() + ": tag '" + tag + "' also comes from " + files[tag].string() +
+                       "; expected one result per cell");
   }
-  sign::Pkey key = o.key.empty() ? nullptr : sign::load_signing_key(o.key, o.passphrase_env);  // before anything is recorded
+  sign::Pkey key =
+      o.key.empty() ? nullptr : sign::load_signing_key(o.key, o.passphrase_env);  // before anything is recorded
   for (auto& [tag, file] : files) {
     by_tag[tag]->smoke = judge_file(*by_tag[tag], file, o.records);
     if (key) attest(*by_tag[tag], *key, o.registry);

@@ -21,10 +21,9 @@
 // image is that digest, `plan --emit k8s`).
 #pragma once
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "builder/nightly_model.h"
 #include "image/registry.h"
@@ -35,10 +34,10 @@ namespace imgtool::builder {
 struct CollectOptions {
   std::vector<std::filesystem::path> results;  // <tag>.json files
   std::filesystem::path from_report;           // nightly report folder the cells are in
-  smoke::RecordOptions records;               // the records store (as imgtool smoke's)
+  smoke::RecordOptions records;                // the records store (as imgtool smoke's)
   std::string key;                             // private key (a file, or env://VAR): attest the evidence
   std::string passphrase_env;
-  image::RegistryOptions registry;             // TLS/auth for the cells' registry
+  image::RegistryOptions registry;  // TLS/auth for the cells' registry
 };
 
 // The report of `from_report` with the results folded in. InputError (nothing

@@ -6,17 +6,18 @@
 // measures and reports real bandwidth under the double's device name). An H100's
 // figures cannot be measured here, so the passing documents carry H100 metrics in
 // the shape probe.py writes them.
+#include "builder/nightly_collect.h"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "builder/nightly_collect.h"
 #include "builder/report.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/process.h"
-#include "tests/fixtures.h"
 #include "smoke/records.h"
+#include "tests/fixtures.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -58,7 +59,8 @@ fs::path report_with_cell(const fs::path& dir) {
   c.smoke.status = SmokeStatus::pass;
   c.smoke.warnings = {"no GPU on this host: the GPU part was not run"};
   c.gate.status = GateStatus::pass;
-  c.publish = {.status = PublishStatus::published, .ref = "registry.example.com/ai/paddle:" + std::string(kTag),
+  c.publish = {.status = PublishStatus::published,
+               .ref = "registry.example.com/ai/paddle:" + std::string(kTag),
                .digest = kDigest};
   NightlyCell other = c;
   other.tag = "3.2.0";
@@ -93,7 +95,8 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   auto rep = report_with_cell(d.path / "report");
   // kubectl logs mixes the probe's stderr lines in front of the document: judged all the same.
   auto file = result(d.path / "results", kTag, "probe: starting\n" + doc);
-  auto out = collect_results({.results = {file}, .from_report = rep, .records = {.records = (d.path / "records.db").string()}});
+  auto out = collect_results(
+      {.results = {file}, .from_report = rep, .records = {.records = (d.path / "records.db").string()}});
   const auto& c = cell(out, kTag);
   CHECK(c.smoke.status == SmokeStatus::fail);
   CHECK(c.smoke.source == "collected: " + file.string());
@@ -111,7 +114,7 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
     CHECK(row.image_digest == kDigest);
     CHECK(row.gpu == probe["driver"]["name"].get<std::string>());
   }
-    CHECK(c.publish.status == PublishStatus::published);     // the other steps stay as they were
+  CHECK(c.publish.status == PublishStatus::published);          // the other steps stay as they were
   CHECK(cell(out, "3.2.0").smoke.status == SmokeStatus::pass);  // a cell without a result is untouched
   CHECK_FALSE(out.ok());
   write_report(d.path / "out", out);
@@ -123,7 +126,8 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   CHECK(read_file(d.path / "out" / "junit.xml").find(kTag) != std::string::npos);
 }
 
-TEST_CASE("collect: GPU throughput goes to the records store and is judged (floor, history) as imgtool smoke judges it") {
+TEST_CASE(
+    "collect: GPU throughput goes to the records store and is judged (floor, history) as imgtool smoke judges it") {
   fx::ScratchDir d("collect-records");
   std::string doc = real_probe_doc(d.path);
   if (doc.empty()) {
@@ -144,7 +148,8 @@ TEST_CASE("collect: GPU throughput goes to the records store and is judged (floo
   int64_t now = 1000;
   smoke::RecordOptions ro{.records = db, .clock = [&] { return now; }};
   for (double v : {2900.0, 2950.0, 3000.0, 2980.0}) {
-    auto out = collect_results({.results = {result(d.path / "r", kTag, passing(v))}, .from_report = rep, .records = ro});
+    auto out =
+        collect_results({.results = {result(d.path / "r", kTag, passing(v))}, .from_report = rep, .records = ro});
     const auto& c = cell(out, kTag);
     CHECK(c.smoke.status == SmokeStatus::pass);
     REQUIRE(c.smoke.throughput.size() == 1);
@@ -157,7 +162,8 @@ TEST_CASE("collect: GPU throughput goes to the records store and is judged (floo
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].image_digest == kDigest);  // the published digest is what was smoked
   // A regression: >10% below the median of its history fails the cell, with the history in the report.
-  auto out = collect_results({.results = {result(d.path / "r", kTag, passing(2000))}, .from_report = rep, .records = ro});
+  auto out =
+      collect_results({.results = {result(d.path / "r", kTag, passing(2000))}, .from_report = rep, .records = ro});
   const auto& c = cell(out, kTag);
   CHECK(c.smoke.status == SmokeStatus::fail);
   REQUIRE(c.smoke.throughput.size() == 1);

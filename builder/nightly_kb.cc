@@ -17,7 +17,9 @@ void take_check(KbState& s, const kb::CheckReport& r) {
   for (const auto& st : r.stale) s.stale.push_back(st.line());
   for (const auto& src : r.sources)
     if (!src.error.empty()) s.errors.push_back(src.package + ": " + src.error);
-  s.check = !r.stale.empty() ? KbCheckStatus::stale : r.complete() ? KbCheckStatus::up_to_date : KbCheckStatus::incomplete;
+  s.check = !r.stale.empty() ? KbCheckStatus::stale
+            : r.complete()   ? KbCheckStatus::up_to_date
+                             : KbCheckStatus::incomplete;
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 namespace imgtool::builder {
 
 struct KbCheckOptions {
-  bool check = false;     // nightly --kb-check (or --kb-index): read the package indexes
-  kb::CheckOptions index; // the indexes (nightly --kb-index URL: kb::mirror_options), timeout; tests inject fetch
-  std::string mirror;     // --kb-index URL as given, for the report; "" = PyPI and Paddle's own index
-  std::string dir;        // the KB folder; "" = KnowledgeBase::load_default() (the one the cells are planned with)
+  bool check = false;      // nightly --kb-check (or --kb-index): read the package indexes
+  kb::CheckOptions index;  // the indexes (nightly --kb-index URL: kb::mirror_options), timeout; tests inject fetch
+  std::string mirror;      // --kb-index URL as given, for the report; "" = PyPI and Paddle's own index
+  std::string dir;         // the KB folder; "" = KnowledgeBase::load_default() (the one the cells are planned with)
   const matrix::KnowledgeBase* kb = nullptr;  // the run's one KB, loaded by the caller (nightly --kb); wins over dir
 };
 

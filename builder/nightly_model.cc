@@ -19,19 +19,27 @@ using Field = std::pair<const char*, std::string*>;
 template <typename E>
 using Names = std::vector<std::pair<E, const char*>>;
 
-const Names<CellStatus> kBuild = {{CellStatus::built, "built"}, {CellStatus::up_to_date, "up-to-date"},
-                                  {CellStatus::failed, "FAILED"}};
-const Names<SmokeStatus> kSmoke = {{SmokeStatus::pass, "pass"},       {SmokeStatus::fail, "fail"},
-                                   {SmokeStatus::cached, "cached"},   {SmokeStatus::skipped, "skipped"},
+const Names<CellStatus> kBuild = {
+    {CellStatus::built, "built"}, {CellStatus::up_to_date, "up-to-date"}, {CellStatus::failed, "FAILED"}};
+const Names<SmokeStatus> kSmoke = {{SmokeStatus::pass, "pass"},
+                                   {SmokeStatus::fail, "fail"},
+                                   {SmokeStatus::cached, "cached"},
+                                   {SmokeStatus::skipped, "skipped"},
                                    {SmokeStatus::error, "error"}};
-const Names<GateStatus> kGate = {{GateStatus::pass, "pass"}, {GateStatus::fail, "fail"},
-                                 {GateStatus::skipped, "skipped"}, {GateStatus::error, "error"},
+const Names<GateStatus> kGate = {{GateStatus::pass, "pass"},
+                                 {GateStatus::fail, "fail"},
+                                 {GateStatus::skipped, "skipped"},
+                                 {GateStatus::error, "error"},
                                  {GateStatus::cached, "cached"}};
-const Names<PublishStatus> kPublish = {{PublishStatus::published, "published"}, {PublishStatus::unchanged, "unchanged"},
-                                       {PublishStatus::failed, "failed"}, {PublishStatus::skipped, "skipped"}};
+const Names<PublishStatus> kPublish = {{PublishStatus::published, "published"},
+                                       {PublishStatus::unchanged, "unchanged"},
+                                       {PublishStatus::failed, "failed"},
+                                       {PublishStatus::skipped, "skipped"}};
 
-const Names<KbCheckStatus> kKbCheck = {{KbCheckStatus::not_checked, "not checked"}, {KbCheckStatus::up_to_date, "up to date"},
-                                       {KbCheckStatus::stale, "stale"}, {KbCheckStatus::incomplete, "incomplete"},
+const Names<KbCheckStatus> kKbCheck = {{KbCheckStatus::not_checked, "not checked"},
+                                       {KbCheckStatus::up_to_date, "up to date"},
+                                       {KbCheckStatus::stale, "stale"},
+                                       {KbCheckStatus::incomplete, "incomplete"},
                                        {KbCheckStatus::error, "error"}};
 
 template <typename E>
@@ -96,7 +104,7 @@ bool NightlyReport::ok() const {
 }
 
 void to_json(json& j, const SmokeStep& s) {
-  j = {{"status", to_string(s.status)}, {"seconds", s.seconds}, {"reasons", s.reasons},
+  j = {{"status", to_string(s.status)}, {"seconds", s.seconds},       {"reasons", s.reasons},
        {"warnings", s.warnings},        {"throughput", s.throughput}, {"error", s.error}};
   if (!s.source.empty()) j["source"] = s.source;
   if (!s.evidence.is_null()) j["evidence"] = s.evidence;
@@ -143,27 +151,52 @@ void from_json(const json& j, SmokeStep& s) {
 }
 
 void to_json(json& j, const NightlyCell& c) {
-  j = {{"tag", c.tag},         {"image", c.image},   {"image_id", c.image_id}, {"inputs_hash", c.inputs_hash},
-       {"kb_version", c.kb_version}, {"base", c.base},
-       {"variant", c.variant}, {"cuda", c.cuda},     {"python", c.python},     {"paddle", c.paddle},
-       {"ok", c.ok()},         {"smoke", c.smoke},   {"packages", c.packages}, {"changes", c.changes},
+  j = {{"tag", c.tag},
+       {"image", c.image},
+       {"image_id", c.image_id},
+       {"inputs_hash", c.inputs_hash},
+       {"kb_version", c.kb_version},
+       {"base", c.base},
+       {"variant", c.variant},
+       {"cuda", c.cuda},
+       {"python", c.python},
+       {"paddle", c.paddle},
+       {"ok", c.ok()},
+       {"smoke", c.smoke},
+       {"packages", c.packages},
+       {"changes", c.changes},
        {"promote", c.promote}};
   j["layers"] = json::array();
   for (auto& l : c.layers) j["layers"].push_back({{"digest", l.digest}, {"size", l.size}});
-  j["build"] = {{"status", to_string(c.build.status)}, {"attempts", c.build.attempts}, {"seconds", c.build.seconds},
-                {"log", c.build.log},                  {"error", c.build.error}};
-  j["gate"] = {{"status", to_string(c.gate.status)}, {"seconds", c.gate.seconds}, {"failed", c.gate.failed},
+  j["build"] = {{"status", to_string(c.build.status)},
+                {"attempts", c.build.attempts},
+                {"seconds", c.build.seconds},
+                {"log", c.build.log},
+                {"error", c.build.error}};
+  j["gate"] = {{"status", to_string(c.gate.status)},
+               {"seconds", c.gate.seconds},
+               {"failed", c.gate.failed},
                {"error", c.gate.error}};
-  j["publish"] = {{"status", to_string(c.publish.status)}, {"seconds", c.publish.seconds}, {"ref", c.publish.ref},
-                  {"digest", c.publish.digest}, {"signature_tag", c.publish.signature_tag},
-                  {"error", c.publish.error}, {"dated_tag", c.publish.dated_tag}};
+  j["publish"] = {{"status", to_string(c.publish.status)},
+                  {"seconds", c.publish.seconds},
+                  {"ref", c.publish.ref},
+                  {"digest", c.publish.digest},
+                  {"signature_tag", c.publish.signature_tag},
+                  {"error", c.publish.error},
+                  {"dated_tag", c.publish.dated_tag}};
 }
 
 void from_json(const json& j, NightlyCell& c) {
-  for (auto [field, to] : std::initializer_list<Field>{{"tag", &c.tag}, {"image", &c.image}, {"image_id", &c.image_id},
-                           {"inputs_hash", &c.inputs_hash}, {"kb_version", &c.kb_version}, {"base", &c.base},
-                           {"variant", &c.variant}, {"cuda", &c.cuda},
-                           {"python", &c.python}, {"paddle", &c.paddle}})
+  for (auto [field, to] : std::initializer_list<Field>{{"tag", &c.tag},
+                                                       {"image", &c.image},
+                                                       {"image_id", &c.image_id},
+                                                       {"inputs_hash", &c.inputs_hash},
+                                                       {"kb_version", &c.kb_version},
+                                                       {"base", &c.base},
+                                                       {"variant", &c.variant},
+                                                       {"cuda", &c.cuda},
+                                                       {"python", &c.python},
+                                                       {"paddle", &c.paddle}})
     *to = j.value(field, "");
   const json &b = part(j, "build"), &g = part(j, "gate"), &p = part(j, "publish");
   c.build = {parse(kBuild, b, "status"), integer(b, "attempts", 0), b.value("seconds", 0.0), b.value("log", ""),
@@ -171,8 +204,8 @@ void from_json(const json& j, NightlyCell& c) {
   c.smoke = part(j, "smoke").get<SmokeStep>();
   c.gate = {g.contains("status") ? parse(kGate, g, "status") : GateStatus::skipped, g.value("seconds", 0.0),
             strings(g, "failed"), g.value("error", "")};
-  c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0), p.value("ref", ""), p.value("digest", ""),
-               p.value("signature_tag", ""), p.value("error", "")};
+  c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0),      p.value("ref", ""),
+               p.value("digest", ""),        p.value("signature_tag", ""), p.value("error", "")};
   c.publish.dated_tag = p.value("dated_tag", "");
   c.layers.clear();
   for (auto& l : j.value("layers", json::array()))
@@ -202,19 +235,32 @@ void from_json(const json& j, KbState& k) {
 }
 
 void to_json(json& j, const NightlyReport& r) {
-  j = {{"kind", "imgtool-nightly-report"}, {"matrix", r.matrix},   {"registry", r.registry},
-       {"gpus", r.gpus},                   {"builder", r.builder}, {"shards", r.shards},
-       {"started", r.started},             {"seconds", r.seconds}, {"docker_builds", r.docker_builds},
-       {"ok", r.ok()},                     {"previous", r.previous}, {"release", r.release}, {"kb", r.kb},
+  j = {{"kind", "imgtool-nightly-report"},
+       {"matrix", r.matrix},
+       {"registry", r.registry},
+       {"gpus", r.gpus},
+       {"builder", r.builder},
+       {"shards", r.shards},
+       {"started", r.started},
+       {"seconds", r.seconds},
+       {"docker_builds", r.docker_builds},
+       {"ok", r.ok()},
+       {"previous", r.previous},
+       {"release", r.release},
+       {"kb", r.kb},
        {"cells", r.cells}};
 }
 
 void from_json(const json& j, NightlyReport& r) {
   if (!j.is_object() || j.value("kind", "") != "imgtool-nightly-report")
     throw InputError("nightly report: field 'kind' expected imgtool-nightly-report");
-  for (auto [field, to] : std::initializer_list<Field>{{"matrix", &r.matrix}, {"registry", &r.registry}, {"gpus", &r.gpus},
-                           {"builder", &r.builder}, {"started", &r.started},
-                           {"previous", &r.previous}, {"release", &r.release}})
+  for (auto [field, to] : std::initializer_list<Field>{{"matrix", &r.matrix},
+                                                       {"registry", &r.registry},
+                                                       {"gpus", &r.gpus},
+                                                       {"builder", &r.builder},
+                                                       {"started", &r.started},
+                                                       {"previous", &r.previous},
+                                                       {"release", &r.release}})
     *to = j.value(field, "");
   r.shards = strings(j, "shards");
   r.seconds = j.value("seconds", 0.0);

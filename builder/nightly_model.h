@@ -12,13 +12,13 @@
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
 //            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
-//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error, dated_tag}}]}
+//            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error,
+//            dated_tag}}]}
 #pragma once
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "builder/build_driver.h"
 
@@ -50,7 +50,7 @@ struct SmokeStep {
   std::vector<std::string> reasons, warnings;
   nlohmann::json throughput = nlohmann::json::array();  // smoke::Judgement JSON + "history"
   std::string error;
-  std::string source;  // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
+  std::string source;       // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
   nlohmann::json evidence;  // smoke::to_predicate of how it was smoked (smoke/evidence.h); null = none
   bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }
   // "hardware, 1× NVIDIA H100 …" / "test-double …: the GPU part never ran on hardware"; "" = none.
@@ -86,10 +86,10 @@ struct NightlyCell {
   SmokeStep smoke;
   GateStep gate;
   PublishStep publish;
-  std::vector<LayerSize> layers;                  // of the published image; empty when not published
-  std::map<std::string, std::string> packages;    // "<purl type>/<name>" -> version, from the image's SBOM
-  std::vector<std::string> changes;               // since the previous run (builder/report_changes.h)
-  std::string promote;                            // staged (--stage-repository): the command that releases it
+  std::vector<LayerSize> layers;                // of the published image; empty when not published
+  std::map<std::string, std::string> packages;  // "<purl type>/<name>" -> version, from the image's SBOM
+  std::vector<std::string> changes;             // since the previous run (builder/report_changes.h)
+  std::string promote;                          // staged (--stage-repository): the command that releases it
   // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
   // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
   bool ok() const { return publish.ok() && smoke.ok(); }
@@ -100,12 +100,12 @@ struct NightlyCell {
 // The knowledge base the cells were planned with: its age, and (nightly --kb-check) what the
 // package indexes have that it lacks.
 struct KbState {
-  std::string version, released;      // KnowledgeBase::version(), kb.yaml `released`
-  long age_days = 0;                  // the nightly's day - released
+  std::string version, released;  // KnowledgeBase::version(), kb.yaml `released`
+  long age_days = 0;              // the nightly's day - released
   KbCheckStatus check = KbCheckStatus::not_checked;
-  std::string index;                  // the mirror it was checked against; "" = PyPI and Paddle's own
-  std::vector<std::string> stale;     // kb::StaleRelease::line(), one per release
-  std::vector<std::string> errors;    // pages not read; or why the check could not run
+  std::string index;                // the mirror it was checked against; "" = PyPI and Paddle's own
+  std::vector<std::string> stale;   // kb::StaleRelease::line(), one per release
+  std::vector<std::string> errors;  // pages not read; or why the check could not run
 };
 
 struct NightlyReport {

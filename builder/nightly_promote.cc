@@ -27,8 +27,9 @@ PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, con
     auto from_reg = std::make_shared<image::Registry>(from.host, o.registry);
     auto to_reg = to.host == from.host ? from_reg : std::make_shared<image::Registry>(to.host, o.registry);
     image::RegistryRepository staging(from_reg, from.name), released(to_reg, to.name);
-    auto r = release::promote(staging, &released, {.digest = c.publish.digest, .tag = c.tag, .public_key = o.public_key,
-                                                   .sign_key = o.sign_key, .kb = o.kb});
+    auto r = release::promote(
+        staging, &released,
+        {.digest = c.publish.digest, .tag = c.tag, .public_key = o.public_key, .sign_key = o.sign_key, .kb = o.kb});
     out.ok = true;
     out.line = r.evidence.empty() ? "promoted" : "promoted; smoke: " + r.evidence;
   } catch (const Error& e) {
@@ -43,8 +44,10 @@ std::vector<PromotedCell> promote_report(const ReportPromoteOptions& o) {
   if (!o.public_key || !o.sign_key || !o.kb) throw InputError("nightly promote: expected --sign-key KEY, found none");
   NightlyReport report = read_report(o.from_report);
   if (report.release.empty())
-    throw InputError(o.from_report.string() + ": expected the report of a staged nightly (--stage-repository), found one "
-                     "that published straight to " + report.registry);
+    throw InputError(o.from_report.string() +
+                     ": expected the report of a staged nightly (--stage-repository), found one "
+                     "that published straight to " +
+                     report.registry);
   std::vector<PromotedCell> out;
   for (const auto& c : report.cells)
     if (c.publish.ok() && !c.publish.digest.empty()) out.push_back(promote_cell(c, report, o));

@@ -18,9 +18,9 @@
 namespace imgtool::builder {
 
 struct ReportPromoteOptions {
-  std::filesystem::path from_report;       // a staged nightly's report folder
-  EVP_PKEY* public_key = nullptr;          // what the staged digests are signed with
-  EVP_PKEY* sign_key = nullptr;            // the release key
+  std::filesystem::path from_report;  // a staged nightly's report folder
+  EVP_PKEY* public_key = nullptr;     // what the staged digests are signed with
+  EVP_PKEY* sign_key = nullptr;       // the release key
   const matrix::KnowledgeBase* kb = nullptr;
   image::RegistryOptions registry;
 };
@@ -28,7 +28,7 @@ struct ReportPromoteOptions {
 struct PromotedCell {
   std::string tag, from, to;  // staged REPO@digest, release REPO:TAG
   bool ok = false;
-  std::string line;           // what happened (the evidence summary, or why it was refused)
+  std::string line;  // what happened (the evidence summary, or why it was refused)
 };
 
 // InputError when the report is not a staged nightly's.

@@ -1,17 +1,18 @@
 #include "builder/nightly_run.h"
 
+#include <optional>
+
 #include "builder/cell_source.h"
 #include "builder/report.h"
 #include "builder/report_changes.h"
 #include "builder/state_store.h"
 #include "core/error.h"
 
-#include <optional>
-
 namespace imgtool::builder {
 
 NightlyReport nightly(const NightlyRequest& req) {
-  if (req.inputs.empty()) throw InputError("nightly: expected a matrix file or a folder of generated cells, found none");
+  if (req.inputs.empty())
+    throw InputError("nightly: expected a matrix file or a folder of generated cells, found none");
   engine::Engine& docker = req.engine ? *req.engine : engine::local_engine();
   RealStepsOptions so = req.steps;
   so.engine = &docker;

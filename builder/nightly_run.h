@@ -16,15 +16,15 @@
 namespace imgtool::builder {
 
 struct NightlyRequest {
-  std::vector<std::filesystem::path> inputs;  // matrix files or folders of generated cells
-  std::vector<std::string> only;              // only these tags (empty: all)
-  std::filesystem::path state;                // state folder (one run at a time holds it)
-  std::filesystem::path report;               // report folder written at the end
-  NightlyOptions options;                     // build, target, shard, gpus, KB section
-  RealStepsOptions steps;                     // smoke, gate and publish (key, registry, smoke settings)
-  std::optional<PublishTarget> release;       // --stage-repository: the release registry promotions go to
-  engine::Engine* engine = nullptr;           // the run's one engine; null = engine::local_engine()
-  const matrix::KnowledgeBase* kb = nullptr;  // the run's one KB (plan, gate, floors); null = the default
+  std::vector<std::filesystem::path> inputs;    // matrix files or folders of generated cells
+  std::vector<std::string> only;                // only these tags (empty: all)
+  std::filesystem::path state;                  // state folder (one run at a time holds it)
+  std::filesystem::path report;                 // report folder written at the end
+  NightlyOptions options;                       // build, target, shard, gpus, KB section
+  RealStepsOptions steps;                       // smoke, gate and publish (key, registry, smoke settings)
+  std::optional<PublishTarget> release;         // --stage-repository: the release registry promotions go to
+  engine::Engine* engine = nullptr;             // the run's one engine; null = engine::local_engine()
+  const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); null = the default
   std::function<void(const std::string&)> log;  // progress lines ("nightly: shard 1/2: …")
 };
 

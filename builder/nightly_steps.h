@@ -14,10 +14,9 @@
 //
 // The pipeline calls publish() ONLY for a cell whose smoke AND gate passed.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "builder/build_driver.h"
 #include "builder/nightly_model.h"
@@ -28,9 +27,9 @@ struct SmokeOutcome {
   bool passed = false;
   std::vector<std::string> reasons;  // why it failed (the smoke's diagnosis)
   std::vector<std::string> warnings;
-  nlohmann::json detail;             // the smoke result as JSON (probe document, verdict…)
-  nlohmann::json throughput;         // [{metric, value, unit, status, floor, median}…]
-  nlohmann::json evidence;           // smoke::to_predicate: how it was smoked (smoke/evidence.h)
+  nlohmann::json detail;      // the smoke result as JSON (probe document, verdict…)
+  nlohmann::json throughput;  // [{metric, value, unit, status, floor, median}…]
+  nlohmann::json evidence;    // smoke::to_predicate: how it was smoked (smoke/evidence.h)
 };
 
 struct GateOutcome {
@@ -39,17 +38,17 @@ struct GateOutcome {
 };
 
 struct PublishOutcome {
-  std::string ref;            // HOST/NS/REPO:TAG
-  std::string digest;         // manifest digest the tag now names
-  std::string signature_tag;  // sha256-<hex>.sig
-  bool unchanged = false;     // the tag already named this signed digest (nothing pushed)
-  std::vector<LayerSize> layers;                 // the pushed manifest's layers
-  std::map<std::string, std::string> packages;   // from the SBOM attested with it ("<purl type>/<name>" -> version)
+  std::string ref;                              // HOST/NS/REPO:TAG
+  std::string digest;                           // manifest digest the tag now names
+  std::string signature_tag;                    // sha256-<hex>.sig
+  bool unchanged = false;                       // the tag already named this signed digest (nothing pushed)
+  std::vector<LayerSize> layers;                // the pushed manifest's layers
+  std::map<std::string, std::string> packages;  // from the SBOM attested with it ("<purl type>/<name>" -> version)
 };
 
 struct PublishTarget {
-  std::string host;       // "127.0.0.1:5000"
-  std::string ns;         // "ai" (may be empty or nested "team/ai")
+  std::string host;  // "127.0.0.1:5000"
+  std::string ns;    // "ai" (may be empty or nested "team/ai")
   std::string repo(const matrix::Cell& c) const { return ns.empty() ? c.repository : ns + "/" + c.repository; }
   std::string ref(const matrix::Cell& c) const { return host + "/" + repo(c) + ":" + c.tag; }
 };

@@ -1,13 +1,11 @@
 #include "builder/nightly_steps_real.h"
 
-#include <optional>
-
-#include "builder/nightly_collect.h"
-#include "core/error.h"
 #include <map>
 #include <mutex>
 #include <optional>
 
+#include "builder/nightly_collect.h"
+#include "core/error.h"
 #include "image/registry.h"
 #include "image/registry_repository.h"
 #include "release/publish.h"
@@ -15,8 +13,8 @@
 #include "sign/keys.h"
 #include "smoke/evidence.h"
 #include "smoke/records_judge.h"
-#include "verify/release_gate.h"
 #include "smoke/smoke_judge.h"
+#include "verify/release_gate.h"
 
 namespace imgtool::builder {
 namespace {
@@ -28,8 +26,8 @@ class RealSteps : public NightlySteps {
         key_(sign::load_signing_key(o.key, o.passphrase_env)),
         engine_(o.engine ? *o.engine : engine::local_engine()) {
     kb_ = o.kb ? o.kb : &own_kb_.emplace(matrix::KnowledgeBase::load_default());
-    reg_ = std::make_shared<image::Registry>(o.target.host,
-                                             image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
+    reg_ = std::make_shared<image::Registry>(
+        o.target.host, image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
   }
 
   // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
@@ -59,12 +57,16 @@ class RealSteps : public NightlySteps {
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json& evidence) override {
     image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
     auto src = engine_.save(image_of(b));
-    std::optional<sbom::Inventory> inventory = take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
+    std::optional<sbom::Inventory> inventory =
+        take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
     std::optional<smoke::SmokeEvidence> smoked;
     if (!evidence.is_null()) smoked = smoke::from_predicate(evidence);
-    auto res = release::publish(repo, *key_, {.image = src.get(), .image_id = b.image_id, .tag = g.cell.tag,
-                                              .inventory = inventory ? &*inventory : nullptr,
-                                              .evidence = smoked ? &*smoked : nullptr});
+    auto res = release::publish(repo, *key_,
+                                {.image = src.get(),
+                                 .image_id = b.image_id,
+                                 .tag = g.cell.tag,
+                                 .inventory = inventory ? &*inventory : nullptr,
+                                 .evidence = smoked ? &*smoked : nullptr});
     std::vector<LayerSize> layers;
     for (auto& l : res.layers) layers.push_back({l.digest, l.size});
     return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, res.packages};

@@ -16,7 +16,8 @@ bool eight_digits(const std::string& s) {
 
 std::string nightly_tag(const std::string& cell_tag, const std::string& yyyymmdd) {
   if (cell_tag.empty() || !eight_digits(yyyymmdd))
-    throw InputError("nightly tag: expected a cell tag and a date YYYYMMDD, found '" + cell_tag + "', '" + yyyymmdd + "'");
+    throw InputError("nightly tag: expected a cell tag and a date YYYYMMDD, found '" + cell_tag + "', '" + yyyymmdd +
+                     "'");
   return cell_tag + kNightlyInfix + yyyymmdd;
 }
 

@@ -1,6 +1,8 @@
 // Unit tests of the nightly pipeline's order and gating with injected steps,
 // sharding, and the report renderers/merge. The real steps are covered by
 // builder/builder_integration_test.cc (real engine + loopback registry).
+#include "builder/nightly.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -8,7 +10,6 @@
 #include <mutex>
 #include <thread>
 
-#include "builder/nightly.h"
 #include "builder/report.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -33,9 +34,16 @@ class FakeSteps : public NightlySteps {
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("smoke " + g.cell.tag);
     if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, json::array()};
-    return {true, {}, {}, {}, json::array({{{"metric", "gemm"}, {"value", 2.0}, {"unit", "TFLOP/s"},
-                                             {"status", "ok"}, {"floor", 1.0},
-                                             {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})};
+    return {true,
+            {},
+            {},
+            {},
+            json::array({{{"metric", "gemm"},
+                          {"value", 2.0},
+                          {"unit", "TFLOP/s"},
+                          {"status", "ok"},
+                          {"floor", 1.0},
+                          {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})};
   }
   // A cell named "lying…" carries labels its contents contradict.
   GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
@@ -46,7 +54,11 @@ class FakeSteps : public NightlySteps {
   PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&) override {
     calls.push_back("publish " + g.cell.tag);
     registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
-    return {"reg/ai/" + g.cell.tag, registry[g.cell.tag], "sig", false, layers_of(g, registry[g.cell.tag]),
+    return {"reg/ai/" + g.cell.tag,
+            registry[g.cell.tag],
+            "sig",
+            false,
+            layers_of(g, registry[g.cell.tag]),
             {{"pypi/numpy", "1.26.4"}, {"deb/libc6", "2.36-9"}}};
   }
   std::map<std::string, std::string> extra_tags;  // tag -> digest
@@ -68,9 +80,7 @@ class FakeSteps : public NightlySteps {
 
 struct Fixture {
   fs::path root = fs::temp_directory_path() / ("imgtool-nightly-test-" + std::to_string(::getpid()));
-  Fixture() {
-    fs::remove_all(root);
-  }
+  Fixture() { fs::remove_all(root); }
   ~Fixture() { fs::remove_all(root); }
   GeneratedCell cell(const std::string& tag, const std::string& variant) {
     matrix::Cell c;
@@ -237,7 +247,8 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   // Counts that are not integers (1e300 would be undefined behaviour as an int): the field, named.
   for (std::string bad : {"1e300", "2.5", "\"3\"", "99999999999"}) {
     CAPTURE(bad);
-    write_file_atomic(f.root / "bad" / "nightly.json", "{\"kind\": \"imgtool-nightly-report\", \"docker_builds\": " + bad + "}");
+    write_file_atomic(f.root / "bad" / "nightly.json",
+                      "{\"kind\": \"imgtool-nightly-report\", \"docker_builds\": " + bad + "}");
     try {
       read_report(f.root / "bad");
       FAIL("a report with docker_builds " << bad << " was read");
@@ -322,7 +333,8 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
     }
     GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
       int now = ++busy;
-      for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {}
+      for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       --busy;
       std::lock_guard lock(mu);
@@ -362,7 +374,9 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
   std::vector<std::string> first(steps.calls.begin(), steps.calls.begin() + 3);
   CHECK(first == std::vector<std::string>{"smoke a", "smoke b", "smoke lying-c"});
   for (const char* tag : {"a", "b"}) {  // each cell's own order: gate, publish, dated tag
-    auto at = [&](const std::string& c) { return std::find(steps.calls.begin(), steps.calls.end(), c) - steps.calls.begin(); };
+    auto at = [&](const std::string& c) {
+      return std::find(steps.calls.begin(), steps.calls.end(), c) - steps.calls.begin();
+    };
     CHECK(at(std::string("gate ") + tag) < at(std::string("publish ") + tag));
   }
 }
@@ -404,7 +418,8 @@ TEST_CASE("nightly report, KB: version, released day and age always; staleness o
   CHECK(r.kb.released == testing::source_kb().released());
   CHECK(r.kb.age_days == kb::days_between(r.kb.released, "2026-12-20", "t"));
   CHECK(r.kb.check == KbCheckStatus::not_checked);
-  std::string line = "knowledge base " + r.kb.version + ", released " + r.kb.released + ", " + std::to_string(r.kb.age_days) +
+  std::string line = "knowledge base " + r.kb.version + ", released " + r.kb.released + ", " +
+                     std::to_string(r.kb.age_days) +
                      " day(s) old: staleness not checked (nightly --kb-check reads the package indexes)";
   CHECK(render_markdown(r).find(line + "\n") != std::string::npos);
   CHECK(render_html(r).find("<p class=\"kb\">" + line + "</p>") != std::string::npos);
@@ -420,7 +435,8 @@ TEST_CASE("nightly report, KB: version, released day and age always; staleness o
   CHECK(render_markdown(old).find("knowledge base: not recorded") != std::string::npos);
   json bad = json(r);
   bad["kb"]["check"] = "fresh";
-  CHECK_THROWS_WITH_AS(bad.get<NightlyReport>(), doctest::Contains("field 'check' expected not checked|up to date|stale"), InputError);
+  CHECK_THROWS_WITH_AS(bad.get<NightlyReport>(),
+                       doctest::Contains("field 'check' expected not checked|up to date|stale"), InputError);
 }
 
 TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pages not read, a malformed page") {
@@ -428,7 +444,8 @@ TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pag
   FakeEngine docker;
   FakeSteps steps;
   StateStore store(f.root / "state");
-  NightlyReport r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps);
+  NightlyReport r =
+      run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps);
   CHECK(r.kb.check == KbCheckStatus::up_to_date);
   CHECK(r.kb.stale.empty());
   CHECK(r.kb.errors.empty());
@@ -448,7 +465,8 @@ TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pag
   CHECK(r.kb.stale[0].find("paddlepaddle 3.4.0 (2026-12-01): a new series 3.4 (no release row) — ") == 0);
   std::string md = render_markdown(r), html = render_html(r);
   CHECK(md.find("day(s) old: 1 release(s) on http://127.0.0.1:9 that the KB lacks\n") != std::string::npos);
-  CHECK(md.find("\n## Knowledge base\n\n- stale: paddlepaddle 3.4.0 (2026-12-01): a new series 3.4") != std::string::npos);
+  CHECK(md.find("\n## Knowledge base\n\n- stale: paddlepaddle 3.4.0 (2026-12-01): a new series 3.4") !=
+        std::string::npos);
   CHECK(html.find("<ul class=\"kb-stale\"><li>stale: paddlepaddle 3.4.0 (2026-12-01)") != std::string::npos);
   CHECK(json(r)["kb"]["stale"].size() == 1);
   CHECK(r.ok());
@@ -462,8 +480,10 @@ TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pag
   CHECK(r.kb.check == KbCheckStatus::incomplete);
   CHECK(r.kb.errors.size() == 9);
   md = render_markdown(r);
-  CHECK(md.find("day(s) old: nothing stale on the pages of http://127.0.0.1:9 read; 9 page(s) not read\n") != std::string::npos);
-  CHECK(md.find("- not read: paddlepaddle-gpu (cu126): GET http://127.0.0.1:9/packages/stable/cu126/paddlepaddle-gpu/: Could not "
+  CHECK(md.find("day(s) old: nothing stale on the pages of http://127.0.0.1:9 read; 9 page(s) not read\n") !=
+        std::string::npos);
+  CHECK(md.find("- not read: paddlepaddle-gpu (cu126): GET http://127.0.0.1:9/packages/stable/cu126/paddlepaddle-gpu/: "
+                "Could not "
                 "resolve host") != std::string::npos);
 
   auto malformed = recorded_index([](const std::string& url, std::string& body) {
@@ -472,11 +492,14 @@ TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pag
   r = run_nightly({f.cell("cpu", "cpu")}, kb_checked(f.options(), malformed), docker, store, &steps);
   CHECK(r.kb.check == KbCheckStatus::error);
   REQUIRE(r.kb.errors.size() == 1);
-  CHECK(r.kb.errors[0].find("http://127.0.0.1:9/pypi/nvidia-npp/json: expected PyPI's JSON API answer for nvidia-npp") == 0);
-  CHECK(render_markdown(r).find("day(s) old: not checked: http://127.0.0.1:9/pypi/nvidia-npp/json: expected") != std::string::npos);
+  CHECK(r.kb.errors[0].find(
+            "http://127.0.0.1:9/pypi/nvidia-npp/json: expected PyPI's JSON API answer for nvidia-npp") == 0);
+  CHECK(render_markdown(r).find("day(s) old: not checked: http://127.0.0.1:9/pypi/nvidia-npp/json: expected") !=
+        std::string::npos);
   CHECK(r.ok());
   // Shards: the merged report keeps the KB section of a shard that checked it.
   write_report(f.root / "s1", run_nightly({f.cell("cpu", "cpu")}, f.options(), docker, store, &steps));
-  write_report(f.root / "s2", run_nightly({f.cell("gpu", "gpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps));
+  write_report(f.root / "s2",
+               run_nightly({f.cell("gpu", "gpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps));
   CHECK(merge_reports({f.root / "s1", f.root / "s2"}, f.root / "merged").kb.check == KbCheckStatus::up_to_date);
 }

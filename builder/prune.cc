@@ -27,8 +27,10 @@ struct Needed {
     for (const auto& c : cells) {
       if (c.repo_tags.empty()) continue;
       std::string key = label_of(c, labels::kStageKey);
-      if (!key.empty()) keys.insert(key);
-      else legacy_tags.insert(label_of(c, labels::kTag));
+      if (!key.empty())
+        keys.insert(key);
+      else
+        legacy_tags.insert(label_of(c, labels::kTag));
     }
   }
 };
@@ -43,28 +45,34 @@ std::string stage_key_of(const ImageInfo& s) {
 
 void plan_stage(const ImageInfo& s, const Needed& need, std::vector<PruneItem>& out) {
   if (s.repo_tags.empty()) {
-    out.push_back({PruneKind::dangling_image, s.id, "shared stage of " + label_of(s, labels::kStageOf) +
-                                                        "'s group, rebuilt since", ""});
+    out.push_back({PruneKind::dangling_image, s.id,
+                   "shared stage of " + label_of(s, labels::kStageOf) + "'s group, rebuilt since", ""});
     return;
   }
   std::string key = stage_key_of(s);
   if (need.keys.count(key) || need.legacy_tags.count(label_of(s, labels::kStageOf))) return;
   for (const auto& t : s.repo_tags)
     if (t.rfind(kStagePrefix, 0) == 0)
-      out.push_back({PruneKind::stage_image, t, "no tagged cell image was built on stage " + key + " (" +
-                                                    short_id(s.id) + ")", ""});
+      out.push_back({PruneKind::stage_image, t,
+                     "no tagged cell image was built on stage " + key + " (" + short_id(s.id) + ")", ""});
 }
 
 }  // namespace
 
 std::string to_string(PruneKind k) {
   switch (k) {
-    case PruneKind::stage_image: return "stage-image";
-    case PruneKind::dangling_image: return "dangling-image";
-    case PruneKind::nightly_tag: return "nightly-tag";
-    case PruneKind::manifest: return "manifest";
-    case PruneKind::signature: return "signature";
-    case PruneKind::attestation: return "attestation";
+    case PruneKind::stage_image:
+      return "stage-image";
+    case PruneKind::dangling_image:
+      return "dangling-image";
+    case PruneKind::nightly_tag:
+      return "nightly-tag";
+    case PruneKind::manifest:
+      return "manifest";
+    case PruneKind::signature:
+      return "signature";
+    case PruneKind::attestation:
+      return "attestation";
   }
   return "?";
 }
@@ -110,8 +118,8 @@ std::vector<PruneItem> plan_engine_prune(const std::vector<ImageInfo>& cell_imag
   for (const auto& s : stage_images) plan_stage(s, need, out);
   for (const auto& c : cell_images)
     if (c.repo_tags.empty())
-      out.push_back({PruneKind::dangling_image, c.id, "cell image of " + label_of(c, labels::kTag) +
-                                                          ", its tag moved to a newer build", ""});
+      out.push_back({PruneKind::dangling_image, c.id,
+                     "cell image of " + label_of(c, labels::kTag) + ", its tag moved to a newer build", ""});
   return out;
 }
 

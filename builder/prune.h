@@ -24,10 +24,9 @@
 // Removal failures (an image in use by a container) are recorded on the
 // item and the others go on; the report is then not ok (exit 1).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
 

@@ -10,18 +10,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "builder/nightly_tag.h"
 #include "builder/registry_prune.h"
 #include "core/fs.h"
-#include "image/testing/python_server.h"
 #include "image/registry.h"
+#include "image/registry_repository.h"
+#include "image/testing/python_server.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "image/registry_repository.h"
 #include "sign/sig_manifest.h"
 #include "sign/sign_image.h"
 #include "tests/fixtures.h"
@@ -39,16 +38,22 @@ const std::string kRepo = "ai/paddle";
 // signed and attested with `key`; returns its digest.
 std::string push_signed(image::Registry& reg, EVP_PKEY& key, const std::string& which) {
   auto layer = reg.put_blob(kRepo, "layer of " + which, image::media::kOciLayerGzip);
-  auto config = reg.put_blob(kRepo, json{{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Labels", {{"which", which}}}}},
-                                         {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}}.dump(),
+  auto config = reg.put_blob(kRepo,
+                             json{{"architecture", "amd64"},
+                                  {"os", "linux"},
+                                  {"config", {{"Labels", {{"which", which}}}}},
+                                  {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}}
+                                 .dump(),
                              image::media::kOciConfig);
   json m{{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", config}, {"layers", {layer}}};
   image::Manifest man{m.dump(), image::media::kOciManifest};
   reg.put_manifest(kRepo, man.digest(), man.raw, man.media_type);
   image::RegistryRepository repo(reg, kRepo);
   sign::sign_digest(repo, key, {.manifest_digest = man.digest(), .identity = reg.host() + "/" + kRepo});
-  sign::attach_attestation(repo, key, {.manifest_digest = man.digest(), .predicate_type = sign::kSpdxPredicateType,
-                                       .predicate = {{"spdxVersion", "SPDX-2.3"}, {"name", which}}});
+  sign::attach_attestation(repo, key,
+                           {.manifest_digest = man.digest(),
+                            .predicate_type = sign::kSpdxPredicateType,
+                            .predicate = {{"spdxVersion", "SPDX-2.3"}, {"name", which}}});
   return man.digest();
 }
 
@@ -120,9 +125,16 @@ TEST_CASE("prune --keep 1: old nightly manifests go with their .sig/.att; the re
 
   RunResult real = prune({n.ref(), "--keep", "1", "--no-engine"});
   REQUIRE(real.exit_code == 0);
-  std::set<std::string> expected = {"3.2.0-nightly-20261120", "3.2.0-nightly-20261122", "3.2.0-release",
-                                    "3.2.0-gpu-nightly-20261122", sig(n.a1), att(n.a1), sig(n.a3), att(n.a3),
-                                    sig(n.b2), att(n.b2)};
+  std::set<std::string> expected = {"3.2.0-nightly-20261120",
+                                    "3.2.0-nightly-20261122",
+                                    "3.2.0-release",
+                                    "3.2.0-gpu-nightly-20261122",
+                                    sig(n.a1),
+                                    att(n.a1),
+                                    sig(n.a3),
+                                    att(n.a3),
+                                    sig(n.b2),
+                                    att(n.b2)};
   CHECK(tags_of(n.reg) == expected);
   CHECK_FALSE(n.reg.head_manifest(kRepo, n.a2));
   CHECK_FALSE(n.reg.head_manifest(kRepo, n.b1));
@@ -175,7 +187,8 @@ TEST_CASE("prune: a digest promoted between the listing and its deletes stays, w
   CHECK_FALSE(n.reg.head_manifest(kRepo, n.b1));  // the other deletion still happened
   bool reported = false;
   for (auto& k : rep.kept)
-    reported |= k.what == kRepo + ":3.2.0-nightly-20261121" && k.reason.find("re-tagged meanwhile") != std::string::npos &&
+    reported |= k.what == kRepo + ":3.2.0-nightly-20261121" &&
+                k.reason.find("re-tagged meanwhile") != std::string::npos &&
                 k.reason.find("release tag 3.2.0-rollback") != std::string::npos;
   CHECK(reported);
   for (auto& r : rep.removed) CHECK(r.what.find(n.a2.substr(7)) == std::string::npos);
@@ -187,10 +200,12 @@ TEST_CASE("prune: platform manifests that a release's index lists stay with the 
   Nightlies n;
   json manifests = json::array();
   for (const auto& [d, arch] : {std::pair{n.a2, "amd64"}, std::pair{n.b1, "arm64"}})
-    manifests.push_back({{"mediaType", image::media::kOciManifest}, {"digest", d},
+    manifests.push_back({{"mediaType", image::media::kOciManifest},
+                         {"digest", d},
                          {"size", n.reg.get_manifest(kRepo, d).raw.size()},
                          {"platform", {{"os", "linux"}, {"architecture", arch}}}});
-  std::string index = json{{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", manifests}}.dump();
+  std::string index =
+      json{{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", manifests}}.dump();
   n.reg.put_manifest(kRepo, "3.2.0-multi", index, image::media::kOciIndex);
 
   RunResult r = prune({n.ref(), "--keep", "1", "--no-engine"});
@@ -210,12 +225,16 @@ TEST_CASE("prune fails closed: a tag list that breaks on page 2 deletes nothing"
   ::setenv("DOCKER_CONFIG", (dir / "docker").c_str(), 1);  // no machine credentials take part
   image::testing::HostileRegistry hostile(dir.path(), "pages");
   auto head = [](const std::string& tag, const std::string& digest) {
-    return json{{"method", "HEAD"}, {"path", "^/v2/ai/paddle/manifests/" + tag + "$"}, {"status", 200},
+    return json{{"method", "HEAD"},
+                {"path", "^/v2/ai/paddle/manifests/" + tag + "$"},
+                {"status", 200},
                 {"headers", {{"Docker-Content-Digest", digest}, {"Content-Type", image::media::kOciManifest}}}};
   };
   hostile.script({{"routes",
                    {{{"method", "GET"}, {"path", "^/v2/$"}, {"status", 200}, {"body", "{}"}},
-                    {{"method", "GET"}, {"path", "^/v2/ai/paddle/tags/list\\?n="}, {"status", 200},
+                    {{"method", "GET"},
+                     {"path", "^/v2/ai/paddle/tags/list\\?n="},
+                     {"status", 200},
                      {"body", R"({"tags":["3.2.0-nightly-20261120","3.2.0-nightly-20261121"]})"},
                      {"headers", {{"Link", R"(</v2/ai/paddle/tags/list?last=3.2.0-nightly-20261121>; rel="next")"}}}},
                     head("3.2.0-nightly-20261120", "sha256:" + std::string(64, '1')),

@@ -2,15 +2,15 @@
 // real build_cells runs (so the labels are the ones the builder really sets),
 // and the registry rule's plan over tag listings. The registry half against a
 // real docker-registry: prune_registry_test.cc.
-#include <doctest/doctest.h>
+#include "builder/prune.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "builder/build_driver.h"
 #include "builder/nightly_tag.h"
-#include "builder/prune.h"
 #include "builder/registry_prune.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -42,7 +42,9 @@ struct Host {
     c.tag = tag;
     c.repository = "paddle";
     auto shared = dockerfiles::shared_stage(dockerfile);
-    nlohmann::json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag + dockerfile)}, {"kb_version", "t"},
+    nlohmann::json j = {{"cell", c},
+                        {"inputs_hash", sha256_digest(tag + dockerfile)},
+                        {"kb_version", "t"},
                         {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
     fs::path dir = root / "gen" / tag;
     write_file_atomic(dir / "cell.json", j.dump());
@@ -78,16 +80,19 @@ std::string digest_of(const std::string& name) { return sha256_digest(name); }
 
 }  // namespace
 
-TEST_CASE("engine prune: after a stage change, the old stage image and the replaced cell images go; current ones stay") {
+TEST_CASE(
+    "engine prune: after a stage change, the old stage image and the replaced cell images go; current ones stay") {
   Host h;
-  auto v1 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.1"), h.cell("b", "RUN pip install paddle==3.1")};
+  auto v1 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.1"),
+                                       h.cell("b", "RUN pip install paddle==3.1")};
   h.build(v1);
   std::string old_stage = "imgtool-stage/" + v1[0].stage_key + ":build";
   std::string old_a = h.docker.inspect("paddle:a")->id, old_b = h.docker.inspect("paddle:b")->id;
   CHECK(h.docker.inspect("paddle:a")->labels.at(labels::kStageKey) == v1[0].stage_key);
   CHECK(h.docker.inspect(old_stage)->labels.at(labels::kStageKey) == v1[0].stage_key);
 
-  auto v2 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.2"), h.cell("b", "RUN pip install paddle==3.2")};
+  auto v2 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.2"),
+                                       h.cell("b", "RUN pip install paddle==3.2")};
   h.build(v2);
   std::string new_stage = "imgtool-stage/" + v2[0].stage_key + ":build";
   h.docker.add_image({"user/own:1"});                          // no imgtool label: never touched
@@ -136,13 +141,19 @@ TEST_CASE("nightly tags: <cell>-nightly-<YYYYMMDD>, anything else is not one") {
 }
 
 TEST_CASE("registry plan: keep N per cell by date; never a digest a release or a kept tag names; .sig/.att go along") {
-  std::string d1 = digest_of("a1"), d2 = digest_of("a2"), d3 = digest_of("a3"), e1 = digest_of("b1"), e2 = digest_of("b2");
-  std::vector<TagDigest> tags = {
-      {"3.2.0-nightly-20261120", d1}, {"3.2.0-nightly-20261122", d3}, {"3.2.0-nightly-20261121", d2},
-      {"3.2.0", d3},                                                   // the moving cell tag
-      {"3.1.9", d1},                                                   // a release names the oldest
-      {"3.2.0-gpu-nightly-20261121", e1}, {"3.2.0-gpu-nightly-20261122", e2}, {"3.2.0-gpu-nightly-20261120", e2},
-      {sign::signature_tag(d2), ""}, {sign::attestation_tag(d2), ""}, {sign::signature_tag(e1), ""}};
+  std::string d1 = digest_of("a1"), d2 = digest_of("a2"), d3 = digest_of("a3"), e1 = digest_of("b1"),
+              e2 = digest_of("b2");
+  std::vector<TagDigest> tags = {{"3.2.0-nightly-20261120", d1},
+                                 {"3.2.0-nightly-20261122", d3},
+                                 {"3.2.0-nightly-20261121", d2},
+                                 {"3.2.0", d3},  // the moving cell tag
+                                 {"3.1.9", d1},  // a release names the oldest
+                                 {"3.2.0-gpu-nightly-20261121", e1},
+                                 {"3.2.0-gpu-nightly-20261122", e2},
+                                 {"3.2.0-gpu-nightly-20261120", e2},
+                                 {sign::signature_tag(d2), ""},
+                                 {sign::attestation_tag(d2), ""},
+                                 {sign::signature_tag(e1), ""}};
   RegistryPrunePlan p = plan_registry_prune(tags, 1);
   REQUIRE(p.deletions.size() == 2);
   CHECK(p.deletions[0].digest == d2);
@@ -155,8 +166,9 @@ TEST_CASE("registry plan: keep N per cell by date; never a digest a release or a
   CHECK(whats(p.kept, PruneKind::nightly_tag) ==
         std::vector<std::string>{"3.2.0-gpu-nightly-20261120", "3.2.0-nightly-20261120"});
   for (const auto& k : p.kept)
-    CHECK(k.reason.find(k.what == "3.2.0-nightly-20261120" ? "release tag 3.1.9" : "kept nightly tag 3.2.0-gpu-nightly-20261122") !=
-          std::string::npos);
+    CHECK(k.reason.find(k.what == "3.2.0-nightly-20261120"
+                            ? "release tag 3.1.9"
+                            : "kept nightly tag 3.2.0-gpu-nightly-20261122") != std::string::npos);
   auto items = plan_items("ai/paddle", p.deletions[0], 1);
   REQUIRE(items.size() == 4);  // tag, .sig, .att, then the manifest
   CHECK(items.back().what == "ai/paddle@" + d2);
@@ -166,8 +178,8 @@ TEST_CASE("registry plan: keep N per cell by date; never a digest a release or a
 
 TEST_CASE("registry plan: a manifest an index lists is held by the tag naming the index") {
   std::string d1 = digest_of("a1"), d2 = digest_of("a2"), idx = digest_of("index");
-  std::vector<TagDigest> tags = {{"3.2.0-nightly-20261120", d1}, {"3.2.0-nightly-20261121", d2},
-                                 {"3.2.0", idx, {d1, digest_of("arm64")}}};
+  std::vector<TagDigest> tags = {
+      {"3.2.0-nightly-20261120", d1}, {"3.2.0-nightly-20261121", d2}, {"3.2.0", idx, {d1, digest_of("arm64")}}};
   RegistryPrunePlan p = plan_registry_prune(tags, 1);
   CHECK(p.deletions.empty());
   REQUIRE(p.kept.size() == 1);

@@ -33,7 +33,8 @@ std::map<std::string, std::vector<Nightly>> nightlies_by_cell(const std::vector<
 
 // The first tag that is not going and holds `digest` — names it, or names an index listing it —
 // preferring a release tag; "" when none does.
-std::string holder_of(const std::string& digest, const std::vector<TagDigest>& tags, const std::set<std::string>& going) {
+std::string holder_of(const std::string& digest, const std::vector<TagDigest>& tags,
+                      const std::set<std::string>& going) {
   std::string nightly;
   for (const auto& t : tags) {
     bool child = std::find(t.children.begin(), t.children.end(), digest) != t.children.end();
@@ -59,7 +60,8 @@ const std::vector<std::string>& children_of(image::Registry& reg, const std::str
   image::Manifest m = reg.get_manifest(repo, digest);  // by digest: re-hashed
   if (!image::is_index(m)) return it->second;
   for (const auto& c : m.json().value("manifests", nlohmann::json::array()))
-    if (c.is_object() && c.contains("digest") && c["digest"].is_string()) it->second.push_back(c["digest"].get<std::string>());
+    if (c.is_object() && c.contains("digest") && c["digest"].is_string())
+      it->second.push_back(c["digest"].get<std::string>());
   return it->second;
 }
 
@@ -113,7 +115,9 @@ bool is_signature_tag(const std::string& tag) {
 }
 
 void check_keep(int keep) {
-  if (keep < 1) throw InputError("prune: expected --keep N with N >= 1 (nightly tags kept per cell), found " + std::to_string(keep));
+  if (keep < 1)
+    throw InputError("prune: expected --keep N with N >= 1 (nightly tags kept per cell), found " +
+                     std::to_string(keep));
 }
 
 RegistryPrunePlan plan_registry_prune(const std::vector<TagDigest>& tags, int keep) {
@@ -132,13 +136,18 @@ RegistryPrunePlan plan_registry_prune(const std::vector<TagDigest>& tags, int ke
   std::map<std::string, size_t> index;  // digest -> deletions[i]
   for (auto it = old.begin(); it != old.end(); ++it) {
     if (std::string h = holder_of(it->digest, tags, going); !h.empty()) {
-      plan.kept.push_back({PruneKind::nightly_tag, it->tag, "older than the newest " + std::to_string(keep) +
-                                                              " of " + it->parts.cell + ", but its digest is also named by " + h, ""});
+      plan.kept.push_back({PruneKind::nightly_tag, it->tag,
+                           "older than the newest " + std::to_string(keep) + " of " + it->parts.cell +
+                               ", but its digest is also named by " + h,
+                           ""});
       continue;
     }
     auto [pos, fresh] = index.emplace(it->digest, plan.deletions.size());
     if (fresh)
-      plan.deletions.push_back({it->digest, it->parts.cell, {}, present.count(sign::signature_tag(it->digest)) > 0,
+      plan.deletions.push_back({it->digest,
+                                it->parts.cell,
+                                {},
+                                present.count(sign::signature_tag(it->digest)) > 0,
                                 present.count(sign::attestation_tag(it->digest)) > 0});
     plan.deletions[pos->second].tags.push_back(it->tag);
   }
@@ -148,8 +157,10 @@ RegistryPrunePlan plan_registry_prune(const std::vector<TagDigest>& tags, int ke
 std::vector<PruneItem> plan_items(const std::string& repo, const DigestDeletion& d, int keep) {
   std::vector<PruneItem> items;
   std::string why = "older than the newest " + std::to_string(keep) + " nightly tags of " + d.cell;
-  for (const auto& t : d.tags) items.push_back({PruneKind::nightly_tag, repo + ":" + t, why + "; goes with its manifest", ""});
-  if (d.signature) items.push_back({PruneKind::signature, repo + ":" + sign::signature_tag(d.digest), "signs " + d.digest, ""});
+  for (const auto& t : d.tags)
+    items.push_back({PruneKind::nightly_tag, repo + ":" + t, why + "; goes with its manifest", ""});
+  if (d.signature)
+    items.push_back({PruneKind::signature, repo + ":" + sign::signature_tag(d.digest), "signs " + d.digest, ""});
   if (d.attestation)
     items.push_back({PruneKind::attestation, repo + ":" + sign::attestation_tag(d.digest), "attests " + d.digest, ""});
   items.push_back({PruneKind::manifest, repo + "@" + d.digest, why + "; no other tag names it", ""});
@@ -179,8 +190,10 @@ PruneReport apply_registry_prune(image::Registry& reg, const std::string& repo, 
   for (const auto& d : plan.deletions) {
     if (std::string h = holder_of(d.digest, scan_repository(reg, repo), plan.going); !h.empty()) {
       for (const auto& t : d.tags)
-        rep.kept.push_back({PruneKind::nightly_tag, repo + ":" + t, "older than the newest " + std::to_string(plan.keep) +
-                                                                        " of " + d.cell + ", but re-tagged meanwhile: its digest is now also named by " + h, ""});
+        rep.kept.push_back({PruneKind::nightly_tag, repo + ":" + t,
+                            "older than the newest " + std::to_string(plan.keep) + " of " + d.cell +
+                                ", but re-tagged meanwhile: its digest is now also named by " + h,
+                            ""});
       continue;
     }
     auto items = plan_items(repo, d, plan.keep);

@@ -1,12 +1,11 @@
 #include "builder/report.h"
 
-#include "builder/report_changes.h"
-
 #include <algorithm>
 #include <iomanip>
 #include <set>
 #include <sstream>
 
+#include "builder/report_changes.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_file.h"
@@ -73,16 +72,19 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
   s << "<text x=\"4\" y=\"" << y0 + height / 2 + 4 << "\">" << xml_escape(metric) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
   for (size_t i = 0; i < values.size(); ++i)
-    s << left + (values.size() == 1 ? span : static_cast<int>(i * span / (values.size() - 1))) << ','
-      << y(values[i]) << ' ';
+    s << left + (values.size() == 1 ? span : static_cast<int>(i * span / (values.size() - 1))) << ',' << y(values[i])
+      << ' ';
   s << "\"/>";
   s << "<circle cx=\"" << left + span << "\" cy=\"" << y(value) << "\" r=\"3\" fill=\""
-    << (t.value("status", "ok") == "ok" ? "#2ca02c" : t.value("status", "ok") == "warn" ? "#ff7f0e" : "#d62728") << "\"/>";
+    << (t.value("status", "ok") == "ok"     ? "#2ca02c"
+        : t.value("status", "ok") == "warn" ? "#ff7f0e"
+                                            : "#d62728")
+    << "\"/>";
   if (floor > 0)
     s << "<line x1=\"" << left << "\" x2=\"" << left + span << "\" y1=\"" << y(floor) << "\" y2=\"" << y(floor)
       << "\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>";
-  s << "<text x=\"" << left + span + 6 << "\" y=\"" << y(value) + 4 << "\">" << fixed(value) << ' '
-    << xml_escape(unit) << "</text>";
+  s << "<text x=\"" << left + span + 6 << "\" y=\"" << y(value) + 4 << "\">" << fixed(value) << ' ' << xml_escape(unit)
+    << "</text>";
   return s.str();
 }
 
@@ -97,14 +99,28 @@ struct StepView {
 };
 
 std::vector<StepView> steps_of(const NightlyCell& c) {
-  return {{"build", to_string(c.build.status), c.build.ok(), false, c.build.seconds, c.build.error,
+  return {{"build",
+           to_string(c.build.status),
+           c.build.ok(),
+           false,
+           c.build.seconds,
+           c.build.error,
            {{"attempts", c.build.attempts}, {"log", c.build.log}, {"error", c.build.error}}},
           {"smoke", to_string(c.smoke.status), c.smoke.ok(), c.smoke.status == SmokeStatus::skipped, c.smoke.seconds,
            c.smoke.error, c.smoke},
-          {"gate", to_string(c.gate.status), c.gate.ok(), c.gate.status == GateStatus::skipped, c.gate.seconds,
-           c.gate.error, {{"failed", c.gate.failed}, {"error", c.gate.error}}},
-          {"publish", to_string(c.publish.status), c.publish.ok(), c.publish.status == PublishStatus::skipped,
-           c.publish.seconds, c.publish.error,
+          {"gate",
+           to_string(c.gate.status),
+           c.gate.ok(),
+           c.gate.status == GateStatus::skipped,
+           c.gate.seconds,
+           c.gate.error,
+           {{"failed", c.gate.failed}, {"error", c.gate.error}}},
+          {"publish",
+           to_string(c.publish.status),
+           c.publish.ok(),
+           c.publish.status == PublishStatus::skipped,
+           c.publish.seconds,
+           c.publish.error,
            {{"ref", c.publish.ref}, {"digest", c.publish.digest}, {"error", c.publish.error}}}};
 }
 
@@ -119,7 +135,8 @@ std::string size_of(const NightlyCell& c) { return c.layers.empty() ? "" : human
 std::string md_row(const NightlyCell& c) {
   std::string row = "| " + escape_md(c.tag) + " |";
   for (auto& s : steps_of(c)) row += " " + s.status + " |";
-  return row + " " + size_of(c) + " | " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) + " |\n";
+  return row + " " + size_of(c) + " | " + escape_md(c.publish.digest.substr(0, 19)) + " | " + escape_md(c.problem()) +
+         " |\n";
 }
 
 // What the KB check found, in words ("not checked" being the default: the nightly stays offline).
@@ -127,11 +144,16 @@ std::string kb_verdict(const KbState& k) {
   std::string where = k.index.empty() ? "PyPI and Paddle's index" : k.index;
   std::string unread = k.errors.empty() ? "" : "; " + std::to_string(k.errors.size()) + " page(s) not read";
   switch (k.check) {
-    case KbCheckStatus::up_to_date: return "up to date with " + where;
-    case KbCheckStatus::stale: return std::to_string(k.stale.size()) + " release(s) on " + where + " that the KB lacks" + unread;
-    case KbCheckStatus::incomplete: return "nothing stale on the pages of " + where + " read" + unread;
-    case KbCheckStatus::error: return "not checked: " + (k.errors.empty() ? std::string("?") : k.errors.front());
-    case KbCheckStatus::not_checked: break;
+    case KbCheckStatus::up_to_date:
+      return "up to date with " + where;
+    case KbCheckStatus::stale:
+      return std::to_string(k.stale.size()) + " release(s) on " + where + " that the KB lacks" + unread;
+    case KbCheckStatus::incomplete:
+      return "nothing stale on the pages of " + where + " read" + unread;
+    case KbCheckStatus::error:
+      return "not checked: " + (k.errors.empty() ? std::string("?") : k.errors.front());
+    case KbCheckStatus::not_checked:
+      break;
   }
   return "staleness not checked (nightly --kb-check reads the package indexes)";
 }
@@ -139,8 +161,8 @@ std::string kb_verdict(const KbState& k) {
 // "knowledge base 2026.11.3+sha256:…, released 2026-11-26, 24 day(s) old: <verdict>"
 std::string kb_line(const KbState& k) {
   if (k.version.empty()) return "knowledge base: not recorded";
-  return "knowledge base " + k.version + ", released " + k.released + ", " + std::to_string(k.age_days) + " day(s) old: " +
-         kb_verdict(k);
+  return "knowledge base " + k.version + ", released " + k.released + ", " + std::to_string(k.age_days) +
+         " day(s) old: " + kb_verdict(k);
 }
 
 // The KB check's lines: each stale release, each page not read (the error is in the summary line).
@@ -193,8 +215,10 @@ std::string render_svg_chart(const NightlyCell& cell) {
   if (tp.empty()) {
     std::string why = cell.smoke.status == SmokeStatus::skipped ? "smoke did not run"
                                                                 : "no throughput measured (GPU part did not run)";
-    return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"640\" height=\"28\"><text x=\"4\" y=\"18\" "
-           "fill=\"#666\">" + xml_escape(why) + "</text></svg>";
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"640\" height=\"28\"><text x=\"4\" "
+           "y=\"18\" "
+           "fill=\"#666\">" +
+           xml_escape(why) + "</text></svg>";
   }
   // Series grouped by the device they were measured on (a header row whenever it changes), so a
   // test double's or a CPU's figures are never read as a GPU's.
@@ -220,7 +244,9 @@ std::string render_svg_chart(const NightlyCell& cell) {
 
 namespace {
 
-std::string log_name(const NightlyCell& c) { return c.build.log.empty() ? "" : fs::path(c.build.log).filename().string(); }
+std::string log_name(const NightlyCell& c) {
+  return c.build.log.empty() ? "" : fs::path(c.build.log).filename().string();
+}
 
 // The layers more than one cell carries (the matrix's shared bytes).
 std::vector<SharedLayer> shared_layers(const MatrixLayers& m) {
@@ -233,8 +259,8 @@ std::vector<SharedLayer> shared_layers(const MatrixLayers& m) {
 std::string matrix_line(const MatrixLayers& m) {
   size_t shared = shared_layers(m).size();
   return std::to_string(m.cells) + " published cell(s), " + std::to_string(m.layers.size()) + " distinct layer(s), " +
-         std::to_string(shared) + " shared: a pull of the whole matrix costs " + human_bytes(m.unique_bytes) +
-         " (" + human_bytes(m.total_bytes) + " if every cell were pulled on its own)";
+         std::to_string(shared) + " shared: a pull of the whole matrix costs " + human_bytes(m.unique_bytes) + " (" +
+         human_bytes(m.total_bytes) + " if every cell were pulled on its own)";
 }
 
 // Above the cells when a gpu cell was published without a real GPU having run it.
@@ -252,7 +278,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> check_rows(const N
   std::vector<std::string> gate = c.gate.failed;
   if (!c.gate.error.empty()) gate.push_back("error: " + c.gate.error);
   auto summary = [](const std::string& step, const std::string& status, size_t reasons, size_t warnings) {
-    return step + ": " + status + " — " + std::to_string(reasons) + " reason(s), " + std::to_string(warnings) + " warning(s)";
+    return step + ": " + status + " — " + std::to_string(reasons) + " reason(s), " + std::to_string(warnings) +
+           " warning(s)";
   };
   return {{summary("smoke", to_string(c.smoke.status), c.smoke.reasons.size(), c.smoke.warnings.size()), smoke},
           {summary("gate", to_string(c.gate.status), c.gate.failed.size(), 0), gate}};
@@ -261,8 +288,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> check_rows(const N
 void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous) {
   s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19) << ")\n- inputs hash: `"
     << c.inputs_hash << "`, KB " << c.kb_version << ", base `" << c.base << "`\n- build: " << to_string(c.build.status)
-    << " in " << fixed(c.build.seconds) << " s, log " << (log_name(c).empty() ? "(none)" : "[" + log_name(c) + "](logs/" + log_name(c) + ")")
-    << "\n";
+    << " in " << fixed(c.build.seconds) << " s, log "
+    << (log_name(c).empty() ? "(none)" : "[" + log_name(c) + "](logs/" + log_name(c) + ")") << "\n";
   for (auto& [summary, lines] : check_rows(c)) {
     s << "- " << summary;
     for (auto& l : lines) s << "\n  - " << l;
@@ -276,8 +303,9 @@ void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous)
   for (auto& ch : c.changes) s << "\n  - " << escape_md(ch);
   s << "\n";
   for (auto& t : c.smoke.throughput)
-    s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' ' << metric_field(t, "unit")
-      << " (" << str(t, "status") << ")" << (metric_field(t, "gpu").empty() ? "" : " on " + metric_field(t, "gpu")) << "\n";
+    s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' '
+      << metric_field(t, "unit") << " (" << str(t, "status") << ")"
+      << (metric_field(t, "gpu").empty() ? "" : " on " + metric_field(t, "gpu")) << "\n";
 }
 
 void html_details(std::ostream& s, const std::string& summary, const std::vector<std::string>& lines) {
@@ -297,12 +325,14 @@ void html_layers(std::ostream& s, const NightlyCell& c) {
 }
 
 void html_cell(std::ostream& s, const NightlyCell& c, const std::string& previous) {
-  s << "<section class=\"cell\" id=\"cell-" << xml_escape(c.tag) << "\"><h2>" << xml_escape(c.tag) << "</h2><p>image <code>"
-    << xml_escape(c.image) << "</code> (" << xml_escape(c.image_id.substr(0, 19)) << "), KB " << xml_escape(c.kb_version)
-    << ", base <code>" << xml_escape(c.base) << "</code>";
+  s << "<section class=\"cell\" id=\"cell-" << xml_escape(c.tag) << "\"><h2>" << xml_escape(c.tag)
+    << "</h2><p>image <code>" << xml_escape(c.image) << "</code> (" << xml_escape(c.image_id.substr(0, 19)) << "), KB "
+    << xml_escape(c.kb_version) << ", base <code>" << xml_escape(c.base) << "</code>";
   if (!log_name(c).empty()) s << ", <a href=\"logs/" << xml_escape(log_name(c)) << "\">build log</a>";
-  if (!c.promote.empty()) s << "</p><p>staged; release with: <code class=\"promote\">" << xml_escape(c.promote) << "</code>";
-  s << "</p><p>changes since " << xml_escape(previous.empty() ? "the previous run" : previous) << ":</p><ul class=\"changes\">";
+  if (!c.promote.empty())
+    s << "</p><p>staged; release with: <code class=\"promote\">" << xml_escape(c.promote) << "</code>";
+  s << "</p><p>changes since " << xml_escape(previous.empty() ? "the previous run" : previous)
+    << ":</p><ul class=\"changes\">";
   for (auto& ch : c.changes) s << "<li>" << xml_escape(ch) << "</li>";
   s << "</ul>";
   for (auto& [summary, lines] : check_rows(c)) html_details(s, summary, lines);
@@ -329,10 +359,11 @@ std::string render_markdown(const NightlyReport& r) {
   std::ostringstream s;
   std::string shards;
   for (auto& sh : r.shards) shards += (shards.empty() ? "" : ", ") + sh;
-  s << "# imgtool nightly — " << r.matrix << "\n\n" << headline(r) << "  \n"
-    << "registry `" << r.registry << "`" << (r.release.empty() ? "" : " (staging; releases go to `" + r.release + "` by promotion)")
-    << ", shard(s) " << shards << ", builder " << r.builder << ", gpus `" << r.gpus
-    << "`\n\n";
+  s << "# imgtool nightly — " << r.matrix << "\n\n"
+    << headline(r) << "  \n"
+    << "registry `" << r.registry << "`"
+    << (r.release.empty() ? "" : " (staging; releases go to `" + r.release + "` by promotion)") << ", shard(s) "
+    << shards << ", builder " << r.builder << ", gpus `" << r.gpus << "`\n\n";
   s << kb_line(r.kb) << "\n\n";
   if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
     s << "**" << escape_md(kNoHardware) << "**\n\n";
@@ -350,8 +381,8 @@ std::string render_markdown(const NightlyReport& r) {
   if (auto shared = shared_layers(m); !shared.empty()) {
     s << "\n| shared layer | size | cells |\n|---|---|---|\n";
     for (auto& l : shared)
-      s << "| `" << l.layer.digest.substr(0, 19) << "` | " << human_bytes(l.layer.size) << " | " << l.cells.size() << ": "
-        << escape_md(strings::join(l.cells, ", ")) << " |\n";
+      s << "| `" << l.layer.digest.substr(0, 19) << "` | " << human_bytes(l.layer.size) << " | " << l.cells.size()
+        << ": " << escape_md(strings::join(l.cells, ", ")) << " |\n";
   }
   for (auto& c : r.cells) md_cell(s, c, r.previous);
   return strings::printable_lines(s.str());  // every field, escaped or not, shown printable
@@ -360,19 +391,23 @@ std::string render_markdown(const NightlyReport& r) {
 std::string render_html(const NightlyReport& r) {
   std::ostringstream s;
   s << "<!doctype html><html><head><meta charset=\"utf-8\"><title>imgtool nightly</title><style>"
-       "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+       "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid "
+       "#ccc;"
        "padding:4px 8px}.ok{color:#2ca02c}.bad{color:#d62728}td code{word-break:break-all}details{margin:.3em 0}"
-       "section.cell{border-top:1px solid #ddd;margin-top:1.5em}svg.chart{max-width:100%;height:auto}</style></head><body>";
+       "section.cell{border-top:1px solid "
+       "#ddd;margin-top:1.5em}svg.chart{max-width:100%;height:auto}</style></head><body>";
   s << "<h1>imgtool nightly — " << xml_escape(r.matrix) << "</h1><p>" << xml_escape(headline(r)) << "<br>registry "
     << xml_escape(r.registry)
-    << xml_escape(r.release.empty() ? "" : " (staging; releases go to " + r.release + " by promotion)") << ", builder " << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
+    << xml_escape(r.release.empty() ? "" : " (staging; releases go to " + r.release + " by promotion)") << ", builder "
+    << xml_escape(r.builder) << ", gpus " << xml_escape(r.gpus) << "</p>";
   s << "<p class=\"kb\">" << xml_escape(kb_line(r.kb)) << "</p>";
   if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
     s << "<p class=\"bad\" id=\"no-hardware\"><b>" << xml_escape(kNoHardware) << "</b></p><ul class=\"no-hardware\">";
     for (auto& l : lines) s << "<li>" << xml_escape(l) << "</li>";
     s << "</ul>";
   }
-  s << "<table class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
+  s << "<table "
+       "class=\"summary\"><tr><th>cell</th><th>build</th><th>smoke</th><th>gate</th><th>publish</th><th>size</th>"
        "<th>digest</th><th>problem</th></tr>";
   for (auto& c : r.cells) {
     s << "<tr class=\"" << (c.ok() ? "ok" : "bad") << "\"><td><a href=\"#cell-" << xml_escape(c.tag) << "\">"
@@ -397,9 +432,14 @@ std::string render_junit(const NightlyReport& r) {
   junit::Suite suite{"imgtool-nightly", r.seconds, {}};
   for (auto& c : r.cells)
     for (auto& step : steps_of(c)) {
-      junit::Outcome o = step.skipped ? junit::Outcome::kSkipped : step.ok ? junit::Outcome::kPassed : junit::Outcome::kFailed;
-      std::string message = o == junit::Outcome::kSkipped ? step.error : o == junit::Outcome::kFailed ? c.problem() : "";
-      std::string body = o == junit::Outcome::kFailed ? step.detail.dump(2, ' ', false, json::error_handler_t::replace) : "";
+      junit::Outcome o = step.skipped ? junit::Outcome::kSkipped
+                         : step.ok    ? junit::Outcome::kPassed
+                                      : junit::Outcome::kFailed;
+      std::string message = o == junit::Outcome::kSkipped  ? step.error
+                            : o == junit::Outcome::kFailed ? c.problem()
+                                                           : "";
+      std::string body =
+          o == junit::Outcome::kFailed ? step.detail.dump(2, ' ', false, json::error_handler_t::replace) : "";
       suite.cases.push_back({"nightly." + c.tag, step.name, step.seconds, o, message, body});
     }
   return junit::render(suite);
@@ -416,7 +456,8 @@ void write_report(const fs::path& dir, const NightlyReport& r) {
 
 NightlyReport read_report(const fs::path& dir) {
   fs::path file = dir / "nightly.json";
-  if (!fs::exists(file)) throw InputError(dir.string() + ": expected a nightly report folder (nightly.json), found none");
+  if (!fs::exists(file))
+    throw InputError(dir.string() + ": expected a nightly report folder (nightly.json), found none");
   json j = read_json_file(file, "a nightly report");  // names file:line:col of a syntax error
   NightlyReport r;
   try {
@@ -437,14 +478,16 @@ NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& o
   for (auto& d : dirs) {
     NightlyReport r = read_report(d);
     merged.matrix = r.matrix, merged.registry = r.registry, merged.builder = r.builder, merged.gpus = r.gpus;
-    if (merged.kb.version.empty() || (merged.kb.check == KbCheckStatus::not_checked && r.kb.check != KbCheckStatus::not_checked))
+    if (merged.kb.version.empty() ||
+        (merged.kb.check == KbCheckStatus::not_checked && r.kb.check != KbCheckStatus::not_checked))
       merged.kb = r.kb;  // every shard plans with one KB; a shard that checked it says more
     merged.shards.insert(merged.shards.end(), r.shards.begin(), r.shards.end());
     merged.docker_builds += r.docker_builds;
     merged.seconds = std::max(merged.seconds, r.seconds);
     for (auto& c : r.cells) {
       if (!tags.insert(c.tag).second)
-        throw InputError((d / "nightly.json").string() + ": cell '" + c.tag + "' is also in another shard's report; "
+        throw InputError((d / "nightly.json").string() + ": cell '" + c.tag +
+                         "' is also in another shard's report; "
                          "expected disjoint shards (same --shard n, different i)");
       merged.cells.push_back(c);
     }

@@ -22,8 +22,8 @@ json metric(const std::string& name, double value, const std::string& unit, cons
             std::vector<double> history) {
   json h = json::array();
   for (size_t i = 0; i < history.size(); ++i) h.push_back({{"time", 1000 + i}, {"value", history[i]}});
-  return {{"metric", name}, {"value", value}, {"unit", unit}, {"status", "ok"}, {"gpu", device},
-          {"floor", nullptr}, {"history", h}};
+  return {{"metric", name}, {"value", value},   {"unit", unit}, {"status", "ok"},
+          {"gpu", device},  {"floor", nullptr}, {"history", h}};
 }
 
 NightlyCell cell(const std::string& tag, bool ok, json throughput, std::vector<LayerSize> layers) {
@@ -35,12 +35,18 @@ NightlyCell cell(const std::string& tag, bool ok, json throughput, std::vector<L
   c.kb_version = "2026.11";
   c.base = "imgtool-base/cuda:11.8-cudnn8-runtime-bookworm";
   c.build = {CellStatus::built, 1, 61.5, "/state/logs/" + tag + ".log", ""};
-  c.smoke = {.status = ok ? SmokeStatus::pass : SmokeStatus::fail, .seconds = 20,
-             .reasons = ok ? std::vector<std::string>{} : std::vector<std::string>{"paddle: CPU-only Paddle build in a gpu image"},
-             .warnings = {"shm: /dev/shm is 64 MiB, below 1 GiB (fix: docker run --shm-size 2g)"}, .throughput = throughput};
+  c.smoke = {.status = ok ? SmokeStatus::pass : SmokeStatus::fail,
+             .seconds = 20,
+             .reasons = ok ? std::vector<std::string>{}
+                           : std::vector<std::string>{"paddle: CPU-only Paddle build in a gpu image"},
+             .warnings = {"shm: /dev/shm is 64 MiB, below 1 GiB (fix: docker run --shm-size 2g)"},
+             .throughput = throughput};
   c.gate.status = ok ? GateStatus::pass : GateStatus::skipped;
-  if (ok) c.publish = {PublishStatus::published, 4, "127.0.0.1:5000/ai/paddle-local:" + tag, "sha256:" + std::string(64, 'c'), "sig", ""};
-  else c.publish.error = "smoke did not pass: the tag is not moved";
+  if (ok)
+    c.publish = {PublishStatus::published,         4,     "127.0.0.1:5000/ai/paddle-local:" + tag,
+                 "sha256:" + std::string(64, 'c'), "sig", ""};
+  else
+    c.publish.error = "smoke did not pass: the tag is not moved";
   c.layers = ok ? layers : std::vector<LayerSize>{};
   c.changes = {"inputs hash sha256:aaaa… → sha256:bbbb…", "packages (1): pypi/numpy 1.26.3 → 1.26.4"};
   return c;
@@ -57,22 +63,28 @@ NightlyReport sample() {
   r.previous = "2026-11-23T02:00:00Z";
   r.shards = {"1/1"};
   // The KB section at its longest: stale releases with the file to edit, a page not read.
-  r.kb = {.version = "2026.11.3+sha256:0ea87b18604a", .released = "2026-11-26", .age_days = 24, .check = KbCheckStatus::stale,
-          .stale = {"paddlepaddle 3.4.0 (2026-12-01): a new series 3.4 (no release row) — /usr/share/imgtool/matrix/kb/paddle.yaml",
+  r.kb = {.version = "2026.11.3+sha256:0ea87b18604a",
+          .released = "2026-11-26",
+          .age_days = 24,
+          .check = KbCheckStatus::stale,
+          .stale = {"paddlepaddle 3.4.0 (2026-12-01): a new series 3.4 (no release row) — "
+                    "/usr/share/imgtool/matrix/kb/paddle.yaml",
                     "nvidia-cuda-runtime 13.6.20 (2026-12-10): newer than the KB's newest pin 13.5.37 — "
                     "/usr/share/imgtool/matrix/kb/cuda_wheels.yaml"},
-          .errors = {"paddlepaddle-gpu (cu126): GET https://www.paddlepaddle.org.cn/packages/stable/cu126/paddlepaddle-gpu/: "
-                     "Could not resolve host: www.paddlepaddle.org.cn (a retry may help)"}};
-  r.cells = {cell("3.2.0", true,
-                  json::array({metric("cpu_matmul_fp32", 41.2, "GFLOP/s", "cpu: AMD EPYC", {38, 40.5, 39.9}),
-                               metric("cpu_bandwidth_copy", 9.1, "GB/s", "cpu: AMD EPYC", {8.8, 9.0})}),
-                  {base, {"sha256:" + std::string(64, '3'), 180 << 20}}),
-             cell("2.6.2-gpu-cuda11.8-cudnn8.6", true,
-                  json::array({metric("bandwidth_copy", 7.5, "GB/s", "imgtool fake GPU (test double, not hardware)", {7.1}),
-                               metric("bandwidth_triad", 6.9, "GB/s", "imgtool fake GPU (test double, not hardware)", {}),
-                               metric("cpu_matmul_fp32", 40.1, "GFLOP/s", "cpu: AMD EPYC", {39.2})}),
-                  {base, cuda, {"sha256:" + std::string(64, '4'), 900 << 20}}),
-             cell("3.2.0-gpu-cpuwheel", false, json::array(), {})};
+          .errors = {
+              "paddlepaddle-gpu (cu126): GET https://www.paddlepaddle.org.cn/packages/stable/cu126/paddlepaddle-gpu/: "
+              "Could not resolve host: www.paddlepaddle.org.cn (a retry may help)"}};
+  r.cells = {
+      cell("3.2.0", true,
+           json::array({metric("cpu_matmul_fp32", 41.2, "GFLOP/s", "cpu: AMD EPYC", {38, 40.5, 39.9}),
+                        metric("cpu_bandwidth_copy", 9.1, "GB/s", "cpu: AMD EPYC", {8.8, 9.0})}),
+           {base, {"sha256:" + std::string(64, '3'), 180 << 20}}),
+      cell("2.6.2-gpu-cuda11.8-cudnn8.6", true,
+           json::array({metric("bandwidth_copy", 7.5, "GB/s", "imgtool fake GPU (test double, not hardware)", {7.1}),
+                        metric("bandwidth_triad", 6.9, "GB/s", "imgtool fake GPU (test double, not hardware)", {}),
+                        metric("cpu_matmul_fp32", 40.1, "GFLOP/s", "cpu: AMD EPYC", {39.2})}),
+           {base, cuda, {"sha256:" + std::string(64, '4'), 900 << 20}}),
+      cell("3.2.0-gpu-cpuwheel", false, json::array(), {})};
   return r;
 }
 
@@ -100,8 +112,9 @@ const char* kLayoutScript = R"(<script>
 </script>)";
 
 RunResult chromium(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                   "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight)};
+  std::vector<std::string> argv = {
+      "chromium",      "--headless",        "--no-sandbox",
+      "--disable-gpu", "--hide-scrollbars", "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight)};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, {.timeout = std::chrono::seconds(120)});
 }
@@ -126,7 +139,8 @@ TEST_CASE("report.html in headless Chromium: every cell, charts drawn, nothing w
   REQUIRE_MESSAGE(at != std::string::npos, dom.out.substr(0, 2000));
   at += open.size();
   std::string text = dom.out.substr(at, dom.out.find("</pre>", at) - at);
-  for (auto [from, to] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
     for (size_t p = 0; (p = text.find(from, p)) != std::string::npos; p += to.size()) text.replace(p, from.size(), to);
   json layout = json::parse(text);
   INFO(layout.dump(2));
@@ -142,7 +156,7 @@ TEST_CASE("report.html in headless Chromium: every cell, charts drawn, nothing w
       CHECK(p["points"].get<int>() >= 1);
       if (p["points"].get<int>() >= 2) CHECK(p["box"]["w"].get<double>() > 100);  // a history: a line across
     }
-    CHECK(chart["points"].size() == r.cells[i].smoke.throughput.size());   // this run's value: a dot per metric
+    CHECK(chart["points"].size() == r.cells[i].smoke.throughput.size());  // this run's value: a dot per metric
     for (auto& c : chart["points"]) CHECK(c["w"].get<double>() > 0);
   }
   CHECK(layout["charts"][1]["devices"] ==
@@ -154,12 +168,14 @@ TEST_CASE("report.html in headless Chromium: every cell, charts drawn, nothing w
   CHECK(layout["widest_right"].get<double>() <= kWidth);
 
   // What the browser drew: a page, not a blank one, with the charts' strokes on it.
-  auto shot = chromium({"--screenshot=" + (dir.path / "report.png").string(), "file://" + (dir.path / "report.html").string()});
+  auto shot =
+      chromium({"--screenshot=" + (dir.path / "report.png").string(), "file://" + (dir.path / "report.html").string()});
   REQUIRE_MESSAGE(fs::exists(dir.path / "report.png"), shot.err);
   if (const char* keep = std::getenv("IMGTOOL_KEEP_REPORT_PNG"))  // to look at it: IMGTOOL_KEEP_REPORT_PNG=/tmp/r.png
     fs::copy_file(dir.path / "report.png", keep, fs::copy_options::overwrite_existing);
-  auto px = run({"python3", source_dir() + "/tests/png_pixels.py", (dir.path / "report.png").string(), "--color", "1f77b4"},
-                {.timeout = std::chrono::seconds(300)});
+  auto px =
+      run({"python3", source_dir() + "/tests/png_pixels.py", (dir.path / "report.png").string(), "--color", "1f77b4"},
+          {.timeout = std::chrono::seconds(300)});
   REQUIRE_MESSAGE(px.ok(), px.err);
   json pixels = json::parse(px.out);
   MESSAGE("report.png: " << pixels.dump());

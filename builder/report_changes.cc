@@ -23,8 +23,10 @@ struct ComparedField {
 };
 
 const ComparedField kComparedFields[] = {
-    {"inputs hash", &NightlyCell::inputs_hash, true}, {"KB version", &NightlyCell::kb_version, false},
-    {"base", &NightlyCell::base, false},              {"image", &NightlyCell::image_id, true},
+    {"inputs hash", &NightlyCell::inputs_hash, true},
+    {"KB version", &NightlyCell::kb_version, false},
+    {"base", &NightlyCell::base, false},
+    {"image", &NightlyCell::image_id, true},
 };
 
 std::vector<std::string> package_changes(const std::map<std::string, std::string>& was,
@@ -32,8 +34,10 @@ std::vector<std::string> package_changes(const std::map<std::string, std::string
   std::vector<std::string> out;
   for (auto& [name, v] : now) {
     auto it = was.find(name);
-    if (it == was.end()) out.push_back("+ " + name + " " + v);
-    else if (it->second != v) out.push_back(name + " " + it->second + " → " + v);
+    if (it == was.end())
+      out.push_back("+ " + name + " " + v);
+    else if (it->second != v)
+      out.push_back(name + " " + it->second + " → " + v);
   }
   for (auto& [name, v] : was)
     if (!now.count(name)) out.push_back("− " + name + " " + v);
@@ -45,12 +49,15 @@ std::vector<std::string> cell_changes(NightlyCell& c, const NightlyCell& was) {
   for (auto& f : kComparedFields) {
     const std::string &a = was.*f.member, &b = c.*f.member;
     if (a != b && !b.empty())
-      out.push_back(std::string(f.name) + " " + (f.digest ? short_digest(a) : a) + " → " + (f.digest ? short_digest(b) : b));
+      out.push_back(std::string(f.name) + " " + (f.digest ? short_digest(a) : a) + " → " +
+                    (f.digest ? short_digest(b) : b));
   }
   if (!c.publish.digest.empty() && c.publish.digest != was.publish.digest)
-    out.push_back("published digest " + (was.publish.digest.empty() ? std::string("(none)") : short_digest(was.publish.digest)) +
-                  " → " + short_digest(c.publish.digest));
-  if (c.packages.empty() && !c.publish.digest.empty() && c.publish.digest == was.publish.digest) c.packages = was.packages;
+    out.push_back("published digest " +
+                  (was.publish.digest.empty() ? std::string("(none)") : short_digest(was.publish.digest)) + " → " +
+                  short_digest(c.publish.digest));
+  if (c.packages.empty() && !c.publish.digest.empty() && c.publish.digest == was.publish.digest)
+    c.packages = was.packages;
   if (!c.packages.empty() && !was.packages.empty()) {
     auto p = package_changes(was.packages, c.packages);
     if (!p.empty()) {
@@ -72,7 +79,8 @@ void compare_runs(NightlyReport& now, const NightlyReport& before) {
   for (auto& c : before.cells) was[c.tag] = &c;
   for (auto& c : now.cells) {
     auto it = was.find(c.tag);
-    c.changes = it == was.end() ? std::vector<std::string>{"new cell (not in the previous run)"} : cell_changes(c, *it->second);
+    c.changes =
+        it == was.end() ? std::vector<std::string>{"new cell (not in the previous run)"} : cell_changes(c, *it->second);
   }
 }
 
@@ -94,7 +102,8 @@ void compare_with_last_run(NightlyReport& now, const fs::path& state_dir) {
   // Remembered: tonight's cells, plus the cells other shards (or --only runs) on this state left.
   NightlyReport keep = now;
   for (auto& c : before.cells)
-    if (std::none_of(now.cells.begin(), now.cells.end(), [&](auto& n) { return n.tag == c.tag; })) keep.cells.push_back(c);
+    if (std::none_of(now.cells.begin(), now.cells.end(), [&](auto& n) { return n.tag == c.tag; }))
+      keep.cells.push_back(c);
   write_file_atomic(file, nlohmann::json(keep).dump() + "\n");
 }
 
@@ -125,8 +134,10 @@ std::string human_bytes(long long n) {
   int u = 0;
   while (v >= 1024 && u < 4) v /= 1024, ++u;
   std::ostringstream s;
-  if (u == 0) s << n << " B";
-  else s << std::fixed << std::setprecision(1) << v << ' ' << units[u];
+  if (u == 0)
+    s << n << " B";
+  else
+    s << std::fixed << std::setprecision(1) << v << ' ' << units[u];
   return s.str();
 }
 

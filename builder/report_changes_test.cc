@@ -1,10 +1,10 @@
 // What changed since the last run, the matrix's layers, and how the report shows them.
-#include <doctest/doctest.h>
+#include "builder/report_changes.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include "builder/report.h"
-#include "builder/report_changes.h"
 #include "core/fs.h"
 
 using namespace imgtool;
@@ -77,7 +77,8 @@ TEST_CASE("compare_runs: inputs, KB, base, image, digest and package versions; n
   CHECK(now.cells[2].changes == std::vector<std::string>{"new cell (not in the previous run)"});
 }
 
-TEST_CASE("compare_with_last_run: first run, then compared; other shards' cells remembered; a corrupt memory is no failure") {
+TEST_CASE(
+    "compare_with_last_run: first run, then compared; other shards' cells remembered; a corrupt memory is no failure") {
   Dir d;
   auto first = run_of({published("a", "sha256:d1", {}, {})}, "t1");
   compare_with_last_run(first, d.path);

@@ -1,10 +1,11 @@
 // Sharding (shard.h): every cell in exactly one shard, balanced enough, and
 // stable: a new cell never moves another; a new runner only takes cells.
+#include "builder/shard.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
 
-#include "builder/shard.h"
 #include "core/error.h"
 
 using namespace imgtool;

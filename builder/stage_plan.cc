@@ -9,8 +9,8 @@ namespace imgtool::builder {
 std::string base_key(const GeneratedCell& g) {
   if (!g.stage_key.empty()) return g.stage_key;
   const matrix::Cell& c = g.cell;
-  std::string joined = c.base_image + '\n' + c.base_digest + '\n' + c.os + '\n' + c.python + '\n' + c.cuda + '\n' +
-                       c.cudnn;
+  std::string joined =
+      c.base_image + '\n' + c.base_digest + '\n' + c.os + '\n' + c.python + '\n' + c.cuda + '\n' + c.cudnn;
   return sha256_hex(joined).substr(0, 12);
 }
 

@@ -28,7 +28,8 @@ StateLock::StateLock(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir, ec);
   std::filesystem::path file = dir / "lock";
   fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw Error("state folder " + dir.string() + ": cannot open " + file.string() + ": " + std::strerror(errno));
+  if (fd_ < 0)
+    throw Error("state folder " + dir.string() + ": cannot open " + file.string() + ": " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     std::string who = holder(fd_);

@@ -34,7 +34,9 @@ static const fs::path& private_dir(const fs::path& dir) {
 }
 
 StateStore::StateStore(const fs::path& dir)
-    : lock_(private_dir(dir)), path_(dir / "state.db"), db_(path_.string(), kSchema, 30000, "state store " + path_.string()) {}
+    : lock_(private_dir(dir)),
+      path_(dir / "state.db"),
+      db_(path_.string(), kSchema, 30000, "state store " + path_.string()) {}
 
 std::optional<BuildRecord> StateStore::last_build(const std::string& tag) {
   std::lock_guard lock(mu_);

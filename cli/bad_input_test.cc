@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
@@ -51,8 +50,10 @@ const char* kAxes = "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  python:
 TEST_CASE("matrix files: a repeated key is refused at its second position (YAML and JSON)") {
   fx::ScratchDir d("bad-dup");
   auto y = write(d.path / "dup.yaml", std::string("repository: paddle\n") + kAxes + "repository: other\n");
-  check_refused(cli({"matrix", y}), y + ":7:1: expected each key once in a mapping, found 'repository' again (first at " + y + ":1:1)");
-  auto nested = write(d.path / "nested.yaml", "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  paddle: [\"2.6.2\"]\n");
+  check_refused(cli({"matrix", y}),
+                y + ":7:1: expected each key once in a mapping, found 'repository' again (first at " + y + ":1:1)");
+  auto nested =
+      write(d.path / "nested.yaml", "axes:\n  paddle: [\"3.0.0\"]\n  cuda: [\"12.6\"]\n  paddle: [\"2.6.2\"]\n");
   check_refused(cli({"matrix", nested}), nested + ":4:3: expected each key once in a mapping, found 'paddle' again");
   auto j = write(d.path / "dup.json", R"({"axes": {"paddle": ["3.0.0"], "cuda": ["12.6"]},
   "include": [{"paddle": "3.0.0", "cuda": "12.6", "base_image": "a/b:1", "base_image": "c/d:2"}]})");
@@ -65,9 +66,11 @@ TEST_CASE("matrix files: values Docker would refuse later are refused now, at th
   check_refused(cli({"matrix", upper}), upper + ":1:13: 'repository': expected a repository of lower-case letters");
   auto in_defaults = write(d.path / "defaults.yaml", std::string(kAxes) + "defaults:\n  repository: ai/Paddle\n");
   check_refused(cli({"matrix", in_defaults}), in_defaults + ":7:15: 'repository': expected a repository of lower-case");
-  auto base = write(d.path / "base.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda:12.6 runtime\"\n");
+  auto base =
+      write(d.path / "base.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda:12.6 runtime\"\n");
   check_refused(cli({"matrix", base}), base + ":7:15: 'base_image': expected a tag of [A-Za-z0-9_.-]");
-  auto digest = write(d.path / "digest.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda@sha256:abc\"\n");
+  auto digest =
+      write(d.path / "digest.yaml", std::string(kAxes) + "defaults:\n  base_image: \"nvidia/cuda@sha256:abc\"\n");
   check_refused(cli({"matrix", digest}), digest + ":7:15: 'base_image': expected @sha256:<64 hex digits>");
   auto pin = write(d.path / "pin.yaml", std::string(kAxes) + "defaults:\n  base_digest: latest\n");
   check_refused(cli({"matrix", pin}), pin + ":7:16: 'base_digest': expected sha256:<64 hex digits>, found 'latest'");
@@ -96,13 +99,15 @@ TEST_CASE("flags: --out with a trailing slash works; keygen --out \"\" is refuse
   RunOptions in_scratch;
   in_scratch.cwd = d.path.string();
   check_refused(cli({"keygen", "--out", ""}, in_scratch), R"(imgtool: --out: expected a file path, found "")");
-  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch), "--out: key path prefix 'keys/': expected a prefix ending in a file name");
+  check_refused(cli({"keygen", "--out", "keys/"}, in_scratch),
+                "--out: key path prefix 'keys/': expected a prefix ending in a file name");
   CHECK(!fs::exists(d.path / ".key"));
   CHECK(!fs::exists(d.path / "keys"));
 
   std::string paddle = fx::source_dir() + "/matrix/paddle.yaml";
   for (const char* bad : {"2026-02-30", "2026-13-01", "tomorrow", "2026-1-01", "20261122"})
-    check_refused(cli({"matrix", paddle, "--today", bad}), std::string("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '") + bad + "'");
+    check_refused(cli({"matrix", paddle, "--today", bad}),
+                  std::string("--today: expected a real date YYYY-MM-DD like 2026-11-22, found '") + bad + "'");
   CHECK(cli({"matrix", paddle, "--today", "2028-02-29"}).exit_code == 0);
 }
 
@@ -110,23 +115,25 @@ TEST_CASE("generate --out: a place that takes no folder is bad input naming --ou
   fx::ScratchDir d("bad-out");
   std::string local = fx::source_dir() + "/matrix/local.yaml";
   RunOptions env = local_wheelhouse(d.path);
-  check_refused(cli({"generate", local, "--out", "/proc/x"}, env),
-                "imgtool: --out '/proc/x': expected a place where a folder can be made, found /proc: no such folder, or one "
-                "that takes no new folders (like /proc)");
+  check_refused(
+      cli({"generate", local, "--out", "/proc/x"}, env),
+      "imgtool: --out '/proc/x': expected a place where a folder can be made, found /proc: no such folder, or one "
+      "that takes no new folders (like /proc)");
   write(d.path / "file", "not a folder");
   check_refused(cli({"generate", local, "--out", (d.path / "file/gen").string()}, env),
                 "--out '" + (d.path / "file/gen").string() + "': expected a place where a folder can be made, found " +
                     (d.path / "file").string() + ": a file where a folder should be");
   CHECK(read_file(d.path / "file") == "not a folder");
-  CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()) == 2);  // wh and file: no staging folder left
+  CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator()) ==
+        2);  // wh and file: no staging folder left
 }
 
 TEST_CASE("shared flags: smoke and nightly refuse a bad smoke flag alike, before anything runs; a bad --kb is named") {
   fx::ScratchDir d("bad-shared");
   std::vector<std::vector<std::string>> commands = {
       {"smoke", "no-such/image:1"},
-      {"nightly", fx::source_dir() + "/matrix/local.yaml", "--registry", "127.0.0.1:1/ns", "--key", (d.path / "none.key").string(),
-       "--report", (d.path / "r").string(), "--state", (d.path / "s").string()}};
+      {"nightly", fx::source_dir() + "/matrix/local.yaml", "--registry", "127.0.0.1:1/ns", "--key",
+       (d.path / "none.key").string(), "--report", (d.path / "r").string(), "--state", (d.path / "s").string()}};
   for (auto args : commands) {
     auto with = [&](std::vector<std::string> extra) {
       auto a = args;
@@ -135,11 +142,13 @@ TEST_CASE("shared flags: smoke and nightly refuse a bad smoke flag alike, before
     };
     check_refused(with({"--gpu-host", "bogus"}), "--gpu-host: expected one of gpu, none, test-double, found 'bogus'");
     check_refused(with({"--set", "shm_size=8gb"}), "--set shm_size=8gb: shm_size: expected a size > 0");
-    check_refused(with({"--profile", "no-such-layer"}), "--profile no-such-layer: expected a profile layer named 'no-such-layer'");
+    check_refused(with({"--profile", "no-such-layer"}),
+                  "--profile no-such-layer: expected a profile layer named 'no-such-layer'");
   }
   CHECK_FALSE(fs::exists(d.path / "r"));
   CHECK_FALSE(fs::exists(d.path / "s"));
-  check_refused(cli({"build", fx::source_dir() + "/matrix/local.yaml", "--kb", (d.path / "no-kb").string(), "--state", (d.path / "s").string()}),
+  check_refused(cli({"build", fx::source_dir() + "/matrix/local.yaml", "--kb", (d.path / "no-kb").string(), "--state",
+                     (d.path / "s").string()}),
                 (d.path / "no-kb").string() + "/");
   CHECK_FALSE(fs::exists(d.path / "s"));
 }
@@ -211,23 +220,27 @@ TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one 
   fx::ScratchDir d("bad-plan");
   std::string m = fx::source_dir() + "/matrix/paddle.yaml";
   auto out = (d.path / "out").string();
-  check_refused(cli({"plan", m, "--emit", "jenkins", "--out", out}), "--emit: expected github, gitlab, bake or k8s, found 'jenkins'");
+  check_refused(cli({"plan", m, "--emit", "jenkins", "--out", out}),
+                "--emit: expected github, gitlab, bake or k8s, found 'jenkins'");
   check_refused(cli({"plan", m, "--out", out}), "plan: expected --emit github, gitlab, bake or k8s, found none");
-  check_refused(cli({"plan", m, "--emit", "k8s", "--out", out}), "plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE");
+  check_refused(cli({"plan", m, "--emit", "k8s", "--out", out}),
+                "plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE");
   check_refused(cli({"plan", m, "--emit", "github", "--out", out, "--shards", "0"}),
                 "--shards: expected a number of runners >= 1, found 0");
-  check_refused(cli({"plan", m, "--emit", "k8s", "--registry", "registry.example.com/ai", "--out", out, "--no-resolve"}),
-                "plan --emit k8s: cell '2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0' has no digest");
+  check_refused(
+      cli({"plan", m, "--emit", "k8s", "--registry", "registry.example.com/ai", "--out", out, "--no-resolve"}),
+      "plan --emit k8s: cell '2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0' has no digest");
   CHECK_FALSE(fs::exists(out));
   for (auto bad : {"3/2", "0/4", "1-2", "x/y"})
-    check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
-                       (d.path / "r").string(), "--state", (d.path / "state").string(), "--shard", bad}),
+    check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(),
+                       "--report", (d.path / "r").string(), "--state", (d.path / "state").string(), "--shard", bad}),
                   "--shard: expected ");
   CHECK_FALSE(fs::exists(d.path / "r"));
-  check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
-                     (d.path / "r").string(), "--state", (d.path / "state").string(), "--kb-index", "http://mirror.example"}),
-                "--kb-index: expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found "
-                "'http://mirror.example'");
+  check_refused(
+      cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
+           (d.path / "r").string(), "--state", (d.path / "state").string(), "--kb-index", "http://mirror.example"}),
+      "--kb-index: expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found "
+      "'http://mirror.example'");
   CHECK_FALSE(fs::exists(d.path / "r"));
   CHECK_FALSE(fs::exists(d.path / "state"));
   check_refused(cli({"nightly", "collect", (d.path / "x.json").string(), "--report", (d.path / "r").string()}),
@@ -239,7 +252,8 @@ TEST_CASE("generated folders are input: a hostile cell.json is refused before a 
   fx::ScratchDir d("bad-cell");
   auto gen = [&](const std::string& name, const std::string& tag, const std::string& stage_key) {
     nlohmann::json j = {{"cell", {{"tag", tag}, {"repository", "paddle"}, {"variant", "cpu"}}},
-                        {"inputs_hash", sha256_digest(tag)}, {"kb_version", "t"},
+                        {"inputs_hash", sha256_digest(tag)},
+                        {"kb_version", "t"},
                         {"build", {{"stage", "build"}, {"stage_key", stage_key}}}};
     write(d.path / name / "c" / "cell.json", j.dump());
     write(d.path / name / "c" / "Dockerfile", "FROM scratch AS build\nFROM build\n");
@@ -248,8 +262,9 @@ TEST_CASE("generated folders are input: a hostile cell.json is refused before a 
   fs::path pwned = d.path / "pwned";
   auto out = (d.path / "out").string();
   // Before: bake.sh got the line `bake bake-$(touch …/pwned).json …`, run by whoever ran bake.sh.
-  check_refused(cli({"plan", gen("key", "3.2.0-cpu", "$(touch " + pwned.string() + ")"), "--emit", "bake", "--out", out}),
-                "build.stage_key: expected 12 lowercase hex digits or none, found '$(touch " + pwned.string() + ")'");
+  check_refused(
+      cli({"plan", gen("key", "3.2.0-cpu", "$(touch " + pwned.string() + ")"), "--emit", "bake", "--out", out}),
+      "build.stage_key: expected 12 lowercase hex digits or none, found '$(touch " + pwned.string() + ")'");
   CHECK_FALSE(fs::exists(out));
   CHECK_FALSE(fs::exists(pwned));
   // Before: the build's log was written to <state>/logs/../../x.log, outside the state folder.
@@ -279,19 +294,20 @@ RunResult parse_xml(const fs::path& file) {
 TEST_CASE("control characters in a shard report reach neither the terminal nor report.md/html/junit.xml raw") {
   fx::ScratchDir d("ctl-report");
   std::string esc = "\u001b[2J\u001b]0;owned\u0007";  // clear the screen, retitle the terminal, bell
-  nlohmann::json cell = {{"tag", "3.2.0-cpu"},
-                         {"image", "paddle:3.2.0-cpu" + esc},
-                         {"build", {{"status", "built"}, {"error", ""}}},
-                         {"smoke", {{"status", "fail"}, {"reasons", {std::string("paddle: import failed \0 here", 28) + esc}}}},
-                         {"gate", {{"status", "skipped"}, {"error", "smoke did not pass" + esc}}},
-                         {"publish", {{"status", "failed"}, {"digest", "sha256:" + esc}, {"error", "HTTP 403 DENIED: " + esc}}}};
-  nlohmann::json report = {{"kind", "imgtool-nightly-report"}, {"kb", {{"version", "2026.11.3" + esc}}},
-                           {"cells", {cell}}};
+  nlohmann::json cell = {
+      {"tag", "3.2.0-cpu"},
+      {"image", "paddle:3.2.0-cpu" + esc},
+      {"build", {{"status", "built"}, {"error", ""}}},
+      {"smoke", {{"status", "fail"}, {"reasons", {std::string("paddle: import failed \0 here", 28) + esc}}}},
+      {"gate", {{"status", "skipped"}, {"error", "smoke did not pass" + esc}}},
+      {"publish", {{"status", "failed"}, {"digest", "sha256:" + esc}, {"error", "HTTP 403 DENIED: " + esc}}}};
+  nlohmann::json report = {
+      {"kind", "imgtool-nightly-report"}, {"kb", {{"version", "2026.11.3" + esc}}}, {"cells", {cell}}};
   write(d.path / "shard" / "nightly.json", report.dump());
   auto out = d.path / "merged";
   auto r = cli({"nightly", "merge", (d.path / "shard").string(), "--report", out.string()});
   INFO(r.out << r.err);
-  CHECK(r.exit_code == 1);  // the cell failed
+  CHECK(r.exit_code == 1);                // the cell failed
   CHECK(no_raw_controls(r.out + r.err));  // before: the summary printed ESC sequences and BEL as they were
   CHECK(r.out.find("sha256:\\x1b[2J\\x1b]0;owned\\x07") != std::string::npos);
   for (auto name : {"report.md", "report.html", "junit.xml"}) {
@@ -318,6 +334,7 @@ TEST_CASE("folders: a --state folder others can write is refused, naming it and 
   fs::create_directories(state);
   fs::permissions(state, fs::perms::all);  // 0777: anyone could plant generated Dockerfiles or a lock
   auto r = cli({"build", fx::source_dir() + "/matrix/local.yaml", "--state", state.string()});
-  check_refused(r, state.string() + ": expected a folder only its owner can write (mode 0700), found mode 0777; fix: chmod 700");
+  check_refused(
+      r, state.string() + ": expected a folder only its owner can write (mode 0700), found mode 0777; fix: chmod 700");
   CHECK(fs::is_empty(state));  // nothing written into it
 }

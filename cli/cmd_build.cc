@@ -24,7 +24,7 @@ struct BuildFlags {
 
 int run_build(const BuildFlags& f) {
   fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
-  auto kb = f.kb.load();  // the run's one KB: a bad --kb is refused before the state folder is taken
+  auto kb = f.kb.load();             // the run's one KB: a bad --kb is refused before the state folder is taken
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
   auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb);
   auto cells = builder::select_tags(src.cells, f.only);
@@ -46,25 +46,25 @@ int run_build(const BuildFlags& f) {
   return rep.ok() ? 0 : 1;
 }
 
-Registration build_registration({"build", "Build the images of a matrix (or a folder of generated cells) with docker",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<BuildFlags>();
-                    sub.add_option("input", f->inputs, "matrix file(s) (YAML/JSON) or folder(s) of generated cells")
-                        ->required();
-                    sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
-                    sub.add_option("--only", f->only, "build only these tags")->delimiter(',');
-                    sub.add_option("--state", f->state, "state folder (state.db, logs/, generated/); "
-                                                        "default: the imgtool cache folder");
-                    sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
-                    sub.add_option("--attempts", f->attempts, "tries per build on transient failures (default 3)")
-                        ->check(CLI::Range(1, 10));
-                    sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
-                    f->kb.add(sub);
-                    sub.add_flag("--force", f->force, "build even cells that are up to date");
-                    sub.add_flag("--json", f->json, "print the summary as JSON");
-                    sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");
-                    return [f] { return run_build(*f); };
-                  }});
+Registration build_registration(
+    {"build", "Build the images of a matrix (or a folder of generated cells) with docker", [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<BuildFlags>();
+       sub.add_option("input", f->inputs, "matrix file(s) (YAML/JSON) or folder(s) of generated cells")->required();
+       sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
+       sub.add_option("--only", f->only, "build only these tags")->delimiter(',');
+       sub.add_option("--state", f->state,
+                      "state folder (state.db, logs/, generated/); "
+                      "default: the imgtool cache folder");
+       sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
+       sub.add_option("--attempts", f->attempts, "tries per build on transient failures (default 3)")
+           ->check(CLI::Range(1, 10));
+       sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
+       f->kb.add(sub);
+       sub.add_flag("--force", f->force, "build even cells that are up to date");
+       sub.add_flag("--json", f->json, "print the summary as JSON");
+       sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");
+       return [f] { return run_build(*f); };
+     }});
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -1,6 +1,5 @@
 // imgtool copy SRC DST: one image between docker-daemon:, oci: and docker://.
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/subcommand.h"
@@ -38,8 +37,13 @@ int run_copy(const CopyFlags& f) {
   if (f.verbose) co.log = [](const std::string& s) { std::cerr << "imgtool copy: " << s << "\n"; };
   image::CopyResult r = image::copy_image(*source, *dest, dst.tag, co);
   if (f.json) {
-    nlohmann::json j{{"source", f.src}, {"destination", f.dst}, {"digest", r.digest}, {"media_type", r.media_type},
-                     {"blobs", r.blobs}, {"blobs_skipped", r.blobs_skipped}, {"bytes_copied", r.bytes_copied},
+    nlohmann::json j{{"source", f.src},
+                     {"destination", f.dst},
+                     {"digest", r.digest},
+                     {"media_type", r.media_type},
+                     {"blobs", r.blobs},
+                     {"blobs_skipped", r.blobs_skipped},
+                     {"bytes_copied", r.bytes_copied},
                      {"seconds", r.seconds}};
     std::cout << j.dump(2) << "\n";
   } else {
@@ -49,19 +53,21 @@ int run_copy(const CopyFlags& f) {
   return 0;
 }
 
-Registration copy_registration{{"copy", "Copy an image between docker-daemon:NAME:TAG, oci:DIR[:TAG] and docker://HOST/REPO[:TAG|@DIGEST]",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<CopyFlags>();
-                    sub.add_option("SRC", f->src, "source reference")->required();
-                    sub.add_option("DST", f->dst, "destination reference")->required();
-                    sub.add_option("--compression", f->compression, "layer compression for docker-daemon: sources: gzip (default) or zstd");
-                    sub.add_option("--jobs", f->jobs, "blobs transferred in parallel (default 4)");
-                    sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) to trust for the registry");
-                    sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-                    sub.add_flag("--json", f->json, "print the result as JSON");
-                    sub.add_flag("-v,--verbose", f->verbose, "log each blob");
-                    return [f] { return run_copy(*f); };
-                  }}};
+Registration copy_registration{
+    {"copy", "Copy an image between docker-daemon:NAME:TAG, oci:DIR[:TAG] and docker://HOST/REPO[:TAG|@DIGEST]",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<CopyFlags>();
+       sub.add_option("SRC", f->src, "source reference")->required();
+       sub.add_option("DST", f->dst, "destination reference")->required();
+       sub.add_option("--compression", f->compression,
+                      "layer compression for docker-daemon: sources: gzip (default) or zstd");
+       sub.add_option("--jobs", f->jobs, "blobs transferred in parallel (default 4)");
+       sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) to trust for the registry");
+       sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       sub.add_flag("--json", f->json, "print the result as JSON");
+       sub.add_flag("-v,--verbose", f->verbose, "log each blob");
+       return [f] { return run_copy(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -26,23 +26,28 @@ int run_doctor(const DoctorOptions& o) {
   for (const auto& i : images)
     for (auto& row : host::image_rows(report.facts, {i.ref, i.variant, i.cuda, i.min_driver, i.cuda_archs}, kb))
       report.rows.push_back(std::move(row));
-  if (o.json) std::cout << host::to_json(report).dump(2) << "\n";
-  else std::cout << host::render_table(report);
+  if (o.json)
+    std::cout << host::to_json(report).dump(2) << "\n";
+  else
+    std::cout << host::render_table(report);
   return report.failed() ? 1 : 0;
 }
 
-Registration doctor_registration{{"doctor", "Inspect this host: NVIDIA driver, GPUs, Docker engine, NVIDIA container runtime, docker run --gpus",
-                  [](CLI::App& sub) -> Action {
-                    auto o = std::make_shared<DoctorOptions>();
-                    sub.add_flag("--json", o->json, "machine-readable output");
-                    sub.add_option("--probe-image", o->probe_image, "a LOCAL image (name, image ID or repo@sha256 digest) for the `docker run "
-                                                               "--gpus all … nvidia-smi -L` check, run by its ID and never pulled (default ubuntu:22.04)");
-                    sub.add_flag("--no-gpu-run", o->no_gpu_run, "skip the docker run --gpus all check");
-                    sub.add_option("--image", o->images, "also judge whether this host can run IMAGE (its GPU code and "
-                                                         "driver floor); a local name, docker-daemon:, docker:// or oci: (repeatable)");
-                    sub.add_flag("--insecure-http", o->insecure_http, "allow plain http for a non-loopback registry");
-                    return [o] { return run_doctor(*o); };
-                  }}};
+Registration doctor_registration{
+    {"doctor", "Inspect this host: NVIDIA driver, GPUs, Docker engine, NVIDIA container runtime, docker run --gpus",
+     [](CLI::App& sub) -> Action {
+       auto o = std::make_shared<DoctorOptions>();
+       sub.add_flag("--json", o->json, "machine-readable output");
+       sub.add_option("--probe-image", o->probe_image,
+                      "a LOCAL image (name, image ID or repo@sha256 digest) for the `docker run "
+                      "--gpus all … nvidia-smi -L` check, run by its ID and never pulled (default ubuntu:22.04)");
+       sub.add_flag("--no-gpu-run", o->no_gpu_run, "skip the docker run --gpus all check");
+       sub.add_option("--image", o->images,
+                      "also judge whether this host can run IMAGE (its GPU code and "
+                      "driver floor); a local name, docker-daemon:, docker:// or oci: (repeatable)");
+       sub.add_flag("--insecure-http", o->insecure_http, "allow plain http for a non-loopback registry");
+       return [o] { return run_doctor(*o); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -31,7 +31,8 @@ std::vector<sign::Subject> subjects(const std::string& s) {
 int run_evidence(const EvidenceFlags& f) {
   nlohmann::json probe = read_json_file(f.probe, "the probe's JSON document");
   smoke::SmokeEvidence e = smoke::evidence_from_probe(probe, f.source.empty() ? "probe document " + f.probe : f.source);
-  sign::Statement st{sign::kInTotoStatementV01, smoke::kSmokePredicateType, subjects(f.subject), smoke::to_predicate(e)};
+  sign::Statement st{sign::kInTotoStatementV01, smoke::kSmokePredicateType, subjects(f.subject),
+                     smoke::to_predicate(e)};
   std::cerr << "evidence: " << e.summary() << "\n";
   if (f.key.empty()) {
     std::cout << nlohmann::json::parse(st.serialize()).dump(2) << "\n";
@@ -42,16 +43,17 @@ int run_evidence(const EvidenceFlags& f) {
   return 0;
 }
 
-Registration evidence_registration({"evidence", "Turn a probe document into the signed hardware-evidence statement a smoke attests",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<EvidenceFlags>();
-                    sub.add_option("probe", f->probe, "the probe's JSON document (probe.py's output)")->required();
-                    sub.add_option("--subject", f->subject, "REGISTRY/REPO@sha256:<hex> the statement is about");
-                    sub.add_option("--source", f->source, "where the document came from (default: its file name)");
-                    sub.add_option("--key", f->key, "sign the statement (DSSE) with this private key (a file, or env://VAR)");
-                    sub.add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
-                    return [f] { return run_evidence(*f); };
-                  }});
+Registration evidence_registration(
+    {"evidence", "Turn a probe document into the signed hardware-evidence statement a smoke attests",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<EvidenceFlags>();
+       sub.add_option("probe", f->probe, "the probe's JSON document (probe.py's output)")->required();
+       sub.add_option("--subject", f->subject, "REGISTRY/REPO@sha256:<hex> the statement is about");
+       sub.add_option("--source", f->source, "where the document came from (default: its file name)");
+       sub.add_option("--key", f->key, "sign the statement (DSSE) with this private key (a file, or env://VAR)");
+       sub.add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
+       return [f] { return run_evidence(*f); };
+     }});
 
 }  // namespace
 }  // namespace imgtool::cli

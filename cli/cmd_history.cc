@@ -21,18 +21,17 @@ int run_history(const HistoryFlags& f) {
   return 0;
 }
 
-Registration history_registration({"history", "Show throughput records of an image tag over time, per GPU and driver",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<HistoryFlags>();
-                    sub.add_option("--tag", f->opt.tag, "image tag (io.imgtool.tag) whose series to show")->required();
-                    sub.add_option("--gpu", f->opt.gpu, "only this GPU (device name as recorded)");
-                    sub.add_option("--metric", f->opt.metric, "only this metric (bandwidth_copy, gemm_fp16, …)");
-                    sub.add_option("--last", f->opt.last, "only the newest N points per series");
-                    sub.add_option("--records", f->records,
-                                   "records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
-                    sub.add_flag("--json", f->json, "print JSON");
-                    return [f] { return run_history(*f); };
-                  }});
+Registration history_registration(
+    {"history", "Show throughput records of an image tag over time, per GPU and driver", [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<HistoryFlags>();
+       sub.add_option("--tag", f->opt.tag, "image tag (io.imgtool.tag) whose series to show")->required();
+       sub.add_option("--gpu", f->opt.gpu, "only this GPU (device name as recorded)");
+       sub.add_option("--metric", f->opt.metric, "only this metric (bandwidth_copy, gemm_fp16, …)");
+       sub.add_option("--last", f->opt.last, "only the newest N points per series");
+       sub.add_option("--records", f->records, "records SQLite file (default $IMGTOOL_RECORDS or <cache>/records.db)");
+       sub.add_flag("--json", f->json, "print JSON");
+       return [f] { return run_history(*f); };
+     }});
 
 }  // namespace
 }  // namespace imgtool::cli

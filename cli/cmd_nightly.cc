@@ -17,8 +17,6 @@
 #include "cli/progress_printer.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
-#include "core/strings.h"
-#include "sign/keys.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "sign/keys.h"
@@ -55,11 +53,11 @@ void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
               << bt::to_string(c.smoke.status) << ", gate " << bt::to_string(c.gate.status) << ", publish "
               << bt::to_string(c.publish.status) << ' ' << printable(c.publish.digest) << "\n";
   std::cout << "kb: " << printable(r.kb.version) << ", released " << printable(r.kb.released) << ", " << r.kb.age_days
-            << " day(s) old; check "
-            << bt::to_string(r.kb.check) << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)")
-            << "\n";
+            << " day(s) old; check " << bt::to_string(r.kb.check)
+            << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)") << "\n";
   if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
-    std::cout << "warning: " << lines.size() << " GPU tag(s) published without hardware evidence (the GPU part never ran "
+    std::cout << "warning: " << lines.size()
+              << " GPU tag(s) published without hardware evidence (the GPU part never ran "
               << "on a real GPU; promote refuses them):\n";
     for (auto& l : lines) std::cout << "  " << l << "\n";
   }
@@ -78,8 +76,9 @@ std::string joined(const std::vector<std::string>& inputs) {
 // SIGSEGV instead of exiting 2).
 bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::KnowledgeBase& kb) {
   if (f.inputs.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
-    throw InputError("nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
-                     "one of them is missing (see imgtool nightly --help)");
+    throw InputError(
+        "nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
+        "one of them is missing (see imgtool nightly --help)");
   fs::path state = f.state.empty() ? bt::default_state_dir() : fs::path(f.state);
   smoke::SmokeOptions smoke{.gpus = "auto"};
   smoke::RecordOptions records;
@@ -90,23 +89,31 @@ bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Knowledg
   std::optional<bt::PublishTarget> release;
   if (!f.stage.empty()) release = bt::parse_registry(f.registry);
   bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
-  if (!f.kb_index.empty()) kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
-  bt::NightlyRequest req{.inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
-                         .only = f.only,
-                         .state = state,
-                         .report = f.report,
-                         .options = {.build = {.jobs = f.jobs, .log_dir = state / "logs", .timeout = std::chrono::seconds(f.timeout)},
-                                     .target = target,
-                                     .shard = shard,
-                                     .matrix = joined(f.inputs),
-                                     .gpus = smoke::settings_key(smoke),  // also the smoke cache key
-                                     .fresh_smoke = f.fresh_smoke,
-                                     .kb = kb_opt},
-                         .steps = {.target = target, .key = f.key, .passphrase_env = f.passphrase_env, .smoke = smoke,
-                                   .records = records, .profile = strings::join(f.smoke.profiles, ","),
-                                   .ca_file = f.ca_file, .insecure_http = f.insecure_http, .kb = &kb},
-                         .release = release,
-                         .kb = &kb};
+  if (!f.kb_index.empty())
+    kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
+  bt::NightlyRequest req{
+      .inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
+      .only = f.only,
+      .state = state,
+      .report = f.report,
+      .options = {.build = {.jobs = f.jobs, .log_dir = state / "logs", .timeout = std::chrono::seconds(f.timeout)},
+                  .target = target,
+                  .shard = shard,
+                  .matrix = joined(f.inputs),
+                  .gpus = smoke::settings_key(smoke),  // also the smoke cache key
+                  .fresh_smoke = f.fresh_smoke,
+                  .kb = kb_opt},
+      .steps = {.target = target,
+                .key = f.key,
+                .passphrase_env = f.passphrase_env,
+                .smoke = smoke,
+                .records = records,
+                .profile = strings::join(f.smoke.profiles, ","),
+                .ca_file = f.ca_file,
+                .insecure_http = f.insecure_http,
+                .kb = &kb},
+      .release = release,
+      .kb = &kb};
   req.log = [](const std::string& line) { std::cerr << line << std::endl; };
   return req;
 }
@@ -135,23 +142,28 @@ int run_promote(const NightlyFlags& f) {
   sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
   sign::Pkey pub = f.public_key.empty() ? nullptr : sign::load_public_key(f.public_key);
   auto kb = f.kb.load();
-  auto cells = bt::promote_report({.from_report = f.from_report, .public_key = pub ? pub.get() : key.get(),
-                                   .sign_key = key.get(), .kb = &kb,
+  auto cells = bt::promote_report({.from_report = f.from_report,
+                                   .public_key = pub ? pub.get() : key.get(),
+                                   .sign_key = key.get(),
+                                   .kb = &kb,
                                    .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}});
   bool ok = true;
   for (auto& c : cells) {
     std::cout << (c.ok ? "promoted " : "REFUSED  ") << c.from << " -> " << c.to << ": " << c.line << "\n";
     ok = ok && c.ok;
   }
-  std::cout << "nightly promote: " << cells.size() << " cell(s), " << (ok ? "all promoted" : "some refused (their release tags did not move)") << "\n";
+  std::cout << "nightly promote: " << cells.size() << " cell(s), "
+            << (ok ? "all promoted" : "some refused (their release tags did not move)") << "\n";
   return ok ? 0 : 1;
 }
 
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
-  bt::CollectOptions o{.from_report = f.from_report, .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
-                       .key = f.key, .passphrase_env = f.passphrase_env,
+  bt::CollectOptions o{.from_report = f.from_report,
+                       .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
+                       .key = f.key,
+                       .passphrase_env = f.passphrase_env,
                        .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = bt::collect_results(o);
@@ -160,69 +172,81 @@ int run_collect(const NightlyFlags& f) {
   return report.ok() ? 0 : 1;
 }
 
-Registration nightly_registration({"nightly",
-                  "Build, smoke, push by digest, sign and tag every cell of a matrix; write a report "
-                  "(`nightly merge` joins shard reports)",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<NightlyFlags>();
-                    sub.add_option("matrix", f->inputs, "matrix file(s) or folder(s) of generated cells: one run, "
-                                                        "one report");
-                    sub.add_option("--registry", f->registry, "HOST[:PORT]/NAMESPACE to publish to (the release "
-                                                              "registry when --stage-repository is given)");
-                    sub.add_option("--stage-repository", f->stage,
-                                   "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
-                                   "gives each cell the `imgtool promote --to` command that releases it into --registry");
-                    sub.add_option("--key", f->key, "private signing key: a PEM file (mode 0600; imgtool keygen) or env://VAR (the PEM text in VAR, removed from the environment before any program starts)");
-                    sub.add_option("--passphrase-env", f->passphrase_env, "env var holding the key's passphrase");
-                    sub.add_option("--report", f->report, "report folder (md, html, json, junit)");
-                    sub.add_option("--shard", f->shard, "i/n: this runner's share of the cells (default 1/1)");
-                    f->smoke.add(sub, kSmokePart);
-                    f->kb.add(sub);
-                    sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
-                    sub.add_option("--only", f->only, "only these tags")->delimiter(',');
-                    sub.add_option("--state", f->state, "state folder (default: the imgtool cache folder)");
-                    sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
-                    sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
-                    sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-                    sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
-                    sub.add_flag("--kb-check", f->kb_check,
-                                 "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
-                                 "report lists the releases it lacks (default: the report shows the KB's age only)");
-                    sub.add_option("--kb-index", f->kb_index, "URL of a mirror serving both indexes for --kb-check "
-                                                              "(as imgtool kb check --index; implies --kb-check)");
-                    sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary, report and errors still print)");
-                    CLI::App* merge = sub.add_subcommand("merge", "Join shard report folders into one report");
-                    merge->add_option("dirs", f->merge_dirs, "shard report folders")->required();
-                    merge->add_option("--report", f->report, "merged report folder")->required();
-                    CLI::App* collect = sub.add_subcommand(
-                        "collect", "Fold GPU smoke results (probe JSON from Kubernetes Jobs, saved as <tag>.json) into a report");
-                    collect->add_option("results", f->collect_files, "probe result files, one per cell, named <tag>.json");
-                    collect->add_option("--from-report", f->from_report, "the nightly report folder the cells are in");
-                    collect->add_option("--report", f->report, "report folder to write (may be the same)");
-                    collect->add_option("--records", f->smoke.records, "throughput records file (default: verify's)");
-                    collect->add_flag("--no-record", f->smoke.no_record, "do not store nor judge throughput");
-                    collect->add_option("--key", f->key, "private key (file or env://VAR): attest each result as the "
-                                        "cell's hardware evidence for its published digest (smoke/evidence.h)");
-                    collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
-                    collect->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
-                    collect->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-                    CLI::App* promote = sub.add_subcommand(
-                        "promote", "Promote every cell a staged nightly published into the release registry (each a "
-                                   "release::promote: gpu cells need hardware evidence)");
-                    promote->add_option("--from-report", f->from_report, "the staged nightly's report folder")->required();
-                    promote->add_option("--sign-key", f->sign_key, "the release key (a file, or env://VAR): signs and "
-                                        "attests in the release repository")->required();
-                    promote->add_option("--key", f->public_key, "public key the staged digests are signed with "
-                                        "(default: --sign-key's public half)");
-                    promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
-                    promote->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registries");
-                    promote->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-                    return [f, merge, collect, promote] {
-                      if (merge->parsed()) return run_merge(*f);
-                      if (promote->parsed()) return run_promote(*f);
-                      return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);
-                    };
-                  }});
+Registration nightly_registration(
+    {"nightly",
+     "Build, smoke, push by digest, sign and tag every cell of a matrix; write a report "
+     "(`nightly merge` joins shard reports)",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<NightlyFlags>();
+       sub.add_option("matrix", f->inputs,
+                      "matrix file(s) or folder(s) of generated cells: one run, "
+                      "one report");
+       sub.add_option("--registry", f->registry,
+                      "HOST[:PORT]/NAMESPACE to publish to (the release "
+                      "registry when --stage-repository is given)");
+       sub.add_option("--stage-repository", f->stage,
+                      "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
+                      "gives each cell the `imgtool promote --to` command that releases it into --registry");
+       sub.add_option("--key", f->key,
+                      "private signing key: a PEM file (mode 0600; imgtool keygen) or env://VAR (the PEM text in VAR, "
+                      "removed from the environment before any program starts)");
+       sub.add_option("--passphrase-env", f->passphrase_env, "env var holding the key's passphrase");
+       sub.add_option("--report", f->report, "report folder (md, html, json, junit)");
+       sub.add_option("--shard", f->shard, "i/n: this runner's share of the cells (default 1/1)");
+       f->smoke.add(sub, kSmokePart);
+       f->kb.add(sub);
+       sub.add_option("-j,--jobs", f->jobs, "parallel docker builds")->check(CLI::Range(1, 64));
+       sub.add_option("--only", f->only, "only these tags")->delimiter(',');
+       sub.add_option("--state", f->state, "state folder (default: the imgtool cache folder)");
+       sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
+       sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
+       sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
+       sub.add_flag("--kb-check", f->kb_check,
+                    "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
+                    "report lists the releases it lacks (default: the report shows the KB's age only)");
+       sub.add_option("--kb-index", f->kb_index,
+                      "URL of a mirror serving both indexes for --kb-check "
+                      "(as imgtool kb check --index; implies --kb-check)");
+       sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary, report and errors still print)");
+       CLI::App* merge = sub.add_subcommand("merge", "Join shard report folders into one report");
+       merge->add_option("dirs", f->merge_dirs, "shard report folders")->required();
+       merge->add_option("--report", f->report, "merged report folder")->required();
+       CLI::App* collect = sub.add_subcommand(
+           "collect", "Fold GPU smoke results (probe JSON from Kubernetes Jobs, saved as <tag>.json) into a report");
+       collect->add_option("results", f->collect_files, "probe result files, one per cell, named <tag>.json");
+       collect->add_option("--from-report", f->from_report, "the nightly report folder the cells are in");
+       collect->add_option("--report", f->report, "report folder to write (may be the same)");
+       collect->add_option("--records", f->smoke.records, "throughput records file (default: verify's)");
+       collect->add_flag("--no-record", f->smoke.no_record, "do not store nor judge throughput");
+       collect->add_option("--key", f->key,
+                           "private key (file or env://VAR): attest each result as the "
+                           "cell's hardware evidence for its published digest (smoke/evidence.h)");
+       collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
+       collect->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
+       collect->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       CLI::App* promote =
+           sub.add_subcommand("promote",
+                              "Promote every cell a staged nightly published into the release registry (each a "
+                              "release::promote: gpu cells need hardware evidence)");
+       promote->add_option("--from-report", f->from_report, "the staged nightly's report folder")->required();
+       promote
+           ->add_option("--sign-key", f->sign_key,
+                        "the release key (a file, or env://VAR): signs and "
+                        "attests in the release repository")
+           ->required();
+       promote->add_option("--key", f->public_key,
+                           "public key the staged digests are signed with "
+                           "(default: --sign-key's public half)");
+       promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
+       promote->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registries");
+       promote->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       return [f, merge, collect, promote] {
+         if (merge->parsed()) return run_merge(*f);
+         if (promote->parsed()) return run_promote(*f);
+         return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);
+       };
+     }});
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -24,9 +24,11 @@ std::optional<image::Reference> release_repository(const PromoteFlags& f) {
   if (f.to.empty()) return std::nullopt;
   image::Reference t = docker_reference(f.to, "promote --to");
   if (!t.is_repository())
-    throw InputError("promote --to: expected docker://HOST/REPO (no tag or digest: the tag is --tag), found '" + f.to + "'");
+    throw InputError("promote --to: expected docker://HOST/REPO (no tag or digest: the tag is --tag), found '" + f.to +
+                     "'");
   if (f.sign_key.empty())
-    throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
+    throw InputError(
+        "promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
   return t;
 }
 
@@ -54,7 +56,8 @@ void note_unless_exact(image::Repository& repo, const std::string& digest, EVP_P
 
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
-  if (r.digest.empty()) throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
+  if (r.digest.empty())
+    throw InputError("promote: expected a reference by digest (…@sha256:<hex>), found '" + f.ref + "'");
   auto t = release_repository(f);
   sign::Pkey pub = sign::load_public_key(f.key);
   sign::Pkey key = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
@@ -64,9 +67,14 @@ int run_promote(const PromoteFlags& f) {
   image::RegistryRepository from(from_reg, r.name);
   std::optional<image::RegistryRepository> to;
   if (t) to.emplace(to_reg, t->name);
-  release::PromoteRequest req{.digest = r.digest, .tag = f.tag, .public_key = pub.get(), .identity = f.identity,
-                              .sign_key = key.get(), .verify_contents = !f.no_verify_contents,
-                              .require_sbom = !f.no_sbom, .allow_without_gpu_smoke = f.allow_without_gpu_smoke,
+  release::PromoteRequest req{.digest = r.digest,
+                              .tag = f.tag,
+                              .public_key = pub.get(),
+                              .identity = f.identity,
+                              .sign_key = key.get(),
+                              .verify_contents = !f.no_verify_contents,
+                              .require_sbom = !f.no_sbom,
+                              .allow_without_gpu_smoke = f.allow_without_gpu_smoke,
                               .kb = &kb};
   release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
   print_result(from, to ? *to : from, f, r, res);
@@ -74,26 +82,31 @@ int run_promote(const PromoteFlags& f) {
   return 0;
 }
 
-Registration promote_registration{{"promote", "Move a tag onto a digest only if that digest is signed by the key (and its contents match its claims)",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<PromoteFlags>();
-                    sub.add_option("REF", f->ref, "docker://HOST/REPO@sha256:<hex>")->required();
-                    sub.add_option("--tag", f->tag, "the tag to move")->required();
-                    sub.add_option("--to", f->to, "docker://HOST/REPO: promote into this (release) repository — copied "
-                                                  "by digest (blobs mounted on one registry), attested and signed there "
-                                                  "with --sign-key, then tagged");
-                    sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
-                    sub.add_option("--identity", f->identity, "required signed docker-reference (default: REGISTRY/REPO, any tag or digest)");
-                    sub.add_option("--sign-key", f->sign_key, "also sign REGISTRY/REPO:TAG and attest its SBOM with this private key (a file, or env://VAR) before moving");
-                    sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
-                    sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
-                    sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");
-                    sub.add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
-                                 "promote a gpu image without hardware evidence (a signed smoke attestation from a real "
-                                 "GPU); needs --sign-key: the override is recorded on the signature and verify shows it");
-                    f->registry.add(sub);
-                    return [f] { return run_promote(*f); };
-                  }}};
+Registration promote_registration{
+    {"promote", "Move a tag onto a digest only if that digest is signed by the key (and its contents match its claims)",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<PromoteFlags>();
+       sub.add_option("REF", f->ref, "docker://HOST/REPO@sha256:<hex>")->required();
+       sub.add_option("--tag", f->tag, "the tag to move")->required();
+       sub.add_option("--to", f->to,
+                      "docker://HOST/REPO: promote into this (release) repository — copied "
+                      "by digest (blobs mounted on one registry), attested and signed there "
+                      "with --sign-key, then tagged");
+       sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
+       sub.add_option("--identity", f->identity,
+                      "required signed docker-reference (default: REGISTRY/REPO, any tag or digest)");
+       sub.add_option("--sign-key", f->sign_key,
+                      "also sign REGISTRY/REPO:TAG and attest its SBOM with this private key (a file, or env://VAR) "
+                      "before moving");
+       sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
+       sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
+       sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");
+       sub.add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
+                    "promote a gpu image without hardware evidence (a signed smoke attestation from a real "
+                    "GPU); needs --sign-key: the override is recorded on the signature and verify shows it");
+       f->registry.add(sub);
+       return [f] { return run_promote(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -47,17 +47,22 @@ int run_prune(const PruneFlags& f) {
   return rep.ok() ? 0 : 1;
 }
 
-Registration prune_registration{{"prune", "Remove what nightlies leave behind: stale stage and dangling images here, old nightly tags (with .sig/.att) in registries",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<PruneFlags>();
-                    sub.add_option("REPOSITORY", f->repos, "docker://HOST/REPO whose dated nightly tags (<cell>-nightly-YYYYMMDD) to prune");
-                    sub.add_option("--keep", f->keep, "nightly tags kept per cell, newest by date (required with a REPOSITORY, >= 1)");
-                    sub.add_flag("--no-engine", f->no_engine, "leave this host's Docker engine alone (registries only)");
-                    sub.add_flag("--dry-run", f->dry_run, "print what would go, one line each; delete nothing");
-                    sub.add_flag("--json", f->json, "print the report as JSON");
-                    f->registry.add(sub);
-                    return [f] { return run_prune(*f); };
-                  }}};
+Registration prune_registration{
+    {"prune",
+     "Remove what nightlies leave behind: stale stage and dangling images here, old nightly tags (with .sig/.att) in "
+     "registries",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<PruneFlags>();
+       sub.add_option("REPOSITORY", f->repos,
+                      "docker://HOST/REPO whose dated nightly tags (<cell>-nightly-YYYYMMDD) to prune");
+       sub.add_option("--keep", f->keep,
+                      "nightly tags kept per cell, newest by date (required with a REPOSITORY, >= 1)");
+       sub.add_flag("--no-engine", f->no_engine, "leave this host's Docker engine alone (registries only)");
+       sub.add_flag("--dry-run", f->dry_run, "print what would go, one line each; delete nothing");
+       sub.add_flag("--json", f->json, "print the report as JSON");
+       f->registry.add(sub);
+       return [f] { return run_prune(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

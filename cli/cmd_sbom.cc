@@ -8,10 +8,10 @@
 #include "cli/subcommand.h"
 #include "core/fs.h"
 #include "image/platform.h"
+#include "image/registry_repository.h"
 #include "sbom/publish.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "image/registry_repository.h"
 
 namespace imgtool::cli {
 namespace {
@@ -31,13 +31,15 @@ nlohmann::ordered_json attested(const SbomFlags& f, const image::Reference& r) {
     auto st = sign::read_attestation_unverified(repo, m.digest(), sign::kSpdxPredicateType);
     if (!st)
       throw CheckFailed(repo.name() + "@" + m.digest() + ": expected an SPDX attestation (" +
-                        sign::attestation_tag(m.digest()) + "), found none; publish with imgtool nightly or imgtool sign");
+                        sign::attestation_tag(m.digest()) +
+                        "), found none; publish with imgtool nightly or imgtool sign");
     std::cerr << "sbom: NOT verified (no --key): the attestation's signature was not checked\n";
     return st->predicate;
   }
   sign::Pkey pub = sign::load_public_key(f.key);
   auto c = sign::check_attestation(repo, m.digest(), *pub, sign::kSpdxPredicateType);
-  if (!c.ok) throw CheckFailed(repo.name() + "@" + m.digest() + ": expected a valid SPDX attestation, found " + c.summary());
+  if (!c.ok)
+    throw CheckFailed(repo.name() + "@" + m.digest() + ": expected a valid SPDX attestation, found " + c.summary());
   return c.statement.predicate;
 }
 
@@ -62,18 +64,18 @@ int run_sbom(const SbomFlags& f) {
   return 0;
 }
 
-Registration sbom_registration{{"sbom", "Print or write an image's SPDX 2.3 SBOM (registry: the attested one; local: built now)",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<SbomFlags>();
-                    sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, docker-daemon:NAME:TAG or oci:DIR:TAG")
-                        ->required();
-                    sub.add_option("--out", f->out, "write the SBOM to this file (default: stdout)");
-                    sub.add_option("--key", f->key, "public key the attestation must verify with (docker:// only)");
-                    sub.add_option("--created", f->created,
-                                   "creation time for an SBOM built now (default: the image's build time)");
-                    f->registry.add(sub);
-                    return [f] { return run_sbom(*f); };
-                  }}};
+Registration sbom_registration{
+    {"sbom", "Print or write an image's SPDX 2.3 SBOM (registry: the attested one; local: built now)",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<SbomFlags>();
+       sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, docker-daemon:NAME:TAG or oci:DIR:TAG")
+           ->required();
+       sub.add_option("--out", f->out, "write the SBOM to this file (default: stdout)");
+       sub.add_option("--key", f->key, "public key the attestation must verify with (docker:// only)");
+       sub.add_option("--created", f->created, "creation time for an SBOM built now (default: the image's build time)");
+       f->registry.add(sub);
+       return [f] { return run_sbom(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

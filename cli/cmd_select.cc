@@ -33,8 +33,11 @@ host::SelectHost which_host(const SelectOptions& o) {
 }
 
 int run_select(const SelectOptions& o) {
-  if (o.matrix.empty() == o.repository.empty()) throw InputError("--matrix/--repository: expected exactly one, found " + std::string(o.matrix.empty() ? "neither" : "both"));
-  if (!o.repository.empty() && o.key.empty()) throw InputError("--key: expected the public key that signs the repository's tags, found nothing");
+  if (o.matrix.empty() == o.repository.empty())
+    throw InputError("--matrix/--repository: expected exactly one, found " +
+                     std::string(o.matrix.empty() ? "neither" : "both"));
+  if (!o.repository.empty() && o.key.empty())
+    throw InputError("--key: expected the public key that signs the repository's tags, found nothing");
   auto kb = matrix::KnowledgeBase::load_default();
   std::vector<matrix::Cell> cells;
   std::vector<host::PassedOver> refused;
@@ -49,26 +52,31 @@ int run_select(const SelectOptions& o) {
   }
   auto r = host::select_tag(cells, refused, kb, which_host(o));
   if (r.chosen && c.digests.count(r.chosen->tag)) r.repository = c.repository, r.digest = c.digests[r.chosen->tag];
-  if (o.json) std::cout << host::to_json(r).dump(2) << "\n";
-  else std::cout << host::render_text(r);
+  if (o.json)
+    std::cout << host::to_json(r).dump(2) << "\n";
+  else
+    std::cout << host::render_text(r);
   return r.chosen ? 0 : 1;
 }
 
-Registration select_registration{{"select", "Choose the best tag for a host (this one or --host-driver/--gpu) from a matrix or a signed registry repository",
-                  [](CLI::App& sub) -> Action {
-                    auto o = std::make_shared<SelectOptions>();
-                    sub.add_option("--matrix", o->matrix, "matrix file: candidates are its kept cells");
-                    sub.add_option("--repository", o->repository, "docker://HOST/REPO: candidates are its tags whose signature verifies with --key");
-                    sub.add_option("--key", o->key, "public key (PEM) the repository's tags are signed with");
-                    sub.add_flag("--any-tag-of-repository", o->any_tag,
-                                 "--repository: accept a tag whose signature names any tag of the repository "
-                                 "(default: exactly REGISTRY/REPO:TAG)");
-                    sub.add_option("--host-driver", o->host_driver, "the host's NVIDIA driver (default: detected on this host)");
-                    sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, family or nvidia-smi name; default: detected)");
-                    sub.add_flag("--json", o->json, "machine-readable output");
-                    o->registry.add(sub);
-                    return [o] { return run_select(*o); };
-                  }}};
+Registration select_registration{
+    {"select",
+     "Choose the best tag for a host (this one or --host-driver/--gpu) from a matrix or a signed registry repository",
+     [](CLI::App& sub) -> Action {
+       auto o = std::make_shared<SelectOptions>();
+       sub.add_option("--matrix", o->matrix, "matrix file: candidates are its kept cells");
+       sub.add_option("--repository", o->repository,
+                      "docker://HOST/REPO: candidates are its tags whose signature verifies with --key");
+       sub.add_option("--key", o->key, "public key (PEM) the repository's tags are signed with");
+       sub.add_flag("--any-tag-of-repository", o->any_tag,
+                    "--repository: accept a tag whose signature names any tag of the repository "
+                    "(default: exactly REGISTRY/REPO:TAG)");
+       sub.add_option("--host-driver", o->host_driver, "the host's NVIDIA driver (default: detected on this host)");
+       sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, family or nvidia-smi name; default: detected)");
+       sub.add_flag("--json", o->json, "machine-readable output");
+       o->registry.add(sub);
+       return [o] { return run_select(*o); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -6,9 +6,9 @@
 #include "cli/subcommand.h"
 #include "image/docker_transport.h"
 #include "image/platform.h"
+#include "image/registry_repository.h"
 #include "sbom/publish.h"
 #include "sign/keys.h"
-#include "image/registry_repository.h"
 #include "sign/sign_image.h"
 
 namespace imgtool::cli {
@@ -52,24 +52,27 @@ int run_sign(const SignFlags& f) {
     image::Manifest im = image_digest == digest ? m : src.manifest();
     sign::AttestResult a = sbom::attest_sbom(repo, src, im, *key);
     std::cout << (a.already_attested ? "already attested " : "attested ") << "SPDX SBOM"
-              << (image_digest == digest ? "" : " of the linux/amd64 image " + image_digest) << " -> " << a.attestation_tag
-              << "\n";
+              << (image_digest == digest ? "" : " of the linux/amd64 image " + image_digest) << " -> "
+              << a.attestation_tag << "\n";
   }
   return 0;
 }
 
-Registration sign_registration{{"sign", "Sign an image in a registry (cosign format: sha256-<hex>.sig, ECDSA P-256)",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<SignFlags>();
-                    sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>")->required();
-                    sub.add_option("--key", f->key, "private key: a PEM PKCS#8 file (mode 0600) or env://VAR (the PEM text in VAR, removed from the environment once read)")->required();
-                    sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding the key's passphrase");
-                    sub.add_option("--identity", f->identity, "docker-reference to sign (default REGISTRY/REPO:TAG)");
-                    sub.add_option("--annotation", f->annotations, "KEY=VALUE added to the signed payload (repeatable)");
-                    sub.add_flag("--no-sbom", f->no_sbom, "do not attach the SPDX SBOM attestation (sha256-<hex>.att)");
-                    f->registry.add(sub);
-                    return [f] { return run_sign(*f); };
-                  }}};
+Registration sign_registration{
+    {"sign", "Sign an image in a registry (cosign format: sha256-<hex>.sig, ECDSA P-256)", [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<SignFlags>();
+       sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>")->required();
+       sub.add_option("--key", f->key,
+                      "private key: a PEM PKCS#8 file (mode 0600) or env://VAR (the PEM text in VAR, removed from the "
+                      "environment once read)")
+           ->required();
+       sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding the key's passphrase");
+       sub.add_option("--identity", f->identity, "docker-reference to sign (default REGISTRY/REPO:TAG)");
+       sub.add_option("--annotation", f->annotations, "KEY=VALUE added to the signed payload (repeatable)");
+       sub.add_flag("--no-sbom", f->no_sbom, "do not attach the SPDX SBOM attestation (sha256-<hex>.att)");
+       f->registry.add(sub);
+       return [f] { return run_sign(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

@@ -31,8 +31,10 @@ struct SmokeCmdFlags {
 void check_attest_flags(const SmokeCmdFlags& f) {
   if (f.attest.empty()) return;
   image::Reference r = docker_reference(f.attest, "smoke --attest");
-  if (r.digest.empty()) throw InputError("smoke --attest: expected docker://HOST/REPO@sha256:<hex>, found '" + f.attest + "'");
-  if (f.key.empty()) throw InputError("smoke --attest: expected --key KEY (the private key the evidence is signed with), found none");
+  if (r.digest.empty())
+    throw InputError("smoke --attest: expected docker://HOST/REPO@sha256:<hex>, found '" + f.attest + "'");
+  if (f.key.empty())
+    throw InputError("smoke --attest: expected --key KEY (the private key the evidence is signed with), found none");
 }
 
 void attest(const SmokeCmdFlags& f, const smoke::SmokeResult& res) {
@@ -61,25 +63,26 @@ int run_smoke_cmd(SmokeCmdFlags& f) {
   return res.passed() ? 0 : 1;
 }
 
-Registration smoke_registration({"smoke", "Run the GPU smoke probe inside an image (docker run, probe mounted read-only) and judge it",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<SmokeCmdFlags>();
-                    sub.add_option("image", f->opt.image, "image reference (local)")->required();
-                    f->smoke.add(sub, kSmokeCommand);
-                    sub.add_option("--expect-variant", f->opt.expect_variant,
-                                   "gpu|cpu; default: the io.imgtool.variant label")
-                        ->check(CLI::IsMember({"gpu", "cpu"}));
-                    sub.add_option("--expect-cuda", f->opt.expect_cuda, "CUDA the image claims; default: io.imgtool.cuda");
-                    sub.add_option("--python", f->opt.python, "the image's python (default python3 on the image's PATH)");
-                    sub.add_flag("--json", f->json, "print the full result as JSON");
-                    sub.add_option("--attest", f->attest, "docker://HOST/REPO@sha256:…: attest how the image was smoked "
-                                   "(hardware, test-double or none; devices, argv, metrics) for that digest, whose config "
-                                   "must be the smoked image's ID");
-                    sub.add_option("--key", f->key, "private key for --attest (a file, or env://VAR)");
-                    sub.add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
-                    f->registry.add(sub);
-                    return [f] { return run_smoke_cmd(*f); };
-                  }});
+Registration smoke_registration(
+    {"smoke", "Run the GPU smoke probe inside an image (docker run, probe mounted read-only) and judge it",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<SmokeCmdFlags>();
+       sub.add_option("image", f->opt.image, "image reference (local)")->required();
+       f->smoke.add(sub, kSmokeCommand);
+       sub.add_option("--expect-variant", f->opt.expect_variant, "gpu|cpu; default: the io.imgtool.variant label")
+           ->check(CLI::IsMember({"gpu", "cpu"}));
+       sub.add_option("--expect-cuda", f->opt.expect_cuda, "CUDA the image claims; default: io.imgtool.cuda");
+       sub.add_option("--python", f->opt.python, "the image's python (default python3 on the image's PATH)");
+       sub.add_flag("--json", f->json, "print the full result as JSON");
+       sub.add_option("--attest", f->attest,
+                      "docker://HOST/REPO@sha256:…: attest how the image was smoked "
+                      "(hardware, test-double or none; devices, argv, metrics) for that digest, whose config "
+                      "must be the smoked image's ID");
+       sub.add_option("--key", f->key, "private key for --attest (a file, or env://VAR)");
+       sub.add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
+       f->registry.add(sub);
+       return [f] { return run_smoke_cmd(*f); };
+     }});
 
 }  // namespace
 }  // namespace imgtool::cli

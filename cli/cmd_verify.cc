@@ -18,7 +18,8 @@ namespace {
 
 struct VerifyFlags {
   std::string ref, key, identity, junit;
-  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false, require_gpu_smoke = false;
+  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false,
+       require_gpu_smoke = false;
   bool any_tag = false;  // --any-tag-of-repository
   RegistryFlags registry;
   SmokeFlags smoke;  // shared with smoke and nightly (cli/smoke_flags.h)
@@ -63,31 +64,33 @@ int run_verify(const VerifyFlags& f) {
   return report.ok() ? 0 : 1;
 }
 
-Registration verify_registration{{"verify", "Verify an image: signature, labels/tag vs actual contents (streamed, not run), GPU smoke",
-                  [](CLI::App& sub) -> Action {
-                    auto f = std::make_shared<VerifyFlags>();
-                    sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")
-                        ->required();
-                    sub.add_option("--key", f->key, "public key (PEM PUBLIC KEY) the signature must verify with");
-                    auto* identity = sub.add_option("--identity", f->identity,
-                                   "required signed docker-reference (default: exactly REGISTRY/REPO:TAG for a tag, "
-                                   "REGISTRY/REPO for a digest)");
-                    sub.add_flag("--any-tag-of-repository", f->any_tag,
-                                 "accept a signature made for any tag of the repository (default: the exact tag)")
-                        ->excludes(identity);
-                    sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
-                    f->smoke.add(sub, kSmokePart);
-                    sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
-                    sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
-                    sub.add_flag("--no-sbom", f->no_sbom,
-                                 "skip the SBOM check (registry images: the signed SPDX attestation vs the layers)");
-                    sub.add_flag("--require-gpu-smoke", f->require_gpu_smoke,
-                                 "fail a gpu image whose signed smoke attestation does not say a real GPU ran it and it passed");
-                    sub.add_flag("--json", f->json, "print the report as JSON");
-                    sub.add_option("--junit", f->junit, "also write a JUnit XML report to FILE");
-                    f->registry.add(sub);
-                    return [f] { return run_verify(*f); };
-                  }}};
+Registration verify_registration{
+    {"verify", "Verify an image: signature, labels/tag vs actual contents (streamed, not run), GPU smoke",
+     [](CLI::App& sub) -> Action {
+       auto f = std::make_shared<VerifyFlags>();
+       sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")
+           ->required();
+       sub.add_option("--key", f->key, "public key (PEM PUBLIC KEY) the signature must verify with");
+       auto* identity =
+           sub.add_option("--identity", f->identity,
+                          "required signed docker-reference (default: exactly REGISTRY/REPO:TAG for a tag, "
+                          "REGISTRY/REPO for a digest)");
+       sub.add_flag("--any-tag-of-repository", f->any_tag,
+                    "accept a signature made for any tag of the repository (default: the exact tag)")
+           ->excludes(identity);
+       sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
+       f->smoke.add(sub, kSmokePart);
+       sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
+       sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
+       sub.add_flag("--no-sbom", f->no_sbom,
+                    "skip the SBOM check (registry images: the signed SPDX attestation vs the layers)");
+       sub.add_flag("--require-gpu-smoke", f->require_gpu_smoke,
+                    "fail a gpu image whose signed smoke attestation does not say a real GPU ran it and it passed");
+       sub.add_flag("--json", f->json, "print the report as JSON");
+       sub.add_option("--junit", f->junit, "also write a JUnit XML report to FILE");
+       f->registry.add(sub);
+       return [f] { return run_verify(*f); };
+     }}};
 
 }  // namespace
 }  // namespace imgtool::cli

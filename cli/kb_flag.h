@@ -12,7 +12,9 @@ struct KbFlag {
   std::string dir;  // "" = <data dir>/matrix/kb
   void add(CLI::App& sub) { sub.add_option("--kb", dir, "knowledge-base folder (default: <data dir>/matrix/kb)"); }
   // InputError naming a missing file of the folder.
-  matrix::KnowledgeBase load() const { return dir.empty() ? matrix::KnowledgeBase::load_default() : matrix::KnowledgeBase::load(dir); }
+  matrix::KnowledgeBase load() const {
+    return dir.empty() ? matrix::KnowledgeBase::load_default() : matrix::KnowledgeBase::load(dir);
+  }
 };
 
 }  // namespace imgtool::cli

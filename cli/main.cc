@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "cli/subcommand.h"
-#include "core/process.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "core/strings.h"
 
 namespace imgtool::cli {
@@ -35,8 +35,9 @@ std::optional<std::string> unknown_subcommand(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace imgtool;
   end_children_on_signal();  // a killed or interrupted run ends its docker builds too
-  CLI::App app{"imgtool: build, verify, sign and publish matrices of GPU Docker images for PaddlePaddle.\n"
-               "Exit codes: 0 ok, 1 a check or operation failed, 2 bad input or usage."};
+  CLI::App app{
+      "imgtool: build, verify, sign and publish matrices of GPU Docker images for PaddlePaddle.\n"
+      "Exit codes: 0 ok, 1 a check or operation failed, 2 bad input or usage."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("imgtool 0.1.0"));
   auto& reg = cli::registry();

@@ -4,9 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/fs.h"
 #include "tests/fixtures.h"
@@ -23,7 +22,10 @@ std::set<std::string> flags_of(const std::string& command) {
   std::set<std::string> names;
   std::string word;
   for (char c : help.out + "\n") {
-    if (c != ' ' && c != ',' && c != '\n') { word += c; continue; }
+    if (c != ' ' && c != ',' && c != '\n') {
+      word += c;
+      continue;
+    }
     if (word.rfind("--", 0) == 0) names.insert(word);
     word.clear();
   }
@@ -32,8 +34,8 @@ std::set<std::string> flags_of(const std::string& command) {
 }  // namespace
 
 TEST_CASE("smoke, verify and nightly take the same smoke flags") {
-  std::vector<std::string> shared = {"--gpus", "--gpu-host", "--no-gpu-host", "--shm-size", "--profile", "--set",
-                                     "--smoke-timeout", "--reps", "--records", "--no-record"};
+  std::vector<std::string> shared = {"--gpus", "--gpu-host",      "--no-gpu-host", "--shm-size", "--profile",
+                                     "--set",  "--smoke-timeout", "--reps",        "--records",  "--no-record"};
   for (std::string cmd : {"smoke", "verify", "nightly"}) {
     auto names = flags_of(cmd);
     for (auto& flag : shared) CHECK_MESSAGE(names.count(flag), cmd << " " << flag);
@@ -41,7 +43,9 @@ TEST_CASE("smoke, verify and nightly take the same smoke flags") {
   CHECK(flags_of("smoke").count("--timeout"));  // smoke's older name of --smoke-timeout
 }
 
-TEST_CASE("build and nightly --kb DIR: planned, generated and reported with that knowledge base; nightly --profile reaches the smoke") {
+TEST_CASE(
+    "build and nightly --kb DIR: planned, generated and reported with that knowledge base; nightly --profile reaches "
+    "the smoke") {
   fx::ScratchDir d("kb-flag");
   fs::copy(fx::source_dir() + "/matrix/kb", d.path / "kb");
   std::string kb_yaml = read_file(d.path / "kb/kb.yaml");
@@ -56,7 +60,8 @@ TEST_CASE("build and nightly --kb DIR: planned, generated and reported with that
   std::string local = fx::source_dir() + "/matrix/local.yaml", kb = (d.path / "kb").string();
   auto kb_version_of = [](const fs::path& generated) {
     for (auto& e : fs::recursive_directory_iterator(generated))
-      if (e.path().filename() == "cell.json") return nlohmann::json::parse(read_file(e.path()))["kb_version"].get<std::string>();
+      if (e.path().filename() == "cell.json")
+        return nlohmann::json::parse(read_file(e.path()))["kb_version"].get<std::string>();
     return std::string("no cell.json");
   };
 
@@ -66,15 +71,17 @@ TEST_CASE("build and nightly --kb DIR: planned, generated and reported with that
   CHECK(kb_version_of(d.path / "s1/generated").rfind("-kbflag+sha256:") != std::string::npos);
 
   REQUIRE(fx::imgtool({"keygen", "--out", (d.path / "k").string()}).exit_code == 0);
-  auto nightly = fx::imgtool({"nightly", local, "--kb", kb, "--registry", "127.0.0.1:1/ns", "--key", (d.path / "k.key").string(),
-                              "--report", (d.path / "r").string(), "--state", (d.path / "s2").string(), "-q", "--profile", "ocr",
-                              "--gpus", "1"},
-                             env);
+  auto nightly = fx::imgtool(
+      {"nightly", local, "--kb", kb, "--registry", "127.0.0.1:1/ns", "--key", (d.path / "k.key").string(), "--report",
+       (d.path / "r").string(), "--state", (d.path / "s2").string(), "-q", "--profile", "ocr", "--gpus", "1"},
+      env);
   INFO(nightly.out << nightly.err);
   CHECK(nightly.exit_code == 1);
   CHECK(kb_version_of(d.path / "s2/generated").rfind("-kbflag+sha256:") != std::string::npos);
   auto report = nlohmann::json::parse(read_file(d.path / "r/nightly.json"));
   CHECK(report["kb"]["version"].get<std::string>().rfind("-kbflag+sha256:") != std::string::npos);
-  // The smoke settings (report and smoke cache key): the user's --gpus over the profile, the profile's /dev/shm and limits.
-  CHECK(report["gpus"].get<std::string>().rfind("1 --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864", 0) == 0);
+  // The smoke settings (report and smoke cache key): the user's --gpus over the profile, the profile's /dev/shm and
+  // limits.
+  CHECK(report["gpus"].get<std::string>().rfind("1 --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864", 0) ==
+        0);
 }

@@ -1,25 +1,23 @@
 #include <doctest/doctest.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <thread>
-
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
-#include <optional>
 #include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "core/buffer.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
-#include "core/paths.h"
 #include "core/junit.h"
+#include "core/paths.h"
 #include "core/process.h"
 #include "core/sqlite.h"
 #include "core/strings.h"
@@ -29,8 +27,7 @@ using namespace imgtool;
 
 TEST_CASE("sha256 of known vectors") {
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(sha256_digest("abc") ==
-        "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_digest("abc") == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   Sha256 h;
   h.update("a");
   h.update("bc");
@@ -75,10 +72,17 @@ TEST_CASE("atomic writes and staging folders leave nothing half-written") {
   CHECK(read_file(base / "out" / "f") == "2");
   CHECK(fs::status(base / "out").permissions() == fs::perms(0755));  // an output folder, readable as before
   // A place that takes no folder is the user's path: InputError naming it and why, not an Error.
-  CHECK_THROWS_WITH_AS(StagingDir("/proc/x"), "'/proc/x': expected a place where a folder can be made, found /proc: no such "
-                                              "folder, or one that takes no new folders (like /proc)", InputError);
-  CHECK_THROWS_WITH_AS(StagingDir(base / "a" / "key" / "out"), ("'" + (base / "a/key/out").string() + "': expected a place where a "
-                       "folder can be made, found " + (base / "a/key").string() + ": a file where a folder should be").c_str(), InputError);
+  CHECK_THROWS_WITH_AS(StagingDir("/proc/x"),
+                       "'/proc/x': expected a place where a folder can be made, found /proc: no such "
+                       "folder, or one that takes no new folders (like /proc)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(StagingDir(base / "a" / "key" / "out"),
+                       ("'" + (base / "a/key/out").string() +
+                        "': expected a place where a "
+                        "folder can be made, found " +
+                        (base / "a/key").string() + ": a file where a folder should be")
+                           .c_str(),
+                       InputError);
   fs::remove_all(base);
 }
 
@@ -107,7 +111,8 @@ TEST_CASE("atomic writes never follow a planted temp-file symlink and leave no t
   CHECK(read_file(base / "out") == "new");
   CHECK(fs::is_regular_file(fs::symlink_status(base / "out")));
   int files = 0;
-  for (auto& e : fs::directory_iterator(base)) files += e.path().filename().string().find(".tmp-X") == std::string::npos;
+  for (auto& e : fs::directory_iterator(base))
+    files += e.path().filename().string().find(".tmp-X") == std::string::npos;
   CHECK(files == 3);  // victim, out, the planted link; no leftovers
   fs::remove_all(base);
 }
@@ -118,7 +123,8 @@ TEST_CASE("run keeps child output in a private folder, not at predictable /tmp n
   std::vector<fs::path> planted;
   for (int n = 1; n <= 200; ++n)
     for (const char* ext : {".out", ".err"}) {
-      fs::path p = fs::temp_directory_path() / ("imgtool-" + std::to_string(::getpid()) + "-" + std::to_string(n) + ext);
+      fs::path p =
+          fs::temp_directory_path() / ("imgtool-" + std::to_string(::getpid()) + "-" + std::to_string(n) + ext);
       std::error_code ec;
       fs::create_symlink(victim, p, ec);
       if (!ec) planted.push_back(p);
@@ -199,20 +205,25 @@ TEST_CASE("strings: lower, upper, join, trim, quoted, xml_escape") {
   CHECK(strings::split_lines("").empty());
 }
 
-TEST_CASE("strings::printable: control characters and bytes that are not UTF-8 shown as escapes, nothing else touched") {
+TEST_CASE(
+    "strings::printable: control characters and bytes that are not UTF-8 shown as escapes, nothing else touched") {
   using strings::printable;
-  CHECK(printable("paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path") == "paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path");
+  CHECK(printable("paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path") ==
+        "paddle 3.2.0 — ok, é, 日本, 🙂, C:\\path");
   CHECK(printable("\x1b[2Jgone\x07") == "\\x1b[2Jgone\\x07");  // ESC, BEL
-  CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");      // NUL
-  CHECK(printable("a\x7f" "b") == "a\\x7fb");                 // DEL
-  CHECK(printable("a\tb\nc\r") == "a\\x09b\\x0ac\\x0d");      // one line
-  CHECK(printable("\xc2\x9b" "31m") == "\\u009b31m");         // C1 CSI, as UTF-8
-  CHECK(printable("\x9b" "31m") == "\\x9b31m");               // C1 CSI, a raw byte (not UTF-8)
+  CHECK(printable(std::string("a\0b", 3)) == "a\\x00b");       // NUL
+  CHECK(printable("a\x7f"
+                  "b") == "a\\x7fb");                     // DEL
+  CHECK(printable("a\tb\nc\r") == "a\\x09b\\x0ac\\x0d");  // one line
+  CHECK(printable("\xc2\x9b"
+                  "31m") == "\\u009b31m");  // C1 CSI, as UTF-8
+  CHECK(printable("\x9b"
+                  "31m") == "\\x9b31m");  // C1 CSI, a raw byte (not UTF-8)
   CHECK(printable("\xff\xfe") == "\\xff\\xfe");
-  CHECK(printable("\xc3") == "\\xc3");                        // cut short
-  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");               // overlong '/'
-  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
-  CHECK(printable("\xef\xbf\xbf") == "\\uffff");              // not an XML character
+  CHECK(printable("\xc3") == "\\xc3");                    // cut short
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");           // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(printable("\xef\xbf\xbf") == "\\uffff");          // not an XML character
   std::string mib(1 << 20, 'x');
   mib[4096] = '\x1b';
   std::string shown = printable(mib);
@@ -220,13 +231,16 @@ TEST_CASE("strings::printable: control characters and bytes that are not UTF-8 s
   CHECK(printable(shown) == shown);       // idempotent
   CHECK(strings::printable_lines("a\tb\r\nc\nd\re\x1b") == "a\tb\nc\nd\\x0de\\x1b");
   CHECK(strings::quoted("tag\x1b[2J") == "'tag\\x1b[2J'");
-  CHECK(strings::quoted(std::string(59, 'a') + "é" + std::string(100, 'b')) == "'" + std::string(59, 'a') + "…' (161 bytes)");
+  CHECK(strings::quoted(std::string(59, 'a') + "é" + std::string(100, 'b')) ==
+        "'" + std::string(59, 'a') + "…' (161 bytes)");
 }
 
 TEST_CASE("strings::url_for_message: the query (a pre-signed URL's signature) never reaches a message") {
-  CHECK(strings::url_for_message("https://bucket.s3.amazonaws.com/blobs/ab?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA") ==
+  CHECK(strings::url_for_message(
+            "https://bucket.s3.amazonaws.com/blobs/ab?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA") ==
         "https://bucket.s3.amazonaws.com/blobs/ab?…");
-  CHECK(strings::url_for_message("https://r.example/v2/x/blobs/sha256:ab#frag") == "https://r.example/v2/x/blobs/sha256:ab?…");
+  CHECK(strings::url_for_message("https://r.example/v2/x/blobs/sha256:ab#frag") ==
+        "https://r.example/v2/x/blobs/sha256:ab?…");
   CHECK(strings::url_for_message("https://r.example/v2/") == "https://r.example/v2/");
   CHECK(strings::url_for_message("https://r.example/\x1b[2J") == "https://r.example/\\x1b[2J");
 }
@@ -240,8 +254,10 @@ TEST_CASE("strings::xml_escape: every byte value gives well-formed XML (python3'
   for (unsigned char c : xml) CHECK_MESSAGE((c >= 0x20 || c == '\n' || c == '\t'), "byte " << int(c));
   auto file = std::filesystem::temp_directory_path() / ("imgtool-core-xml-" + std::to_string(::getpid()) + ".xml");
   write_file_atomic(file, xml);
-  auto r = run({"python3", "-c", "import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); "
-                                  "print(t.getroot()[0][0].get('name')[:4])", file.string()});
+  auto r = run({"python3", "-c",
+                "import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); "
+                "print(t.getroot()[0][0].get('name')[:4])",
+                file.string()});
   std::filesystem::remove(file);
   INFO(r.err);
   CHECK(r.exit_code == 0);  // before: "not well-formed (invalid token)" at the first C0 byte
@@ -276,12 +292,12 @@ TEST_CASE("a signal removes the private temp and uncommitted staging folders of 
     int status = 0;
     REQUIRE(::waitpid(child, &status, 0) == child);
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == sig));  // the signal's own default action, still
-    CHECK(std::filesystem::is_empty(root / "tmp"));             // before: imgtool-run-XXXXXX/out stayed
+    CHECK(std::filesystem::is_empty(root / "tmp"));           // before: imgtool-run-XXXXXX/out stayed
     std::vector<std::string> left;
     for (auto& e : std::filesystem::directory_iterator(root)) left.push_back(e.path().filename().string());
     std::sort(left.begin(), left.end());
     CHECK(left == std::vector<std::string>{"kept", "ready", "tmp"});  // before: .out.tmp-XXXXXX too
-    CHECK(std::filesystem::exists("/etc/passwd"));                      // a link is removed, not followed
+    CHECK(std::filesystem::exists("/etc/passwd"));                    // a link is removed, not followed
     std::filesystem::remove_all(root);
   }
 }
@@ -294,7 +310,8 @@ TEST_CASE("junit: counts, outcomes and escaping") {
   std::string x = junit::render(s);
   CHECK(x.find("<testsuite name=\"suite &lt;1&gt;\" tests=\"3\" failures=\"1\" skipped=\"1\" time=\"2.500\">") !=
         std::string::npos);
-  CHECK(x.find("<testcase classname=\"c\" name=\"ok\" time=\"1.000\"><system-out>out</system-out>") != std::string::npos);
+  CHECK(x.find("<testcase classname=\"c\" name=\"ok\" time=\"1.000\"><system-out>out</system-out>") !=
+        std::string::npos);
   CHECK(x.find("<failure message=\"why &amp; how\">body</failure>") != std::string::npos);
   CHECK(x.find("<skipped message=\"not run\"/>") != std::string::npos);
 }
@@ -350,14 +367,16 @@ TEST_CASE("run: a child started by another thread meanwhile never holds this run
 
 TEST_CASE("run with max_output: the first bytes of each stream kept, the rest read and dropped, a note says so") {
   // 64 MiB on stdout and 8 MiB on stderr, written at the same time: neither pipe may stall the other.
-  auto r = run({"sh", "-c", "head -c 8388608 /dev/zero | tr '\\0' e >&2 & head -c 67108864 /dev/zero | tr '\\0' o; wait"},
-               {.timeout = std::chrono::seconds(120), .max_output = 1 << 20});
+  auto r =
+      run({"sh", "-c", "head -c 8388608 /dev/zero | tr '\\0' e >&2 & head -c 67108864 /dev/zero | tr '\\0' o; wait"},
+          {.timeout = std::chrono::seconds(120), .max_output = 1 << 20});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out_dropped == (64u << 20) - (1u << 20));
   CHECK(r.err_dropped == (8u << 20) - (1u << 20));
   CHECK(r.out == std::string(1 << 20, 'o') + cut_note("stdout", 1 << 20, r.out_dropped));
   CHECK(r.err.rfind(std::string(1 << 20, 'e'), 0) == 0);
-  CHECK(r.err.find("[imgtool] stderr cut at 1048576 bytes: 7340032 more bytes were read and dropped") != std::string::npos);
+  CHECK(r.err.find("[imgtool] stderr cut at 1048576 bytes: 7340032 more bytes were read and dropped") !=
+        std::string::npos);
   // Under the cap: everything, no note; stdin and exit code as without a cap.
   auto small = run({"sh", "-c", "cat; echo err >&2; exit 3"}, {.stdin_data = "hello", .max_output = 1 << 20});
   CHECK(small.exit_code == 3);
@@ -373,7 +392,8 @@ TEST_CASE("run with max_output: the first bytes of each stream kept, the rest re
 
 TEST_CASE("run with max_output never waits on a grandchild that keeps the pipe open") {
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run({"sh", "-c", "echo started; sleep 30 & exit 0"}, {.timeout = std::chrono::seconds(60), .max_output = 4096});
+  auto r =
+      run({"sh", "-c", "echo started; sleep 30 & exit 0"}, {.timeout = std::chrono::seconds(60), .max_output = 4096});
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(r.exit_code == 0);
   CHECK(r.out == "started\n");

@@ -11,8 +11,10 @@ std::string engine_socket() {
   if (!h || !*h) return "/var/run/docker.sock";
   std::string host = h;
   if (host.rfind("unix://", 0) == 0 && host.size() > 7) return host.substr(7);
-  throw InputError("DOCKER_HOST: expected unix:///PATH/TO/docker.sock (imgtool talks to one engine over its Unix "
-                   "socket), found '" + host + "'");
+  throw InputError(
+      "DOCKER_HOST: expected unix:///PATH/TO/docker.sock (imgtool talks to one engine over its Unix "
+      "socket), found '" +
+      host + "'");
 }
 
 }  // namespace imgtool

@@ -1,11 +1,12 @@
 // One engine per run: which socket the engine seam (engine/) resolves.
+#include "core/engine.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <optional>
 #include <string>
 
-#include "core/engine.h"
 #include "core/error.h"
 
 using namespace imgtool;

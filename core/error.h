@@ -14,8 +14,7 @@ namespace imgtool {
 // An operational failure (I/O, network, docker). `retryable` says whether the
 // same call may succeed later (network reset, 429, 5xx), so callers can decide.
 struct Error : std::runtime_error {
-  explicit Error(const std::string& what, bool retryable = false)
-      : std::runtime_error(what), retryable(retryable) {}
+  explicit Error(const std::string& what, bool retryable = false) : std::runtime_error(what), retryable(retryable) {}
   bool retryable;
 };
 

@@ -53,7 +53,8 @@ void AtomicFile::write(std::string_view bytes) { write_all(fd_, bytes, tmp_); }
 
 void AtomicFile::commit(const fs::path& to) {
   const fs::path& dest = to.empty() ? path_ : to;
-  if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) throw Error("cannot write " + tmp_.string() + ": " + std::strerror(errno));
+  if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0)
+    throw Error("cannot write " + tmp_.string() + ": " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
   std::error_code ec;
@@ -102,11 +103,17 @@ fs::path make_private_dir(const fs::path& parent, const std::string& prefix) {
 // nullptr when the failure is not the place's (a full disk, too many files: exit 1, retry later).
 const char* place_refuses(int e) {
   switch (e) {
-    case EACCES: case EPERM: return "permission denied";
-    case EROFS: return "a read-only file system";
-    case ENOENT: return "no such folder, or one that takes no new folders (like /proc)";
-    case ENOTDIR: return "a file where a folder should be";
-    default: return nullptr;
+    case EACCES:
+    case EPERM:
+      return "permission denied";
+    case EROFS:
+      return "a read-only file system";
+    case ENOENT:
+      return "no such folder, or one that takes no new folders (like /proc)";
+    case ENOTDIR:
+      return "a file where a folder should be";
+    default:
+      return nullptr;
   }
 }
 
@@ -121,7 +128,8 @@ fs::path make_staging_dir(const fs::path& final) {
   if (!e && !::mkdtemp(tmpl.data())) e = errno;
   if (!e) return tmpl;
   if (const char* why = place_refuses(e))
-    throw InputError("'" + final.string() + "': expected a place where a folder can be made, found " + parent.string() + ": " + why);
+    throw InputError("'" + final.string() + "': expected a place where a folder can be made, found " + parent.string() +
+                     ": " + why);
   throw Error("cannot create a folder beside " + final.string() + " in " + parent.string() + ": " + std::strerror(e));
 }
 

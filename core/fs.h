@@ -56,6 +56,7 @@ class StagingDir {
   StagingDir& operator=(const StagingDir&) = delete;
   const fs::path& path() const { return tmp_; }
   void commit();
+
  private:
   fs::path final_, tmp_;
   bool committed_ = false;

@@ -30,8 +30,9 @@ int GpuCode::runnable_on(int cc) const {
   int n = 0;
   for (const auto& [shape, count] : shapes) {
     const auto& [cubins, ptxs] = shape;
-    bool ok = std::any_of(cubins.begin(), cubins.end(), [cc](int a) { return a / 10 == cc / 10 && a % 10 <= cc % 10; }) ||
-              std::any_of(ptxs.begin(), ptxs.end(), [cc](int a) { return a <= cc; });
+    bool ok =
+        std::any_of(cubins.begin(), cubins.end(), [cc](int a) { return a / 10 == cc / 10 && a % 10 <= cc % 10; }) ||
+        std::any_of(ptxs.begin(), ptxs.end(), [cc](int a) { return a <= cc; });
     if (ok) n += count;
   }
   return n;

@@ -23,9 +23,7 @@ Sha256::~Sha256() = default;
 Sha256::Sha256(Sha256&&) noexcept = default;
 Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 
-void Sha256::update(const void* data, size_t len) {
-  EVP_DigestUpdate(impl_->ctx, data, len);
-}
+void Sha256::update(const void* data, size_t len) { EVP_DigestUpdate(impl_->ctx, data, len); }
 
 std::string Sha256::hex() {
   unsigned char md[EVP_MAX_MD_SIZE];

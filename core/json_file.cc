@@ -8,7 +8,12 @@ namespace imgtool {
 std::string line_col_at(const std::string& text, size_t byte) {
   size_t line = 1, col = 1;
   for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
   }
   return std::to_string(line) + ":" + std::to_string(col);
 }
@@ -29,7 +34,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& name,
   } catch (const nlohmann::json::parse_error& e) {
     std::string msg = e.what();
     if (auto p = msg.find("syntax error"); p != std::string::npos) msg = msg.substr(p);
-    throw InputError(name + ":" + line_col_at(text, e.byte ? e.byte - 1 : 0) + ": expected " + expected + ", found " + msg);
+    throw InputError(name + ":" + line_col_at(text, e.byte ? e.byte - 1 : 0) + ": expected " + expected + ", found " +
+                     msg);
   } catch (const nlohmann::json::exception& e) {  // out_of_range.406: "number overflow parsing '1E999'"
     std::string msg = e.what();
     size_t at = 0, q = msg.find('\''), q2 = msg.rfind('\'');

@@ -2,9 +2,8 @@
 // of a syntax error) and says what was expected, as one line thrown as InputError.
 #pragma once
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace imgtool {
 

@@ -31,8 +31,10 @@ std::string env(const char* name) {
 std::string account_home() {
   if (std::string h = env("HOME"); !h.empty()) return h;
   if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir) return pw->pw_dir;
-  throw InputError("cache folder: expected $HOME, $XDG_CACHE_HOME or $IMGTOOL_CACHE, found none set and no home "
-                   "directory for uid " + std::to_string(::geteuid()) + "; set IMGTOOL_CACHE=/path/to/private/folder");
+  throw InputError(
+      "cache folder: expected $HOME, $XDG_CACHE_HOME or $IMGTOOL_CACHE, found none set and no home "
+      "directory for uid " +
+      std::to_string(::geteuid()) + "; set IMGTOOL_CACHE=/path/to/private/folder");
 }
 
 std::string octal(unsigned mode) {
@@ -61,7 +63,8 @@ void ensure_private_dir(const std::string& dir) {
     throw InputError(dir + ": expected a folder, found " + (errno == ENOENT ? "nothing" : "something else"));
   if (st.st_uid != ::geteuid())
     throw InputError(dir + ": expected a folder owned by uid " + std::to_string(::geteuid()) + ", found owner uid " +
-                     std::to_string(st.st_uid) + " (someone else's folder: choose another with IMGTOOL_CACHE or --state)");
+                     std::to_string(st.st_uid) +
+                     " (someone else's folder: choose another with IMGTOOL_CACHE or --state)");
   if (st.st_mode & 022)
     throw InputError(dir + ": expected a folder only its owner can write (mode 0700), found mode " + octal(st.st_mode) +
                      "; fix: chmod 700 " + dir);

@@ -7,17 +7,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
-
+#include <boost/process.hpp>
 #include <cerrno>
-#include <cstring>
-
 #include <cstdio>
 #include <cstdlib>
-#include <boost/process.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -46,7 +44,8 @@ namespace {
 // stderr written straight into it as they come (so `tail -f` follows a build), then the outcome.
 class RunLog {
  public:
-  RunLog(const std::string& path, const std::vector<std::string>& argv) : file_(std::fopen(path.c_str(), "abe")), path_(path) {
+  RunLog(const std::string& path, const std::vector<std::string>& argv)
+      : file_(std::fopen(path.c_str(), "abe")), path_(path) {
     if (!file_) throw Error("cannot open the log " + path + " for appending");
     std::string head = "$";
     for (auto& a : argv) head += " " + a;
@@ -292,8 +291,8 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   }
   PrivateTempDir tmp("imgtool-run-");
   fs::path out_p = tmp / "out", err_p = tmp / "err";
-  bp::child c(exe, bp::args(args), bp::std_out > out_p.string(), bp::std_err > err_p.string(), bp::std_in < in, child_env,
-              bp::start_dir(cwd));
+  bp::child c(exe, bp::args(args), bp::std_out > out_p.string(), bp::std_err > err_p.string(), bp::std_in < in,
+              child_env, bp::start_dir(cwd));
   feed();
   wait_child(c, opt, r);
   r.out = slurp(out_p);

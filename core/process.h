@@ -21,23 +21,23 @@
 namespace imgtool {
 
 struct RunOptions {
-  std::string stdin_data;                         // written to the child's stdin, then closed
-  std::optional<std::chrono::seconds> timeout;    // none = wait forever
-  std::string log_path;                           // if set, stdout+stderr go straight into this file (appended,
-                                                  // as they come: tail -f follows) and RunResult::out holds
-                                                  // both, merged in order (err stays empty)
-  std::map<std::string, std::string> env;         // added to (overriding) the inherited environment
-  std::string cwd;                                // empty = inherit
-  size_t max_output = 0;                          // > 0: keep at most this many bytes of stdout and of stderr
-                                                  // (the rest is read and dropped, a note ends the stream);
-                                                  // 0 = keep everything. Ignored with log_path.
+  std::string stdin_data;                       // written to the child's stdin, then closed
+  std::optional<std::chrono::seconds> timeout;  // none = wait forever
+  std::string log_path;                         // if set, stdout+stderr go straight into this file (appended,
+                                                // as they come: tail -f follows) and RunResult::out holds
+                                                // both, merged in order (err stays empty)
+  std::map<std::string, std::string> env;       // added to (overriding) the inherited environment
+  std::string cwd;                              // empty = inherit
+  size_t max_output = 0;                        // > 0: keep at most this many bytes of stdout and of stderr
+                                                // (the rest is read and dropped, a note ends the stream);
+                                                // 0 = keep everything. Ignored with log_path.
 };
 
 struct RunResult {
-  int exit_code = -1;      // -1 if it could not start or was killed
+  int exit_code = -1;  // -1 if it could not start or was killed
   bool timed_out = false;
-  std::string out;         // stdout
-  std::string err;         // stderr
+  std::string out;                            // stdout
+  std::string err;                            // stderr
   uint64_t out_dropped = 0, err_dropped = 0;  // bytes read past RunOptions::max_output and dropped
   bool ok() const { return exit_code == 0 && !timed_out; }
 };

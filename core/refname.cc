@@ -34,7 +34,8 @@ bool is_host(std::string_view s) {
   size_t start = 0;
   for (;;) {
     size_t dot = s.find('.', start);
-    if (!is_host_component(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start))) return false;
+    if (!is_host_component(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
+      return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
@@ -52,7 +53,10 @@ bool looks_like_domain(std::string_view first) {
 bool is_path_component(std::string_view s) {
   if (s.empty() || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
   for (size_t i = 0; i < s.size();) {
-    if (lower_alnum(s[i])) { ++i; continue; }
+    if (lower_alnum(s[i])) {
+      ++i;
+      continue;
+    }
     // A separator: ".", "_", "__" or "-"+, between alphanumerics.
     size_t j = i;
     if (s[i] == '-') {
@@ -114,7 +118,8 @@ std::optional<std::string> check_name(std::string_view s, bool with_tag) {
     }
   }
   if (name.empty()) return "expected an image name, found nothing";
-  if (name.size() > 255) return "expected an image name of at most 255 characters, found " + std::to_string(name.size());
+  if (name.size() > 255)
+    return "expected an image name of at most 255 characters, found " + std::to_string(name.size());
   std::string_view path = name;
   if (size_t slash = name.find('/'); slash != std::string_view::npos && looks_like_domain(name.substr(0, slash))) {
     if (!is_domain(name.substr(0, slash)))

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/refname.h"
+
+#include <doctest/doctest.h>
 
 using namespace imgtool::refname;
 
@@ -8,8 +8,8 @@ TEST_CASE("Docker name grammar: what Docker accepts, and what it would refuse la
   for (const char* ok : {"paddle", "ai/paddle", "x/a.b_c__d---e", "localhost/x", "localhost:5000/ai/paddle",
                          "Registry.Example.com:443/ai/paddle", "[::1]:5000/x", "imgtool-base/debian"})
     CHECK_MESSAGE(!check_name(ok, false), std::string(ok));
-  for (const char* bad : {"Paddle", "ai/Paddle", "ai//paddle", "ai/paddle/", "-ai", "a..b", "a___b", "ai/p_",
-                          "", "exa mple/x", "host:port/x", "host-/x"})
+  for (const char* bad : {"Paddle", "ai/Paddle", "ai//paddle", "ai/paddle/", "-ai", "a..b", "a___b", "ai/p_", "",
+                          "exa mple/x", "host:port/x", "host-/x"})
     CHECK_MESSAGE(check_name(bad, false), std::string(bad));
   CHECK(!check_name("nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04", true));
   CHECK(!check_name("localhost:5000/b:t@sha256:" + std::string(64, 'a'), true));

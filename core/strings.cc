@@ -102,12 +102,23 @@ std::string xml_escape(std::string_view raw) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -116,7 +127,8 @@ std::string xml_escape(std::string_view raw) {
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
-  for (size_t at; (at = s.find(sep, start)) != std::string_view::npos; start = at + 1) out.emplace_back(s.substr(start, at - start));
+  for (size_t at; (at = s.find(sep, start)) != std::string_view::npos; start = at + 1)
+    out.emplace_back(s.substr(start, at - start));
   out.emplace_back(s.substr(start));
   return out;
 }

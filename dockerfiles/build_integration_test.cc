@@ -4,7 +4,6 @@
 // are read back and compared with cell.json, and Paddle is imported in it.
 // One build only (a minute or two; later runs hit the layer cache).
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include "core/fs.h"

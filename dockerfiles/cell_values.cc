@@ -54,7 +54,8 @@ void check_safe(const Cell& cell, const std::string& field, const std::string& v
 
 void check_tag(const Cell& c) {
   if (!refname::is_tag(c.tag))
-    throw InputError("cell tag " + strings::quoted(c.tag) + ": expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
+    throw InputError("cell tag " + strings::quoted(c.tag) +
+                     ": expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
 }
 
 void check_variant(const Cell& c) {
@@ -64,7 +65,8 @@ void check_variant(const Cell& c) {
   Version::parse_or_throw(c.python, "cell " + c.tag + ": python");
   if (c.base_image.empty()) throw InputError("cell " + c.tag + ": base_image is empty");
   if (!c.base_digest.empty() && !is_sha256_digest(c.base_digest))
-    throw InputError("cell " + c.tag + ": base_digest " + strings::quoted(c.base_digest) + ": expected sha256:<64 hex>");
+    throw InputError("cell " + c.tag + ": base_digest " + strings::quoted(c.base_digest) +
+                     ": expected sha256:<64 hex>");
 }
 
 // "scheme://user[:pass]@host/..." : user-info before the host.
@@ -77,7 +79,8 @@ bool has_userinfo(const std::string& url) {
 
 std::vector<std::pair<std::string, std::string>> index_urls(const Cell& c) {
   std::vector<std::pair<std::string, std::string>> urls{{"pip_index_url", c.pip_index_url}};
-  if (auto t = c.overrides.find("trt_pip_index_url"); t != c.overrides.end()) urls.push_back({"trt_pip_index_url", t->second});
+  if (auto t = c.overrides.find("trt_pip_index_url"); t != c.overrides.end())
+    urls.push_back({"trt_pip_index_url", t->second});
   return urls;
 }
 
@@ -88,7 +91,8 @@ void check_pip(const Cell& c) {
                      " is not pinned; expected name==version (e.g. paddlepaddle-gpu==3.1.0)");
   for (const auto& [field, url] : index_urls(c))
     if (has_userinfo(url))  // the URL itself is not echoed: it holds a password
-      throw InputError("cell " + c.tag + ": " + field + ": expected an index URL without user:password@, found "
+      throw InputError("cell " + c.tag + ": " + field +
+                       ": expected an index URL without user:password@, found "
                        "credentials in it (a build argument stays in the image history); serve them with a BuildKit "
                        "secret (RUN --mount=type=secret,id=netrc,target=/root/.netrc) or a netrc file instead");
   if (c.wheelhouse.empty() && !c.pip_index_url.empty() && c.pip_index_url.rfind("https://", 0) != 0)
@@ -97,15 +101,23 @@ void check_pip(const Cell& c) {
 }
 
 Values field_values(const Cell& c) {
-  return {{"repository", c.repository},   {"tag", c.tag},
-          {"variant", c.variant},         {"flavor", c.flavor},
-          {"paddle", c.paddle},           {"python", c.python},
-          {"os", c.os},                   {"cuda", c.cuda},
-          {"cudnn", c.cudnn},             {"trt", c.trt},
-          {"min_driver", matrix::effective_min_driver(c)},   {"min_driver_full", c.min_driver_full},
-          {"cuda_archs", c.cuda_archs},   {"cudnn_package", c.cudnn_package},
+  return {{"repository", c.repository},
+          {"tag", c.tag},
+          {"variant", c.variant},
+          {"flavor", c.flavor},
+          {"paddle", c.paddle},
+          {"python", c.python},
+          {"os", c.os},
+          {"cuda", c.cuda},
+          {"cudnn", c.cudnn},
+          {"trt", c.trt},
+          {"min_driver", matrix::effective_min_driver(c)},
+          {"min_driver_full", c.min_driver_full},
+          {"cuda_archs", c.cuda_archs},
+          {"cudnn_package", c.cudnn_package},
           {"dynload_links", strings::join(c.dynload_links, " ")},
-          {"base_image", c.base_image},   {"base_digest", c.base_digest},
+          {"base_image", c.base_image},
+          {"base_digest", c.base_digest},
           {"pip_requirement", c.pip_requirement},
           {"pip_index_url", c.wheelhouse.empty() && c.pip_index_url.empty() ? kDefaultIndexUrl : c.pip_index_url},
           {"template_name", c.template_name}};
@@ -147,9 +159,13 @@ Values cell_values(const Cell& cell, const std::string& kb_version) {
   check_variant(cell);
   check_pip(cell);
   // pip_pin: installed before the first `pip install` (same pin as scripts/wheelhouse.sh's PIP_PIN).
-  Values v = {{"user", "paddle"}, {"uid", "1000"}, {"runtime_packages", "libgomp1"},
-              {"pip_pin", "pip==24.3.1"}, {"pip_pin_index_url", kDefaultIndexUrl},
-              {"trt_pip_requirement", ""}, {"trt_pip_index_url", kDefaultIndexUrl}};
+  Values v = {{"user", "paddle"},
+              {"uid", "1000"},
+              {"runtime_packages", "libgomp1"},
+              {"pip_pin", "pip==24.3.1"},
+              {"pip_pin_index_url", kDefaultIndexUrl},
+              {"trt_pip_requirement", ""},
+              {"trt_pip_index_url", kDefaultIndexUrl}};
   for (auto& [k, val] : cell.overrides) v[k] = val;
   for (auto& [k, val] : field_values(cell)) v[k] = val;
   for (auto& [k, val] : v) check_safe(cell, k, val);  // inputs; derived values are ours

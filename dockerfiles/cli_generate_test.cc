@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
@@ -74,7 +73,8 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
   }
   CHECK(with_trt == 4);  // 2.6.2 cuda11.2/11.7/12.0, 3.0.0 cuda12.6 (cuda11.8's TensorRT 8.6 wheel is a CUDA 12 build)
 
-  auto p = run({"python3", imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py", (d.path / "out").string()});
+  auto p =
+      run({"python3", imgtool::testing::source_dir() + "/dockerfiles/check_dockerfiles.py", (d.path / "out").string()});
   INFO(p.out, p.err);
   CHECK(p.exit_code == 0);
   CHECK(p.out.find("ok " + std::to_string(n)) != std::string::npos);

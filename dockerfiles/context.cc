@@ -36,7 +36,8 @@ std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
   std::string want = "wheels/" + wheel_prefix(cell.pip_requirement);
   if (std::none_of(files.begin(), files.end(), [&](auto& f) { return strings::lower(f.dest).rfind(want, 0) == 0; }))
     throw InputError("cell " + cell.tag + ": wheelhouse " + strings::quoted(cell.wheelhouse) + " has no wheel for " +
-                     strings::quoted(cell.pip_requirement) + " (expected a file " + strings::quoted(want.substr(7) + "*.whl") + ")");
+                     strings::quoted(cell.pip_requirement) + " (expected a file " +
+                     strings::quoted(want.substr(7) + "*.whl") + ")");
   for (auto& f : files) f.sha256 = "sha256:" + sha256_file_hex(f.source.string());
   return files;
 }

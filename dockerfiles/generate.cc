@@ -27,8 +27,7 @@ void lint_or_throw(const std::vector<SourceFile>& sources, const std::string& do
       for (auto& f : lint_text(s.bytes, s.label)) all.push_back(f);
   if (all.empty())  // a value, not a template, made the download unsafe
     all = lint_text(dockerfile, tag + "/Dockerfile");
-  if (!all.empty())
-    throw InputError("template lint failed (download without verification):\n" + format_findings(all));
+  if (!all.empty()) throw InputError("template lint failed (download without verification):\n" + format_findings(all));
 }
 
 std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sources, const std::string& unhashed,
@@ -116,7 +115,8 @@ std::unique_ptr<StagingDir> stage_for(const fs::path& out_dir) {
 }
 
 // Writes the rendered cells into out_dir through the staging folder (all or nothing).
-std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, StagingDir& stage, const GenerateOptions& opt) {
+std::vector<GeneratedCell> write_all(const std::vector<RenderedCell>& rendered, StagingDir& stage,
+                                     const GenerateOptions& opt) {
   std::vector<GeneratedCell> out;
   for (auto& r : rendered) out.push_back(write_cell(r, stage.path(), opt.out_dir));
   write_file_atomic(stage.path() / kMarker, "made by imgtool generate; replaced as a whole on the next run\n");

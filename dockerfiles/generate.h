@@ -37,11 +37,11 @@ struct GenerateOptions {
 // One cell rendered in memory (nothing written yet).
 struct RenderedCell {
   matrix::Cell cell;
-  std::string dockerfile;      // final text, with the inputs-hash label
-  std::string inputs_manifest; // what the hash is taken over (inputs.txt)
-  std::string inputs_hash;     // "sha256:<hex>" of inputs_manifest
+  std::string dockerfile;       // final text, with the inputs-hash label
+  std::string inputs_manifest;  // what the hash is taken over (inputs.txt)
+  std::string inputs_hash;      // "sha256:<hex>" of inputs_manifest
   std::vector<ContextFile> context;
-  std::string cell_json;       // cell.json text
+  std::string cell_json;  // cell.json text
 };
 
 // Renders and lints one cell. InputError on a bad cell, an unknown
@@ -53,7 +53,7 @@ struct GeneratedCell {
   std::filesystem::path dir;  // final folder
   std::string inputs_hash;
   size_t context_files = 0;
-  size_t hard_linked = 0;     // of context_files; the rest were copied
+  size_t hard_linked = 0;             // of context_files; the rest were copied
   std::vector<std::string> warnings;  // the cell's warnings, passed on
 };
 

@@ -1,9 +1,11 @@
+#include "dockerfiles/generate.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <regex>
-#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -12,7 +14,6 @@
 #include "core/hash.h"
 #include "core/process.h"
 #include "dockerfiles/cell_values.h"
-#include "dockerfiles/generate.h"
 #include "dockerfiles/lint.h"
 #include "dockerfiles/stages.h"
 #include "dockerfiles/test_cells.h"
@@ -90,7 +91,9 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
   CHECK(fs::exists(d.path / "out/.imgtool-generated"));
 }
 
-TEST_CASE("a Paddle 2.6 cell on a runtime image: the claimed cuDNN from NVIDIA's apt repository, the dev links Paddle dlopens, its archs and Paddle's driver floor") {
+TEST_CASE(
+    "a Paddle 2.6 cell on a runtime image: the claimed cuDNN from NVIDIA's apt repository, the dev links Paddle "
+    "dlopens, its archs and Paddle's driver floor") {
   imgtool::testing::ScratchDir d("gen-apt");
   matrix::Cell c = gpu_cell();
   c.tag = "2.6.2-gpu-cuda11.2-cudnn8.2";
@@ -103,11 +106,16 @@ TEST_CASE("a Paddle 2.6 cell on a runtime image: the claimed cuDNN from NVIDIA's
   c.pip_requirement = "paddlepaddle-gpu==2.6.2.post112";
   c.cudnn_package = "libcudnn8=8.2.1.32-1+cuda11.3";
   c.cuda_archs = "sm_61,sm_70,sm_75,sm_80,sm_86";
-  c.dynload_links = {"libcublas.so=libcublas.so.11", "libcudnn.so=libcudnn.so.8", "libcupti.so=libcupti.so.11.8:optional"};
+  c.dynload_links = {"libcublas.so=libcublas.so.11", "libcudnn.so=libcudnn.so.8",
+                     "libcupti.so=libcupti.so.11.8:optional"};
   generate({c}, {d.path / "out", "", kKb});
   std::string df = read_file(d.path / "out" / c.tag / "Dockerfile");
-  CHECK(contains(df, "apt-get install -y --no-install-recommends libcudnn8=8.2.1.32-1+cuda11.3 && \\\n    apt-mark hold libcudnn8 && \\\n"));
-  CHECK(contains(df, "for pair in libcublas.so=libcublas.so.11 libcudnn.so=libcudnn.so.8 libcupti.so=libcupti.so.11.8:optional; do"));
+  CHECK(contains(df,
+                 "apt-get install -y --no-install-recommends libcudnn8=8.2.1.32-1+cuda11.3 && \\\n    apt-mark hold "
+                 "libcudnn8 && \\\n"));
+  CHECK(contains(
+      df,
+      "for pair in libcublas.so=libcublas.so.11 libcudnn.so=libcudnn.so.8 libcupti.so=libcupti.so.11.8:optional; do"));
   CHECK(contains(df, "/etc/ld.so.conf.d/zz-paddle-dynload.conf"));
   CHECK(df.find("apt-mark hold") < df.find("COPY --from=build /opt/venv"));  // as root, before USER
   CHECK(contains(df, "io.imgtool.cuda-archs=\"sm_61,sm_70,sm_75,sm_80,sm_86\""));
@@ -116,7 +124,10 @@ TEST_CASE("a Paddle 2.6 cell on a runtime image: the claimed cuDNN from NVIDIA's
   // The generated Dockerfile passes the lint and BuildKit's parser like every other.
   CHECK(lint_text(df, "Dockerfile").empty());
   // A Paddle 3.x cell (its wheel brings CUDA) gets neither.
-  std::string gpu3 = read_file([&] { generate({gpu_cell()}, {d.path / "out3", "", kKb}); return d.path / "out3" / gpu_cell().tag / "Dockerfile"; }());
+  std::string gpu3 = read_file([&] {
+    generate({gpu_cell()}, {d.path / "out3", "", kKb});
+    return d.path / "out3" / gpu_cell().tag / "Dockerfile";
+  }());
   CHECK_FALSE(contains(gpu3, "apt-mark hold"));
   CHECK_FALSE(contains(gpu3, "paddle-dynload"));
 }
@@ -126,7 +137,8 @@ TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   auto cells = sample_cells(make_wheelhouse(d.path / "wh"));
   generate(cells, {d.path / "out", "", kKb});
   std::string gpu = read_file(d.path / "out" / cells[0].tag / "Dockerfile");
-  CHECK(contains(gpu, "FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04@sha256:" + std::string(64, 'a') + " AS build\n"));
+  CHECK(contains(gpu,
+                 "FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04@sha256:" + std::string(64, 'a') + " AS build\n"));
   CHECK(contains(gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\" \\\n"));
   CHECK(contains(gpu, "    NVIDIA_DRIVER_CAPABILITIES=compute,utility\n"));  // the runtime mounts libcuda.so
   CHECK(contains(gpu, "io.imgtool.cuda=\"12.6\""));
@@ -218,8 +230,9 @@ TEST_CASE("a failing cell leaves no output folder, and an older output stays int
   auto bad = cells;
   bad[2].pip_requirement = "paddlepaddle>=3.0";  // not pinned
   auto msg = error_of([&] { generate(bad, {d.path / "out", "", kKb}); });
-  CHECK(msg == "cell 3.3.1: pip_requirement 'paddlepaddle>=3.0' is not pinned; expected name==version "
-               "(e.g. paddlepaddle-gpu==3.1.0)");
+  CHECK(msg ==
+        "cell 3.3.1: pip_requirement 'paddlepaddle>=3.0' is not pinned; expected name==version "
+        "(e.g. paddlepaddle-gpu==3.1.0)");
   CHECK_FALSE(fs::exists(d.path / "out"));
   CHECK(fs::is_empty(d.path) == false);
   for (auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string() == "wh");  // no staging left
@@ -239,16 +252,18 @@ TEST_CASE("bad input is one clear InputError") {
   auto cells = sample_cells(wh);
   auto dup = cells;
   dup[1].tag = dup[0].tag;
-  CHECK(error_of([&] { generate(dup, {d.path / "o1", "", kKb}); }) ==
-        "two cells have the same tag '3.1.0-gpu-cuda12.6-cudnn9.5'");
+  CHECK(error_of([&] {
+          generate(dup, {d.path / "o1", "", kKb});
+        }) == "two cells have the same tag '3.1.0-gpu-cuda12.6-cudnn9.5'");
   CHECK(error_of([&] { generate({}, {d.path / "o1", "", kKb}); }).find("no cells") == 0);
   write_file_atomic(d.path / "mine/notes.txt", "precious");
   CHECK(contains(error_of([&] { generate(cells, {d.path / "mine", "", kKb}); }), "was not made by imgtool generate"));
   CHECK(read_file(d.path / "mine/notes.txt") == "precious");
   auto c = cells[0];
   c.variant = "tpu";
-  CHECK(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }) ==
-        "cell 3.1.0-gpu-cuda12.6-cudnn9.5: variant 'tpu': expected gpu or cpu");
+  CHECK(error_of([&] {
+          generate({c}, {d.path / "o1", "", kKb});
+        }) == "cell 3.1.0-gpu-cuda12.6-cudnn9.5: variant 'tpu': expected gpu or cpu");
   c = cells[0];
   c.pip_index_url = "http://mirror.example/simple";
   CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected an https:// URL"));
@@ -266,11 +281,15 @@ TEST_CASE("bad input is one clear InputError") {
   CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }), "expected a Docker tag"));
   c = cells[2];
   c.pip_requirement = "paddlepaddle==3.1.0";
-  CHECK(contains(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }),
+  CHECK(contains(error_of([&] {
+                   generate({c}, {d.path / "o1", "", kKb});
+                 }),
                  "has no wheel for 'paddlepaddle==3.1.0' (expected a file 'paddlepaddle-3.1.0-*.whl')"));
   c = cells[0];
   c.template_name = "nope";
-  CHECK(error_of([&] { generate({c}, {d.path / "o1", "", kKb}); }).find("dockerfiles/nope.Dockerfile.in: template file not found") == 0);
+  CHECK(error_of([&] {
+          generate({c}, {d.path / "o1", "", kKb});
+        }).find("dockerfiles/nope.Dockerfile.in: template file not found") == 0);
   CHECK_FALSE(fs::exists(d.path / "o1"));
 }
 
@@ -280,17 +299,24 @@ TEST_CASE("template errors and lint findings fail generation with file:line") {
   std::string orig = read_file(t / "paddle.Dockerfile.in");
   write_file_atomic(t / "paddle.Dockerfile.in", orig + "RUN echo {{paddle_version}}\n");
   int line = static_cast<int>(std::count(orig.begin(), orig.end(), '\n')) + 1;
-  CHECK(error_of([&] { generate({gpu_cell()}, {d.path / "out", t, kKb}); })
-            .find("dockerfiles/paddle.Dockerfile.in:" + std::to_string(line) + ": unknown placeholder {{paddle_version}}") == 0);
-  write_file_atomic(t / "paddle.Dockerfile.in",
-                    orig + "RUN curl -fsSL https://example.com/x.sh | bash\nRUN wget --no-check-certificate https://e/y\n");
+  CHECK(error_of([&] {
+          generate({gpu_cell()}, {d.path / "out", t, kKb});
+        })
+            .find("dockerfiles/paddle.Dockerfile.in:" + std::to_string(line) +
+                  ": unknown placeholder {{paddle_version}}") == 0);
+  write_file_atomic(
+      t / "paddle.Dockerfile.in",
+      orig + "RUN curl -fsSL https://example.com/x.sh | bash\nRUN wget --no-check-certificate https://e/y\n");
   auto msg = error_of([&] { generate({gpu_cell()}, {d.path / "out", t, kKb}); });
-  CHECK(msg == "template lint failed (download without verification):\n"
-               "dockerfiles/paddle.Dockerfile.in:" + std::to_string(line) +
-               ": a download is piped into a shell unchecked; save it, verify with sha256sum -c, then run it "
-               "[pipe-to-shell]\n"
-               "dockerfiles/paddle.Dockerfile.in:" + std::to_string(line + 1) +
-               ": --no-check-certificate disables TLS verification; remove it [wget-no-check-certificate]");
+  CHECK(msg ==
+        "template lint failed (download without verification):\n"
+        "dockerfiles/paddle.Dockerfile.in:" +
+            std::to_string(line) +
+            ": a download is piped into a shell unchecked; save it, verify with sha256sum -c, then run it "
+            "[pipe-to-shell]\n"
+            "dockerfiles/paddle.Dockerfile.in:" +
+            std::to_string(line + 1) +
+            ": --no-check-certificate disables TLS verification; remove it [wget-no-check-certificate]");
   CHECK_FALSE(fs::exists(d.path / "out"));
 }
 
@@ -365,7 +391,8 @@ TEST_CASE("pinned requirements and tags: the same answers as the old regular exp
   const std::regex tag(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})");
   imgtool::testing::ScratchDir d("gen-oracle");
   auto base = sample_cells(make_wheelhouse(d.path / "wh"))[2];
-  const std::vector<std::string> parts{"a", "Z", "0", "9", ".", "_", "-", "+", "!", ",", "[", "]", "==", "=", "x1", "@", "~"};
+  const std::vector<std::string> parts{"a", "Z", "0", "9",  ".", "_",  "-", "+", "!",
+                                       ",", "[", "]", "==", "=", "x1", "@", "~"};
   const std::vector<std::string> names{"paddle", "a", "Z0", "x-y", "p.q_r", "-a", "_a", "", "a@b"},
       extras{"", "", "[a]", "[a,b.c-_]", "[]", "[a", "a]", "[a]]"}, equals{"==", "==", "=", "", "==="},
       versions{"3.2.0", "1", "9a+b!-", "", "x1", "3.2.0~1", "0.", "1_2"};

@@ -147,7 +147,8 @@ const Rule kRules[] = {
     {"apt-unauthenticated", apt_unauthenticated,
      "apt installs unsigned packages; remove the flag and add the repository's key"},
     {"curl-insecure", curl_insecure, "curl -k/--insecure disables TLS verification; remove it"},
-    {"pip-trusted-host", trusted_host, "pip --trusted-host disables TLS verification for that host; use an https index"},
+    {"pip-trusted-host", trusted_host,
+     "pip --trusted-host disables TLS verification for that host; use an https index"},
     {"add-remote-url", add_remote_url,
      "ADD of a remote URL is not verified; download with curl -fsSL, check sha256sum -c, then use it"},
     {"pipe-to-shell", pipe_to_shell,
@@ -181,9 +182,7 @@ bool is_comment(const std::string& s) {
 
 }  // namespace
 
-std::string LintFinding::str() const {
-  return file + ":" + std::to_string(line) + ": " + message + " [" + rule + "]";
-}
+std::string LintFinding::str() const { return file + ":" + std::to_string(line) + ": " + message + " [" + rule + "]"; }
 
 std::vector<LintFinding> lint_text(const std::string& text, const std::string& file_label) {
   std::vector<LintFinding> found;

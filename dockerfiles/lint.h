@@ -16,8 +16,8 @@ namespace imgtool::dockerfiles {
 struct LintFinding {
   std::string file;
   int line = 0;
-  std::string rule;     // short id, e.g. "curl-insecure"
-  std::string message;  // what is wrong and what to do
+  std::string rule;         // short id, e.g. "curl-insecure"
+  std::string message;      // what is wrong and what to do
   std::string str() const;  // "<file>:<line>: <message> [<rule>]"
 };
 

@@ -1,3 +1,5 @@
+#include "dockerfiles/lint.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,7 +9,6 @@
 #include <set>
 
 #include "core/fs.h"
-#include "dockerfiles/lint.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
@@ -35,13 +36,15 @@ TEST_CASE("lint flags downloads without verification, one finding per line with 
   CHECK(found("RUN pip install --trusted-host a.org x==1\n") == V{"1:pip-trusted-host"});
   auto f = lint_text("FROM x\nRUN curl -fsSL \\\n      https://a/install.sh \\\n    | bash\n", "dockerfiles/t.in");
   REQUIRE(f.size() == 1);  // continuation lines are one instruction, reported where it starts
-  CHECK(f[0].str() == "dockerfiles/t.in:2: a download is piped into a shell unchecked; save it, verify with "
-                      "sha256sum -c, then run it [pipe-to-shell]");
+  CHECK(f[0].str() ==
+        "dockerfiles/t.in:2: a download is piped into a shell unchecked; save it, verify with "
+        "sha256sum -c, then run it [pipe-to-shell]");
 }
 
 TEST_CASE("lint accepts verified downloads, comments and look-alikes") {
   CHECK(found("RUN curl -fsSL -o /tmp/a.sh https://a/a.sh && \\\n"
-              "    echo \"abc  /tmp/a.sh\" | sha256sum -c - && sh /tmp/a.sh\n").empty());
+              "    echo \"abc  /tmp/a.sh\" | sha256sum -c - && sh /tmp/a.sh\n")
+            .empty());
   CHECK(found("# never use curl -k or --no-check-certificate\n").empty());
   CHECK(found("RUN apt-get install -y --no-install-recommends curl ca-certificates\n").empty());
   CHECK(found("COPY wheels/ /tmp/wheels/\nRUN tar -xkf x.tar && cat x | shasum\n").empty());
@@ -78,18 +81,64 @@ TEST_CASE("lint rules: the same answers as the old regular expressions, on rando
   const auto icase = std::regex::ECMAScript | std::regex::icase;
   const std::vector<std::pair<std::string, std::regex>> oracle = {
       {"wget-no-check-certificate", std::regex(R"(--no-check-certificate\b)")},
-      {"apt-unauthenticated", std::regex(R"(--allow-unauthenticated\b|--allow-insecure-repositories\b|AllowUnauthenticated|--force-yes\b)")},
+      {"apt-unauthenticated",
+       std::regex(R"(--allow-unauthenticated\b|--allow-insecure-repositories\b|AllowUnauthenticated|--force-yes\b)")},
       {"curl-insecure", std::regex(R"(\bcurl\b[^|;&]*\s(--insecure\b|-[a-zA-Z]*k[a-zA-Z]*\b))")},
       {"pip-trusted-host", std::regex(R"(--trusted-host\b)")},
       {"add-remote-url", std::regex(R"(^\s*ADD\s+(--\S+\s+)*(https?|ftp)://)", icase)},
       {"pipe-to-shell", std::regex(R"(\b(curl|wget)\b[^|;&]*\|\s*(sudo\s+)?(-\S+\s+)*(ba|z|da|k)?sh\b)")},
   };
-  const std::vector<std::string> parts{
-      " ", "\t", "curl", "wget", "xcurl", "curl_", "-k", "-fsSLk", "-k1", "-kx_", "--insecure", "--insecurex",
-      "--insecure-", "|", "||", ";", "&", "sh", "bash", "zsh", "dash", "ksh", "shx", "sh1", "csh", "sudo", "sudox",
-      "-s", "--", "-", "ADD", "add", "Add", "--chown=1", "http://", "HTTPS://", "ftp://", "https:/", "x", "1", "_",
-      ".", "--no-check-certificate", "--force-yes", "--force-yesno", "AllowUnauthenticated",
-      "--allow-unauthenticated", "--allow-insecure-repositories_", "--trusted-host", "--trusted-hosts", "k"};
+  const std::vector<std::string> parts{" ",
+                                       "\t",
+                                       "curl",
+                                       "wget",
+                                       "xcurl",
+                                       "curl_",
+                                       "-k",
+                                       "-fsSLk",
+                                       "-k1",
+                                       "-kx_",
+                                       "--insecure",
+                                       "--insecurex",
+                                       "--insecure-",
+                                       "|",
+                                       "||",
+                                       ";",
+                                       "&",
+                                       "sh",
+                                       "bash",
+                                       "zsh",
+                                       "dash",
+                                       "ksh",
+                                       "shx",
+                                       "sh1",
+                                       "csh",
+                                       "sudo",
+                                       "sudox",
+                                       "-s",
+                                       "--",
+                                       "-",
+                                       "ADD",
+                                       "add",
+                                       "Add",
+                                       "--chown=1",
+                                       "http://",
+                                       "HTTPS://",
+                                       "ftp://",
+                                       "https:/",
+                                       "x",
+                                       "1",
+                                       "_",
+                                       ".",
+                                       "--no-check-certificate",
+                                       "--force-yes",
+                                       "--force-yesno",
+                                       "AllowUnauthenticated",
+                                       "--allow-unauthenticated",
+                                       "--allow-insecure-repositories_",
+                                       "--trusted-host",
+                                       "--trusted-hosts",
+                                       "k"};
   const std::vector<std::string> seps{" ", " ", " ", " ", "", "", "\t", " | ", "|"};
   std::mt19937 rng(11);
   std::map<std::string, int> hits;

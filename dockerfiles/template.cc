@@ -116,8 +116,8 @@ std::string render_text(const std::string& text, const Values& values, const std
     if (rendered.empty() || rendered.back() != '\n') out += '\n';  // multi-line values end in '\n'
   }
   if (!stack.empty())
-    throw InputError(file_label + ":" + std::to_string(stack.back().line) + ": section {{#" +
-                     stack.back().name + "}} is never closed");
+    throw InputError(file_label + ":" + std::to_string(stack.back().line) + ": section {{#" + stack.back().name +
+                     "}} is never closed");
   return out;
 }
 
@@ -132,8 +132,7 @@ SourceFile TemplateDir::read(const std::string& relative) const {
   return {label, read_file(path)};
 }
 
-std::string TemplateDir::render(const std::string& name, const Values& values,
-                                std::vector<SourceFile>* used) const {
+std::string TemplateDir::render(const std::string& name, const Values& values, std::vector<SourceFile>* used) const {
   if (!valid_name(name)) throw InputError("template name '" + name + "': expected [a-z0-9_-]+");
   SourceFile main = read(name + ".Dockerfile.in");
   if (used) used->push_back(main);

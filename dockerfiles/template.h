@@ -41,8 +41,7 @@ class TemplateDir {
   SourceFile read(const std::string& relative) const;
 
   // Renders <name>.Dockerfile.in. Appends every file read to *used (if given).
-  std::string render(const std::string& name, const Values& values,
-                     std::vector<SourceFile>* used = nullptr) const;
+  std::string render(const std::string& name, const Values& values, std::vector<SourceFile>* used = nullptr) const;
 
   const std::filesystem::path& dir() const { return dir_; }
 

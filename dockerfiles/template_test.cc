@@ -1,8 +1,9 @@
+#include "dockerfiles/template.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "dockerfiles/template.h"
 #include "dockerfiles/test_util.h"
 #include "tests/fixtures.h"
 
@@ -20,7 +21,8 @@ TEST_CASE("sections keep or drop lines; a lone empty placeholder drops its line"
   Values v{{"gpu", "1"}, {"cuda", "12.6"}, {"trt", ""}, {"labels", ""}};
   std::string t =
       "{{! a template comment, dropped }}\n"
-      "A\n{{#gpu}}\nENV CUDA={{cuda}}\n{{#trt}}\nENV TRT={{trt}}\n{{/trt}}\n{{^trt}}\nENV NO_TRT=1\n{{/trt}}\n{{/gpu}}\n"
+      "A\n{{#gpu}}\nENV CUDA={{cuda}}\n{{#trt}}\nENV TRT={{trt}}\n{{/trt}}\n{{^trt}}\nENV "
+      "NO_TRT=1\n{{/trt}}\n{{/gpu}}\n"
       "{{labels}}\nZ\n";
   CHECK(render_text(t, v, "t") == "A\nENV CUDA=12.6\nENV NO_TRT=1\nZ\n");
   v["gpu"] = "";
@@ -54,7 +56,10 @@ TEST_CASE("partials are rendered with the same values and named in errors") {
   REQUIRE(used.size() == 2);
   CHECK(used[1].label == "dockerfiles/partials/setup.Dockerfile.in");
   write_file_atomic(d.path / "partials/setup.Dockerfile.in", "RUN a\nRUN {{nope}}\n");
-  CHECK(error_of([&] { dir.render("x", {{"user", "p"}}); })
-            .find("dockerfiles/partials/setup.Dockerfile.in:2: unknown placeholder {{nope}}") == 0);
-  CHECK(error_of([&] { dir.render("missing", {}); }).find("dockerfiles/missing.Dockerfile.in: template file not found") == 0);
+  CHECK(error_of([&] {
+          dir.render("x", {{"user", "p"}});
+        }).find("dockerfiles/partials/setup.Dockerfile.in:2: unknown placeholder {{nope}}") == 0);
+  CHECK(error_of([&] {
+          dir.render("missing", {});
+        }).find("dockerfiles/missing.Dockerfile.in: template file not found") == 0);
 }

@@ -1,9 +1,8 @@
 #include "emit/bake.h"
 
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "builder/build_driver.h"
 #include "builder/nightly_steps.h"
@@ -17,7 +16,8 @@ using json = nlohmann::json;
 
 // Cells of one group, keyed by stage key ("" = a Dockerfile without a shared
 // stage: such a cell is a group of its own, named after its target).
-std::map<std::string, std::vector<const builder::GeneratedCell*>> groups(const std::vector<builder::GeneratedCell>& cells) {
+std::map<std::string, std::vector<const builder::GeneratedCell*>> groups(
+    const std::vector<builder::GeneratedCell>& cells) {
   std::map<std::string, std::vector<const builder::GeneratedCell*>> g;
   for (auto& c : cells) {
     if (!c.generate_error.empty() || c.dir.empty()) continue;

@@ -30,14 +30,15 @@ std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, cons
     std::string digest = known.count(c.tag) ? known[c.tag] : "";
     if (digest.empty() && src.ask_registry) {
       if (!reg)
-        reg = std::make_unique<image::Registry>(target.host, image::RegistryOptions{.ca_file = src.ca_file,
-                                                                                    .insecure_http = src.insecure_http});
+        reg = std::make_unique<image::Registry>(
+            target.host, image::RegistryOptions{.ca_file = src.ca_file, .insecure_http = src.insecure_http});
       try {
         digest = reg->get_manifest(target.repo(c), c.tag).digest();
       } catch (const std::exception& e) {
-        throw InputError("plan --emit k8s: cell '" + c.tag + "' has no digest: not published in " +
-                         (src.from_report.empty() ? std::string("a report (--from-report)") : src.from_report.string()) +
-                         " and " + target.host + "/" + target.repo(c) + ":" + c.tag + " cannot be read (" + e.what() + ")");
+        throw InputError(
+            "plan --emit k8s: cell '" + c.tag + "' has no digest: not published in " +
+            (src.from_report.empty() ? std::string("a report (--from-report)") : src.from_report.string()) + " and " +
+            target.host + "/" + target.repo(c) + ":" + c.tag + " cannot be read (" + e.what() + ")");
       }
     }
     if (digest.empty())

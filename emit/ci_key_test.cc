@@ -12,12 +12,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <fstream>
 #include <thread>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/fs.h"
 #include "core/process.h"
@@ -75,7 +74,9 @@ struct Runner {
     for (auto d : {"bin", "tmp", "work"}) fs::create_directories(dir.path / d);
     pem = sign::private_key_pem(*sign::generate_key(), "");
   }
-  std::vector<std::string> argv(const std::string& script) const { return {"bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script}; }
+  std::vector<std::string> argv(const std::string& script) const {
+    return {"bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script};
+  }
   std::map<std::string, std::string> env() const {
     return {{"IMGTOOL_SIGNING_KEY", pem},
             {"SHARD", "1/2"},
@@ -105,9 +106,10 @@ TEST_CASE("emitted CI: a failing nightly under bash -eo pipefail leaves no key f
   Scripts s = emitted_scripts();
   for (const std::string& script : {s.github, s.gitlab}) {
     Runner r;
-    write_script(r.dir.path / "bin/imgtool", "printf '%s\\n' \"$@\" > \"" + (r.dir.path / "work/args").string() +
-                                                  "\"\nexit 1\n");
-    auto res = run(r.argv(script), {.timeout = std::chrono::seconds(30), .env = r.env(), .cwd = (r.dir.path / "work").string()});
+    write_script(r.dir.path / "bin/imgtool",
+                 "printf '%s\\n' \"$@\" > \"" + (r.dir.path / "work/args").string() + "\"\nexit 1\n");
+    auto res = run(r.argv(script),
+                   {.timeout = std::chrono::seconds(30), .env = r.env(), .cwd = (r.dir.path / "work").string()});
     INFO(script << "\n" << res.err);
     CHECK(res.exit_code == 1);  // the nightly's failure is the job's
     CHECK(file_text(r.dir.path / "work/args").find("env://IMGTOOL_SIGNING_KEY") != std::string::npos);
@@ -155,9 +157,12 @@ TEST_CASE("nightly --key env://VAR: no program imgtool starts inherits the key o
   write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
   fs::create_directories(seen);
   // Records its own environment and its parent's (imgtool's, or timeout(1)'s for a build).
-  write_script(r.dir.path / "bin/docker", "n=$(date +%s%N)\nenv > \"" + seen.string() + "/env-$n\"\n"
-                                          "cat /proc/$PPID/environ > \"" + seen.string() + "/parent-$n\" 2>/dev/null\n"
-                                          "echo 'stand-in docker: no engine here' >&2\nexit 1\n");
+  write_script(r.dir.path / "bin/docker", "n=$(date +%s%N)\nenv > \"" + seen.string() +
+                                              "/env-$n\"\n"
+                                              "cat /proc/$PPID/environ > \"" +
+                                              seen.string() +
+                                              "/parent-$n\" 2>/dev/null\n"
+                                              "echo 'stand-in docker: no engine here' >&2\nexit 1\n");
   std::string pass = "pass-phrase-7f3a";
   std::string encrypted = sign::private_key_pem(*sign::generate_key(), pass);
   auto env = r.env();
@@ -166,10 +171,10 @@ TEST_CASE("nightly --key env://VAR: no program imgtool starts inherits the key o
   env["IMGTOOL_WHEELHOUSE"] = wh.string();
   env["DOCKER_HOST"] = "unix://" + (r.dir.path / "no-engine.sock").string();
   env["IMGTOOL_BUILDKIT"] = "";
-  auto res = fx::imgtool({"nightly", kMatrix, "--registry", "127.0.0.1:9/ns", "--key", "env://IMGTOOL_SIGNING_KEY",
-                          "--passphrase-env", "KEY_PASS", "--report", (r.dir.path / "work/report").string(), "--state",
-                          (r.dir.path / "state").string(), "-q"},
-                         {.timeout = std::chrono::seconds(120), .env = env});
+  auto res = fx::imgtool(
+      {"nightly", kMatrix, "--registry", "127.0.0.1:9/ns", "--key", "env://IMGTOOL_SIGNING_KEY", "--passphrase-env",
+       "KEY_PASS", "--report", (r.dir.path / "work/report").string(), "--state", (r.dir.path / "state").string(), "-q"},
+      {.timeout = std::chrono::seconds(120), .env = env});
   INFO(res.out << res.err);
   CHECK(res.exit_code == 1);  // the cell failed to build: the stand-in docker
   REQUIRE_FALSE(fs::is_empty(seen));
@@ -186,10 +191,11 @@ TEST_CASE("nightly --key env://VAR: no program imgtool starts inherits the key o
 
 TEST_CASE("--key env://VAR: unset, empty name or a path instead of PEM text are one clear line each") {
   ::unsetenv("IMGTOOL_TEST_NO_SUCH_KEY");
-  CHECK_THROWS_WITH_AS(sign::load_signing_key("env://IMGTOOL_TEST_NO_SUCH_KEY", ""),
-                       "--key env://IMGTOOL_TEST_NO_SUCH_KEY: expected the environment variable IMGTOOL_TEST_NO_SUCH_KEY "
-                       "to be set, found it unset",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      sign::load_signing_key("env://IMGTOOL_TEST_NO_SUCH_KEY", ""),
+      "--key env://IMGTOOL_TEST_NO_SUCH_KEY: expected the environment variable IMGTOOL_TEST_NO_SUCH_KEY "
+      "to be set, found it unset",
+      InputError);
   CHECK_THROWS_AS(sign::load_signing_key("env://", ""), InputError);
   ::setenv("IMGTOOL_TEST_KEY_PATH", "/builds/tmp/IMGTOOL_SIGNING_KEY", 1);
   CHECK_THROWS_WITH_AS(sign::load_signing_key("env://IMGTOOL_TEST_KEY_PATH", ""),

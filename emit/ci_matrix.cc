@@ -59,12 +59,15 @@ std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
           "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
           "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
           "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text; a plain variable, not a file: imgtool reads it",
-          "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process holds it)" +
+          "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process "
+          "holds it)" +
               std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : "."),
-          o.no_gpu_host ? "No GPU on these runners: the shards publish to IMGTOOL_STAGING (HOST[:PORT]/NAMESPACE); gpu-smoke runs the "
-                          "smoke Jobs on the cluster's GPU nodes and attests their results; promote releases every cell, "
-                          "a GPU one only with that hardware evidence."
-                        : "The shards smoke on their own GPUs and publish straight to the registry."};
+          o.no_gpu_host
+              ? "No GPU on these runners: the shards publish to IMGTOOL_STAGING (HOST[:PORT]/NAMESPACE); gpu-smoke "
+                "runs the "
+                "smoke Jobs on the cluster's GPU nodes and attests their results; promote releases every cell, "
+                "a GPU one only with that hardware evidence."
+              : "The shards smoke on their own GPUs and publish straight to the registry."};
 }
 
 YAML::Node step_uses(const std::string& uses, const YAML::Node& with, const std::string& cond = "") {
@@ -112,7 +115,8 @@ void add_github_release(YAML::Node& root, const CiOptions& o, const YAML::Node& 
   promote["needs"] = "gpu-smoke";
   promote["runs-on"] = runs_on;
   promote["steps"].push_back(report_download("nightly-report-smoked"));
-  promote["steps"].push_back(run_step("imgtool nightly promote (gpu cells need hardware evidence)", {promote_line()}, o));
+  promote["steps"].push_back(
+      run_step("imgtool nightly promote (gpu cells need hardware evidence)", {promote_line()}, o));
   root["jobs"]["promote"] = promote;
 }
 

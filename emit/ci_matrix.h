@@ -45,11 +45,11 @@ struct ShardEntry {
 std::vector<ShardEntry> shard_table(std::vector<std::string> tags, int count);
 
 struct CiOptions {
-  std::string matrix;                 // the matrix file as the CI checkout names it
-  int shards = 4;                     // runners n (shards that get no cell get no entry)
-  std::string registry;               // HOST[:PORT]/NS; "" = the CI variable IMGTOOL_REGISTRY
-  std::vector<std::string> runs_on;   // GitHub runs-on labels / GitLab runner tags
-  bool no_gpu_host = false;           // pass --no-gpu-host to nightly (GPU smoke runs elsewhere, e.g. --emit k8s)
+  std::string matrix;                // the matrix file as the CI checkout names it
+  int shards = 4;                    // runners n (shards that get no cell get no entry)
+  std::string registry;              // HOST[:PORT]/NS; "" = the CI variable IMGTOOL_REGISTRY
+  std::vector<std::string> runs_on;  // GitHub runs-on labels / GitLab runner tags
+  bool no_gpu_host = false;          // pass --no-gpu-host to nightly (GPU smoke runs elsewhere, e.g. --emit k8s)
 };
 
 // Workflow / pipeline text for the kept cells' tags. InputError when there is

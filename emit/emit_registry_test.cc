@@ -2,7 +2,6 @@
 // REAL docker-registry on loopback through image/ (one manifest GET per tag),
 // and the Job names the image by that digest, never by tag.
 #include <doctest/doctest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
@@ -38,7 +37,8 @@ TEST_CASE("k8s: digests resolved from the registry; a tag the registry lacks is 
   REQUIRE(gpu_cells >= 2);  // the default matrix's GPU cells, each pushed under its own tag
   REQUIRE(pushed.size() == gpu_cells);
   fx::ScratchDir d("emit-k8s-registry");
-  emit::emit_plan({.input = matrix, .emit = emit::Emit::k8s, .out = d.path / "k8s", .registry = registry.host() + "/ai"});
+  emit::emit_plan(
+      {.input = matrix, .emit = emit::Emit::k8s, .out = d.path / "k8s", .registry = registry.host() + "/ai"});
   for (auto& [tag, digest] : pushed) {
     auto job = YAML::LoadFile((d.path / "k8s" / ("job-" + emit::smoke_job_name(tag) + ".yaml")).string());
     CHECK(job["spec"]["template"]["spec"]["containers"][0]["image"].as<std::string>() ==
@@ -47,7 +47,8 @@ TEST_CASE("k8s: digests resolved from the registry; a tag the registry lacks is 
   }
   // Another namespace holds none of them: refused with the cell named, nothing written.
   try {
-    emit::emit_plan({.input = matrix, .emit = emit::Emit::k8s, .out = d.path / "none", .registry = registry.host() + "/other"});
+    emit::emit_plan(
+        {.input = matrix, .emit = emit::Emit::k8s, .out = d.path / "none", .registry = registry.host() + "/other"});
     FAIL("expected a refusal");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("has no digest") != std::string::npos);

@@ -4,13 +4,12 @@
 // (byte-identical files) and the bake files' structure (bake's documented
 // target attributes; `docker buildx bake --print` when buildx is installed).
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "builder/nightly_model.h"
 #include "builder/report.h"
@@ -56,8 +55,13 @@ PlanEmitResult emit_to(Emit e, const fs::path& out, PlanEmitOptions o = {}) {
 }
 
 std::vector<std::string> paddle_tags() {
-  return {"2.6.2", "3.0.0", "3.2.0", "3.2.0-gpu-cuda12.6-cudnn9.5", "3.2.0-gpu-cuda12.9-cudnn9.9",
-          "3.1.0-gpu-cuda11.8-cudnn8.9", "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5"};
+  return {"2.6.2",
+          "3.0.0",
+          "3.2.0",
+          "3.2.0-gpu-cuda12.6-cudnn9.5",
+          "3.2.0-gpu-cuda12.9-cudnn9.9",
+          "3.1.0-gpu-cuda11.8-cudnn8.9",
+          "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5"};
 }
 
 // A nightly report in which `digests` cells were published (for --from-report).
@@ -142,19 +146,22 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
   CHECK(doc["nightly-merge"]["tags"][0].as<std::string>() == "gpu-builder");
   if (have("check-jsonschema")) check_valid({"check-jsonschema", "--builtin-schema", "vendor.gitlab-ci", f.string()});
   // No GPU on the runners: staging, then the cluster's GPU smoke attested, then the release.
-  CHECK(doc["nightly"]["script"][0].as<std::string>().find("--stage-repository \"$IMGTOOL_STAGING\"") != std::string::npos);
+  CHECK(doc["nightly"]["script"][0].as<std::string>().find("--stage-repository \"$IMGTOOL_STAGING\"") !=
+        std::string::npos);
   std::string smoke = doc["gpu-smoke"]["script"][0].as<std::string>();
   CHECK(doc["gpu-smoke"]["needs"][0].as<std::string>() == "nightly-merge");
   CHECK(smoke.find("--emit k8s --registry \"$IMGTOOL_STAGING\" --from-report report") != std::string::npos);
   CHECK(smoke.find("kubectl apply -f k8s/") != std::string::npos);
-  CHECK(smoke.find("imgtool nightly collect k8s/results/*.json --from-report report --report report --key env://IMGTOOL_SIGNING_KEY") !=
-        std::string::npos);
+  CHECK(smoke.find("imgtool nightly collect k8s/results/*.json --from-report report --report report --key "
+                   "env://IMGTOOL_SIGNING_KEY") != std::string::npos);
   CHECK(doc["promote"]["needs"][0].as<std::string>() == "gpu-smoke");
   CHECK(doc["promote"]["script"][0].as<std::string>() ==
         "imgtool nightly promote --from-report report --sign-key env://IMGTOOL_SIGNING_KEY");
 }
 
-TEST_CASE("github --no-gpu-host: build -> staging -> GPU smoke Jobs -> attested evidence -> promote, accepted by check-jsonschema") {
+TEST_CASE(
+    "github --no-gpu-host: build -> staging -> GPU smoke Jobs -> attested evidence -> promote, accepted by "
+    "check-jsonschema") {
   fx::ScratchDir d("emit-gh-release");
   emit_to(Emit::github, d.path, {.shards = 2, .no_gpu_host = true});
   fs::path wf = d.path / "imgtool-nightly.yml";
@@ -206,7 +213,7 @@ TEST_CASE("CI matrices: a new cell never moves another cell to a different runne
   auto small = shard_table({"3.2.0", "3.1.0"}, 4);
   CHECK(small.size() <= 2);
   for (auto& e : small) CHECK(e.shard.count == 4);
-    CHECK_THROWS_AS(emit_github({}, o), InputError);
+  CHECK_THROWS_AS(emit_github({}, o), InputError);
   CHECK_THROWS_AS(emit_github(tags, {.matrix = "m", .shards = 0}), InputError);
 }
 
@@ -219,11 +226,13 @@ TEST_CASE("bake: one file per shared-stage group, documented target attributes, 
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 2);
   // bake's documented target attributes (docs.docker.com/build/bake/reference/#target)
-  const std::set<std::string> documented = {"args", "annotations", "attest", "cache-from", "cache-to", "context",
-                                            "contexts", "description", "dockerfile", "dockerfile-inline", "entitlements",
-                                            "inherits", "labels", "matrix", "name", "network", "no-cache",
-                                            "no-cache-filter", "output", "platforms", "pull", "secret", "shm-size",
-                                            "ssh", "tags", "target", "ulimits"};
+  const std::set<std::string> documented = {
+      "args",         "annotations", "attest",          "cache-from", "cache-to",
+      "context",      "contexts",    "description",     "dockerfile", "dockerfile-inline",
+      "entitlements", "inherits",    "labels",          "matrix",     "name",
+      "network",      "no-cache",    "no-cache-filter", "output",     "platforms",
+      "pull",         "secret",      "shm-size",        "ssh",        "tags",
+      "target",       "ulimits"};
   const std::regex target_name("^[a-zA-Z0-9_-]+$");
   std::set<std::string> tags_seen;
   for (auto& f : files) {
@@ -246,7 +255,8 @@ TEST_CASE("bake: one file per shared-stage group, documented target attributes, 
       CHECK(t["labels"]["io.imgtool.inputs-hash"] == cell["inputs_hash"]);
       std::string candidate = t["tags"][0];
       CHECK(candidate.rfind("registry.example.com/ai/paddle:" + tag + "-in", 0) == 0);
-      CHECK(t["cache-from"][0].get<std::string>().find("type=registry,ref=registry.example.com/ai/paddle:buildcache-") == 0);
+      CHECK(t["cache-from"][0].get<std::string>().find(
+                "type=registry,ref=registry.example.com/ai/paddle:buildcache-") == 0);
       CHECK(t["cache-to"][0].get<std::string>().find(",mode=max") != std::string::npos);
     }
     CHECK(stage_keys.size() == 1);  // one group per file
@@ -271,8 +281,9 @@ TEST_CASE("bake.sh: each target alone, so one failing target cancels nothing; ex
                     "#!/bin/sh\necho \"$*\" >> \"$CALLS\"\nfor a in \"$@\"; do last=$a; done\n"
                     "[ \"$last\" = \"3_0_0\" ] && exit 1\nexit 0\n",
                     0755);
-  auto r = run({"sh", (d.path / "out" / "bake.sh").string(), "--push"},
-               {.env = {{"PATH", (d.path / "bin").string() + ":/usr/bin:/bin"}, {"CALLS", (d.path / "calls").string()}}});
+  auto r =
+      run({"sh", (d.path / "out" / "bake.sh").string(), "--push"},
+          {.env = {{"PATH", (d.path / "bin").string() + ":/usr/bin:/bin"}, {"CALLS", (d.path / "calls").string()}}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("bake: failed: 3_0_0") != std::string::npos);
@@ -281,15 +292,17 @@ TEST_CASE("bake.sh: each target alone, so one failing target cancels nothing; ex
   CHECK(calls.find("buildx bake -f bake-") == 0);
   CHECK(calls.find("--push 3_2_0-gpu-cuda12_9-cudnn9_9\n") != std::string::npos);
   // Without a registry: local names, no registry cache.
-  auto j = nlohmann::json::parse(read_file(*std::find_if(fs::directory_iterator(d.path / "out"), fs::directory_iterator(),
-                                                         [](auto& e) { return e.path().extension() == ".json"; })));
+  auto j =
+      nlohmann::json::parse(read_file(*std::find_if(fs::directory_iterator(d.path / "out"), fs::directory_iterator(),
+                                                    [](auto& e) { return e.path().extension() == ".json"; })));
   for (auto& [name, t] : j["target"].items()) {
     CHECK_FALSE(t.contains("cache-from"));
     CHECK(t["tags"][0].get<std::string>().rfind("paddle:", 0) == 0);
   }
 }
 
-TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a ConfigMap; kubernetes-validate accepts them") {
+TEST_CASE(
+    "k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a ConfigMap; kubernetes-validate accepts them") {
   fx::ScratchDir d("emit-k8s");
   auto kb = matrix::KnowledgeBase::load_default();
   std::vector<CellImage> cells;
@@ -319,14 +332,16 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
   bool shm = false, probe_vol = false;
   for (auto v : pod["volumes"]) {
     if (v["emptyDir"] && v["emptyDir"]["medium"].as<std::string>() == "Memory") shm = true;
-    if (v["configMap"]) probe_vol = v["configMap"]["name"].as<std::string>() == cm["metadata"]["name"].as<std::string>();
+    if (v["configMap"])
+      probe_vol = v["configMap"]["name"].as<std::string>() == cm["metadata"]["name"].as<std::string>();
   }
   CHECK(shm);
   CHECK(probe_vol);
   std::string cmd;
   for (auto w : ctr["command"]) cmd += w.as<std::string>() + " ";
-  CHECK(cmd == "python3 /imgtool-probe/probe.py --gpus-requested 1 --expect-variant gpu --expect-cuda 12.6 "
-               "--expect-shm 8589934592 --expect-user 1000:1000 ");
+  CHECK(cmd ==
+        "python3 /imgtool-probe/probe.py --gpus-requested 1 --expect-variant gpu --expect-cuda 12.6 "
+        "--expect-shm 8589934592 --expect-user 1000:1000 ");
   CHECK(smoke_job_name(c.tag).size() <= 63);
   CHECK(read_file(d.path / "collect.sh").find("save " + smoke_job_name(c.tag) + " " + c.tag) != std::string::npos);
   // Isolation: run/'s least privilege, no service links, never hostIPC, and the deny-all policy selects the pod.
@@ -344,14 +359,14 @@ TEST_CASE("k8s: one smoke Job per gpu cell, by digest, GPU node, probe in a Conf
   CHECK_FALSE(np["spec"]["egress"]);
   runconf::RunSpec host_ipc;
   host_ipc.ipc = "host";  // the detection profile's setting: a smoke Job never shares the node's IPC namespace
-  auto ipc_files = smoke_jobs(cells, {.registry = "registry.example.com/ai", .profile = host_ipc, .probe_text = probe}, kb);
+  auto ipc_files =
+      smoke_jobs(cells, {.registry = "registry.example.com/ai", .profile = host_ipc, .probe_text = probe}, kb);
   CHECK_FALSE(YAML::Load(ipc_files.at(2).text)["spec"]["template"]["spec"]["hostIPC"]);
   CHECK(np["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/part-of"].as<std::string>() ==
         job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"].as<std::string>());
   if (have("kubernetes-validate"))
-    check_valid({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / "configmap-probe.yaml").string(),
-                 (d.path / "networkpolicy-smoke.yaml").string(), job_file});
-
+    check_valid({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion,
+                 (d.path / "configmap-probe.yaml").string(), (d.path / "networkpolicy-smoke.yaml").string(), job_file});
 }
 
 TEST_CASE("k8s through plan: digests come from the report; a cell without one is refused, nothing written") {
@@ -362,7 +377,8 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
   for (auto& c : plan.kept)
     if (c.variant == "gpu") digests[c.tag] = fake_digest(std::string(1, "abcdef"[digests.size() % 6]));
   auto rep = publish_report(d.path / "report", digests);
-  auto r = emit_to(Emit::k8s, d.path / "a", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
+  auto r = emit_to(Emit::k8s, d.path / "a",
+                   {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
   CHECK(r.notes.size() == 5);  // the five cpu cells get no Job
   {
     auto job = YAML::LoadFile((d.path / "a" / ("job-" + smoke_job_name(digests.begin()->first) + ".yaml")).string());
@@ -374,7 +390,8 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
           std::string::npos);
     CHECK(job["spec"]["template"]["metadata"]["annotations"]["imgtool.io/ulimits"]);
   }
-  emit_to(Emit::k8s, d.path / "b", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
+  emit_to(Emit::k8s, d.path / "b",
+          {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
   std::vector<std::string> yamls;
   for (auto& e : fs::directory_iterator(d.path / "a")) {
     CHECK(read_file(e.path()) == read_file(d.path / "b" / e.path().filename()));
@@ -392,7 +409,8 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
   digests.erase(digests.begin());
   publish_report(d.path / "report", digests);
   try {
-    emit_to(Emit::k8s, d.path / "c", {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
+    emit_to(Emit::k8s, d.path / "c",
+            {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
     FAIL("expected a refusal");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("cell '" + missing + "' has no digest") != std::string::npos);

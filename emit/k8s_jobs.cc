@@ -26,7 +26,8 @@ std::string configmap(const SmokeJobOptions& o) {
   m["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
   m["immutable"] = true;
   m["data"]["probe.py"] = o.probe_text;
-  return to_yaml(m, {"Written by `imgtool plan --emit k8s`: " + o.probe_file + ", mounted read-only by every smoke Job."});
+  return to_yaml(m,
+                 {"Written by `imgtool plan --emit k8s`: " + o.probe_file + ", mounted read-only by every smoke Job."});
 }
 
 // The smoke's --network none for a cluster: a NetworkPolicy with no rule, Ingress and Egress, for
@@ -40,8 +41,9 @@ std::string network_policy() {
   p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/part-of"] = kPartOf;
   p["spec"]["policyTypes"].push_back("Ingress");
   p["spec"]["policyTypes"].push_back("Egress");
-  return to_yaml(p, {"Written by `imgtool plan --emit k8s`: no traffic in or out of a smoke pod (the probe needs none),",
-                     "as `imgtool smoke` runs it with --network none."});
+  return to_yaml(p,
+                 {"Written by `imgtool plan --emit k8s`: no traffic in or out of a smoke pod (the probe needs none),",
+                  "as `imgtool smoke` runs it with --network none."});
 }
 
 runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
@@ -59,7 +61,8 @@ runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
   s.env["HOME"] = "/tmp";
   s.env["PYTHONDONTWRITEBYTECODE"] = "1";
   s.backoff_limit = 0;
-  s.command = {"python3", std::string(kProbeMount) + "/probe.py", "--gpus-requested", s.gpus, "--expect-variant", "gpu"};
+  s.command = {"python3", std::string(kProbeMount) + "/probe.py", "--gpus-requested", s.gpus, "--expect-variant",
+               "gpu"};
   if (!c.cell.cuda.empty()) s.command.insert(s.command.end(), {"--expect-cuda", c.cell.cuda});
   for (auto& a : runconf::probe_expectations(s)) s.command.push_back(a);
   return s;
@@ -68,9 +71,11 @@ runconf::RunSpec probe_spec(const CellImage& c, const SmokeJobOptions& o) {
 // run/'s Job plus what a smoke Job needs beyond a run profile.
 std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::KnowledgeBase& kb) {
   if (c.cell.variant != "gpu")
-    throw InputError("plan --emit k8s: cell '" + c.cell.tag + "' is a " + c.cell.variant + " image; expected gpu cells only");
+    throw InputError("plan --emit k8s: cell '" + c.cell.tag + "' is a " + c.cell.variant +
+                     " image; expected gpu cells only");
   if (!is_sha256_digest(c.digest))
-    throw InputError("plan --emit k8s: cell '" + c.cell.tag + "' has no digest (expected sha256:<64 hex> from --from-report or " +
+    throw InputError("plan --emit k8s: cell '" + c.cell.tag +
+                     "' has no digest (expected sha256:<64 hex> from --from-report or " +
                      "the registry; a Job never runs an image by tag)");
   auto reg = builder::parse_registry(o.registry);
   std::string image = reg.host + "/" + reg.repo(c.cell) + "@" + c.digest;
@@ -81,7 +86,7 @@ std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::Know
   j["metadata"]["annotations"]["io.imgtool.digest"] = c.digest;
   j["spec"]["activeDeadlineSeconds"] = 3600;
   YAML::Node pod = j["spec"]["template"]["spec"];
-  pod["restartPolicy"] = "Never";  // a failed probe's pod (and its log) stays for collect
+  pod["restartPolicy"] = "Never";     // a failed probe's pod (and its log) stays for collect
   pod["enableServiceLinks"] = false;  // no environment variables naming the namespace's services
   pod["nodeSelector"]["nvidia.com/gpu.present"] = runconf::str_node("true");
   YAML::Node mount;
@@ -100,7 +105,8 @@ std::string collect_script(const std::vector<CellImage>& cells) {
   std::string s =
       "#!/bin/sh\n"
       "# Written by `imgtool plan --emit k8s`. After the Jobs finished (kubectl apply -f configmap-probe.yaml\n"
-      "# -f networkpolicy-smoke.yaml -f job-….yaml), save each Job's log, the probe's JSON, as results/<tag>.json; then:\n"
+      "# -f networkpolicy-smoke.yaml -f job-….yaml), save each Job's log, the probe's JSON, as results/<tag>.json; "
+      "then:\n"
       "#   imgtool nightly collect results/*.json --from-report NIGHTLY_REPORT --report OUT\n"
       "# Extra arguments go to kubectl (e.g. -n NAMESPACE). Exit 1 names the Jobs without a log.\n"
       "set -u\n"
@@ -108,7 +114,8 @@ std::string collect_script(const std::vector<CellImage>& cells) {
       "mkdir -p results\n"
       "missing=\"\"\n"
       "save() { j=$1; t=$2; shift 2; kubectl logs \"job/$j\" \"$@\" > \"results/$t.json.tmp\" && "
-      "mv \"results/$t.json.tmp\" \"results/$t.json\" || { rm -f \"results/$t.json.tmp\"; missing=\"$missing $j\"; }; }\n";
+      "mv \"results/$t.json.tmp\" \"results/$t.json\" || { rm -f \"results/$t.json.tmp\"; missing=\"$missing $j\"; }; "
+      "}\n";
   for (auto& c : cells) s += "save " + smoke_job_name(c.cell.tag) + " " + c.cell.tag + " \"$@\"\n";
   s += "if [ -n \"$missing\" ]; then echo \"collect: no log for:$missing\" >&2; exit 1; fi\n";
   return s;
@@ -127,7 +134,9 @@ std::string smoke_job_name(const std::string& tag) {
 
 std::vector<EmittedFile> smoke_jobs(const std::vector<CellImage>& cells, const SmokeJobOptions& o,
                                     const matrix::KnowledgeBase& kb) {
-  if (o.registry.empty()) throw InputError("plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
+  if (o.registry.empty())
+    throw InputError(
+        "plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
   if (cells.empty()) throw InputError("plan --emit k8s: expected at least one gpu cell in the plan, found none");
   std::vector<EmittedFile> out{{"configmap-probe.yaml", configmap(o)}, {"networkpolicy-smoke.yaml", network_policy()}};
   for (auto& c : cells) out.push_back({"job-" + smoke_job_name(c.cell.tag) + ".yaml", job(c, o, kb)});

@@ -46,14 +46,14 @@ struct CellImage {
 };
 
 struct SmokeJobOptions {
-  std::string registry;       // HOST[:PORT]/NS (required)
+  std::string registry;  // HOST[:PORT]/NS (required)
   // The run profile the Jobs run with (run/profile.h; `plan --profile`, default `base`): GPUs
   // (a count; "all" becomes 1), /dev/shm, user, env, limits, and the probe's expectations of them
   // (runconf::probe_expectations). Mounts and the health check are dropped: a smoke needs neither.
   runconf::RunSpec profile;
-  std::string gpu_model;      // KB GPU name or nvidia-smi name; "" = the profile's, else any GPU node
+  std::string gpu_model;        // KB GPU name or nvidia-smi name; "" = the profile's, else any GPU node
   std::string shm_size = "8g";  // when the profile sets no /dev/shm size
-  std::string probe_text;     // probe.py
+  std::string probe_text;       // probe.py
   std::string probe_file = "smoke/probe/probe.py";  // for the header comment
 };
 

@@ -35,7 +35,10 @@ using Files = std::vector<EmittedFile>;
 Files ci_files(const PlanEmitOptions& o, PlanEmitResult&) {
   auto kb = load_kb(o);
   auto tags = tags_of(matrix::plan_matrix(o.input, kb).kept);
-  CiOptions ci{.matrix = o.input, .shards = o.shards, .registry = o.registry, .runs_on = o.runs_on,
+  CiOptions ci{.matrix = o.input,
+               .shards = o.shards,
+               .registry = o.registry,
+               .runs_on = o.runs_on,
                .no_gpu_host = o.no_gpu_host};
   if (o.emit == Emit::github) return {{"imgtool-nightly.yml", emit_github(tags, ci)}};
   return {{"imgtool-nightly.gitlab-ci.yml", emit_gitlab(tags, ci)}};
@@ -46,7 +49,8 @@ std::vector<builder::GeneratedCell> bake_cells(const PlanEmitOptions& o, PlanEmi
   if (fs::is_directory(o.input)) return builder::load_generated_folder(o.input);
   auto kb = load_kb(o);
   auto plan = matrix::plan_matrix(o.input, kb);
-  if (plan.kept.empty()) throw InputError("plan --emit bake: expected at least one kept cell in " + o.input + ", found none");
+  if (plan.kept.empty())
+    throw InputError("plan --emit bake: expected at least one kept cell in " + o.input + ", found none");
   auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = o.out / "cells", .kb_version = plan.kb_version});
   std::vector<builder::GeneratedCell> cells;
   for (auto& g : gen.generated) cells.push_back(builder::load_generated_cell(g.dir));
@@ -66,22 +70,28 @@ Files bake_out(const PlanEmitOptions& o, PlanEmitResult& r) {
 
 Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
   if (o.registry.empty())
-    throw InputError("plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
-  auto profile = runconf::load_profile({.profiles = o.profiles.empty() ? std::vector<std::string>{"base"} : o.profiles,
-                                        .sets = o.sets});
+    throw InputError(
+        "plan --emit k8s: expected --registry HOST[:PORT]/NAMESPACE (the Jobs pull by digest from it), found none");
+  auto profile = runconf::load_profile(
+      {.profiles = o.profiles.empty() ? std::vector<std::string>{"base"} : o.profiles, .sets = o.sets});
   auto kb = load_kb(o);
   std::vector<matrix::Cell> gpu;
   for (auto& c : matrix::plan_matrix(o.input, kb).kept) {
-    if (c.variant == "gpu") gpu.push_back(c);
-    else r.notes.push_back("no Job for " + c.tag + ": a " + c.variant + " image (the GPU smoke is for gpu cells)");
+    if (c.variant == "gpu")
+      gpu.push_back(c);
+    else
+      r.notes.push_back("no Job for " + c.tag + ": a " + c.variant + " image (the GPU smoke is for gpu cells)");
   }
   if (gpu.empty()) throw InputError("plan --emit k8s: expected at least one gpu cell in " + o.input + ", found none");
-  auto cells = with_digests(gpu, {.from_report = o.from_report, .registry = o.registry, .ask_registry = o.resolve_digests,
-                                  .ca_file = o.ca_file, .insecure_http = o.insecure_http});
+  auto cells = with_digests(gpu, {.from_report = o.from_report,
+                                  .registry = o.registry,
+                                  .ask_registry = o.resolve_digests,
+                                  .ca_file = o.ca_file,
+                                  .insecure_http = o.insecure_http});
   std::string probe = data_dir() + "/smoke/probe/probe.py";
-  return smoke_jobs(cells, {.registry = o.registry, .profile = profile, .gpu_model = o.gpu_model,
-                            .probe_text = read_file(probe)},
-                    kb);
+  return smoke_jobs(
+      cells, {.registry = o.registry, .profile = profile, .gpu_model = o.gpu_model, .probe_text = read_file(probe)},
+      kb);
 }
 
 }  // namespace
@@ -100,9 +110,15 @@ PlanEmitResult emit_plan(const PlanEmitOptions& o) {
   Files files;
   switch (o.emit) {
     case Emit::github:
-    case Emit::gitlab: files = ci_files(o, r); break;
-    case Emit::bake: files = bake_out(o, r); break;
-    case Emit::k8s: files = k8s_out(o, r); break;
+    case Emit::gitlab:
+      files = ci_files(o, r);
+      break;
+    case Emit::bake:
+      files = bake_out(o, r);
+      break;
+    case Emit::k8s:
+      files = k8s_out(o, r);
+      break;
   }
   fs::create_directories(o.out);
   for (auto& f : files) {

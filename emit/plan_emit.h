@@ -22,19 +22,19 @@ enum class Emit { github, gitlab, bake, k8s };
 Emit parse_emit(const std::string& s);
 
 struct PlanEmitOptions {
-  std::string input;                    // matrix file (bake: or a generated folder)
+  std::string input;  // matrix file (bake: or a generated folder)
   Emit emit = Emit::github;
-  std::filesystem::path out;            // output folder
-  std::string kb_dir;                   // "" = the default knowledge base
-  int shards = 4;                       // github/gitlab: runners
-  std::vector<std::string> runs_on;     // github runs-on labels / gitlab runner tags
-  bool no_gpu_host = false;             // github/gitlab: nightly --no-gpu-host
-  std::string registry;                 // bake: optional; k8s: required
-  std::string gpu_model;                // k8s: GPU feature discovery product
-  std::vector<std::string> profiles;    // k8s: run profiles the Jobs run with (default: base)
-  std::vector<std::string> sets;        // k8s: --set key=value on top
-  std::filesystem::path from_report;    // k8s: digests from this nightly report
-  bool resolve_digests = true;          // k8s: ask the registry for digests the report lacks
+  std::filesystem::path out;          // output folder
+  std::string kb_dir;                 // "" = the default knowledge base
+  int shards = 4;                     // github/gitlab: runners
+  std::vector<std::string> runs_on;   // github runs-on labels / gitlab runner tags
+  bool no_gpu_host = false;           // github/gitlab: nightly --no-gpu-host
+  std::string registry;               // bake: optional; k8s: required
+  std::string gpu_model;              // k8s: GPU feature discovery product
+  std::vector<std::string> profiles;  // k8s: run profiles the Jobs run with (default: base)
+  std::vector<std::string> sets;      // k8s: --set key=value on top
+  std::filesystem::path from_report;  // k8s: digests from this nightly report
+  bool resolve_digests = true;        // k8s: ask the registry for digests the report lacks
   std::string ca_file;
   bool insecure_http = false;
 };

@@ -1,8 +1,6 @@
 #include "engine/docker_engine.h"
 
-
 #include <cstdlib>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -75,8 +73,10 @@ RunResult DockerEngine::cli(const std::vector<std::string>& argv, RunOptions o) 
 
 bool DockerEngine::buildkit() {
   std::call_once(buildkit_once_, [this] {
-    if (const char* v = std::getenv("IMGTOOL_BUILDKIT"); v && *v) buildkit_ = std::string(v) == "1";
-    else buildkit_ = cli({"docker", "buildx", "version"}).ok();
+    if (const char* v = std::getenv("IMGTOOL_BUILDKIT"); v && *v)
+      buildkit_ = std::string(v) == "1";
+    else
+      buildkit_ = cli({"docker", "buildx", "version"}).ok();
   });
   return buildkit_;
 }

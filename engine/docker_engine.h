@@ -14,12 +14,11 @@
 #pragma once
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "engine/engine.h"
-#include <nlohmann/json.hpp>
-
 #include "image/engine_api.h"
 
 namespace imgtool::engine {

@@ -1,19 +1,19 @@
 // The real engine against this host's Docker engine: build, inspect (one and
 // several), run (output, exit code, a timeout removes the container), save →
 // load round trip (same image ID), remove. Images are named imgtool-engine-test/…
-#include <doctest/doctest.h>
+#include "engine/docker_engine.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/fs.h"
-#include <nlohmann/json.hpp>
-#include "engine/docker_engine.h"
 #include "image/image.h"
 #include "tests/fixtures.h"
 
@@ -30,8 +30,11 @@ const BuildResult& built(DockerEngine& e, const fs::path& dir) {
   static std::optional<BuildResult> r;
   if (!r) {
     write_file_atomic(dir / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.test=" + pid() + "\n");
-    r = e.build({.context = dir, .dockerfile = dir / "Dockerfile", .image = "imgtool-engine-test/img:" + pid(),
-                 .labels = {{"io.imgtool.tag", "engine-test"}}, .timeout = std::chrono::seconds(600),
+    r = e.build({.context = dir,
+                 .dockerfile = dir / "Dockerfile",
+                 .image = "imgtool-engine-test/img:" + pid(),
+                 .labels = {{"io.imgtool.tag", "engine-test"}},
+                 .timeout = std::chrono::seconds(600),
                  .log_path = dir / "build.log"});
   }
   return *r;
@@ -74,15 +77,21 @@ TEST_CASE("real engine: build, inspect, run, timeout, save/load, remove") {
   CHECK_FALSE(all[1]);
   CHECK(all[2]->id == b.image_id);
 
-  RunRequest ok{.image = b.image_id, .name = "imgtool-engine-test-run-" + pid(), .entrypoint = "sh",
-                .args = {"-c", "echo out; echo err >&2; exit 3"}, .timeout = std::chrono::seconds(120)};
+  RunRequest ok{.image = b.image_id,
+                .name = "imgtool-engine-test-run-" + pid(),
+                .entrypoint = "sh",
+                .args = {"-c", "echo out; echo err >&2; exit 3"},
+                .timeout = std::chrono::seconds(120)};
   RunResult r = e.run(ok);
   CHECK(r.exit_code == 3);
   CHECK(r.out == "out\n");
   CHECK(r.err.find("err") != std::string::npos);
 
-  RunRequest slow{.image = b.image_id, .name = "imgtool-engine-test-slow-" + pid(), .entrypoint = "sleep",
-                  .args = {"60"}, .timeout = std::chrono::seconds(3)};
+  RunRequest slow{.image = b.image_id,
+                  .name = "imgtool-engine-test-slow-" + pid(),
+                  .entrypoint = "sleep",
+                  .args = {"60"},
+                  .timeout = std::chrono::seconds(3)};
   RunResult t = e.run(slow);
   CHECK(t.timed_out);
   auto ps = run({"docker", "ps", "-a", "-q", "--filter", "name=" + slow.name});
@@ -110,18 +119,23 @@ TEST_CASE("real engine: the image-ID file is private to the build, never at a pr
   std::thread attacker([&] {
     while (!done)
       for (int n = 1; n <= 20; ++n) {
-        std::ofstream f(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)), std::ios::trunc);
+        std::ofstream f(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)),
+                        std::ios::trunc);
         f << fake;
       }
   });
   DockerEngine e;
   write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.iid=" + pid() + "\n");
   const std::string name = "imgtool-engine-test/iid:" + pid();
-  BuildResult b = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
-                           .timeout = std::chrono::seconds(600), .log_path = dir.path / "build.log"});
+  BuildResult b = e.build({.context = dir.path,
+                           .dockerfile = dir.path / "Dockerfile",
+                           .image = name,
+                           .timeout = std::chrono::seconds(600),
+                           .log_path = dir.path / "build.log"});
   done = true;
   attacker.join();
-  for (int n = 1; n <= 20; ++n) fs::remove(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)));
+  for (int n = 1; n <= 20; ++n)
+    fs::remove(fs::temp_directory_path() / ("imgtool-iid-" + pid() + "-" + std::to_string(n)));
   REQUIRE(b.ok());
   auto info = e.inspect(name);
   REQUIRE(info);
@@ -140,8 +154,10 @@ TEST_CASE("real engine: a failing classic build leaves no stopped container behi
                {.timeout = std::chrono::seconds(60)})
         .out;
   };
-  auto r = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile",
-                    .image = "imgtool-engine-test/fail:" + pid(), .timeout = std::chrono::seconds(600),
+  auto r = e.build({.context = dir.path,
+                    .dockerfile = dir.path / "Dockerfile",
+                    .image = "imgtool-engine-test/fail:" + pid(),
+                    .timeout = std::chrono::seconds(600),
                     .log_path = dir.path / "build.log"});
   CHECK(!r.ok());
   CHECK(read_file(dir.path / "build.log").find(marker) != std::string::npos);
@@ -155,8 +171,11 @@ TEST_CASE("real engine: list_images by label, and a rebuilt name leaves the old 
   auto build = [&](const std::string& text) {
     write_file_atomic(dir.path / "Dockerfile", "FROM " + base_image() + "\nLABEL imgtool.engine.list=" + pid() +
                                                    " imgtool.engine.text=" + text + "\n");
-    auto r = e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
-                      .timeout = std::chrono::seconds(600), .log_path = dir.path / "build.log"});
+    auto r = e.build({.context = dir.path,
+                      .dockerfile = dir.path / "Dockerfile",
+                      .image = name,
+                      .timeout = std::chrono::seconds(600),
+                      .log_path = dir.path / "build.log"});
     REQUIRE(r.ok());
     return r.image_id;
   };
@@ -190,8 +209,11 @@ TEST_CASE("real engine: the build log grows while docker builds (tail -f follows
                                                  " && sleep 8 && printf 'imgtool-%s-%s\\n' second " + pid() + "\n");
   fs::path log = dir.path / "build.log";
   auto building = std::async(std::launch::async, [&] {
-    return e.build({.context = dir.path, .dockerfile = dir.path / "Dockerfile", .image = name,
-                    .timeout = std::chrono::seconds(600), .log_path = log});
+    return e.build({.context = dir.path,
+                    .dockerfile = dir.path / "Dockerfile",
+                    .image = name,
+                    .timeout = std::chrono::seconds(600),
+                    .log_path = log});
   });
   // Read the log as `tail -f` would, while the build runs.
   bool seen_first_while_running = false, second_already = false;
@@ -209,7 +231,7 @@ TEST_CASE("real engine: the build log grows while docker builds (tail -f follows
   INFO(b.run.out);
   CHECK(b.ok());
   std::string all = read_file(log);
-  CHECK(all.rfind("$ ", 0) == 0);                          // the command line first
+  CHECK(all.rfind("$ ", 0) == 0);  // the command line first
   CHECK(all.find(second) != std::string::npos);
   CHECK(all.find("[imgtool] exit 0") != std::string::npos);  // the outcome last
   CHECK(b.run.out.find(first) != std::string::npos);         // and the result holds the output too
@@ -234,12 +256,17 @@ nlohmann::json inspect_while_running(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("real engine: the container runs fenced in — no network, no capability, no new privileges, a pids limit, no engine log") {
+TEST_CASE(
+    "real engine: the container runs fenced in — no network, no capability, no new privileges, a pids limit, no engine "
+    "log") {
   DockerEngine e;
   const std::string name = "imgtool-engine-test-fence-" + pid();
   // Inside: the effective capabilities, no_new_privs, the pids cgroup's limit (v1 or v2) and the
   // network interfaces; then it waits to be inspected.
-  RunRequest req{.image = base_image(), .name = name, .flags = {"--user", "0:0"}, .entrypoint = "sh",
+  RunRequest req{.image = base_image(),
+                 .name = name,
+                 .flags = {"--user", "0:0"},
+                 .entrypoint = "sh",
                  .args = {"-c",
                           "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status; "
                           "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
@@ -272,9 +299,12 @@ TEST_CASE("real engine: the container runs fenced in — no network, no capabili
 TEST_CASE("real engine: a container writing far more than the cap is cut, with a note, and still ends normally") {
   DockerEngine e;
   // 256 MiB on stdout (64 times the cap) and 32 MiB on stderr, at the same time.
-  RunRequest req{.image = base_image(), .name = "imgtool-engine-test-flood-" + pid(), .entrypoint = "sh",
-                 .args = {"-c", "head -c 33554432 /dev/zero | tr '\\0' e >&2 & head -c 268435456 /dev/zero | tr '\\0' o; "
-                                "wait; exit 7"},
+  RunRequest req{.image = base_image(),
+                 .name = "imgtool-engine-test-flood-" + pid(),
+                 .entrypoint = "sh",
+                 .args = {"-c",
+                          "head -c 33554432 /dev/zero | tr '\\0' e >&2 & head -c 268435456 /dev/zero | tr '\\0' o; "
+                          "wait; exit 7"},
                  .timeout = std::chrono::seconds(300)};
   RunResult r = e.run(req);
   CHECK(r.exit_code == 7);

@@ -15,8 +15,8 @@ std::vector<std::optional<ImageInfo>> Engine::inspect_all(const std::vector<std:
 std::vector<std::string> build_argv(const BuildRequest& r, const fs::path& iidfile) {
   // --force-rm: the classic builder keeps a failed step's container otherwise (one per failed
   // nightly cell, piling up on the build host); BuildKit ignores the flag.
-  std::vector<std::string> a = {"docker", "build", "--force-rm", "--file", r.dockerfile.string(), "--tag", r.image,
-                                "--iidfile", iidfile.string()};
+  std::vector<std::string> a = {"docker", "build", "--force-rm", "--file",        r.dockerfile.string(),
+                                "--tag",  r.image, "--iidfile",  iidfile.string()};
   if (!r.target.empty()) a.insert(a.end(), {"--target", r.target});
   for (auto& [k, v] : r.build_args) a.insert(a.end(), {"--build-arg", k + "=" + v});
   for (auto& [k, v] : r.labels) a.insert(a.end(), {"--label", k + "=" + v});
@@ -36,9 +36,9 @@ struct AdmittedFlag {
 bool any_value(const std::string&) { return true; }
 bool private_ipc(const std::string& v) { return v == "private" || v == "shareable" || v == "none"; }
 const AdmittedFlag kAdmittedFlags[] = {
-    {"--ulimit", any_value}, {"--user", any_value}, {"-e", any_value},       {"--env", any_value},
-    {"--cpus", any_value},   {"--memory", any_value}, {"--shm-size", any_value}, {"--workdir", any_value},
-    {"--ipc", private_ipc},
+    {"--ulimit", any_value},   {"--user", any_value},    {"-e", any_value},
+    {"--env", any_value},      {"--cpus", any_value},    {"--memory", any_value},
+    {"--shm-size", any_value}, {"--workdir", any_value}, {"--ipc", private_ipc},
 };
 
 bool admitted(const std::string& flag, const std::string& value) {
@@ -50,7 +50,8 @@ bool admitted(const std::string& flag, const std::string& value) {
 }  // namespace
 
 const std::vector<std::string>& isolation_flags() {
-  static const std::vector<std::string> flags = {"--network",      "none",   "--cap-drop",   "ALL",
+  static const std::vector<std::string> flags = {"--network",      "none",
+                                                 "--cap-drop",     "ALL",
                                                  "--security-opt", "no-new-privileges",
                                                  "--pids-limit",   std::to_string(kPidsLimit),
                                                  "--log-driver",   "none"};
@@ -64,8 +65,10 @@ AdmittedFlags admit_flags(const std::vector<std::string>& flags) {
       out.refused.push_back(flags[i]);
       break;
     }
-    if (admitted(flags[i], flags[i + 1])) out.admitted.insert(out.admitted.end(), {flags[i], flags[i + 1]});
-    else out.refused.push_back(flags[i] + " " + flags[i + 1]);
+    if (admitted(flags[i], flags[i + 1]))
+      out.admitted.insert(out.admitted.end(), {flags[i], flags[i + 1]});
+    else
+      out.refused.push_back(flags[i] + " " + flags[i + 1]);
   }
   return out;
 }
@@ -73,8 +76,10 @@ AdmittedFlags admit_flags(const std::vector<std::string>& flags) {
 std::vector<std::string> run_argv(const RunRequest& r) {
   AdmittedFlags f = admit_flags(r.flags);
   if (!f.refused.empty())
-    throw InputError("docker run " + r.image + ": expected flags that keep the container's isolation (--ulimit, --user, "
-                     "--env, --cpus, --memory, --shm-size, --workdir, --ipc private), found '" + f.refused.front() + "'");
+    throw InputError("docker run " + r.image +
+                     ": expected flags that keep the container's isolation (--ulimit, --user, "
+                     "--env, --cpus, --memory, --shm-size, --workdir, --ipc private), found '" +
+                     f.refused.front() + "'");
   std::vector<std::string> a = {"docker", "run", "--rm", "--name", r.name};
   a.insert(a.end(), isolation_flags().begin(), isolation_flags().end());
   if (!r.gpus.empty() && r.gpus != "none") a.insert(a.end(), {"--gpus", r.gpus});

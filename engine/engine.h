@@ -59,14 +59,14 @@ namespace fs = std::filesystem;
 
 // A local image as the engine reports it (`docker image inspect`).
 struct ImageInfo {
-  std::string id;                              // "sha256:…" image ID = config digest
-  std::vector<std::string> repo_tags;          // "name:tag"
-  std::vector<std::string> repo_digests;       // "repo@sha256:…" (pulled or pushed by the CLI)
-  std::map<std::string, std::string> labels;   // Config.Labels (the image's claims)
-  std::vector<std::string> env;                // Config.Env ("K=V")
-  std::string os, architecture;                // "linux", "amd64"
-  std::vector<std::string> diff_ids;           // RootFS.Layers
-  int64_t size = 0;                            // bytes, as the engine counts them
+  std::string id;                             // "sha256:…" image ID = config digest
+  std::vector<std::string> repo_tags;         // "name:tag"
+  std::vector<std::string> repo_digests;      // "repo@sha256:…" (pulled or pushed by the CLI)
+  std::map<std::string, std::string> labels;  // Config.Labels (the image's claims)
+  std::vector<std::string> env;               // Config.Env ("K=V")
+  std::string os, architecture;               // "linux", "amd64"
+  std::vector<std::string> diff_ids;          // RootFS.Layers
+  int64_t size = 0;                           // bytes, as the engine counts them
 };
 
 // One `docker build` invocation.
@@ -101,16 +101,16 @@ const std::vector<std::string>& isolation_flags();
 
 // One `docker run --rm --name NAME <fence> … IMAGE ARGS…`; the container is gone afterwards.
 struct RunRequest {
-  std::string image;                   // any reference the engine resolves (name:tag, image ID)
-  std::string name;                    // container name (required: a timed-out run is removed by it)
-  std::string gpus;                    // --gpus value; "" or "none" = no --gpus flag
-  std::string shm_size;                // --shm-size; "" = Docker's default (64 MB)
-  std::vector<std::string> flags;      // further docker run flags as "--flag" "value" pairs (a run profile's
-                                       // ulimits, user, env…): only what admit_flags() admits
-  std::vector<Mount> mounts;           // -v HOST:CONTAINER[:ro]
-  std::string entrypoint;              // --entrypoint; "" = the image's
-  std::vector<std::string> args;       // the command after the image
-  std::chrono::seconds timeout{900};   // the whole run; then the container is removed
+  std::string image;                  // any reference the engine resolves (name:tag, image ID)
+  std::string name;                   // container name (required: a timed-out run is removed by it)
+  std::string gpus;                   // --gpus value; "" or "none" = no --gpus flag
+  std::string shm_size;               // --shm-size; "" = Docker's default (64 MB)
+  std::vector<std::string> flags;     // further docker run flags as "--flag" "value" pairs (a run profile's
+                                      // ulimits, user, env…): only what admit_flags() admits
+  std::vector<Mount> mounts;          // -v HOST:CONTAINER[:ro]
+  std::string entrypoint;             // --entrypoint; "" = the image's
+  std::vector<std::string> args;      // the command after the image
+  std::chrono::seconds timeout{900};  // the whole run; then the container is removed
 };
 
 struct LoadResult {

@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <optional>
 
@@ -36,10 +35,17 @@ struct DockerHost {
 }  // namespace
 
 TEST_CASE("run_argv: --rm and the name first, no --gpus for none, mounts read-only, image before its args") {
-  RunRequest r{.image = "img:1", .name = "n", .gpus = "none", .shm_size = "2g", .flags = {"--ulimit", "memlock=-1"},
-               .mounts = {{"/p", "/imgtool-probe", true}}, .entrypoint = "python3", .args = {"/imgtool-probe/probe.py"}};
+  RunRequest r{.image = "img:1",
+               .name = "n",
+               .gpus = "none",
+               .shm_size = "2g",
+               .flags = {"--ulimit", "memlock=-1"},
+               .mounts = {{"/p", "/imgtool-probe", true}},
+               .entrypoint = "python3",
+               .args = {"/imgtool-probe/probe.py"}};
   auto a = run_argv(r);
-  CHECK(std::vector<std::string>(a.begin(), a.begin() + 5) == std::vector<std::string>{"docker", "run", "--rm", "--name", "n"});
+  CHECK(std::vector<std::string>(a.begin(), a.begin() + 5) ==
+        std::vector<std::string>{"docker", "run", "--rm", "--name", "n"});
   CHECK(std::find(a.begin(), a.end(), "--gpus") == a.end());
   CHECK(has_seq(a, "--shm-size", "2g"));
   CHECK(has_seq(a, "--ulimit", "memlock=-1"));
@@ -66,10 +72,17 @@ TEST_CASE("admit_flags: a run profile's settings pass; anything that would widen
                          "--ipc", "private"});
   CHECK(ok.refused.empty());
   CHECK(ok.admitted.size() == 12);
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"--cap-add", "SYS_ADMIN"}, {"--privileged", "true"}, {"--network", "host"}, {"--ipc", "host"},
-           {"--pid", "host"}, {"--device", "/dev/sda"}, {"--security-opt", "seccomp=unconfined"},
-           {"-v", "/:/host"}, {"--pids-limit", "-1"}, {"--runtime", "runc"}, {"--ulimit"}}) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{{"--cap-add", "SYS_ADMIN"},
+                                                                            {"--privileged", "true"},
+                                                                            {"--network", "host"},
+                                                                            {"--ipc", "host"},
+                                                                            {"--pid", "host"},
+                                                                            {"--device", "/dev/sda"},
+                                                                            {"--security-opt", "seccomp=unconfined"},
+                                                                            {"-v", "/:/host"},
+                                                                            {"--pids-limit", "-1"},
+                                                                            {"--runtime", "runc"},
+                                                                            {"--ulimit"}}) {
     auto f = admit_flags(bad);
     CHECK(f.admitted.empty());
     REQUIRE(f.refused.size() == 1);
@@ -86,7 +99,10 @@ TEST_CASE("admit_flags: a run profile's settings pass; anything that would widen
 }
 
 TEST_CASE("build_argv: labels and target, context last") {
-  BuildRequest b{.context = "/ctx", .dockerfile = "/ctx/Dockerfile", .image = "paddle:a", .target = "build",
+  BuildRequest b{.context = "/ctx",
+                 .dockerfile = "/ctx/Dockerfile",
+                 .image = "paddle:a",
+                 .target = "build",
                  .labels = {{"io.imgtool.tag", "a"}}};
   auto a = build_argv(b, "/tmp/iid");
   CHECK(has_seq(a, "--iidfile", "/tmp/iid"));
@@ -113,8 +129,8 @@ TEST_CASE("fake: a build makes an image whose ID is its config digest, with the 
   CHECK(loaded.blobs == 1);
   CHECK(other.inspect("copy:1")->id == r.image_id);
   CHECK(other.inspect("copy:1")->labels.at("io.imgtool.inputs-hash") == "sha256:1");
-  CHECK(e.calls == std::vector<std::string>{"build paddle:a", "inspect paddle:a", "inspect " + r.image_id,
-                                            "save " + r.image_id});
+  CHECK(e.calls ==
+        std::vector<std::string>{"build paddle:a", "inspect paddle:a", "inspect " + r.image_id, "save " + r.image_id});
 }
 
 TEST_CASE("fake: a rebuild moves the name; the old image stays reachable by ID; a script injects faults") {

@@ -1,7 +1,6 @@
 #include "engine/fake_engine.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -49,14 +48,18 @@ ImageInfo* FakeEngine::find(const std::string& ref) {
 
 // A real (layer-less) OCI image in the store: the config carries the labels, its digest is the ID.
 ImageInfo FakeEngine::store_image(const std::map<std::string, std::string>& labels, const std::string& salt) {
-  json cfg = {{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Labels", labels}}},
-              {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}, {"comment", salt}};
+  json cfg = {{"architecture", "amd64"},
+              {"os", "linux"},
+              {"config", {{"Labels", labels}}},
+              {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}},
+              {"comment", salt}};
   std::string bytes = cfg.dump();
   image::Descriptor d{image::media::kOciConfig, sha256_digest(bytes), static_cast<int64_t>(bytes.size()), {}};
   store_->put_blob(d.digest, bytes);
-  image::Manifest m{json{{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", d},
-                         {"layers", json::array()}}.dump(),
-                    image::media::kOciManifest};
+  image::Manifest m{
+      json{{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", d}, {"layers", json::array()}}
+          .dump(),
+      image::media::kOciManifest};
   store_->put_manifest(m, d.digest);
   ImageInfo info;
   info.id = d.digest;
@@ -119,8 +122,11 @@ RunResult FakeEngine::run(const RunRequest& r) {
   run_argv(r);  // the real engine's contract: a flag that would widen the fence is refused (InputError)
   runs.push_back(r);
   if (!find_locked(r.image))
-    return {125, false, "", "Unable to find image '" + r.image + "' locally\ndocker: Error response from daemon: "
-                                "pull access denied for " + r.image + ".\n"};
+    return {125, false, "",
+            "Unable to find image '" + r.image +
+                "' locally\ndocker: Error response from daemon: "
+                "pull access denied for " +
+                r.image + ".\n"};
   return on_run ? on_run(r) : RunResult{0, false, "", ""};
 }
 

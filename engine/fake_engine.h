@@ -45,10 +45,10 @@ class FakeEngine : public Engine {
   // The image `ref` names, to change in place (nullptr when absent).
   ImageInfo* find(const std::string& ref);
   std::map<std::string, std::deque<std::string>> build_script;  // image name -> outcomes
-  std::function<RunResult(const RunRequest&)> on_run;            // default: exit 0
-  std::string kind = "fake";                                     // builder_kind()
-  bool unreachable = false;                                      // every call throws (retryable)
-  bool load_reencodes = false;                                   // load() gives another image ID
+  std::function<RunResult(const RunRequest&)> on_run;           // default: exit 0
+  std::string kind = "fake";                                    // builder_kind()
+  bool unreachable = false;                                     // every call throws (retryable)
+  bool load_reencodes = false;                                  // load() gives another image ID
 
   // ---- what happened ----
   std::vector<std::string> calls;
@@ -76,8 +76,8 @@ class FakeEngine : public Engine {
 
   std::recursive_mutex mu_;
   std::shared_ptr<image::MemoryStore> store_;
-  std::map<std::string, ImageInfo> images_;  // id -> image
-  std::map<std::string, std::string> names_; // name:tag -> id
+  std::map<std::string, ImageInfo> images_;   // id -> image
+  std::map<std::string, std::string> names_;  // name:tag -> id
   int built_ = 0;
 };
 

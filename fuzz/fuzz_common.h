@@ -24,6 +24,8 @@ bool expect_refusal_or_result(F&& f) {
   return false;
 }
 
-inline std::string text(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
+inline std::string text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
 
 }  // namespace imgtool::fuzz

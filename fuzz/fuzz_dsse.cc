@@ -13,10 +13,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   imgtool::fuzz::expect_refusal_or_result([&] {
     auto e = imgtool::sign::parse_envelope(s);
     auto again = imgtool::sign::parse_envelope(e.serialize());
-    if (again.payload_type != e.payload_type || again.payload != e.payload || again.signatures.size() != e.signatures.size())
+    if (again.payload_type != e.payload_type || again.payload != e.payload ||
+        again.signatures.size() != e.signatures.size())
       std::abort();
     for (size_t i = 0; i < e.signatures.size(); ++i)
-      if (again.signatures[i].sig != e.signatures[i].sig || again.signatures[i].keyid != e.signatures[i].keyid) std::abort();
+      if (again.signatures[i].sig != e.signatures[i].sig || again.signatures[i].keyid != e.signatures[i].keyid)
+        std::abort();
     (void)imgtool::sign::verify_envelope(*key, e);
   });
   return 0;

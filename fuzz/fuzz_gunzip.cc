@@ -40,7 +40,7 @@ bool sequential(const std::string& in, std::string& out) {
     if (isal_inflate(s) < 0) return false;
     size_t n = s->next_out - buf.data();
     out.append(reinterpret_cast<char*>(buf.data()), n);
-    if (out.size() > kMaxOutput) return false;  // nor is the parallel side asked past it
+    if (out.size() > kMaxOutput) return false;                        // nor is the parallel side asked past it
     if (n == 0 && s->block_state != ISAL_BLOCK_FINISH) return false;  // truncated
   }
   size_t used = in.size() - s->avail_in - s->read_in_length / 8;

@@ -17,7 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   imgtool::image::StringReader in(bytes);
   if (!imgtool::fuzz::expect_refusal_or_result([&] { tree.add_layer(in, "fuzz layer"); })) return 0;
   auto open = [&bytes] { return std::make_unique<imgtool::image::StringReader>(bytes); };
-  imgtool::fuzz::expect_refusal_or_result([&] { tree.add_layers({{"fuzz layer 1", open}, {"fuzz layer 2", open}}, 2); });
+  imgtool::fuzz::expect_refusal_or_result([&] {
+    tree.add_layers({{"fuzz layer 1", open}, {"fuzz layer 2", open}}, 2);
+  });
   for (auto& [path, entry] : tree.entries()) (void)tree.resolve(path);
   return 0;
 }

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         again.subjects.size() != st.subjects.size())
       std::abort();
     for (size_t i = 0; i < st.subjects.size(); ++i)
-      if (again.subjects[i].name != st.subjects[i].name || again.subjects[i].sha256 != st.subjects[i].sha256) std::abort();
+      if (again.subjects[i].name != st.subjects[i].name || again.subjects[i].sha256 != st.subjects[i].sha256)
+        std::abort();
     (void)st.names_digest("sha256:" + std::string(64, '0'));
   });
   return 0;

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "engine/engine.h"
-#include <sstream>
 
 namespace imgtool::host {
 
@@ -54,7 +54,8 @@ std::string detect_driver(HostSystem& h, std::string& from) {
     from = "nvidia-smi";
     return lines(r.out).front();
   }
-  from = "no /proc/driver/nvidia/version; nvidia-smi: " + (r.exit_code == 127 ? std::string("not found") : first_line(r.err + r.out));
+  from = "no /proc/driver/nvidia/version; nvidia-smi: " +
+         (r.exit_code == 127 ? std::string("not found") : first_line(r.err + r.out));
   return "";
 }
 
@@ -140,8 +141,9 @@ void try_gpu_run(HostSystem& h, const DetectOptions& o, HostFacts& f) {
   auto r = h.run(gpu_check_argv(f.probe_image_id, name), kGpuCheckTimeoutS);
   if (r.timed_out) h.run({"docker", "rm", "-f", name}, 60);
   f.gpu_run_ok = r.ok();
-  f.gpu_run_detail = r.ok() ? first_line(r.out) : r.timed_out ? "no answer within " + std::to_string(kGpuCheckTimeoutS) + " s"
-                                                              : first_line(r.err.empty() ? r.out : r.err);
+  f.gpu_run_detail = r.ok()        ? first_line(r.out)
+                     : r.timed_out ? "no answer within " + std::to_string(kGpuCheckTimeoutS) + " s"
+                                   : first_line(r.err.empty() ? r.out : r.err);
   f.gpu_run_detail += " (in " + o.probe_image + ", image " + f.probe_image_id.substr(0, 19) + ")";
 }
 

@@ -35,14 +35,14 @@ struct EngineInfo {
 };
 
 struct HostFacts {
-  std::string driver;         // "550.54.15"; empty = no NVIDIA driver
-  std::string driver_from;    // where it was read, or what was looked at when none
+  std::string driver;       // "550.54.15"; empty = no NVIDIA driver
+  std::string driver_from;  // where it was read, or what was looked at when none
   std::vector<GpuInfo> gpus;
-  std::string gpus_error;     // nvidia-smi's complaint, if any
+  std::string gpus_error;  // nvidia-smi's complaint, if any
   EngineInfo engine;
-  std::string ctk_version;    // first line of nvidia-ctk --version; empty = nvidia-ctk absent
-  std::string container_cli;  // first line of nvidia-container-cli --version; empty = absent
-  std::string probe_image_id; // the probe image's ID ("sha256:…"); empty = not present locally
+  std::string ctk_version;     // first line of nvidia-ctk --version; empty = nvidia-ctk absent
+  std::string container_cli;   // first line of nvidia-container-cli --version; empty = absent
+  std::string probe_image_id;  // the probe image's ID ("sha256:…"); empty = not present locally
   bool gpu_run_tried = false, gpu_run_ok = false;
   std::string gpu_run_detail;
 };
@@ -50,7 +50,7 @@ struct HostFacts {
 struct DetectOptions {
   std::string probe_image = "ubuntu:22.04";  // a LOCAL image for the `docker run --gpus all` check (never pulled)
   bool try_gpu_run = true;
-  std::string container_name;                // "" = imgtool-doctor-<pid>
+  std::string container_name;  // "" = imgtool-doctor-<pid>
 };
 
 // The NVIDIA container toolkit's version ("1.14.6") from what nvidia-ctk / nvidia-container-cli

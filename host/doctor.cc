@@ -1,9 +1,8 @@
 #include "host/doctor.h"
 
-#include "core/gpu_arch.h"
-
 #include <algorithm>
 
+#include "core/gpu_arch.h"
 #include "core/version.h"
 
 namespace imgtool::host {
@@ -19,7 +18,8 @@ std::string newest_cuda_for_driver(const std::string& driver, const matrix::Know
   std::string best;
   if (!d) return best;
   for (auto& c : kb.cudas())
-    if (*d >= *Version::parse(c.min_driver_compat) && (best.empty() || *Version::parse(c.cuda) > *Version::parse(best))) best = c.cuda;
+    if (*d >= *Version::parse(c.min_driver_compat) && (best.empty() || *Version::parse(c.cuda) > *Version::parse(best)))
+      best = c.cuda;
   return best;
 }
 
@@ -36,37 +36,53 @@ std::string engine_number(const std::string& v) {
 
 DoctorRow driver_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
   if (f.driver.empty())
-    return {"NVIDIA driver", Status::kWarn, "no NVIDIA driver (" + f.driver_from + "): this host runs cpu images only; gpu images would fail with \"could not select device driver\"",
-            "to run gpu images install the NVIDIA driver (>= 525.60.13 for CUDA 12.x images, >= 580 for CUDA 13); for this host pick a cpu tag: imgtool select"};
+    return {"NVIDIA driver", Status::kWarn,
+            "no NVIDIA driver (" + f.driver_from +
+                "): this host runs cpu images only; gpu images would fail with \"could not select device driver\"",
+            "to run gpu images install the NVIDIA driver (>= 525.60.13 for CUDA 12.x images, >= 580 for CUDA 13); for "
+            "this host pick a cpu tag: imgtool select"};
   std::string cuda = newest_cuda_for_driver(f.driver, kb);
   if (cuda.empty())
-    return {"NVIDIA driver", Status::kFail, f.driver + " (from " + f.driver_from + "): older than every CUDA in the knowledge base",
+    return {"NVIDIA driver", Status::kFail,
+            f.driver + " (from " + f.driver_from + "): older than every CUDA in the knowledge base",
             "upgrade the driver (>= 450.80.02 for CUDA 11.x images, >= 525.60.13 for 12.x)"};
   const matrix::CudaRelease* cr = kb.cuda(cuda);
-  DoctorRow r{"NVIDIA driver", Status::kOk, f.driver + " (from " + f.driver_from + "): serves CUDA images up to " + cuda +
-              " (minor-version compatibility, source: cuda.yaml)", ""};
+  DoctorRow r{"NVIDIA driver", Status::kOk,
+              f.driver + " (from " + f.driver_from + "): serves CUDA images up to " + cuda +
+                  " (minor-version compatibility, source: cuda.yaml)",
+              ""};
   if (Version::parse(cuda)->major() < 12) {
     r.status = Status::kWarn;
-    r.fix = "CUDA 12.x images need >= 525.60.13 (Paddle's CUDA 12.6 builds document >= 550.54.14): upgrade the driver to use them";
+    r.fix =
+        "CUDA 12.x images need >= 525.60.13 (Paddle's CUDA 12.6 builds document >= 550.54.14): upgrade the driver to "
+        "use them";
   }
   (void)cr;
   return r;
 }
 
 DoctorRow gpu_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
-  if (f.driver.empty()) return {"GPUs", Status::kWarn, "none visible (no driver)", "without a GPU only cpu images are useful here"};
-  if (f.gpus.empty()) return {"GPUs", Status::kFail, "driver loaded but no GPU listed (" + f.gpus_error + ")", "check `nvidia-smi`; the driver may not match the kernel module"};
+  if (f.driver.empty())
+    return {"GPUs", Status::kWarn, "none visible (no driver)", "without a GPU only cpu images are useful here"};
+  if (f.gpus.empty())
+    return {"GPUs", Status::kFail, "driver loaded but no GPU listed (" + f.gpus_error + ")",
+            "check `nvidia-smi`; the driver may not match the kernel module"};
   std::string found, unknown;
   for (auto& g : f.gpus) {
     const matrix::GpuSpec* spec = kb.find_gpu(g.name);
     std::string cc = !g.cc.empty() ? g.cc : spec ? spec->cc : "?";
     const matrix::ArchSupport* a = cc == "?" ? nullptr : kb.arch_for_cc(cc);
-    found += (found.empty() ? "" : "; ") + g.name + " (cc " + cc + (g.cc.empty() && spec ? " from the KB" : "") + ", " + g.memory +
-             (a ? ", " + a->name + ": CUDA " + a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) : "") + ")";
+    found +=
+        (found.empty() ? "" : "; ") + g.name + " (cc " + cc + (g.cc.empty() && spec ? " from the KB" : "") + ", " +
+        g.memory +
+        (a ? ", " + a->name + ": CUDA " + a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) : "") +
+        ")";
     if (!spec) unknown += (unknown.empty() ? "" : ", ") + g.name;
   }
   if (!unknown.empty())
-    return {"GPUs", Status::kWarn, found, "add " + unknown + " to matrix/kb/gpus.yaml (name as nvidia-smi prints it) so select and the smoke floors know it"};
+    return {"GPUs", Status::kWarn, found,
+            "add " + unknown +
+                " to matrix/kb/gpus.yaml (name as nvidia-smi prints it) so select and the smoke floors know it"};
   return {"GPUs", Status::kOk, found, ""};
 }
 
@@ -74,7 +90,8 @@ std::vector<DoctorRow> engine_rows(const HostFacts& f) {
   const EngineInfo& e = f.engine;
   if (!e.reachable)
     return {{"Docker engine", Status::kFail, "not reachable: " + e.error,
-             "start the engine (systemctl start docker) and make sure this user may use /var/run/docker.sock (docker group)"}};
+             "start the engine (systemctl start docker) and make sure this user may use /var/run/docker.sock (docker "
+             "group)"}};
   std::vector<DoctorRow> rows;
   auto v = Version::parse(engine_number(e.version));
   if (!v || *v < *Version::parse(kMinEngine))
@@ -83,8 +100,10 @@ std::vector<DoctorRow> engine_rows(const HostFacts& f) {
   else
     rows.push_back({"Docker engine", Status::kOk, e.version, ""});
   bool slow = e.storage_driver == "vfs" || e.storage_driver == "devicemapper";
-  rows.push_back({"storage driver", slow ? Status::kWarn : Status::kOk, e.storage_driver,
-                  slow ? "use overlay2: " + e.storage_driver + " copies or thin-provisions every layer of multi-GB CUDA images" : ""});
+  rows.push_back(
+      {"storage driver", slow ? Status::kWarn : Status::kOk, e.storage_driver,
+       slow ? "use overlay2: " + e.storage_driver + " copies or thin-provisions every layer of multi-GB CUDA images"
+            : ""});
   rows.push_back({"cgroup", Status::kOk, "v" + e.cgroup_version, ""});
   return rows;
 }
@@ -96,7 +115,8 @@ DoctorRow toolkit_row(const HostFacts& f) {
   if (v.empty())
     return {"NVIDIA container toolkit", Status::kWarn, "not installed (no nvidia-ctk, no nvidia-container-cli)",
             "install nvidia-container-toolkit (nvidia-ctk configures the runtime and CDI) to run gpu images"};
-  std::string from = f.ctk_version.empty() ? "nvidia-container-cli: " + f.container_cli : "nvidia-ctk: " + f.ctk_version;
+  std::string from =
+      f.ctk_version.empty() ? "nvidia-container-cli: " + f.container_cli : "nvidia-ctk: " + f.ctk_version;
   if (f.ctk_version.empty())
     return {"NVIDIA container toolkit", Status::kWarn, v + " (" + from + "; no nvidia-ctk)",
             "upgrade nvidia-container-toolkit: nvidia-ctk configures the runtime and CDI"};
@@ -106,35 +126,44 @@ DoctorRow toolkit_row(const HostFacts& f) {
 std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
   bool runtime = std::find(f.engine.runtimes.begin(), f.engine.runtimes.end(), "nvidia") != f.engine.runtimes.end();
   bool hook = !f.container_cli.empty();
-  std::string found = std::string(runtime ? "`nvidia` runtime registered" : "no `nvidia` runtime in docker info") + "; " +
-                      (hook ? "nvidia-container-cli " + f.container_cli : "nvidia-container-cli not found");
-  std::string fix = "install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd";
+  std::string found = std::string(runtime ? "`nvidia` runtime registered" : "no `nvidia` runtime in docker info") +
+                      "; " + (hook ? "nvidia-container-cli " + f.container_cli : "nvidia-container-cli not found");
+  std::string fix =
+      "install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd";
   std::vector<DoctorRow> rows;
-  if (f.driver.empty()) rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kWarn, found, runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"});
-  else rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kFail, found, runtime || hook ? "" : fix});
+  if (f.driver.empty())
+    rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kWarn, found,
+                    runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"});
+  else
+    rows.push_back(
+        {"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kFail, found, runtime || hook ? "" : fix});
   rows.push_back(toolkit_row(f));
   return rows;
 }
 
 DoctorRow gpu_run_row(const HostFacts& f) {
   if (!f.gpu_run_tried && (f.driver.empty() || !f.engine.reachable))
-    return {"docker run --gpus all", Status::kWarn, std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
+    return {"docker run --gpus all", Status::kWarn,
+            std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
             f.driver.empty() ? "run cpu images without --gpus" : "fix the engine row first"};
   if (!f.gpu_run_tried)
-    return {"docker run --gpus all", Status::kWarn, "not tried: " + f.gpu_run_detail,
-            "make the probe image local once (`docker pull ubuntu:22.04`; any image with glibc will do: nvidia-smi comes "
-            "from the driver), or pass --probe-image with a local name, image ID or repo@sha256 digest"};
+    return {
+        "docker run --gpus all", Status::kWarn, "not tried: " + f.gpu_run_detail,
+        "make the probe image local once (`docker pull ubuntu:22.04`; any image with glibc will do: nvidia-smi comes "
+        "from the driver), or pass --probe-image with a local name, image ID or repo@sha256 digest"};
   if (f.gpu_run_ok) return {"docker run --gpus all", Status::kOk, f.gpu_run_detail, ""};
   return {"docker run --gpus all", Status::kFail, f.gpu_run_detail,
-          "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid runtime` = daemon.json names a missing runtime"};
+          "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid "
+          "runtime` = daemon.json names a missing runtime"};
 }
 
 }  // namespace
 
 std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, const matrix::KnowledgeBase& kb) {
   std::string what = "image " + img.ref;
-  if (img.variant != "gpu") return {{what, Status::kOk, "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) +
-                                                             " image: no GPU needed", ""}};
+  if (img.variant != "gpu")
+    return {{what, Status::kOk,
+             "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) + " image: no GPU needed", ""}};
   if (f.driver.empty() || f.gpus.empty())
     return {{what, Status::kFail, "a gpu image (CUDA " + img.cuda + "), and this host has no usable GPU",
              "run it on a GPU host, or use the cpu tag of the same Paddle"}};
@@ -144,11 +173,12 @@ std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, con
     const matrix::GpuSpec* spec = kb.find_gpu(g.name);
     std::string cc = !g.cc.empty() ? g.cc : spec ? spec->cc : "";
     std::string gap = kernel_gap(img.cuda_archs, cc);
-    (gap.empty() ? runs : cannot) += (gap.empty() ? (runs.empty() ? "" : ", ") : (cannot.empty() ? "" : "; ")) + g.name +
-                                     (gap.empty() ? "" : ": " + gap);
+    (gap.empty() ? runs : cannot) += (gap.empty() ? (runs.empty() ? "" : ", ") : (cannot.empty() ? "" : "; ")) +
+                                     g.name + (gap.empty() ? "" : ": " + gap);
   }
   if (img.cuda_archs.empty())
-    rows.push_back({what + " GPU code", Status::kWarn, "the image does not say which GPUs its Paddle has kernels for (no io.imgtool.cuda-archs)",
+    rows.push_back({what + " GPU code", Status::kWarn,
+                    "the image does not say which GPUs its Paddle has kernels for (no io.imgtool.cuda-archs)",
                     "rebuild it with imgtool (the KB's compiled_archs label it)"});
   else if (!cannot.empty())
     rows.push_back({what + " GPU code", Status::kFail, cannot,
@@ -157,9 +187,10 @@ std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, con
     rows.push_back({what + " GPU code", Status::kOk, img.cuda_archs + " runs on " + runs, ""});
   auto have = Version::parse(f.driver), need = Version::parse(img.min_driver);
   if (have && need)
-    rows.push_back({what + " driver", *have >= *need ? Status::kOk : Status::kFail,
-                    "driver " + f.driver + (*have >= *need ? " >= " : " < ") + img.min_driver + " (io.imgtool.min-driver)",
-                    *have >= *need ? "" : "upgrade the driver to " + img.min_driver + " or newer, or use an older CUDA tag"});
+    rows.push_back(
+        {what + " driver", *have >= *need ? Status::kOk : Status::kFail,
+         "driver " + f.driver + (*have >= *need ? " >= " : " < ") + img.min_driver + " (io.imgtool.min-driver)",
+         *have >= *need ? "" : "upgrade the driver to " + img.min_driver + " or newer, or use an older CUDA tag"});
   return rows;
 }
 
@@ -175,9 +206,14 @@ DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb) {
 
 nlohmann::json to_json(const DoctorReport& r) {
   nlohmann::json rows = nlohmann::json::array(), gpus = nlohmann::json::array();
-  for (auto& x : r.rows) rows.push_back({{"check", x.check}, {"status", to_string(x.status)}, {"found", x.found}, {"fix", x.fix}});
+  for (auto& x : r.rows)
+    rows.push_back({{"check", x.check}, {"status", to_string(x.status)}, {"found", x.found}, {"fix", x.fix}});
   for (auto& g : r.facts.gpus) gpus.push_back({{"name", g.name}, {"cc", g.cc}, {"memory", g.memory}});
-  return {{"driver", r.facts.driver}, {"gpus", gpus}, {"engine", r.facts.engine.version}, {"rows", rows}, {"ok", !r.failed()}};
+  return {{"driver", r.facts.driver},
+          {"gpus", gpus},
+          {"engine", r.facts.engine.version},
+          {"rows", rows},
+          {"ok", !r.failed()}};
 }
 
 std::string render_table(const DoctorReport& r) {

@@ -7,10 +7,9 @@
 // The `docker run --gpus all` row runs a LOCAL probe image by its ID inside the engine's fence
 // (detect.h); a probe image the host lacks is "not tried", never pulled.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "host/detect.h"
 #include "matrix/kb.h"
@@ -21,10 +20,10 @@ enum class Status { kOk, kWarn, kFail };
 const char* to_string(Status s);
 
 struct DoctorRow {
-  std::string check;   // "NVIDIA driver"
+  std::string check;  // "NVIDIA driver"
   Status status = Status::kOk;
-  std::string found;   // what was found, with where from
-  std::string fix;     // empty when ok
+  std::string found;  // what was found, with where from
+  std::string fix;    // empty when ok
 };
 
 struct DoctorReport {

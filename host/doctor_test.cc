@@ -1,6 +1,7 @@
+#include "host/doctor.h"
+
 #include <doctest/doctest.h>
 
-#include "host/doctor.h"
 #include "host/recorded_host.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
@@ -10,7 +11,9 @@ using namespace imgtool::host;
 
 namespace {
 const matrix::KnowledgeBase& kb() { return imgtool::testing::source_kb(); }
-RecordedHost recorded(const std::string& name) { return RecordedHost::load(imgtool::testing::source_dir() + "/host/testdata/" + name); }
+RecordedHost recorded(const std::string& name) {
+  return RecordedHost::load(imgtool::testing::source_dir() + "/host/testdata/" + name);
+}
 // The container name is fixed so the recorded `docker run` command matches.
 const DetectOptions kRecorded{.container_name = "imgtool-doctor"};
 DoctorReport doctor(const std::string& name) {
@@ -40,7 +43,8 @@ TEST_CASE("detections read what the host answers") {
   CHECK(e.version == "20.10.12");
   CHECK(std::find(e.runtimes.begin(), e.runtimes.end(), "nvidia") != e.runtimes.end());
   // nvidia-smi alone (no /proc file) also gives the driver.
-  RecordedHost smi_only(nlohmann::json{{"commands", {{"nvidia-smi --query-gpu=driver_version --format=csv,noheader", {{"out", "550.90.07\n"}}}}}});
+  RecordedHost smi_only(nlohmann::json{
+      {"commands", {{"nvidia-smi --query-gpu=driver_version --format=csv,noheader", {{"out", "550.90.07\n"}}}}}});
   CHECK(detect_driver(smi_only, from) == "550.90.07");
   CHECK(from == "nvidia-smi");
   // Nothing at all: no driver, and what was looked at is said.
@@ -75,12 +79,14 @@ TEST_CASE("doctor: an H100 with 550 is all ok") {
 
 // Issue 24 section 3: `doctor --image` refuses a tag whose Paddle has no kernels for the host's GPU.
 TEST_CASE("doctor --image: PyPI's Paddle 2.6.2 on the recorded H100 host has no kernel image; on the V100 it runs") {
-  ImageNeeds p262{"paddle-local:2.6.2-gpu-cuda11.8-cudnn8.6", "gpu", "11.8", "450.80.02", "sm_61,sm_70,sm_75,sm_80,sm_86"};
+  ImageNeeds p262{"paddle-local:2.6.2-gpu-cuda11.8-cudnn8.6", "gpu", "11.8", "450.80.02",
+                  "sm_61,sm_70,sm_75,sm_80,sm_86"};
   auto h100 = doctor("h100-550.json");
   auto rows = image_rows(h100.facts, p262, kb());
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].status == Status::kFail);
-  CHECK(rows[0].found.find("NVIDIA H100 80GB HBM3: its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX") == 0);
+  CHECK(rows[0].found.find(
+            "NVIDIA H100 80GB HBM3: its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX") == 0);
   CHECK(rows[0].fix.find("imgtool select") != std::string::npos);
   CHECK(rows[1].status == Status::kOk);  // 550.54.15 >= 450.80.02
   auto v100 = image_rows(doctor("v100-470.json").facts, p262, kb());
@@ -105,7 +111,8 @@ TEST_CASE("doctor: no GPU is said plainly, not a failure") {
 TEST_CASE("doctor: a GPU without the container runtime fails with the fix") {
   auto r = doctor("no-runtime.json");
   CHECK(row(r, "NVIDIA container runtime").status == Status::kFail);
-  CHECK(row(r, "NVIDIA container runtime").fix.find("nvidia-ctk runtime configure --runtime=docker") != std::string::npos);
+  CHECK(row(r, "NVIDIA container runtime").fix.find("nvidia-ctk runtime configure --runtime=docker") !=
+        std::string::npos);
   CHECK(row(r, "docker run --gpus all").status == Status::kFail);
   CHECK(row(r, "docker run --gpus all").found.find("could not select device driver") != std::string::npos);
   CHECK(r.failed());
@@ -132,16 +139,19 @@ TEST_CASE("doctor on this machine (real detections) reports no NVIDIA driver cle
 TEST_CASE("doctor: the NVIDIA container toolkit's version is a row; \"not installed\" without one") {
   auto h100 = doctor("h100-550.json");
   CHECK(row(h100, "NVIDIA container toolkit").status == Status::kOk);
-  CHECK(row(h100, "NVIDIA container toolkit").found == "1.14.6 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.14.6)");
+  CHECK(row(h100, "NVIDIA container toolkit").found ==
+        "1.14.6 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.14.6)");
   auto v100 = doctor("v100-470.json");
-  CHECK(row(v100, "NVIDIA container toolkit").found.rfind(toolkit_version(v100.facts) + " (nvidia-container-cli: ", 0) == 0);
+  CHECK(
+      row(v100, "NVIDIA container toolkit").found.rfind(toolkit_version(v100.facts) + " (nvidia-container-cli: ", 0) ==
+      0);
   CHECK(row(v100, "NVIDIA container toolkit").found.find("no nvidia-ctk") != std::string::npos);
   auto none = doctor("no-gpu.json");
   CHECK(row(none, "NVIDIA container toolkit").found.rfind("not installed", 0) == 0);
   CHECK(row(none, "NVIDIA container toolkit").status == Status::kWarn);
   CHECK(toolkit_version(HostFacts{.ctk_version = "", .container_cli = "version: 1.0.0"}) == "1.0.0");
-  CHECK(toolkit_version(HostFacts{.ctk_version = "NVIDIA Container Toolkit CLI version 1.17.8", .container_cli = "cli-version: 1.17.8"}) ==
-        "1.17.8");
+  CHECK(toolkit_version(HostFacts{.ctk_version = "NVIDIA Container Toolkit CLI version 1.17.8",
+                                  .container_cli = "cli-version: 1.17.8"}) == "1.17.8");
 }
 
 TEST_CASE("doctor's GPU check runs a local probe image by its ID, inside the engine's fence, never pulling") {
@@ -153,7 +163,8 @@ TEST_CASE("doctor's GPU check runs a local probe image by its ID, inside the eng
   CHECK(f.gpu_run_detail.find("(in ubuntu:22.04, image sha256:53a843653cbc)") != std::string::npos);
   std::string argv;
   for (auto& a : gpu_check_argv(id, "imgtool-doctor")) argv += (argv.empty() ? "" : " ") + a;
-  CHECK(argv.find("--network none --cap-drop ALL --security-opt no-new-privileges --pids-limit 4096") != std::string::npos);
+  CHECK(argv.find("--network none --cap-drop ALL --security-opt no-new-privileges --pids-limit 4096") !=
+        std::string::npos);
   CHECK(std::find(h.commands_run().begin(), h.commands_run().end(), argv) != h.commands_run().end());
   for (auto& c : h.commands_run()) CHECK(c.find("pull") == std::string::npos);
   // A probe image this host lacks: not tried, nothing pulled, the fix says how to make one local.

@@ -1,9 +1,9 @@
 #include "host/host_system.h"
 
-#include "engine/engine.h"
-
 #include <fstream>
 #include <sstream>
+
+#include "engine/engine.h"
 
 namespace imgtool::host {
 

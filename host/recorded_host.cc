@@ -6,7 +6,9 @@ namespace imgtool::host {
 
 RecordedHost::RecordedHost(const nlohmann::json& r) : rec_(r) {}
 
-RecordedHost RecordedHost::load(const std::string& path) { return RecordedHost(nlohmann::json::parse(imgtool::read_file(path))); }
+RecordedHost RecordedHost::load(const std::string& path) {
+  return RecordedHost(nlohmann::json::parse(imgtool::read_file(path)));
+}
 
 std::optional<std::string> RecordedHost::read_file(const std::string& path) {
   if (rec_.contains("files") && rec_["files"].contains(path)) return rec_["files"][path].get<std::string>();
@@ -17,7 +19,8 @@ RunResult RecordedHost::run(const std::vector<std::string>& argv, int) {
   std::string key;
   for (auto& a : argv) key += (key.empty() ? "" : " ") + a;
   ran_.push_back(key);
-  if (!rec_.contains("commands") || !rec_["commands"].contains(key)) return RunResult{127, false, "", argv[0] + ": command not found"};
+  if (!rec_.contains("commands") || !rec_["commands"].contains(key))
+    return RunResult{127, false, "", argv[0] + ": command not found"};
   auto& c = rec_["commands"][key];
   return RunResult{c.value("exit", 0), false, c.value("out", ""), c.value("err", "")};
 }

@@ -6,7 +6,6 @@
 // answers like a missing program (exit 127), an unrecorded file is absent.
 #pragma once
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "host/host_system.h"

@@ -9,7 +9,8 @@
 
 namespace imgtool::host {
 
-matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& l, const matrix::KnowledgeBase& kb) {
+matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& l,
+                              const matrix::KnowledgeBase& kb) {
   matrix::LabelClaims claims = matrix::read_label_claims(l);
   matrix::Cell c;
   c.tag = tag;
@@ -47,7 +48,8 @@ std::optional<std::map<std::string, std::string>> labels_of(image::Registry& reg
 std::string unusable(const matrix::Cell& c) {
   if (c.variant != "gpu" && c.variant != "cpu") return "no io.imgtool.variant label (gpu|cpu): not an imgtool image";
   if (!Version::parse(c.paddle)) return "no valid io.imgtool.paddle label";
-  if (c.variant == "gpu" && (!Version::parse(c.cuda) || !Version::parse(c.min_driver))) return "gpu image without valid io.imgtool.cuda/min-driver labels";
+  if (c.variant == "gpu" && (!Version::parse(c.cuda) || !Version::parse(c.min_driver)))
+    return "gpu image without valid io.imgtool.cuda/min-driver labels";
   return "";
 }
 
@@ -64,7 +66,8 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations
     image::Manifest m = reg.get_manifest(ref.name, tag);
-    auto check = sign::check_signature(repo, m.digest(), key, sign::required_identity(ref.repository(), tag, any_tag_of_repository));
+    auto check = sign::check_signature(repo, m.digest(), key,
+                                       sign::required_identity(ref.repository(), tag, any_tag_of_repository));
     if (!check.ok) {
       out.refused.push_back({tag, "signature", "not selectable: " + check.summary()});
       continue;
@@ -76,7 +79,8 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
       continue;
     }
     matrix::Cell c = cell_from_labels(tag, *labels, kb);
-    if (auto why = unusable(c); !why.empty()) out.refused.push_back({tag, "labels", why});
+    if (auto why = unusable(c); !why.empty())
+      out.refused.push_back({tag, "labels", why});
     else {
       out.cells.push_back(c);
       out.digests[tag] = m.digest();

@@ -17,7 +17,7 @@
 namespace imgtool::host {
 
 struct RegistryCandidates {
-  std::string repository;                     // HOST/REPO
+  std::string repository;  // HOST/REPO
   std::vector<matrix::Cell> cells;
   std::vector<PassedOver> refused;
   std::map<std::string, std::string> digests;  // kept tag -> the digest whose signature verified
@@ -28,6 +28,7 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
                                    const image::RegistryOptions& opt = {}, bool any_tag_of_repository = false);
 
 // The cell a set of io.imgtool.* labels describes (tag from the registry).
-matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& labels, const matrix::KnowledgeBase& kb);
+matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& labels,
+                              const matrix::KnowledgeBase& kb);
 
 }  // namespace imgtool::host

@@ -29,18 +29,23 @@ bool looks_better(const matrix::Cell& c, const matrix::Cell& chosen) {
 SelectResult select_cpu(const std::vector<matrix::Cell>& cells, SelectResult r) {
   std::vector<matrix::Cell> cpu;
   for (auto& c : cells) {
-    if (c.variant == "cpu") cpu.push_back(c);
-    else r.passed_over.push_back({c.tag, "host-no-gpu", "gpu image (CUDA " + c.cuda + "): this host has no NVIDIA driver, so it cannot run"});
+    if (c.variant == "cpu")
+      cpu.push_back(c);
+    else
+      r.passed_over.push_back(
+          {c.tag, "host-no-gpu", "gpu image (CUDA " + c.cuda + "): this host has no NVIDIA driver, so it cannot run"});
   }
   std::sort(cpu.begin(), cpu.end(), better_cpu);
   if (cpu.empty()) return r;
   r.chosen = cpu.front();
-  r.why = {"cpu image: runs on any x86_64 host without a GPU", "newest Paddle (" + cpu.front().paddle + ") and Python (" + cpu.front().python + ") among " +
-                                                                  std::to_string(cpu.size()) + " cpu tag(s)"};
+  r.why = {"cpu image: runs on any x86_64 host without a GPU", "newest Paddle (" + cpu.front().paddle +
+                                                                   ") and Python (" + cpu.front().python + ") among " +
+                                                                   std::to_string(cpu.size()) + " cpu tag(s)"};
   return r;
 }
 
-SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::KnowledgeBase& kb, const SelectHost& h, SelectResult r) {
+SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::KnowledgeBase& kb, const SelectHost& h,
+                        SelectResult r) {
   auto q = matrix::query_host(cells, kb, {h.driver, h.gpu});
   r.host = q.gpu.name + " (compute capability " + q.gpu.cc + "), driver " + h.driver + " — " + h.from;
   if (!q.gpu_note.empty()) r.host += "; " + q.gpu_note;
@@ -53,8 +58,10 @@ SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::Kn
   auto floor = matrix::driver_floor(c, kb);
   const matrix::ArchSupport* a = kb.arch_for_cc(q.gpu.cc);
   r.why.push_back("driver floor: " + h.driver + " >= " + floor.driver + " (" + floor.rule + ")");
-  if (a) r.why.push_back("architecture: " + a->name + " (compute capability " + q.gpu.cc + ") is served by CUDA " + a->first_cuda +
-                         (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + "; the image has CUDA " + c.cuda);
+  if (a)
+    r.why.push_back("architecture: " + a->name + " (compute capability " + q.gpu.cc + ") is served by CUDA " +
+                    a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + "; the image has CUDA " +
+                    c.cuda);
   r.why.push_back("compatibility: " + q.fits.front().note);
   for (auto& x : q.rejected)
     if (looks_better(x.cell, c)) r.passed_over.push_back({x.cell.tag, x.rule, x.reason});
@@ -63,8 +70,8 @@ SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::Kn
 
 }  // namespace
 
-SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vector<PassedOver>& refused, const matrix::KnowledgeBase& kb,
-                        const SelectHost& h) {
+SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vector<PassedOver>& refused,
+                        const matrix::KnowledgeBase& kb, const SelectHost& h) {
   SelectResult r;
   r.passed_over = refused;
   if (h.driver.empty()) {
@@ -87,8 +94,10 @@ nlohmann::json to_json(const SelectResult& r) {
 std::string render_text(const SelectResult& r) {
   using strings::printable;
   std::string out = "host: " + printable(r.host) + "\n";
-  if (!r.chosen) out += "no tag fits this host\n";
-  else out += "best tag: " + printable(r.chosen->tag) + "\n";
+  if (!r.chosen)
+    out += "no tag fits this host\n";
+  else
+    out += "best tag: " + printable(r.chosen->tag) + "\n";
   if (r.chosen && !r.digest.empty())
     out += "  verified: its signature holds for " + r.digest + "; pull " + r.repository + "@" + r.digest +
            " for exactly that image\n";

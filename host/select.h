@@ -7,11 +7,10 @@
 //   No NVIDIA driver: the best cpu image; gpu tags are passed over with why.
 // Best = newest Paddle, then newest CUDA (GPU) / Python (CPU), then full compatibility.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "matrix/cell.h"
 #include "matrix/kb.h"
@@ -29,7 +28,7 @@ struct PassedOver {
 };
 
 struct SelectResult {
-  std::string host;                     // one line describing the host
+  std::string host;  // one line describing the host
   std::optional<matrix::Cell> chosen;
   std::vector<std::string> why;         // why the chosen tag fits
   std::vector<PassedOver> passed_over;  // better-looking tags that do not fit (and refused ones)

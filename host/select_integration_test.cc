@@ -32,8 +32,12 @@ RunResult cli(const std::vector<std::string>& args) {
   return r;
 }
 
-std::map<std::string, std::string> gpu(const std::string& paddle, const std::string& cuda, const std::string& min_driver) {
-  return {{"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", paddle}, {"io.imgtool.python", "3.11"}, {"io.imgtool.cuda", cuda},
+std::map<std::string, std::string> gpu(const std::string& paddle, const std::string& cuda,
+                                       const std::string& min_driver) {
+  return {{"io.imgtool.variant", "gpu"},
+          {"io.imgtool.paddle", paddle},
+          {"io.imgtool.python", "3.11"},
+          {"io.imgtool.cuda", cuda},
           {"io.imgtool.min-driver", min_driver}};
 }
 
@@ -42,7 +46,8 @@ std::map<std::string, std::string> gpu(const std::string& paddle, const std::str
 TEST_CASE("select from a registry keeps only tags whose signature verifies") {
   RegistryServer server;
   ScratchDir d("select");
-  std::string repo = "docker://" + server.host() + "/ai/paddle", k = (d.path / "release").string(), other = (d.path / "other").string();
+  std::string repo = "docker://" + server.host() + "/ai/paddle", k = (d.path / "release").string(),
+              other = (d.path / "other").string();
   REQUIRE(cli({"keygen", "--out", k}).ok());
   REQUIRE(cli({"keygen", "--out", other}).ok());
   const std::map<std::string, std::map<std::string, std::string>> images = {
@@ -57,11 +62,13 @@ TEST_CASE("select from a registry keeps only tags whose signature verifies") {
     imgtool::run({"docker", "rmi", "-f", local});
   }
   // Signed with the release key: 11.8, 3.1.0 on 12.6, cpu. The 3.2.0 12.6 tag: signed by another key only.
-  for (auto tag : {"3.2.0-gpu-cuda11.8-cudnn8.9", "3.1.0-gpu-cuda12.6-cudnn9.5", "3.2.0"}) REQUIRE(cli({"sign", repo + ":" + tag, "--key", k + ".key"}).ok());
+  for (auto tag : {"3.2.0-gpu-cuda11.8-cudnn8.9", "3.1.0-gpu-cuda12.6-cudnn9.5", "3.2.0"})
+    REQUIRE(cli({"sign", repo + ":" + tag, "--key", k + ".key"}).ok());
   REQUIRE(cli({"sign", repo + ":3.2.0-gpu-cuda12.6-cudnn9.5", "--key", other + ".key"}).ok());
 
   SUBCASE("an H100 with 550: 3.2.0/12.6 (signed by another key) is refused; the newest signed Paddle wins") {
-    auto r = cli({"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "550.54.15", "--gpu", "H100 SXM", "--json"});
+    auto r = cli({"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "550.54.15", "--gpu",
+                  "H100 SXM", "--json"});
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["tag"] == "3.2.0-gpu-cuda11.8-cudnn8.9");
@@ -71,7 +78,8 @@ TEST_CASE("select from a registry keeps only tags whose signature verifies") {
     CHECK(refused);
   }
   SUBCASE("the same with the other key: only its tag verifies") {
-    auto r = cli({"select", "--repository", repo, "--key", other + ".pub", "--host-driver", "550.54.15", "--gpu", "NVIDIA H100 80GB HBM3"});
+    auto r = cli({"select", "--repository", repo, "--key", other + ".pub", "--host-driver", "550.54.15", "--gpu",
+                  "NVIDIA H100 80GB HBM3"});
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("best tag: 3.2.0-gpu-cuda12.6-cudnn9.5") != std::string::npos);
   }
@@ -90,8 +98,8 @@ TEST_CASE("select from a registry keeps only tags whose signature verifies") {
     image::Registry reg(server.host(), server.options());
     auto m = reg.get_manifest("ai/paddle", "3.2.0-gpu-cuda11.8-cudnn8.9");
     reg.put_manifest("ai/paddle", "3.3.0-gpu-cuda11.8-cudnn8.9", m.raw, m.media_type);  // signed as 3.2.0-… only
-    std::vector<std::string> args{"select", "--repository", repo, "--key", k + ".pub", "--host-driver", "535.104.05",
-                                  "--gpu", "A100", "--json"};
+    std::vector<std::string> args{"select",        "--repository", repo,    "--key", k + ".pub",
+                                  "--host-driver", "535.104.05",   "--gpu", "A100",  "--json"};
     auto r = cli(args);
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
@@ -101,7 +109,8 @@ TEST_CASE("select from a registry keeps only tags whose signature verifies") {
     auto refused_for_identity = [](const nlohmann::json& report) {
       for (auto& p : report["passed_over"])
         if (p["tag"] == "3.3.0-gpu-cuda11.8-cudnn8.9")
-          return p["rule"] == "signature" && p["why"].get<std::string>().find("signed identity is") != std::string::npos;
+          return p["rule"] == "signature" &&
+                 p["why"].get<std::string>().find("signed identity is") != std::string::npos;
       return false;
     };
     CHECK(refused_for_identity(j));  // before: its signature for 3.2.0-… was accepted for 3.3.0-…

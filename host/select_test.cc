@@ -1,8 +1,9 @@
+#include "host/select.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "host/registry_candidates.h"
-#include "host/select.h"
 #include "matrix/matrix.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
@@ -50,21 +51,25 @@ TEST_CASE("select: an H100 with 550.54.15 gets the newest Paddle on the newest C
 
 // Issue 24 section 3: PyPI's paddlepaddle-gpu 2.6.2 holds sm_61..sm_86 only (kb derive read it).
 TEST_CASE("select --gpu on a GPU outside the build's compiled architectures refuses with the reason") {
-  auto local = matrix::plan_matrix(imgtool::testing::source_dir() + "/matrix/local-gpu.yaml", kb(), {"2026-11-22"}).kept;
+  auto local =
+      matrix::plan_matrix(imgtool::testing::source_dir() + "/matrix/local-gpu.yaml", kb(), {"2026-11-22"}).kept;
   REQUIRE(local.at(0).cuda_archs == "sm_61,sm_70,sm_75,sm_80,sm_86");
   auto h100 = select_tag(local, {}, kb(), {"580.95.05", "NVIDIA H100 80GB HBM3", "given by hand"});
   CHECK_FALSE(h100.chosen);
   auto* p = passed(h100, "2.6.2-gpu-cuda11.8-cudnn8.6");
   REQUIRE(p);
   CHECK(p->rule == "host-kernels");
-  CHECK(p->why.find("its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX to JIT-compile): nothing runs on "
-                    "compute capability 9.0 (\"no kernel image is available for execution on the device\")") != std::string::npos);
+  CHECK(p->why.find(
+            "its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX to JIT-compile): nothing runs on "
+            "compute capability 9.0 (\"no kernel image is available for execution on the device\")") !=
+        std::string::npos);
   auto rtx50 = select_tag(local, {}, kb(), {"580.95.05", "NVIDIA GeForce RTX 5080", "given by hand"});
   CHECK_FALSE(rtx50.chosen);
   auto a100 = select_tag(local, {}, kb(), {"580.95.05", "NVIDIA A100-SXM4-80GB", "given by hand"});
   REQUIRE(a100.chosen);
   CHECK(a100.chosen->tag == "2.6.2-gpu-cuda11.8-cudnn8.6");
-  CHECK(select_tag(local, {}, kb(), {"580.95.05", "NVIDIA L40S", "given by hand"}).chosen);  // Ada: the sm_86 cubins run
+  CHECK(
+      select_tag(local, {}, kb(), {"580.95.05", "NVIDIA L40S", "given by hand"}).chosen);  // Ada: the sm_86 cubins run
 }
 
 TEST_CASE("select: no NVIDIA driver -> the best cpu tag; gpu tags passed over; refused tags listed") {
@@ -81,13 +86,18 @@ TEST_CASE("select: no NVIDIA driver -> the best cpu tag; gpu tags passed over; r
 
 TEST_CASE("select: bad host input") {
   CHECK_THROWS_AS(select_tag(cells(), {}, kb(), {"55x", "H100", ""}), InputError);
-  CHECK_THROWS_WITH_AS(select_tag(cells(), {}, kb(), {"550.54.15", "NVIDIA Voodoo", ""}), doctest::Contains("expected a GPU listed"), InputError);
+  CHECK_THROWS_WITH_AS(select_tag(cells(), {}, kb(), {"550.54.15", "NVIDIA Voodoo", ""}),
+                       doctest::Contains("expected a GPU listed"), InputError);
   CHECK_THROWS_AS(select_tag(cells(), {}, kb(), {"550.54.15", "", ""}), InputError);
 }
 
 TEST_CASE("cell_from_labels: what select reads back from a registry tag") {
-  auto c = cell_from_labels("t", {{"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.cuda", "12.6"},
-                                  {"io.imgtool.min-driver", "525.60.13"}}, kb());
+  auto c = cell_from_labels("t",
+                            {{"io.imgtool.variant", "gpu"},
+                             {"io.imgtool.paddle", "3.2.0"},
+                             {"io.imgtool.cuda", "12.6"},
+                             {"io.imgtool.min-driver", "525.60.13"}},
+                            kb());
   CHECK(c.min_driver_full == "560.28.03");
   auto r = select_tag({c}, {}, kb(), {"535.104.05", "A100", ""});
   CHECK_FALSE(r.chosen);  // Paddle's 550.54.14 floor for 3.2.0 on CUDA 12.6

@@ -1,12 +1,12 @@
 #include "image/auth.h"
 
+#include <openssl/evp.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -63,8 +63,10 @@ std::optional<Credentials> from_helper(const std::string& helper, const std::str
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Credentials c;
   std::string user = j.value("Username", ""), secret = j.value("Secret", "");
-  if (user == "<token>") c.identity_token = secret;
-  else c.username = user, c.password = secret;
+  if (user == "<token>")
+    c.identity_token = secret;
+  else
+    c.username = user, c.password = secret;
   if (c.empty()) return std::nullopt;
   return c;
 }

@@ -50,18 +50,27 @@ std::filesystem::path make_signing_cert(const std::filesystem::path& dir) {
 std::vector<std::string> token_args(const std::filesystem::path& dir) {
   json users{{"passwords", {{"pusher", "pusher-password"}, {"owner", "owner-password"}}},
              {"refresh_tokens", {{"refresh-token-of-pusher", "pusher"}}},
-             {"grants", {{"pusher", {{"test/pw", {"pull", "push"}}, {"test/idt", {"pull", "push"}},
-                                     {"test/src", {"pull", "push"}}, {"test/dst", {"pull", "push"}},
-                                     {"test/del", {"pull", "push", "delete"}}}},
-                         {"owner", {{"test/secret", {"pull", "push"}}}}}}};
+             {"grants",
+              {{"pusher",
+                {{"test/pw", {"pull", "push"}},
+                 {"test/idt", {"pull", "push"}},
+                 {"test/src", {"pull", "push"}},
+                 {"test/dst", {"pull", "push"}},
+                 {"test/del", {"pull", "push", "delete"}}}},
+               {"owner", {{"test/secret", {"pull", "push"}}}}}}};
   std::ofstream(dir / "users.json") << users.dump();
-  return {"--key", (dir / "token.key").string(), "--cert", (dir / "token.crt").string(), "--issuer", kIssuer,
-          "--service", kService, "--users", (dir / "users.json").string(), "--log", (dir / "tokens.jsonl").string()};
+  return {"--key",     (dir / "token.key").string(),
+          "--cert",    (dir / "token.crt").string(),
+          "--issuer",  kIssuer,
+          "--service", kService,
+          "--users",   (dir / "users.json").string(),
+          "--log",     (dir / "tokens.jsonl").string()};
 }
 
 std::string token_auth_config(int token_port, const std::filesystem::path& dir) {
-  return "auth:\n  token:\n    realm: http://127.0.0.1:" + std::to_string(token_port) + "/token\n    service: " +
-         kService + "\n    issuer: " + kIssuer + "\n    rootcertbundle: " + (dir / "token.crt").string() + "\n";
+  return "auth:\n  token:\n    realm: http://127.0.0.1:" + std::to_string(token_port) +
+         "/token\n    service: " + kService + "\n    issuer: " + kIssuer +
+         "\n    rootcertbundle: " + (dir / "token.crt").string() + "\n";
 }
 
 // docker-registry in token mode + its token server, in a private folder.
@@ -84,8 +93,8 @@ struct TokenRegistry {
 };
 
 Manifest push_tiny_image(Registry& reg, const std::string& repo, const std::string& tag) {
-  Descriptor config = reg.put_blob(repo, R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})",
-                                   media::kOciConfig);
+  Descriptor config = reg.put_blob(
+      repo, R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})", media::kOciConfig);
   Descriptor layer = reg.put_blob(repo, std::string(1000, 't'), media::kOciLayerTar);
   json m{{"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", config}, {"layers", {layer}}};
   Manifest man{m.dump(), media::kOciManifest};
@@ -146,7 +155,8 @@ TEST_CASE("bearer tokens end to end against docker-registry in token mode") {
   }
   SUBCASE("anonymous: a token without access is refused by the registry") {
     Registry reg(t.registry.host(), with({}));
-    CHECK_THROWS_WITH_AS(push_tiny_image(reg, "test/pw", "v1"), doctest::Contains("authentication failed"), RegistryError);
+    CHECK_THROWS_WITH_AS(push_tiny_image(reg, "test/pw", "v1"), doctest::Contains("authentication failed"),
+                         RegistryError);
   }
   SUBCASE("wrong password: the token server says no, the password is not printed") {
     Registry reg(t.registry.host(), with({"pusher", "not-the-password", ""}));

@@ -78,7 +78,10 @@ size_t PipeReader::read(char* buf, size_t len) {
     std::memcpy(buf + done, f.data() + front_off_, n);
     done += n;
     front_off_ += n;
-    if (front_off_ == f.size()) { chunks_.pop_front(); front_off_ = 0; }
+    if (front_off_ == f.size()) {
+      chunks_.pop_front();
+      front_off_ = 0;
+    }
   }
   size_ -= done;
   cv_.notify_all();

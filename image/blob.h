@@ -31,6 +31,7 @@ class StringReader : public BlobReader {
  public:
   explicit StringReader(std::string s) : s_(std::move(s)) {}
   size_t read(char* buf, size_t len) override;
+
  private:
   std::string s_;
   size_t pos_ = 0;
@@ -40,6 +41,7 @@ class FileReader : public BlobReader {
  public:
   explicit FileReader(const std::filesystem::path& p);  // throws Error if missing
   size_t read(char* buf, size_t len) override;
+
  private:
   std::ifstream in_;
   std::string path_;
@@ -50,6 +52,7 @@ class VerifyingReader : public BlobReader {
   // `where` names the source in the error ("docker://host/repo").
   VerifyingReader(std::unique_ptr<BlobReader> inner, Descriptor d, std::string where);
   size_t read(char* buf, size_t len) override;
+
  private:
   std::unique_ptr<BlobReader> inner_;
   Descriptor d_;
@@ -71,6 +74,7 @@ class PipeReader : public BlobReader {
   // (or its unread rest); returns its size, 0 at the end.
   size_t read_chunk(std::string& out);
   void close();
+
  private:
   std::mutex mu_;
   std::condition_variable cv_;
@@ -96,6 +100,7 @@ class GrowingBlob : public StreamingBlob {
   const std::string& media_type() const override { return media_type_; }
   std::optional<Descriptor> descriptor() const override;
   void abandon() override { pipe_.close(); }
+
  private:
   std::string media_type_;
   PipeReader pipe_;
@@ -112,6 +117,7 @@ class ThreadedReader : public BlobReader {
   ~ThreadedReader() override;
   size_t read(char* buf, size_t len) override { return pipe_.read(buf, len); }
   size_t read_chunk(std::string& out) { return pipe_.read_chunk(out); }
+
  private:
   PipeReader pipe_;
   std::thread worker_;

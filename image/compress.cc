@@ -120,6 +120,7 @@ class Pool {
     cv_.notify_one();
     return fut;
   }
+
  private:
   void loop() {
     for (;;) {

@@ -39,6 +39,7 @@ class LayerCompressor {
   void write(const char* data, size_t len);
   CompressedLayer finish();  // call once
   struct Impl;
+
  private:
   std::unique_ptr<Impl> impl_;
 };

@@ -25,6 +25,7 @@ class CountingReader : public BlobReader {
     n_ += static_cast<int64_t>(got);
     return got;
   }
+
  private:
   BlobReader& in_;
   std::atomic<int64_t>& n_;
@@ -42,6 +43,7 @@ class CountingStream : public StreamingBlob {
   const std::string& media_type() const override { return in_.media_type(); }
   std::optional<Descriptor> descriptor() const override { return in_.descriptor(); }
   void abandon() override { in_.abandon(); }
+
  private:
   StreamingBlob& in_;
   std::atomic<int64_t>& n_;
@@ -143,8 +145,10 @@ struct BlobCopier {
         queue.pop_front();
       }
       try {
-        if (it.stream) copy_stream(*it.stream);
-        else copy_one(it.d);
+        if (it.stream)
+          copy_stream(*it.stream);
+        else
+          copy_one(it.d);
       } catch (...) {
         if (it.stream) it.stream->abandon();
         std::lock_guard lk(mu);

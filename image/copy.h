@@ -28,17 +28,17 @@
 namespace imgtool::image {
 
 struct CopyOptions {
-  int jobs = 4;      // blobs transferred at once
-  int attempts = 3;  // tries per blob on retryable errors (re-opening the source blob)
+  int jobs = 4;        // blobs transferred at once
+  int attempts = 3;    // tries per blob on retryable errors (re-opening the source blob)
   bool stream = true;  // upload blobs while the source produces them, where the destination can
   std::function<void(const std::string&)> log;  // progress lines; none by default
 };
 
 struct CopyResult {
-  std::string digest;      // manifest digest at the destination
+  std::string digest;  // manifest digest at the destination
   std::string media_type;
-  int blobs = 0;           // blobs named by the manifest (config + layers)
-  int blobs_skipped = 0;   // already present
+  int blobs = 0;          // blobs named by the manifest (config + layers)
+  int blobs_skipped = 0;  // already present
   int64_t bytes_copied = 0;
   double seconds = 0;
   int blobs_streamed = 0;  // uploaded while the source produced them (chunked upload)

@@ -4,7 +4,6 @@
 // (the whole-blob PUT fallback). The daemon source's streams are covered end
 // to end by copy_test.cc (docker-daemon: -> docker://).
 #include <doctest/doctest.h>
-
 #include <stdlib.h>
 
 #include "core/hash.h"
@@ -131,8 +130,8 @@ TEST_CASE("streamed upload: a registry refusing PATCH gets the whole blob in one
                     {{"headers", {{"Location", "/v2/test/s/blobs/uploads/u1"}}}}),
               route("PATCH", "^/v2/test/s/blobs/uploads/u1", 405,
                     {{"body", R"({"errors":[{"code":"UNSUPPORTED","message":"chunked uploads are not supported"}]})"}}),
-              route("PUT", "^/v2/test/s/blobs/uploads/u1\\?digest=", 201),
-              route("HEAD", "^/v2/test/s/manifests/", 404), route("PUT", "^/v2/test/s/manifests/v1$", 201)}}});
+              route("PUT", "^/v2/test/s/blobs/uploads/u1\\?digest=", 201), route("HEAD", "^/v2/test/s/manifests/", 404),
+              route("PUT", "^/v2/test/s/manifests/v1$", 201)}}});
   RegistryOptions o;
   o.attempts = 1;
   auto reg = std::make_shared<Registry>(h.host(), o);

@@ -2,17 +2,18 @@
 // real Docker engine, real docker-registry (http, Basic auth, TLS), and skopeo
 // and umoci reading back what imgtool wrote. Fault cases: registry killed
 // mid-push, a proxy serving corrupted blobs, wrong password, untrusted TLS.
+#include "image/copy.h"
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <thread>
 
 #include "core/fs.h"
 #include "core/hash.h"
-#include "image/copy.h"
 #include "image/docker_transport.h"
 #include "image/transport.h"
 #include "tests/fixtures.h"
@@ -30,8 +31,9 @@ std::string small_image() {
   static std::string tag;
   if (!tag.empty()) return tag;
   ScratchDir ctx("small-image");
-  std::ofstream(ctx.path / "Dockerfile") << "FROM " << imgtool::testing::base_image()
-                                         << "\nRUN head -c 4000000 /dev/urandom > /random.bin && echo hi > /hello.txt\n";
+  std::ofstream(ctx.path / "Dockerfile")
+      << "FROM " << imgtool::testing::base_image()
+      << "\nRUN head -c 4000000 /dev/urandom > /random.bin && echo hi > /hello.txt\n";
   auto r = run({"docker", "build", "-q", "-t", "imgtool-test/image-copy:1", ctx.path.string()});
   if (!r.ok()) throw Error("docker build failed: " + r.err);
   tag = "imgtool-test/image-copy:1";
@@ -168,6 +170,7 @@ class KillingSource : public ImageSource {
     return std::make_unique<Killer>(std::move(r), *this);
   }
   std::atomic<bool> killed{false};
+
  private:
   struct Killer : BlobReader {
     Killer(std::unique_ptr<BlobReader> in, KillingSource& s) : in(std::move(in)), s(s) {}
@@ -195,8 +198,11 @@ TEST_CASE("registry killed mid-push: the tag never moves early, a re-run complet
   std::string dst = "docker://" + srv.host() + "/test/kill:release";
   // the tag first points at an older image (a tiny one pushed through the client)
   Registry reg(srv.host());
-  Descriptor cfg = reg.put_blob("test/kill", R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})", media::kOciConfig);
-  nlohmann::json old{{"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", cfg}, {"layers", nlohmann::json::array()}};
+  Descriptor cfg =
+      reg.put_blob("test/kill", R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})",
+                   media::kOciConfig);
+  nlohmann::json old{
+      {"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", cfg}, {"layers", nlohmann::json::array()}};
   std::string old_digest = reg.put_manifest("test/kill", "release", old.dump(), media::kOciManifest);
 
   auto src = open_source(parse_reference("docker-daemon:" + img), o);
@@ -282,14 +288,16 @@ TEST_CASE("wrong password and untrusted TLS give clear errors") {
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("authentication failed") != std::string::npos);
     CHECK(r.err.find("nope") == std::string::npos);
-    std::ofstream(dir.path / "config.json")
-        << R"({"auths":{")" << srv.host() << R"(":{"auth":")" << base64_encode(srv.user() + ":" + srv.password()) << R"("}}})";
-    CHECK(imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + srv.host() + "/test/a:v1"}, ro).exit_code == 0);
+    std::ofstream(dir.path / "config.json") << R"({"auths":{")" << srv.host() << R"(":{"auth":")"
+                                            << base64_encode(srv.user() + ":" + srv.password()) << R"("}}})";
+    CHECK(imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + srv.host() + "/test/a:v1"}, ro)
+              .exit_code == 0);
   }
   RegistryServer tls(RegistryServer::Mode::kTls, "tls");
   auto r = imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("TLS verification failed") != std::string::npos);
-  CHECK(imgtool::testing::imgtool({"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1", "--ca-file",
-                                   tls.ca_file()}).exit_code == 0);
+  CHECK(imgtool::testing::imgtool(
+            {"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1", "--ca-file", tls.ca_file()})
+            .exit_code == 0);
 }

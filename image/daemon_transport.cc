@@ -3,10 +3,10 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <unistd.h>
-#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -72,8 +72,10 @@ Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
   bool complete = true;
   for (auto& d : diff_ids) {
     auto c = cache_.find_unverified(d);  // re-hashed in open_blob(), only if its bytes are read
-    if (!c) complete = false;
-    else if (ready) ready(*c);  // cached: can move while the rest is saved
+    if (!c)
+      complete = false;
+    else if (ready)
+      ready(*c);  // cached: can move while the rest is saved
   }
   auto cfg = cache_.config(config_digest_);
   if (!complete || !cfg) {
@@ -123,7 +125,8 @@ void DaemonSource::save_missing(const std::vector<std::string>& diff_ids, const 
   int rc;
   try {
     while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-      if (trace_enabled()) trace(std::string("save: entry ") + archive_entry_pathname(e) + " " + std::to_string(archive_entry_size(e)));
+      if (trace_enabled())
+        trace(std::string("save: entry ") + archive_entry_pathname(e) + " " + std::to_string(archive_entry_size(e)));
       read_save_entry(a, archive_entry_pathname(e), diff_ids, config_digest);
     }
   } catch (...) {
@@ -171,7 +174,8 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, Atomi
     auto r1 = clk::now();
     t_read += std::chrono::duration<double>(r1 - r0).count();
     if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) throw Error(std::string("docker save stream: ") + archive_error_string(a));
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+      throw Error(std::string("docker save stream: ") + archive_error_string(a));
     for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size()))  // a sparse hole (not in docker's tars)
       comp.write(zeros.data(), static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size())));
     comp.write(static_cast<const char*>(p), n);
@@ -199,7 +203,9 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   bool oci_blob = path.rfind("blobs/sha256/", 0) == 0;
   bool legacy_config = path.find('/') == std::string::npos && path != "manifest.json" && path.size() > 5 &&
                        path.compare(path.size() - 5, 5, ".json") == 0;
-  std::string named = oci_blob ? "sha256:" + path.substr(13) : legacy_config ? "sha256:" + path.substr(0, path.size() - 5) : "";
+  std::string named = oci_blob        ? "sha256:" + path.substr(13)
+                      : legacy_config ? "sha256:" + path.substr(0, path.size() - 5)
+                                      : "";
   if (named == config_digest) {
     std::string bytes = read_entry_string(a);
     cache_.put_config(bytes);
@@ -212,7 +218,8 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   bool wanted_blob = oci_blob && std::find(diff_ids.begin(), diff_ids.end(), named) != diff_ids.end();
   if (!legacy_layer && !wanted_blob) return;  // other entries: skipped by the next header read
   std::string key = oci_blob ? named.substr(7) : path.substr(0, path.size() - 10);
-  if (auto known = oci_blob ? std::optional<std::string>(named) : cache_.saved_diff_id(key); known && cache_.find(*known))
+  if (auto known = oci_blob ? std::optional<std::string>(named) : cache_.saved_diff_id(key);
+      known && cache_.find(*known))
     return;
   auto blob = cache_.new_blob();  // removed when an error leaves here without its commit
   std::shared_ptr<GrowingBlob> stream;
@@ -295,9 +302,13 @@ void add_file(struct archive* w, const std::string& name, const std::filesystem:
 
 void DaemonDestination::put_manifest(const Manifest& m, const std::string& tag) {
   std::string repo_tag = name_;
-  if (!tag.empty()) repo_tag = name_.substr(0, name_.rfind(':') == std::string::npos || name_.rfind(':') < name_.rfind('/')
-                                                   ? name_.size() : name_.rfind(':')) + ":" + tag;
-  nlohmann::json entry{{"Config", m.config().digest.substr(7) + ".json"}, {"RepoTags", {repo_tag}}, {"Layers", nlohmann::json::array()}};
+  if (!tag.empty())
+    repo_tag = name_.substr(0, name_.rfind(':') == std::string::npos || name_.rfind(':') < name_.rfind('/')
+                                   ? name_.size()
+                                   : name_.rfind(':')) +
+               ":" + tag;
+  nlohmann::json entry{
+      {"Config", m.config().digest.substr(7) + ".json"}, {"RepoTags", {repo_tag}}, {"Layers", nlohmann::json::array()}};
   for (auto& l : m.layers()) entry["Layers"].push_back(l.digest.substr(7) + "/layer.tar");
   write_file_atomic(stage_ / "manifest.json", nlohmann::json::array({entry}).dump());
   auto tar = stage_ / "load.tar";

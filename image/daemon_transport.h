@@ -52,6 +52,7 @@ class DaemonSource : public ImageSource {
   Manifest manifest_streaming(const BlobEvents& ev) override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override { return "docker-daemon:" + name_; }
+
  private:
   void save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest);
   void read_save_entry(void* archive, const std::string& path, const std::vector<std::string>& diff_ids,
@@ -73,6 +74,7 @@ class DaemonDestination : public ImageDestination {
   void put_blob(const Descriptor& d, BlobReader& content) override;
   void put_manifest(const Manifest& m, const std::string& tag) override;
   std::string describe() const override { return "docker-daemon:" + name_; }
+
  private:
   std::string name_;
   std::shared_ptr<EngineApi> engine_;

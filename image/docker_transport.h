@@ -24,6 +24,7 @@ class DockerSource : public ImageSource {
   std::optional<MountOrigin> mount_origin() const override { return MountOrigin{reg_->host(), repo_}; }
   Registry& registry() { return *reg_; }
   const std::string& repo() const { return repo_; }
+
  private:
   std::shared_ptr<Registry> reg_;
   std::string repo_, ref_;
@@ -45,6 +46,7 @@ class DockerDestination : public ImageDestination {
   Registry& registry() { return *reg_; }
   const std::string& repo() const { return repo_; }
   bool manifest_skipped() const { return manifest_skipped_; }
+
  private:
   std::shared_ptr<Registry> reg_;
   std::string repo_, mount_from_;

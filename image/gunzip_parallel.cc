@@ -20,12 +20,10 @@ namespace imgtool::image {
 namespace gunzip_chunks {  // named: ParallelGunzip::Impl holds these
 
 constexpr size_t kReadSize = 1u << 20;
-constexpr size_t kWindow = 32u << 10;    // deflate's largest distance
+constexpr size_t kWindow = 32u << 10;  // deflate's largest distance
 const uint8_t kMark[4] = {0x00, 0x00, 0xff, 0xff};
 
-uint32_t le32_at(const uint8_t* p) {
-  return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
+uint32_t le32_at(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24; }
 
 using Decoder = InflateState;  // ~200 KiB, from inflate_state.h's pool
 
@@ -90,20 +88,20 @@ struct ParallelGunzip::Impl {
 
   // Shared with the reader and worker threads, under `mu`.
   std::mutex mu;
-  std::condition_variable cv;           // any change below
-  std::deque<gc::ChunkPtr> queue;           // cut, not yet taken by read()
-  std::deque<gc::ChunkPtr> tasks;           // speculative chunks for the workers
+  std::condition_variable cv;      // any change below
+  std::deque<gc::ChunkPtr> queue;  // cut, not yet taken by read()
+  std::deque<gc::ChunkPtr> tasks;  // speculative chunks for the workers
   bool stop = false, ended = false, eof = false;
   std::exception_ptr src_error;
   std::atomic<int64_t> src_bytes{0};
   std::vector<std::thread> threads;
 
   // read()'s side.
-  gc::Decoder dec;                      // the decoder in use (null before the first chunk)
-  gc::ChunkPtr at, before;                  // the chunk `dec` reads, and the one before it
-  gc::ChunkPtr pending;                     // a worker's output being handed out
+  gc::Decoder dec;          // the decoder in use (null before the first chunk)
+  gc::ChunkPtr at, before;  // the chunk `dec` reads, and the one before it
+  gc::ChunkPtr pending;     // a worker's output being handed out
   size_t pending_pos = 0;
-  bool filled = false;                  // dec's last call filled its output: it may hold more
+  bool filled = false;  // dec's last call filled its output: it may hold more
   uint32_t crc = 0;
   uint64_t total = 0;
   bool finished = false, released = false;
@@ -113,8 +111,8 @@ struct ParallelGunzip::Impl {
   // The reader's side: the piece still growing, and how far it was searched for marks.
   gc::ChunkPtr growing;
   size_t searched = 0;
-  bool inline_mode;                     // jobs == 0: no threads, read() does it all, in order
-  size_t read_size;                     // one read of src: 1 MiB, less when the limits are tiny (tests)
+  bool inline_mode;  // jobs == 0: no threads, read() does it all, in order
+  size_t read_size;  // one read of src: 1 MiB, less when the limits are tiny (tests)
 
   Impl(BlobReader& s, std::vector<uint8_t> first, std::string w, unsigned jobs, Limits lim)
       : src(s), where(std::move(w)), limits(lim), max_in_flight(jobs + 2), inline_mode(jobs == 0) {
@@ -277,7 +275,8 @@ struct ParallelGunzip::Impl {
 
   gc::ChunkPtr take() {
     if (inline_mode)
-      while (queue.empty() && !ended && read_step()) {}
+      while (queue.empty() && !ended && read_step()) {
+      }
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return !queue.empty() || ended; });
     if (queue.empty()) return nullptr;
@@ -354,9 +353,7 @@ struct ParallelGunzip::Impl {
     return n;
   }
 
-  bool may_decode() const {
-    return dec && (dec->avail_in > 0 || filled || dec->block_state == ISAL_BLOCK_INPUT_DONE);
-  }
+  bool may_decode() const { return dec && (dec->avail_in > 0 || filled || dec->block_state == ISAL_BLOCK_INPUT_DONE); }
 
   // Bytes of the stream from `from` on: the chunks still held, then what the
   // stopped reader thread left in the queue. Stops the threads.
@@ -445,14 +442,22 @@ struct ParallelGunzip::Impl {
 
 const char* isal_inflate_error(int rc) {
   switch (rc) {
-    case ISAL_INVALID_BLOCK: return "invalid deflate block";
-    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-    case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
-    case ISAL_INVALID_WRAPPER: return "invalid gzip header";
-    case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
-    case ISAL_INCORRECT_CHECKSUM: return "CRC-32 mismatch";
-    case ISAL_NEED_DICT: return "needs a preset dictionary";
-    default: return "unknown error";
+    case ISAL_INVALID_BLOCK:
+      return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL:
+      return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK:
+      return "invalid lookback distance";
+    case ISAL_INVALID_WRAPPER:
+      return "invalid gzip header";
+    case ISAL_UNSUPPORTED_METHOD:
+      return "unsupported compression method";
+    case ISAL_INCORRECT_CHECKSUM:
+      return "CRC-32 mismatch";
+    case ISAL_NEED_DICT:
+      return "needs a preset dictionary";
+    default:
+      return "unknown error";
   }
 }
 

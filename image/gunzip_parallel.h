@@ -56,8 +56,7 @@ class ParallelGunzip {
   // jobs: worker threads (plus one reading src); 0: no thread at all, read()
   // reads, cuts and decodes each chunk on its own itself, in order (the same
   // checks, deterministic: the fuzz target's mode).
-  ParallelGunzip(BlobReader& src, std::vector<uint8_t> first, std::string where, unsigned jobs,
-                 Limits limits = {});
+  ParallelGunzip(BlobReader& src, std::vector<uint8_t> first, std::string where, unsigned jobs, Limits limits = {});
   ~ParallelGunzip();
   ParallelGunzip(const ParallelGunzip&) = delete;
   ParallelGunzip& operator=(const ParallelGunzip&) = delete;
@@ -69,16 +68,16 @@ class ParallelGunzip {
   // go on with; stops the threads. Call once, after read() returned 0 or to
   // abandon the member (then `bytes` is empty).
   struct Rest {
-    std::vector<uint8_t> bytes;   // read from src after the trailer
-    bool eof = false;             // src returned 0
-    std::exception_ptr error;     // src threw (kept for the next read of src)
+    std::vector<uint8_t> bytes;  // read from src after the trailer
+    bool eof = false;            // src returned 0
+    std::exception_ptr error;    // src threw (kept for the next read of src)
   };
   Rest release();
 
-  int64_t source_bytes() const;   // read from src so far
+  int64_t source_bytes() const;  // read from src so far
   struct Stats {
-    size_t chunks = 0;            // chunks handed out
-    size_t parallel = 0;          // of which decoded by a worker and used as decoded
+    size_t chunks = 0;    // chunks handed out
+    size_t parallel = 0;  // of which decoded by a worker and used as decoded
   };
   Stats stats() const;
   struct Impl;

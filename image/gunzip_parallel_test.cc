@@ -216,14 +216,14 @@ TEST_CASE("parallel gunzip: trailer, truncation and corruption are errors naming
   CHECK_MESSAGE(e == "test layer: expected a valid gzip stream, found a trailer whose size is not the data's", e);
   for (size_t cut : {gz.size() / 3, gz.size() - 5, size_t(20)}) {
     e = error_of([&] { gunzip(gz.substr(0, cut), 3); });
-    CHECK_MESSAGE(e == "test layer: expected a valid gzip stream, found a truncated stream (it ends before its trailer)", e);
+    CHECK_MESSAGE(
+        e == "test layer: expected a valid gzip stream, found a truncated stream (it ends before its trailer)", e);
   }
   bad = gz;
   for (size_t i = gz.size() / 2; i < gz.size() / 2 + 64; ++i) bad[i] = '\xfe';  // garbage in a later chunk
   e = error_of([&] { gunzip(bad, 3); });
   CHECK_MESSAGE(e.rfind("test layer: expected a valid gzip stream, found ", 0) == 0, e);
 }
-
 
 TEST_CASE("parallel gunzip: the source's exception, thrown on the reader thread, comes back as it was") {
   image::testing::CutReader cut(compress_layer(words(2 << 20, 13)).substr(10), 50000);

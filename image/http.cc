@@ -82,9 +82,15 @@ size_t on_read(char* buf, size_t size, size_t n, void* ud) {
 
 bool retryable_code(CURLcode c) {
   switch (c) {
-    case CURLE_COULDNT_CONNECT: case CURLE_SEND_ERROR: case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING: case CURLE_OPERATION_TIMEDOUT: case CURLE_PARTIAL_FILE:
-    case CURLE_COULDNT_RESOLVE_HOST: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
       return true;
     default:
       return false;
@@ -107,8 +113,10 @@ void set_body(CURL* h, const HttpRequest& r) {
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, r.body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
   }
-  if (r.method == "HEAD") curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  else if (r.method != "GET" && !(r.method == "PUT" && r.upload)) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+  if (r.method == "HEAD")
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  else if (r.method != "GET" && !(r.method == "PUT" && r.upload))
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r.method.c_str());
 }
 
 bool is_https(const std::string& url) { return url.rfind("https://", 0) == 0; }
@@ -126,7 +134,8 @@ void set_limits(CURL* h, const HttpOptions& o, const HttpRequest& r) {
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, o.low_speed_timeout_s);
   auto deadline = r.timeout.count() >= 0 ? r.timeout : o.timeout;
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(deadline.count()));
-  if (!r.on_data && r.method != "HEAD") curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_body));
+  if (!r.on_data && r.method != "HEAD")
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r.max_body));
 }
 
 // The one-line reason for a failed transfer, in words a user can act on.
@@ -195,7 +204,8 @@ bool HttpTransportError::not_tls() const {
   static const char* const kHttpAnswer[] = {"wrong version number", "http request"};
   std::string d = strings::lower(detail);
   return curl_code == CURLE_SSL_CONNECT_ERROR &&
-         std::any_of(std::begin(kHttpAnswer), std::end(kHttpAnswer), [&](const char* m) { return d.find(m) != std::string::npos; });
+         std::any_of(std::begin(kHttpAnswer), std::end(kHttpAnswer),
+                     [&](const char* m) { return d.find(m) != std::string::npos; });
 }
 
 HttpClient::HttpClient(HttpOptions o) : opt_(std::move(o)) { static CurlGlobal g; }
@@ -224,8 +234,9 @@ void HttpClient::release(void* h) {
 HttpResponse HttpClient::send(const HttpRequest& r) {
   bool http_ok = opt_.allow_http || !opt_.unix_socket.empty();
   if (!http_ok && !is_https(r.url))
-    throw HttpTransportError(r.method + " " + strings::url_for_message(r.url) + ": refused: only https is allowed for this host", false,
-                             CURLE_UNSUPPORTED_PROTOCOL);
+    throw HttpTransportError(
+        r.method + " " + strings::url_for_message(r.url) + ": refused: only https is allowed for this host", false,
+        CURLE_UNSUPPORTED_PROTOCOL);
   CURL* h = static_cast<CURL*>(acquire());
   curl_easy_reset(h);
   HttpResponse resp;
@@ -240,7 +251,8 @@ HttpResponse HttpClient::send(const HttpRequest& r) {
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(h, CURLOPT_READDATA, &t);
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, r.follow_redirects && (r.method == "GET" || r.method == "HEAD") ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION,
+                   r.follow_redirects && (r.method == "GET" || r.method == "HEAD") ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
   set_protocols(h, r, http_ok);
   set_limits(h, opt_, r);

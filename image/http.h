@@ -41,8 +41,8 @@ struct HttpOptions {
   std::string unix_socket;  // talk to a Unix socket (the Docker Engine API; http allowed)
   bool allow_http = false;  // plain http allowed at all (https always is)
   long connect_timeout_s = 20;
-  long low_speed_bytes = 1;        // abort if < low_speed_bytes/s ...
-  long low_speed_timeout_s = 60;   // ... for this long
+  long low_speed_bytes = 1;              // abort if < low_speed_bytes/s ...
+  long low_speed_timeout_s = 60;         // ... for this long
   std::chrono::milliseconds timeout{0};  // total deadline per request; 0 = none
 };
 
@@ -56,7 +56,7 @@ struct HttpRequest {
   // If set, a 2xx response body is streamed here instead of kept in
   // HttpResponse::body; return false to abort the transfer.
   std::function<bool(const char*, size_t)> on_data;
-  size_t max_body = kMaxSmallBodyBytes;  // cap on a body kept in HttpResponse::body
+  size_t max_body = kMaxSmallBodyBytes;   // cap on a body kept in HttpResponse::body
   std::chrono::milliseconds timeout{-1};  // total deadline; -1 = HttpOptions::timeout, 0 = none
   // GET/HEAD: libcurl follows redirects (never https -> http). false: a 3xx comes back as the
   // answer, for a caller that vets each hop itself (the registry client: image/registry.cc).
@@ -93,6 +93,7 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
   HttpResponse send(const HttpRequest& r);
+
  private:
   void* acquire();
   void release(void* h);

@@ -46,7 +46,8 @@ nlohmann::json checked(const Manifest& m) {
   std::string type = m.media_type;
   if (auto t = j.find("mediaType"); t != j.end()) type = t->is_string() ? t->get<std::string>() : t->dump();
   if (!type.empty() && type != media::kOciManifest && type != media::kDockerManifest)
-    fail("expected \"mediaType\" " + std::string(media::kOciManifest) + " or " + media::kDockerManifest + ", found '" + type + "'");
+    fail("expected \"mediaType\" " + std::string(media::kOciManifest) + " or " + media::kDockerManifest + ", found '" +
+         type + "'");
   if (!j.contains("config") || !j["config"].is_object()) fail("expected a \"config\" descriptor, found none");
   if (j.contains("layers") && !j["layers"].is_array()) fail("expected \"layers\" to be a list");
   return j;

@@ -18,11 +18,10 @@
 #include <istream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace imgtool::image {
 
@@ -49,8 +48,8 @@ void to_json(nlohmann::json& j, const Descriptor& d);
 void from_json(const nlohmann::json& j, Descriptor& d);
 
 struct Manifest {
-  std::string raw;         // exact bytes
-  std::string media_type;  // from the manifest's mediaType (or the transport)
+  std::string raw;             // exact bytes
+  std::string media_type;      // from the manifest's mediaType (or the transport)
   std::string digest() const;  // sha256 over raw
   nlohmann::json json() const;
   Descriptor config() const;

@@ -10,9 +10,9 @@
 #include "core/hash.h"
 #include "core/process.h"
 #include "image/auth.h"
+#include "image/blob.h"
 #include "image/compress.h"
 #include "image/oci_layout.h"
-#include "image/blob.h"
 #include "image/registry.h"
 #include "tests/fixtures.h"
 
@@ -66,7 +66,8 @@ struct CredEnv {
     auto p = dir.path / "bin" / ("docker-credential-" + name);
     std::ofstream(p) << "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread host\n"
                      << "case \"$host\" in known.example*) ;; *) echo 'credentials not found' >&2; exit 1;; esac\n"
-                     << "printf '{\"ServerURL\":\"%s\",\"Username\":\"" << user << "\",\"Secret\":\"" << secret << "\"}' \"$host\"\n";
+                     << "printf '{\"ServerURL\":\"%s\",\"Username\":\"" << user << "\",\"Secret\":\"" << secret
+                     << "\"}' \"$host\"\n";
     std::filesystem::permissions(p, std::filesystem::perms::owner_all);
   }
   void config(const std::string& json) { std::ofstream(dir.path / "config.json") << json; }
@@ -113,7 +114,8 @@ TEST_CASE("layer compression: standard gzip and zstd, digests in one pass") {
   for (auto c : {Compression::kGzip, Compression::kZstd}) {
     std::string out;
     LayerCompressor lc(c, 3, [&](const char* p, size_t n) { out.append(p, n); });
-    for (size_t off = 0; off < input.size(); off += 100000) lc.write(input.data() + off, std::min<size_t>(100000, input.size() - off));
+    for (size_t off = 0; off < input.size(); off += 100000)
+      lc.write(input.data() + off, std::min<size_t>(100000, input.size() - off));
     CompressedLayer r = lc.finish();
     CHECK(r.diff_id == sha256_digest(input));
     CHECK(r.digest == sha256_digest(out));
@@ -143,10 +145,11 @@ TEST_CASE("layer compression: an empty layer is a valid gzip") {
 TEST_CASE("manifest descriptors: a size that is not an integer of int64 is refused, naming it") {
   std::string digest = "sha256:" + std::string(64, 'a');
   auto manifest_with_size = [&](const std::string& size) {
-    return imgtool::image::Manifest{R"({"schemaVersion": 2, "mediaType": ")" + std::string(imgtool::image::media::kOciManifest) +
-                                        R"(", "config": {"mediaType": "x", "digest": ")" + digest + R"(", "size": 2}, )" +
-                                        R"("layers": [{"mediaType": "y", "digest": ")" + digest + R"(", "size": )" + size + "}]}",
-                                    imgtool::image::media::kOciManifest};
+    return imgtool::image::Manifest{
+        R"({"schemaVersion": 2, "mediaType": ")" + std::string(imgtool::image::media::kOciManifest) +
+            R"(", "config": {"mediaType": "x", "digest": ")" + digest + R"(", "size": 2}, )" +
+            R"("layers": [{"mediaType": "y", "digest": ")" + digest + R"(", "size": )" + size + "}]}",
+        imgtool::image::media::kOciManifest};
   };
   CHECK(manifest_with_size("7").layers().at(0).size == 7);
   // Found by fuzz_manifest: get<int64_t>() of 1.1e119 was undefined behaviour.
@@ -183,6 +186,7 @@ TEST_CASE("oci: layout blobs appear whole and checked (mkstemp, fsync, rename), 
   }
   CHECK(err.find("expected " + lie.digest) != std::string::npos);
   std::vector<std::string> names;
-  for (auto& e : fs::directory_iterator(dir.path / "layout/blobs/sha256")) names.push_back(e.path().filename().string());
+  for (auto& e : fs::directory_iterator(dir.path / "layout/blobs/sha256"))
+    names.push_back(e.path().filename().string());
   CHECK(names == std::vector<std::string>{d.digest.substr(7)});  // no temp file, no blob under the lie's name
 }

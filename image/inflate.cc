@@ -18,9 +18,12 @@ namespace imgtool::image {
 
 std::string codec_name(Codec c) {
   switch (c) {
-    case Codec::kGzip: return "gzip";
-    case Codec::kZstd: return "zstd";
-    default: return "none";
+    case Codec::kGzip:
+      return "gzip";
+    case Codec::kZstd:
+      return "zstd";
+    default:
+      return "none";
   }
 }
 
@@ -39,7 +42,8 @@ bool is_zstd(const uint8_t* p, size_t n) {
 
 unsigned inflate_jobs(unsigned asked) {
   if (asked > 0) return asked;
-  if (const char* e = std::getenv("IMGTOOL_INFLATE_JOBS"); e && std::atoi(e) > 0) return static_cast<unsigned>(std::atoi(e));
+  if (const char* e = std::getenv("IMGTOOL_INFLATE_JOBS"); e && std::atoi(e) > 0)
+    return static_cast<unsigned>(std::atoi(e));
   return std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -51,8 +55,8 @@ struct InflatingReader::Impl {
   unsigned jobs;
   std::unique_ptr<ParallelGunzip> par;  // the first gzip member, while it is decoded in parallel
   size_t par_chunks = 0;
-  std::exception_ptr src_error;          // what src threw on the parallel reader's thread
-  Buffer in = Buffer(16 << 10);  // not zero-filled: reads fill it; doubles to kInBuf when a read fills it
+  std::exception_ptr src_error;   // what src threw on the parallel reader's thread
+  Buffer in = Buffer(16 << 10);   // not zero-filled: reads fill it; doubles to kInBuf when a read fills it
   size_t in_pos = 0, in_end = 0;  // unread input is in[in_pos, in_end)
   bool src_eof = false, done = false, detected = false;
   Codec codec = Codec::kNone;
@@ -87,7 +91,8 @@ struct InflatingReader::Impl {
 
   // Ensures at least `want` unread bytes unless the input ends first.
   size_t lookahead(size_t want) {
-    while (in_end - in_pos < want && refill()) {}
+    while (in_end - in_pos < want && refill()) {
+    }
     return in_end - in_pos;
   }
 
@@ -232,9 +237,15 @@ size_t InflatingReader::read(char* buf, size_t len) {
   auto* out = reinterpret_cast<uint8_t*>(buf);
   size_t n = 0;
   switch (codec()) {
-    case Codec::kGzip: n = impl_->read_gzip(out, len); break;
-    case Codec::kZstd: n = impl_->read_zstd(out, len); break;
-    case Codec::kNone: n = impl_->read_none(out, len); break;
+    case Codec::kGzip:
+      n = impl_->read_gzip(out, len);
+      break;
+    case Codec::kZstd:
+      n = impl_->read_zstd(out, len);
+      break;
+    case Codec::kNone:
+      n = impl_->read_none(out, len);
+      break;
   }
   impl_->decoded += static_cast<int64_t>(n);
   return n;

@@ -49,7 +49,7 @@ class InflatingReader : public BlobReader {
   // Reads `compressed` to its end (where a blob reader checks its digest),
   // whatever read() has not needed; returns compressed_bytes() then.
   int64_t drain();
-  size_t parallel_chunks() const;    // gzip chunks a worker decoded and read() used
+  size_t parallel_chunks() const;  // gzip chunks a worker decoded and read() used
   struct Impl;
 
  private:

@@ -23,7 +23,8 @@ namespace {
 
 std::string sample(size_t text_bytes, size_t random_bytes, unsigned seed) {
   std::string s;
-  for (size_t i = 0; s.size() < text_bytes; ++i) s += "usr/lib/python3.11/site-packages/file" + std::to_string(i) + "\n";
+  for (size_t i = 0; s.size() < text_bytes; ++i)
+    s += "usr/lib/python3.11/site-packages/file" + std::to_string(i) + "\n";
   s.resize(text_bytes);
   std::mt19937 rng(seed);
   for (size_t i = 0; i < random_bytes; ++i) s.push_back(static_cast<char>(rng()));
@@ -81,7 +82,7 @@ TEST_CASE("inflate: ISA-L reads the parallel-block gzip the compressor writes, a
 TEST_CASE("inflate: gzip members one after another are one stream; header fields are skipped") {
   std::string a = sample(300000, 70000, 2), b = sample(5000, 100, 3);
   std::string first = compress(a, Compression::kGzip), second = compress(b, Compression::kGzip);
-  second[3] |= 0x08;                                    // FLG.FNAME: a zero-terminated name follows the header
+  second[3] |= 0x08;  // FLG.FNAME: a zero-terminated name follows the header
   second.insert(10, std::string("layer.tar\0", 10));
   CHECK(inflate_all(first + second) == a + b);
   DribbleReader slow(first + second + first);

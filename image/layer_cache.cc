@@ -20,7 +20,9 @@ LayerCache::LayerCache(std::filesystem::path root, Compression c) : root_(std::m
   for (const char* sub : {"blobs", "map", "saved", "configs", "tmp"}) std::filesystem::create_directories(root_ / sub);
 }
 
-std::filesystem::path LayerCache::blob_path(const std::string& digest) const { return root_ / "blobs" / hex_of(digest); }
+std::filesystem::path LayerCache::blob_path(const std::string& digest) const {
+  return root_ / "blobs" / hex_of(digest);
+}
 
 std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id) const {
   auto entry = read_opt(root_ / "map" / hex_of(diff_id));

@@ -1,11 +1,12 @@
 // LayerCache: a cached compressed layer is re-hashed before it is used; a
 // swapped or corrupted blob is dropped (and recomputed by the caller).
+#include "image/layer_cache.h"
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include "core/fs.h"
 #include "core/hash.h"
-#include "image/layer_cache.h"
 
 using namespace imgtool;
 using namespace imgtool::image;
@@ -32,7 +33,8 @@ TEST_CASE("a cached layer blob whose bytes changed is not used") {
   fs::remove_all(root);
 }
 
-TEST_CASE("find_unverified() checks the size only; verify() re-hashes before the bytes are read, and drops a changed blob") {
+TEST_CASE(
+    "find_unverified() checks the size only; verify() re-hashes before the bytes are read, and drops a changed blob") {
   fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-v-" + std::to_string(::getpid()));
   fs::remove_all(root);
   std::string blob = "compressed layer bytes", diff_id = sha256_digest("the uncompressed tar");
@@ -73,8 +75,8 @@ TEST_CASE("new_blob: a fresh file under tmp/ at an unguessable name; dropped, it
   f->write(blob);
   c.commit(*f, l);
   CHECK(read_file(c.blob_path(l.digest)) == blob);
-  CHECK((fs::status(c.blob_path(l.digest)).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write |
-                                                                              fs::perms::group_read | fs::perms::others_read));
+  CHECK((fs::status(c.blob_path(l.digest)).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   CHECK(fs::is_empty(root / "tmp"));
   fs::remove_all(root);
 }

@@ -1,10 +1,11 @@
 // RFC 8288 Link headers as registries (and hostile ones) send them. The old
 // reader took the first <…> and looked for the literal rel="next" after it: it
 // dropped an unquoted rel=next and followed rel="prev" when prev came first.
+#include "image/link_header.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
-#include "image/link_header.h"
 
 using namespace imgtool;
 using namespace imgtool::image;
@@ -19,8 +20,8 @@ TEST_CASE("Link: the next target, however rel is written") {
   CHECK(next_of(R"(</v2/r/tags/list?last=a&n=1000>; rel="next")") == "/v2/r/tags/list?last=a&n=1000");
   CHECK(next_of("</v2/r/tags/list?last=a>; rel=next") == "/v2/r/tags/list?last=a");  // token form
   CHECK(next_of("</n>;rel=next") == "/n");
-  CHECK(next_of("</n> ; REL = \"NEXT\"") == "/n");  // BWS, case-insensitive name and type
-  CHECK(next_of(R"(</n>; rel="prev next")") == "/n");  // several relation types
+  CHECK(next_of("</n> ; REL = \"NEXT\"") == "/n");                 // BWS, case-insensitive name and type
+  CHECK(next_of(R"(</n>; rel="prev next")") == "/n");              // several relation types
   CHECK(next_of(R"(</n>; title="a, b; c"; rel="next")") == "/n");  // , and ; inside a quoted string
   CHECK(next_of(R"(</v2/r/tags/list?last=a,b;c>; rel="next")") == "/v2/r/tags/list?last=a,b;c");  // inside <…>
   CHECK(next_of(R"(</n>; rel="next"; rel="prev")") == "/n");  // only the first rel counts
@@ -47,13 +48,13 @@ TEST_CASE("Link: two different next targets are refused; the same twice is one")
 
 TEST_CASE("Link: text off the grammar is refused with its offset, never guessed at") {
   for (const char* bad : {"/v2/r/tags/list?last=a; rel=next",  // no <…>
-                          "</n; rel=next",                       // no '>'
-                          "</n>; rel=\"next",                    // unterminated quoted string
-                          "</n> rel=next",                       // no ';' before the parameter
-                          "</n>; =next",                         // no parameter name
-                          "</n>; rel=",                          // no value after '='
-                          "</n>; rel=\"ne\x01xt\"",              // control character
-                          "</a>; rel=next </b>"})                // no ',' between links
+                          "</n; rel=next",                     // no '>'
+                          "</n>; rel=\"next",                  // unterminated quoted string
+                          "</n> rel=next",                     // no ';' before the parameter
+                          "</n>; =next",                       // no parameter name
+                          "</n>; rel=",                        // no value after '='
+                          "</n>; rel=\"ne\x01xt\"",            // control character
+                          "</a>; rel=next </b>"})              // no ',' between links
     CHECK_THROWS_WITH_AS_MESSAGE(parse_link_header(bad), doctest::Contains("RFC 8288"), Error, bad);
   CHECK_THROWS_WITH_AS(parse_link_header("</n> rel=next"), doctest::Contains("offset 5"), Error);
 }

@@ -127,9 +127,10 @@ Manifest random_image(MemoryStore& store, int layers, size_t bytes, const std::s
     descs.push_back(Descriptor{media::kOciLayerTar, digest, static_cast<int64_t>(data.size()), {}});
     store.put_blob(digest, std::move(data));
   }
-  std::string config = nlohmann::json{{"architecture", "amd64"}, {"os", "linux"},
-                                      {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
-                           .dump();
+  std::string config =
+      nlohmann::json{
+          {"architecture", "amd64"}, {"os", "linux"}, {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
+          .dump();
   Descriptor cfg{media::kOciConfig, sha256_digest(config), static_cast<int64_t>(config.size()), {}};
   store.put_blob(cfg.digest, config);
   Manifest m;

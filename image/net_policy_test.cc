@@ -13,8 +13,8 @@ TEST_CASE("loopback means 127.0.0.0/8 literals, localhost and ::1 — not a name
   for (const char* h : {"127.0.0.1", "127.0.0.1:5000", "127.3.2.1", "127.255.255.254:80", "localhost", "localhost:5000",
                         "[::1]", "[::1]:5000", "::1"})
     CHECK_MESSAGE(is_loopback_host(h), h);
-  for (const char* h : {"127.evil.com", "127.evil.com:5000", "127.0.0.1.nip.io", "localhost.evil.com",
-                        "128.0.0.1", "10.0.0.1:5000", "registry.corp:5000", "[::2]:5000", ""})
+  for (const char* h : {"127.evil.com", "127.evil.com:5000", "127.0.0.1.nip.io", "localhost.evil.com", "128.0.0.1",
+                        "10.0.0.1:5000", "registry.corp:5000", "[::2]:5000", ""})
     CHECK_FALSE_MESSAGE(is_loopback_host(h), h);
 }
 

@@ -14,7 +14,8 @@ namespace {
 
 nlohmann::json read_index(const std::filesystem::path& dir) {
   auto p = dir / "index.json";
-  if (!std::filesystem::exists(p)) return {{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", nlohmann::json::array()}};
+  if (!std::filesystem::exists(p))
+    return {{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", nlohmann::json::array()}};
   auto j = nlohmann::json::parse(read_file(p), nullptr, false);
   if (j.is_discarded() || !j.contains("manifests")) throw Error(p.string() + ": not an OCI image index");
   return j;
@@ -54,7 +55,8 @@ std::unique_ptr<BlobReader> OciSource::open_blob(const Descriptor& d) {
 
 OciDestination::OciDestination(std::filesystem::path dir) : dir_(std::move(dir)) {
   std::filesystem::create_directories(dir_ / "blobs" / "sha256");
-  if (!std::filesystem::exists(dir_ / "oci-layout")) write_file_atomic(dir_ / "oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
+  if (!std::filesystem::exists(dir_ / "oci-layout"))
+    write_file_atomic(dir_ / "oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
 }
 
 std::string OciDestination::describe() const { return "oci:" + dir_.string(); }
@@ -79,8 +81,8 @@ void OciDestination::put_blob(const Descriptor& d, BlobReader& content) {
   }
   std::string digest = sha.digest();
   if (digest != d.digest || n != d.size)
-    throw Error(describe() + ": blob written as " + digest + " (" + std::to_string(n) + " bytes), expected " + d.digest +
-                " (" + std::to_string(d.size) + " bytes)");
+    throw Error(describe() + ": blob written as " + digest + " (" + std::to_string(n) + " bytes), expected " +
+                d.digest + " (" + std::to_string(d.size) + " bytes)");
   out.commit();
 }
 

@@ -21,6 +21,7 @@ class OciSource : public ImageSource {
   Manifest manifest() override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override;
+
  private:
   std::filesystem::path dir_;
   std::string tag_;
@@ -33,6 +34,7 @@ class OciDestination : public ImageDestination {
   void put_blob(const Descriptor& d, BlobReader& content) override;
   void put_manifest(const Manifest& m, const std::string& tag) override;
   std::string describe() const override;
+
  private:
   std::filesystem::path dir_;
   std::mutex index_mu_;

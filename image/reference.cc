@@ -14,7 +14,6 @@ namespace {
   throw InputError("bad image reference '" + text + "': " + why);
 }
 
-
 // Splits "NAME[:TAG][@DIGEST]" where NAME may contain '/' (and a host port before the first '/').
 void split_name_tag(const std::string& text, std::string rest, Reference& r) {
   if (auto at = rest.find('@'); at != std::string::npos) {

@@ -7,10 +7,9 @@
 #include <charconv>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "core/hash.h"
 #include "core/refname.h"
@@ -35,11 +34,11 @@ enum class Access { kPull, kPush, kDelete };
 
 std::string registry_error_code(const std::string& body, std::string* message) {
   auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array() ||
-      j["errors"].empty())
+  if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array() || j["errors"].empty())
     return "";
   auto& e = j["errors"][0];
-  if (message && e.contains("message") && e["message"].is_string()) *message = strings::printable(e["message"].get<std::string>());
+  if (message && e.contains("message") && e["message"].is_string())
+    *message = strings::printable(e["message"].get<std::string>());
   return e.contains("code") && e["code"].is_string() ? strings::printable(e["code"].get<std::string>()) : "";
 }
 
@@ -90,7 +89,8 @@ std::string next_page(const HttpResponse& resp, const std::string& page_url) {
 int64_t parse_size(const std::string& v, const std::string& what) {
   int64_t n = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < 0) throw Error(what + ": expected a size, found '" + v + "'");
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0)
+    throw Error(what + ": expected a size, found '" + v + "'");
   return n;
 }
 
@@ -126,7 +126,7 @@ namespace registry_detail {  // named: Registry::Impl holds it (no -Wsubobject-l
 // origin's own from the Docker config, or a hostile registry could make imgtool act with them
 // (a DELETE on another registry) — and a 401 from it is an error, never answered.
 struct Authorizer {
-  UrlOrigin origin;                           // the registry's own, once its scheme is known
+  UrlOrigin origin;  // the registry's own, once its scheme is known
   std::optional<Credentials> creds;
   std::string creds_source;
   bool looked_up = false;
@@ -234,14 +234,16 @@ struct Registry::Impl {
     try {
       o = url_origin(url);
     } catch (const Error&) {
-      throw Error("registry " + host + " sent " + what + " that is not an http(s) URL: '" + strings::url_for_message(url) + "'");
+      throw Error("registry " + host + " sent " + what + " that is not an http(s) URL: '" +
+                  strings::url_for_message(url) + "'");
     }
     if (o.scheme == "http" && base_is_https())
       throw Error("registry " + host + " sent " + what + " on plain http (" + strings::url_for_message(url) +
                   ") although it speaks https; refusing the downgrade");
     if (o.scheme == "http" && !opt.insecure_http && !is_loopback_host(o.host_port()))
-      throw Error("registry " + host + " sent " + what + " on plain http to " + o.host_port() +
-                  " (" + strings::url_for_message(url) + "); refused (plain http only for loopback hosts or with --insecure-http)");
+      throw Error("registry " + host + " sent " + what + " on plain http to " + o.host_port() + " (" +
+                  strings::url_for_message(url) +
+                  "); refused (plain http only for loopback hosts or with --insecure-http)");
     return o;
   }
 
@@ -269,7 +271,8 @@ struct Registry::Impl {
       if (e.tls_verification())
         throw Error("TLS verification failed for " + host + ": " + e.what() +
                     " (pass --ca-file with the registry's CA certificate)");
-      if (!(opt.insecure_http && e.not_tls())) throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
+      if (!(opt.insecure_http && e.not_tls()))
+        throw Error(std::string("cannot reach registry: ") + e.what(), e.retryable);
       return "http://" + host;
     }
   }
@@ -282,8 +285,10 @@ struct Registry::Impl {
 
   // A 401 from an origin the registry sent us to: never answered (see Authorizer).
   RegistryError foreign_401(const HttpRequest& r, const UrlOrigin& o) {
-    return RegistryError(r.method + " " + strings::url_for_message(r.url) + ": " + o.host_port() + " answered 401 (authentication required); "
-                             "imgtool sends credentials only to the registry's own origin " + own.origin.str() +
+    return RegistryError(r.method + " " + strings::url_for_message(r.url) + ": " + o.host_port() +
+                             " answered 401 (authentication required); "
+                             "imgtool sends credentials only to the registry's own origin " +
+                             own.origin.str() +
                              ", never to a URL it points elsewhere (upload Location, Link, redirect); fix: have " +
                              host + " serve that URL itself, or without authentication",
                          false, 401, "UNAUTHORIZED");
@@ -308,11 +313,12 @@ struct Registry::Impl {
         resp = send_once(r, au, sc);
         if (resp.status == 401) throw auth_failed(*au, resp);
       }
-      bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
-                      resp.status == 308;
+      bool redirect =
+          resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 || resp.status == 308;
       std::string loc = resp.header("location");
       if (!redirect || loc.empty() || (r.method != "GET" && r.method != "HEAD")) return resp;
-      if (hop == 5) throw Error("registry " + host + ": more than 5 redirects, the last to " + strings::url_for_message(loc));
+      if (hop == 5)
+        throw Error("registry " + host + ": more than 5 redirects, the last to " + strings::url_for_message(loc));
       r.url = resolve_url(r.url, loc);
     }
   }
@@ -370,8 +376,8 @@ struct Registry::Impl {
                             const std::optional<Credentials>& cr) {
     std::string service = c.params.count("service") ? c.params.at("service") : "";
     if (cr && !cr->identity_token.empty()) {
-      std::string form = form_field("grant_type", "refresh_token") + "&" + form_field("refresh_token", cr->identity_token) +
-                         "&" + form_field("client_id", "imgtool");
+      std::string form = form_field("grant_type", "refresh_token") + "&" +
+                         form_field("refresh_token", cr->identity_token) + "&" + form_field("client_id", "imgtool");
       if (!service.empty()) form += "&" + form_field("service", service);
       if (!want.empty()) form += "&" + form_field("scope", strings::join(want, " "));
       return HttpRequest{"POST", realm, {"Content-Type: application/x-www-form-urlencoded"}, form};
@@ -389,12 +395,15 @@ struct Registry::Impl {
     std::string realm = c.params.count("realm") ? c.params.at("realm") : "";
     if (realm.empty()) throw Error("registry " + host + " sent a Bearer challenge without a realm");
     if (au.origin.scheme == "https" && realm.rfind("https://", 0) != 0)
-      throw Error("registry " + host + " asks for a token from a non-https realm " + realm + "; refusing to send credentials");
+      throw Error("registry " + host + " asks for a token from a non-https realm " + realm +
+                  "; refusing to send credentials");
     check_target(realm, "a token realm");
     std::string challenged = c.params.count("scope") ? c.params.at("scope") : "";
     HttpResponse t = http.send(token_request(realm, c, scope_union(challenged, sc), credentials(au)));
     if (t.status == 401 || t.status == 403) throw auth_failed(au, t);
-    if (t.status != 200) throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status), retryable_status(t.status));
+    if (t.status != 200)
+      throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status),
+                  retryable_status(t.status));
     auto j = nlohmann::json::parse(t.body, nullptr, false);
     std::string tok;
     for (const char* k : {"token", "access_token"})
@@ -419,13 +428,14 @@ struct Registry::Impl {
   RegistryError fail(const std::string& what, const HttpResponse& resp) {
     std::string msg;
     std::string code = registry_error_code(resp.body, &msg);
-    std::string detail = "HTTP " + std::to_string(resp.status) + (code.empty() ? "" : " " + code) +
-                         (msg.empty() ? "" : ": " + msg);
+    std::string detail =
+        "HTTP " + std::to_string(resp.status) + (code.empty() ? "" : " " + code) + (msg.empty() ? "" : ": " + msg);
     return RegistryError(what + " on " + host + ": " + detail, retryable_status(resp.status), resp.status, code);
   }
 };
 
-Registry::Registry(std::string host, RegistryOptions opt) : impl_(std::make_unique<Impl>(std::move(host), std::move(opt))) {}
+Registry::Registry(std::string host, RegistryOptions opt)
+    : impl_(std::make_unique<Impl>(std::move(host), std::move(opt))) {}
 Registry::~Registry() = default;
 
 const std::string& Registry::host() const { return impl_->host; }
@@ -443,7 +453,8 @@ std::optional<ManifestInfo> Registry::head_manifest(const std::string& repo, con
   if (resp.status == 404) return std::nullopt;
   if (resp.status != 200) throw impl_->fail("HEAD manifest " + repo + ":" + ref, resp);
   ManifestInfo mi{resp.header("docker-content-digest"), resp.header("content-type"), 0};
-  if (auto cl = resp.header("content-length"); !cl.empty()) mi.size = parse_size(cl, "HEAD manifest " + repo + ":" + ref);
+  if (auto cl = resp.header("content-length"); !cl.empty())
+    mi.size = parse_size(cl, "HEAD manifest " + repo + ":" + ref);
   if (mi.digest.empty()) mi.digest = get_manifest(repo, ref).digest();  // header is optional
   return mi;
 }
@@ -492,15 +503,18 @@ std::vector<std::string> Registry::list_tags(const std::string& repo) {
   std::string url = resolve_url(base_url(), "/v2/" + repo + "/tags/list?n=1000");
   for (int page = 1; !url.empty(); ++page) {
     std::string page_of = "tag list of " + repo + ", page " + std::to_string(page), where = page_of + " on " + host();
-    if (page > kMaxTagPages) throw Error(where + ": more than " + std::to_string(kMaxTagPages) + " pages; refusing to go on");
-    if (!followed.insert(url).second) throw Error(where + ": the registry sent the same next page twice (" + strings::url_for_message(url) + ")");
+    if (page > kMaxTagPages)
+      throw Error(where + ": more than " + std::to_string(kMaxTagPages) + " pages; refusing to go on");
+    if (!followed.insert(url).second)
+      throw Error(where + ": the registry sent the same next page twice (" + strings::url_for_message(url) + ")");
     HttpRequest r{"GET", url};
     r.max_body = kMaxMetadataBytes;
     HttpResponse resp = impl_->send_retry(r, repo, Access::kPull);
     if (resp.status == 404 && page == 1) return tags;  // no such repository: no tags
     if (resp.status != 200) throw impl_->fail("GET " + page_of + " (a partial list is never returned)", resp);
     for (auto& t : page_tags(resp.body, where)) tags.push_back(std::move(t));
-    if (tags.size() > kMaxTags) throw Error(where + ": more than " + std::to_string(kMaxTags) + " tags; refusing to go on");
+    if (tags.size() > kMaxTags)
+      throw Error(where + ": more than " + std::to_string(kMaxTags) + " tags; refusing to go on");
     // relative (to the page, after any redirect), or absolute (then vetted like any URL the registry sends)
     url = next_page(resp, resp.effective_url.empty() ? url : resp.effective_url);
   }
@@ -568,6 +582,7 @@ class LimitReader : public BlobReader {
     left_ -= static_cast<int64_t>(n);
     return n;
   }
+
  private:
   BlobReader& in_;
   int64_t left_;
@@ -584,8 +599,10 @@ void Registry::put_blob(const std::string& repo, const Descriptor& d, BlobReader
     for (int64_t off = 0; off < d.size; off += impl_->opt.chunk_size) {
       int64_t n = std::min(impl_->opt.chunk_size, d.size - off);
       LimitReader part(content, n);
-      HttpRequest p{"PATCH", loc, {"Content-Type: application/octet-stream",
-                                   "Content-Range: " + std::to_string(off) + "-" + std::to_string(off + n - 1)}};
+      HttpRequest p{"PATCH",
+                    loc,
+                    {"Content-Type: application/octet-stream",
+                     "Content-Range: " + std::to_string(off) + "-" + std::to_string(off + n - 1)}};
       p.upload = &part;
       p.upload_size = n;
       p.timeout = impl_->opt.blob_timeout;
@@ -642,7 +659,10 @@ std::unique_ptr<BlobReader> Registry::get_blob(const std::string& repo, const De
     HttpRequest r{"GET", "/v2/" + repo + "/blobs/" + d.digest};
     r.timeout = impl_->opt.blob_timeout;
     bool started = false;
-    r.on_data = [&](const char* p, size_t n) { started = true; return pipe.push(p, n); };
+    r.on_data = [&](const char* p, size_t n) {
+      started = true;
+      return pipe.push(p, n);
+    };
     auto delay = impl_->opt.backoff;
     for (int attempt = 1;; ++attempt) {
       try {

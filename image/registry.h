@@ -99,7 +99,7 @@ class Registry {
   // Manifests. `ref` is a tag or a digest.
   std::optional<ManifestInfo> head_manifest(const std::string& repo, const std::string& ref);
   Manifest get_manifest(const std::string& repo, const std::string& ref);  // verified if ref is a digest
-  std::string resolve(const std::string& repo, const std::string& tag);   // tag -> digest
+  std::string resolve(const std::string& repo, const std::string& tag);    // tag -> digest
   // PUTs raw bytes with Content-Type media_type; returns the digest. ref may be
   // the digest itself (push by digest, no tag) or a tag.
   std::string put_manifest(const std::string& repo, const std::string& ref, const std::string& raw,

@@ -51,8 +51,8 @@ std::vector<std::string> make_tls(const std::filesystem::path& dir) {
   std::ofstream(dir / "ext.cnf") << "subjectAltName=IP:127.0.0.1\n";
   sh({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
       "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=imgtool hostile CA"});
-  sh({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-      "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"});
+  sh({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key",
+      "-out", "server.csr", "-subj", "/CN=127.0.0.1"});
   sh({"openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
       "server.crt", "-days", "2", "-extfile", "ext.cnf"});
   return {(dir / "server.crt").string(), (dir / "server.key").string()};
@@ -86,9 +86,10 @@ bool any_authorization(const std::vector<json>& reqs) {
 TEST_CASE("hostile registry: credentials never leave their origin") {
   Scratch s;
   HostileRegistry reg(s.path, "reg"), foreign(s.path, "foreign");
-  foreign.script({{"routes", {route("PUT", "^/upload/1", 201), route("DELETE", "^/upload/", 204),
-                              route("GET", "^/v2/r/tags/list", 200, {{"body", R"({"tags":["b"]})"}}),
-                              route("GET", "^/blob", 200, {{"body", "hello"}})}}});
+  foreign.script({{"routes",
+                   {route("PUT", "^/upload/1", 201), route("DELETE", "^/upload/", 204),
+                    route("GET", "^/v2/r/tags/list", 200, {{"body", R"({"tags":["b"]})"}}),
+                    route("GET", "^/blob", 200, {{"body", "hello"}})}}});
   reg.script({{"basic_auth", "user:secret-password"},
               {"routes",
                {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
@@ -133,8 +134,10 @@ TEST_CASE("hostile registry: an origin it points to gets no credentials, not eve
   std::ofstream(s.path / "docker" / "config.json")
       << json{{"auths", {{foreign.host(), {{"auth", base64_encode("fuser:foreign-password")}}}}}}.dump();
   std::string release = foreign.url() + "/v2/release/manifests/sha256:" + std::string(64, 'a');
-  foreign.script({{"basic_auth", "fuser:foreign-password"}, {"routes", {route("DELETE", "^/", 202), route("PUT", "^/", 201),
-                                                                        route("GET", "^/", 200, {{"body", R"({"tags":[]})"}})}}});
+  foreign.script(
+      {{"basic_auth", "fuser:foreign-password"},
+       {"routes",
+        {route("DELETE", "^/", 202), route("PUT", "^/", 201), route("GET", "^/", 200, {{"body", R"({"tags":[]})"}})}}});
   reg.script({{"basic_auth", "user:secret-password"},
               {"routes",
                {v2_ok(), route("HEAD", "^/v2/r/blobs/", 404),
@@ -166,7 +169,7 @@ TEST_CASE("hostile registry: an origin it points to gets no credentials, not eve
     CHECK(r["method"] != "DELETE");
   }
   CHECK(foreign.requests().size() <= 1);  // one try, never a second one with credentials
-  bool reg_got_password = false;  // the registry's own 401 was answered: there was something to leak
+  bool reg_got_password = false;          // the registry's own 401 was answered: there was something to leak
   for (auto& r : reg.requests()) reg_got_password |= r["authorization"] == kBasic;
   CHECK(reg_got_password);
 }
@@ -174,8 +177,10 @@ TEST_CASE("hostile registry: an origin it points to gets no credentials, not eve
 TEST_CASE("hostile registry: a refused mount's upload session is cancelled on the registry itself") {
   Scratch s;
   HostileRegistry reg(s.path, "reg");
-  reg.script({{"routes", {v2_ok(), route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", "/v2/r/blobs/uploads/u1"}}}}),
-                          route("DELETE", "^/v2/r/blobs/uploads/u1$", 204)}}});
+  reg.script(
+      {{"routes",
+        {v2_ok(), route("POST", "^/v2/r/blobs/uploads/", 202, {{"headers", {{"Location", "/v2/r/blobs/uploads/u1"}}}}),
+         route("DELETE", "^/v2/r/blobs/uploads/u1$", 204)}}});
   Registry client(reg.host(), with_password());
   CHECK_FALSE(client.mount_blob("r", sha256_digest("hello"), "other"));
   auto got = reg.requests();
@@ -230,12 +235,12 @@ TEST_CASE("hostile registry: a plain-http registry's redirects and references st
                 route("GET", "^/v2/r/tags/@", 200, {{"body", R"({"tags":["b"]})"}})}}});
   Registry client(reg.host(), with_password());
   REQUIRE(client.base_url().rfind("http://", 0) == 0);
-  CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"),
-                       doctest::Contains("on plain http to example.invalid:9"), Error);
+  CHECK_THROWS_WITH_AS(client.get_manifest("r", "v1"), doctest::Contains("on plain http to example.invalid:9"), Error);
   CHECK(client.list_tags("r") == std::vector<std::string>{"a", "b"});  // the Link is a path on the registry
   CHECK(foreign.requests().empty());
   bool followed_as_path = false;  // resolved against the page that sent it (RFC 8288: the link's context)
-  for (auto& r : reg.requests()) followed_as_path |= r["path"] == "/v2/r/tags/@" + foreign.host() + "/v2/r/tags/list?last=a";
+  for (auto& r : reg.requests())
+    followed_as_path |= r["path"] == "/v2/r/tags/@" + foreign.host() + "/v2/r/tags/list?last=a";
   CHECK(followed_as_path);
 }
 
@@ -244,13 +249,15 @@ TEST_CASE("hostile registry: bodies are bounded") {
   HostileRegistry reg(s.path, "big");
   std::string kib(1024, 'x');
   json oci{{"Content-Type", media::kOciManifest}};
-  reg.script({{"routes",
-               {v2_ok(), route("GET", "^/v2/r/manifests/big$", 200, {{"body", kib}, {"repeat", 5 * 1024}, {"headers", oci}}),
-                route("GET", "^/v2/r/manifests/endless$", 200, {{"endless", true}, {"headers", oci}}),
-                route("GET", "^/v2/r/manifests/error$", 404, {{"endless", true}}),
-                route("GET", "^/v2/r/blobs/", 200, {{"endless", true}}),
-                route("GET", "^/v2/t/", 401, {{"headers", {{"WWW-Authenticate", "Bearer realm=\"" + reg.url() + "/token\""}}}}),
-                route("GET", "^/token", 200, {{"endless", true}})}}});
+  reg.script(
+      {{"routes",
+        {v2_ok(), route("GET", "^/v2/r/manifests/big$", 200, {{"body", kib}, {"repeat", 5 * 1024}, {"headers", oci}}),
+         route("GET", "^/v2/r/manifests/endless$", 200, {{"endless", true}, {"headers", oci}}),
+         route("GET", "^/v2/r/manifests/error$", 404, {{"endless", true}}),
+         route("GET", "^/v2/r/blobs/", 200, {{"endless", true}}),
+         route("GET", "^/v2/t/", 401,
+               {{"headers", {{"WWW-Authenticate", "Bearer realm=\"" + reg.url() + "/token\""}}}}),
+         route("GET", "^/token", 200, {{"endless", true}})}}});
   RegistryOptions o;
   o.attempts = 1;
   Registry client(reg.host(), o);
@@ -286,9 +293,11 @@ TEST_CASE("hostile registry: a trickling answer meets the request deadline") {
   HostileRegistry reg(s.path, "slow");
   // 60 bytes at 5 bytes/s: 12 s, far above the 1.5 s deadline but above
   // libcurl's low-speed floor, so only a total deadline stops it.
-  reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/manifests/v1$", 200,
-                                         {{"body", std::string(60, ' ')}, {"trickle", 0.2},
-                                          {"headers", {{"Content-Type", media::kOciManifest}}}})}}});
+  reg.script({{"routes",
+               {v2_ok(), route("GET", "^/v2/r/manifests/v1$", 200,
+                               {{"body", std::string(60, ' ')},
+                                {"trickle", 0.2},
+                                {"headers", {{"Content-Type", media::kOciManifest}}}})}}});
   RegistryOptions o;
   o.attempts = 1;
   o.request_timeout = std::chrono::milliseconds(1500);
@@ -302,8 +311,10 @@ TEST_CASE("hostile registry: a trickling answer meets the request deadline") {
 TEST_CASE("hostile registry: HEAD and GET that disagree cannot mix two images") {
   Scratch s;
   HostileRegistry reg(s.path, "split");
-  std::string a = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:aa","size":1},"annotations":{"image":"A"}})";
-  std::string b = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:bb","size":1},"annotations":{"image":"B"}})";
+  std::string a =
+      R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:aa","size":1},"annotations":{"image":"A"}})";
+  std::string b =
+      R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[],"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:bb","size":1},"annotations":{"image":"B"}})";
   json headers_a{{"Content-Type", media::kOciManifest}, {"Docker-Content-Digest", sha256_digest(a)}};
   reg.script({{"routes",
                {v2_ok(), route("HEAD", "^/v2/r/manifests/", 200, {{"headers", headers_a}, {"body", a}}),
@@ -323,7 +334,8 @@ TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links a
   Scratch s;
   HostileRegistry reg(s.path, "pages");
   auto page = [](const std::string& query, const std::string& tags, json headers = json::object()) {
-    return route("GET", "^/v2/r/tags/list\\?" + query + "$", 200, {{"body", R"({"tags":)" + tags + "}"}, {"headers", headers}});
+    return route("GET", "^/v2/r/tags/list\\?" + query + "$", 200,
+                 {{"body", R"({"tags":)" + tags + "}"}, {"headers", headers}});
   };
   auto first = [&](json link) { return page("n=1000", R"(["a"])", {{"Link", link}}); };
   RegistryOptions o;
@@ -335,8 +347,9 @@ TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links a
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("page 2 (a partial list is never returned)"), Error);
   }
   SUBCASE("a later page that is not a tag list") {
-    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
-                            route("GET", "^/v2/r/tags/list\\?last=a$", 200, {{"body", "<html>busy</html>"}})}}});
+    reg.script({{"routes",
+                 {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                  route("GET", "^/v2/r/tags/list\\?last=a$", 200, {{"body", "<html>busy</html>"}})}}});
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected a JSON object"), Error);
   }
   SUBCASE("a page naming something that is not a tag") {
@@ -356,13 +369,15 @@ TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links a
     }
   }
   SUBCASE("a Link back to a page already read") {
-    reg.script({{"routes", {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
-                            page("last=a", R"(["b"])", {{"Link", R"(</v2/r/tags/list?n=1000>; rel="next")"}})}}});
+    reg.script({{"routes",
+                 {v2_ok(), first(R"(</v2/r/tags/list?last=a>; rel="next")"),
+                  page("last=a", R"(["b"])", {{"Link", R"(</v2/r/tags/list?n=1000>; rel="next")"}})}}});
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("the same next page twice"), Error);
   }
   SUBCASE("a new next page every time") {
-    reg.script({{"routes", {v2_ok(), route("GET", "^/v2/r/tags/list", 200,
-                                           {{"body", R"({"tags":["a"]})"}, {"next_link_suffix", "x"}})}}});
+    reg.script({{"routes",
+                 {v2_ok(),
+                  route("GET", "^/v2/r/tags/list", 200, {{"body", R"({"tags":["a"]})"}, {"next_link_suffix", "x"}})}}});
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("more than 1000 pages"), Error);
   }
   SUBCASE("a Link off the grammar") {

@@ -1,8 +1,9 @@
 // Registry client against a real docker-registry in its three set-ups.
+#include "image/registry.h"
+
 #include <doctest/doctest.h>
 
 #include "core/hash.h"
-#include "image/registry.h"
 #include "tests/registry_fixture.h"
 
 using namespace imgtool;
@@ -13,8 +14,8 @@ namespace {
 
 // A tiny OCI image: config + one (uncompressed, fine for the registry) layer.
 Manifest push_tiny_image(Registry& reg, const std::string& repo, const std::string& tag) {
-  Descriptor config = reg.put_blob(repo, R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})",
-                                   media::kOciConfig);
+  Descriptor config = reg.put_blob(
+      repo, R"({"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}})", media::kOciConfig);
   Descriptor layer = reg.put_blob(repo, std::string(1000, 'x'), media::kOciLayerTar);
   nlohmann::json m{{"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", config}, {"layers", {layer}}};
   Manifest man{m.dump(), media::kOciManifest};
@@ -45,7 +46,8 @@ TEST_CASE("registry client: plain http on loopback") {
   SUBCASE("referrers fall back to the sha256-<hex> tag schema") {
     Manifest m = push_tiny_image(reg, "test/ref", "v1");
     CHECK(reg.referrers("test/ref", m.digest()).empty());
-    nlohmann::json idx{{"schemaVersion", 2}, {"mediaType", media::kOciIndex},
+    nlohmann::json idx{{"schemaVersion", 2},
+                       {"mediaType", media::kOciIndex},
                        {"manifests", {Descriptor{media::kOciManifest, m.digest(), (int64_t)m.raw.size()}}}};
     reg.put_manifest("test/ref", "sha256-" + m.digest().substr(7), idx.dump(), media::kOciIndex);
     CHECK(reg.referrers("test/ref", m.digest()).size() == 1);

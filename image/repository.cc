@@ -40,6 +40,8 @@ std::unique_ptr<ImageSource> MemoryRepository::source(const std::string& ref) {
   return std::make_unique<MemorySource>(store_, ref);
 }
 
-std::unique_ptr<ImageDestination> MemoryRepository::destination() { return std::make_unique<MemoryDestination>(store_); }
+std::unique_ptr<ImageDestination> MemoryRepository::destination() {
+  return std::make_unique<MemoryDestination>(store_);
+}
 
 }  // namespace imgtool::image

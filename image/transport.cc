@@ -20,10 +20,13 @@ std::string daemon_name(const Reference& r) { return r.within_transport(); }  //
 const std::vector<Transport>& transports() {
   static const std::vector<Transport> table = {
       {"docker-daemon",
-       [](const Reference& r, const TransportOptions& o) { return std::make_unique<DaemonSource>(daemon_name(r), o.daemon); },
-       [](const Reference& r, const TransportOptions& o) { return std::make_unique<DaemonDestination>(daemon_name(r), o.daemon); }},
-      {"oci",
-       [](const Reference& r, const TransportOptions&) { return std::make_unique<OciSource>(r.name, r.tag); },
+       [](const Reference& r, const TransportOptions& o) {
+         return std::make_unique<DaemonSource>(daemon_name(r), o.daemon);
+       },
+       [](const Reference& r, const TransportOptions& o) {
+         return std::make_unique<DaemonDestination>(daemon_name(r), o.daemon);
+       }},
+      {"oci", [](const Reference& r, const TransportOptions&) { return std::make_unique<OciSource>(r.name, r.tag); },
        [](const Reference& r, const TransportOptions&) { return std::make_unique<OciDestination>(r.name); }},
       {"docker",
        [](const Reference& r, const TransportOptions& o) {
@@ -45,7 +48,9 @@ const Transport& find(const Reference& r) {
 
 }  // namespace
 
-std::unique_ptr<ImageSource> open_source(const Reference& ref, const TransportOptions& o) { return find(ref).source(ref, o); }
+std::unique_ptr<ImageSource> open_source(const Reference& ref, const TransportOptions& o) {
+  return find(ref).source(ref, o);
+}
 
 std::unique_ptr<ImageDestination> open_destination(const Reference& ref, const TransportOptions& o) {
   return find(ref).destination(ref, o);

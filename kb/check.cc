@@ -33,8 +33,8 @@ struct Source {
   Rule rule;
   std::string package;  // the project on the index
   std::string url;
-  std::string cuda;     // paddle_cuda: the CUDA of the KB's builds on that index ("12.6")
-  std::string index;    // paddle_cuda: "cu126"
+  std::string cuda;   // paddle_cuda: the CUDA of the KB's builds on that index ("12.6")
+  std::string index;  // paddle_cuda: "cu126"
 };
 
 // A page once fetched: its releases, or why there are none.
@@ -59,7 +59,8 @@ void check_index_url(const std::string& url, const std::string& what) {
     throw InputError(what + ": expected an http(s) URL like https://pypi.org, found " + strings::quoted(url));
   }
   if (o.scheme == "http" && !image::is_loopback_host(o.host))
-    throw InputError(what + ": expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found " +
+    throw InputError(what +
+                     ": expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found " +
                      strings::quoted(url));
 }
 
@@ -99,7 +100,8 @@ std::vector<std::string> nvidia_packages(const matrix::KnowledgeBase& kb) {
 std::vector<Source> sources_of(const matrix::KnowledgeBase& kb, const CheckOptions& o) {
   std::string pypi = trimmed(o.pypi), paddle = trimmed(o.paddle_index);
   std::vector<Source> out;
-  for (const char* name : {"paddlepaddle", "paddlepaddle-gpu"}) out.push_back({Rule::paddle, name, pypi + "/pypi/" + name + "/json"});
+  for (const char* name : {"paddlepaddle", "paddlepaddle-gpu"})
+    out.push_back({Rule::paddle, name, pypi + "/pypi/" + name + "/json"});
   for (const auto& [seg, cuda] : paddle_indexes(kb))
     out.push_back({Rule::paddle_cuda, "paddlepaddle-gpu", paddle + "/" + seg + "/paddlepaddle-gpu/", cuda, seg});
   for (const auto& name : nvidia_packages(kb)) out.push_back({Rule::nvidia, name, pypi + "/pypi/" + name + "/json"});
@@ -126,7 +128,8 @@ Fetched fetch_one(const Source& s, const FetchPage& fetch) {
       f.retryable = p.status == 429 || p.status >= 500;
       return f;
     }
-    f.releases = s.rule == Rule::paddle_cuda ? read_simple_page(p.body, s.url, s.package) : read_pypi_json(p.body, s.url, s.package);
+    f.releases = s.rule == Rule::paddle_cuda ? read_simple_page(p.body, s.url, s.package)
+                                             : read_pypi_json(p.body, s.url, s.package);
   } catch (const InputError&) {
     f.bad_page = std::current_exception();
   } catch (const Error& e) {
@@ -146,7 +149,8 @@ std::vector<Fetched> fetch_all(const std::vector<Source>& sources, const FetchPa
     for (size_t i; (i = next++) < sources.size();) out[i] = fetch_one(sources[i], fetch);
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, parallel) && static_cast<size_t>(t) < sources.size(); ++t) threads.emplace_back(worker);
+  for (int t = 0; t < std::max(1, parallel) && static_cast<size_t>(t) < sources.size(); ++t)
+    threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   for (auto& f : out)
     if (f.bad_page) std::rethrow_exception(f.bad_page);
@@ -156,7 +160,9 @@ std::vector<Fetched> fetch_all(const std::vector<Source>& sources, const FetchPa
 bool counts(const IndexRelease& r) { return r.version.final && !r.yanked; }
 
 // The KB file to edit, in the KB folder as it was named (--kb DIR, or the data folder's matrix/kb).
-std::string kb_file(const matrix::KnowledgeBase& kb, const std::string& name) { return (fs::path(kb.dir()) / name).string(); }
+std::string kb_file(const matrix::KnowledgeBase& kb, const std::string& name) {
+  return (fs::path(kb.dir()) / name).string();
+}
 
 Version oldest_paddle(const matrix::KnowledgeBase& kb) {
   std::optional<Version> oldest;
@@ -202,8 +208,10 @@ struct Judge {
       std::string series = r.version.release.truncated(2), spelled;
       if (paddle_row(kb, r.version.release, &spelled)) continue;
       const matrix::PaddleRelease* row = series_row(kb, series);
-      add(s, r, r.date, row ? "not in the " + series + " series' versions (" + strings::join(row->versions, ", ") + ")"
-                            : "a new series " + series + " (no release row)", "paddle.yaml");
+      add(s, r, r.date,
+          row ? "not in the " + series + " series' versions (" + strings::join(row->versions, ", ") + ")"
+              : "a new series " + series + " (no release row)",
+          "paddle.yaml");
     }
   }
 
@@ -214,8 +222,9 @@ struct Judge {
       const matrix::PaddleRelease* row = paddle_row(kb, r.version.release, &spelled);
       if (row && row->build_for(s.cuda, spelled)) continue;
       std::string version = r.version.release.text;
-      std::string reason = "on Paddle's " + s.index + " index; " +
-                           (row ? "the KB has no CUDA " + s.cuda + " build of " + spelled : "no release row lists " + version);
+      std::string reason =
+          "on Paddle's " + s.index + " index; " +
+          (row ? "the KB has no CUDA " + s.cuda + " build of " + spelled : "no release row lists " + version);
       add(s, r, paddle_dates.count(version) ? paddle_dates[version] : "", reason, "paddle.yaml");
     }
   }
@@ -226,7 +235,8 @@ struct Judge {
     Version known = *Version::parse(seen ? seen->version : pin);
     for (const auto& r : rs)
       if (counts(r) && known < r.version.release)
-        add(s, r, r.date, "newer than the KB's newest pin " + pin + (seen ? " and its not_pinned " + seen->version : ""),
+        add(s, r, r.date,
+            "newer than the KB's newest pin " + pin + (seen ? " and its not_pinned " + seen->version : ""),
             "cuda_wheels.yaml");
   }
 };
@@ -276,8 +286,7 @@ int CheckReport::exit_code() const { return stale.empty() && complete() ? 0 : 1;
 
 long days_between(const std::string& from, const std::string& to, const std::string& what) {
   auto a = day_number(from), b = day_number(to);
-  if (!a || !b)
-    throw InputError(what + ": expected real dates YYYY-MM-DD, found " + strings::quoted(a ? to : from));
+  if (!a || !b) throw InputError(what + ": expected real dates YYYY-MM-DD, found " + strings::quoted(a ? to : from));
   return *b - *a;
 }
 
@@ -310,8 +319,8 @@ std::string render_text(const CheckReport& r) {
   std::ostringstream s;
   int read = 0;
   for (const auto& src : r.sources) read += src.error.empty() ? 1 : 0;
-  s << "KB " << r.kb_version << " (" << r.kb_dir << "): released " << r.released << ", " << r.age_days << " day(s) old on "
-    << r.today << "\n";
+  s << "KB " << r.kb_version << " (" << r.kb_dir << "): released " << r.released << ", " << r.age_days
+    << " day(s) old on " << r.today << "\n";
   s << "pages: " << read << " of " << r.sources.size() << " read\n";
   if (!r.stale.empty()) s << "stale: " << r.stale.size() << " release(s) the indexes have and the KB lacks\n";
   for (const auto& st : r.stale) s << "  " << st.line() << "\n";
@@ -319,21 +328,34 @@ std::string render_text(const CheckReport& r) {
   for (const auto& src : r.sources)
     if (!src.error.empty()) s << "  " << src.package << ": " << src.error << "\n";
   s << "kb check: "
-    << (!r.stale.empty() ? "STALE" : r.complete() ? "up to date" : "INCOMPLETE — nothing stale on the pages read") << "\n";
+    << (!r.stale.empty() ? "STALE"
+        : r.complete()   ? "up to date"
+                         : "INCOMPLETE — nothing stale on the pages read")
+    << "\n";
   return s.str();
 }
 
 json to_json(const CheckReport& r) {
-  json j = {{"kind", "imgtool-kb-check"}, {"kb", {{"dir", r.kb_dir}, {"version", r.kb_version}, {"released", r.released}}},
-            {"today", r.today}, {"age_days", r.age_days}, {"complete", r.complete()}, {"ok", r.exit_code() == 0}};
+  json j = {
+      {"kind", "imgtool-kb-check"}, {"kb", {{"dir", r.kb_dir}, {"version", r.kb_version}, {"released", r.released}}},
+      {"today", r.today},           {"age_days", r.age_days},
+      {"complete", r.complete()},   {"ok", r.exit_code() == 0}};
   j["stale"] = json::array();
   for (const auto& st : r.stale)
-    j["stale"].push_back({{"package", st.package}, {"version", st.version}, {"date", st.date}, {"reason", st.reason},
-                          {"file", st.file}, {"url", st.url}, {"line", st.line()}});
+    j["stale"].push_back({{"package", st.package},
+                          {"version", st.version},
+                          {"date", st.date},
+                          {"reason", st.reason},
+                          {"file", st.file},
+                          {"url", st.url},
+                          {"line", st.line()}});
   j["sources"] = json::array();
   for (const auto& src : r.sources)
-    j["sources"].push_back({{"package", src.package}, {"url", src.url}, {"releases", src.releases},
-                            {"error", src.error}, {"retryable", src.retryable}});
+    j["sources"].push_back({{"package", src.package},
+                            {"url", src.url},
+                            {"releases", src.releases},
+                            {"error", src.error},
+                            {"retryable", src.retryable}});
   return j;
 }
 

@@ -22,10 +22,9 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "matrix/kb.h"
 
@@ -42,9 +41,9 @@ using FetchPage = std::function<Page(const std::string& url)>;
 struct CheckOptions {
   std::string pypi = "https://pypi.org";                                         // serves /pypi/NAME/json
   std::string paddle_index = "https://www.paddlepaddle.org.cn/packages/stable";  // serves /cuXYZ/paddlepaddle-gpu/
-  std::chrono::seconds timeout{60};  // per page
-  int parallel = 6;                  // pages read at once
-  std::string today;                 // YYYY-MM-DD the KB's age is counted to; "" = today, UTC
+  std::chrono::seconds timeout{60};                                              // per page
+  int parallel = 6;                                                              // pages read at once
+  std::string today;  // YYYY-MM-DD the KB's age is counted to; "" = today, UTC
   // Empty: imgtool's HTTP client (image/http.h: TLS verified; plain http only to a loopback index,
   // and a loopback index's redirects are not followed). Tests may inject pages here.
   FetchPage fetch;
@@ -67,16 +66,16 @@ struct StaleRelease {
 
 // One page read (or not).
 struct SourceResult {
-  std::string package;   // "paddlepaddle", "nvidia-cublas-cu12"; Paddle's pages: "paddlepaddle-gpu (cu126)"
+  std::string package;  // "paddlepaddle", "nvidia-cublas-cu12"; Paddle's pages: "paddlepaddle-gpu (cu126)"
   std::string url;
-  int releases = 0;      // releases read from the page
-  std::string error;     // "" = read; else why not, ending with whether a retry may help
+  int releases = 0;   // releases read from the page
+  std::string error;  // "" = read; else why not, ending with whether a retry may help
   bool retryable = false;
 };
 
 struct CheckReport {
   std::string kb_dir, kb_version, released, today;  // released: kb.yaml `released`
-  long age_days = 0;                                 // today - released
+  long age_days = 0;                                // today - released
   std::vector<SourceResult> sources;
   std::vector<StaleRelease> stale;
   bool complete() const;  // every page was read

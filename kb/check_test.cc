@@ -25,7 +25,9 @@ namespace {
 // The loopback index, serving kb/testdata/index/ for the whole binary.
 struct Index {
   fx::ScratchDir dir{"kb-check"};
-  image::testing::PythonServer server{(fs::path(fx::source_dir()) / "kb/testing/index_server.py").string(), dir.path, "index",
+  image::testing::PythonServer server{(fs::path(fx::source_dir()) / "kb/testing/index_server.py").string(),
+                                      dir.path,
+                                      "index",
                                       {"--root", fx::source_dir() + "/kb/testdata/index"}};
   std::string url() const { return "http://" + server.host(); }
 };
@@ -36,7 +38,8 @@ Index& index() {
 }
 
 // A copy of the shipped KB in a scratch folder, with `from` replaced by `to` once in `file`.
-fs::path kb_copy(const fx::ScratchDir& scratch, const std::string& file, const std::string& from, const std::string& to) {
+fs::path kb_copy(const fx::ScratchDir& scratch, const std::string& file, const std::string& from,
+                 const std::string& to) {
   fs::path dir = scratch.path / "kb";
   fs::copy(fx::source_dir() + "/matrix/kb", dir);
   std::string text = read_file(dir / file);
@@ -74,10 +77,11 @@ TEST_CASE("kb check: a KB without Paddle 3.3.1 names paddlepaddle 3.3.1 and its 
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   std::string file = (kb / "paddle.yaml").string();
-  CHECK(r.out.find("  paddlepaddle 3.3.1 (2026-03-24): not in the 3.3 series' versions (3.3.0) — " + file + "\n") != std::string::npos);
-  // Paddle's cu118, cu126, cu129 and cu130 pages list 3.3.1 too, dated from PyPI.
-  CHECK(r.out.find("  paddlepaddle-gpu 3.3.1 (2026-03-24): on Paddle's cu126 index; no release row lists 3.3.1 — " + file) !=
+  CHECK(r.out.find("  paddlepaddle 3.3.1 (2026-03-24): not in the 3.3 series' versions (3.3.0) — " + file + "\n") !=
         std::string::npos);
+  // Paddle's cu118, cu126, cu129 and cu130 pages list 3.3.1 too, dated from PyPI.
+  CHECK(r.out.find("  paddlepaddle-gpu 3.3.1 (2026-03-24): on Paddle's cu126 index; no release row lists 3.3.1 — " +
+                   file) != std::string::npos);
   CHECK(r.out.find("stale: 5 release(s)") != std::string::npos);
   CHECK(r.out.find("kb check: STALE") != std::string::npos);
 
@@ -109,7 +113,8 @@ TEST_CASE("kb check: a malformed page is one line, exit 2, nothing on stdout") {
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(strings::split_lines(r.err).size() == 1);
-  CHECK(r.err.find("imgtool: " + index().url() + "/malformed/pypi/paddlepaddle/json: expected PyPI's JSON API answer for "
+  CHECK(r.err.find("imgtool: " + index().url() +
+                   "/malformed/pypi/paddlepaddle/json: expected PyPI's JSON API answer for "
                    "paddlepaddle, found a body that is not JSON (2000 bytes;") == 0);
 }
 
@@ -127,8 +132,9 @@ TEST_CASE("kb check: an index that does not answer is reported per page, with wh
 TEST_CASE("kb check: bad input is one line, exit 2") {
   auto r = fx::imgtool({"kb", "check", "--index", "http://pypi.example"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "imgtool: --index: expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found "
-                 "'http://pypi.example'\n");
+  CHECK(r.err ==
+        "imgtool: --index: expected https (plain http only to a loopback mirror: 127.0.0.1, localhost, [::1]), found "
+        "'http://pypi.example'\n");
   r = fx::imgtool({"kb", "check", "--kb", "/nonexistent-kb"});
   CHECK(r.exit_code == 2);
   CHECK(strings::split_lines(r.err).size() == 1);

@@ -32,8 +32,8 @@ std::vector<std::string> nvidia_pins(const std::vector<std::string>& requires_di
 // The framework's own GPU libraries: what decides where Paddle can run.
 bool framework_library(const std::string& path) {
   std::string base = path.substr(path.rfind('/') + 1);
-  return (path.rfind("paddle/libs/", 0) == 0 && base.rfind("libphi", 0) == 0) ||
-         path == "paddle/base/libpaddle.so" || path == "paddle/fluid/libpaddle.so";
+  return (path.rfind("paddle/libs/", 0) == 0 && base.rfind("libphi", 0) == 0) || path == "paddle/base/libpaddle.so" ||
+         path == "paddle/fluid/libpaddle.so";
 }
 
 GpuCode framework_code(const WheelFacts& w) {
@@ -51,8 +51,10 @@ std::string version_archs(const std::vector<std::string>& items) {
   std::set<int> archs;
   std::vector<std::string> odd;
   for (const auto& i : items) {
-    if (auto a = parse_arch(i)) archs.insert(*a);
-    else odd.push_back(i);
+    if (auto a = parse_arch(i))
+      archs.insert(*a);
+    else
+      odd.push_back(i);
   }
   std::string out;
   for (int a : archs) out += (out.empty() ? "sm_" : ",sm_") + std::to_string(a);
@@ -73,7 +75,8 @@ void cross_check(DerivedRows& d) {
     if (a.rfind("sm_", 0) == 0) libs_sass += (libs_sass.empty() ? "" : ",") + a;
   if (libs_sass != d.version_file_archs)
     d.warnings.push_back("paddle/version/__init__.py says compiled_cuda_archs " + d.version_file_archs +
-                         ", the libraries hold machine code for " + libs_sass + " (the libraries decide where it runs)");
+                         ", the libraries hold machine code for " + libs_sass +
+                         " (the libraries decide where it runs)");
 }
 
 std::string q(const std::string& s) { return "\"" + s + "\""; }
@@ -114,7 +117,8 @@ DerivedRows derive(const WheelFacts& w) {
   for (const auto& [path, c] : w.gpu_code) d.archs_by_library[path] = c.text();
   if (w.compiled_cuda_archs) d.version_file_archs = version_archs(*w.compiled_cuda_archs);
   cross_check(d);
-  if (d.gpu && !w.has_version_file) d.warnings.push_back("no paddle/version/__init__.py: CUDA and cuDNN are not recorded");
+  if (d.gpu && !w.has_version_file)
+    d.warnings.push_back("no paddle/version/__init__.py: CUDA and cuDNN are not recorded");
   return d;
 }
 
@@ -126,7 +130,8 @@ std::string render_yaml(const DerivedRows& d) {
   for (const auto& w : d.warnings) y += "# WARNING: " + w + "\n";
   if (!d.gpu) {
     y += "# a CPU wheel: matrix/kb/paddle.yaml, the release's versions: and cpu: entries\n";
-    y += "cpu_wheel: {version: " + q(d.version) + ", python_tag: " + q(d.python_tag) + ", source: " + q(d.source) + "}\n";
+    y += "cpu_wheel: {version: " + q(d.version) + ", python_tag: " + q(d.python_tag) + ", source: " + q(d.source) +
+         "}\n";
     return y;
   }
   y += "# matrix/kb/paddle.yaml, under the " + d.series + " release's gpu: list\n";
@@ -145,14 +150,21 @@ std::string render_yaml(const DerivedRows& d) {
 }
 
 nlohmann::json to_json(const DerivedRows& d) {
-  return {{"wheel", d.wheel},           {"sha256", d.sha256},
-          {"source", d.source},         {"package", d.package},
-          {"version", d.version},       {"series", d.series},
-          {"python_tag", d.python_tag}, {"requires_python", d.requires_python},
+  return {{"wheel", d.wheel},
+          {"sha256", d.sha256},
+          {"source", d.source},
+          {"package", d.package},
+          {"version", d.version},
+          {"series", d.series},
+          {"python_tag", d.python_tag},
+          {"requires_python", d.requires_python},
           {"python_range", d.python_range},
-          {"gpu", d.gpu},               {"cuda", d.cuda},
-          {"cudnn", d.cudnn},           {"nccl", d.nccl},
-          {"tensorrt", d.tensorrt},     {"pip_cuda_libraries", d.pip_cuda_libraries},
+          {"gpu", d.gpu},
+          {"cuda", d.cuda},
+          {"cudnn", d.cudnn},
+          {"nccl", d.nccl},
+          {"tensorrt", d.tensorrt},
+          {"pip_cuda_libraries", d.pip_cuda_libraries},
           {"nvidia_requires", d.nvidia_requires},
           {"compiled_archs", d.compiled_archs},
           {"version_file_archs", d.version_file_archs},

@@ -13,10 +13,9 @@
 //                  a warning in the output, never silently resolved.
 #pragma once
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kb/wheel.h"
 
@@ -25,13 +24,13 @@ namespace imgtool::kb {
 struct DerivedRows {
   std::string wheel, sha256, source;
   std::string package, version, series, python_tag, requires_python;
-  std::string python_range;                     // "3.9-3.13" from the Python classifiers ("" = none)
+  std::string python_range;  // "3.9-3.13" from the Python classifiers ("" = none)
   bool gpu = false;
-  std::string cuda, cudnn, nccl, tensorrt;      // as compiled ("" for a CPU wheel)
-  bool pip_cuda_libraries = false;              // METADATA requires nvidia-* packages
-  std::vector<std::string> nvidia_requires;     // "nvidia-cudnn-cu12==9.5.1.17" (markers dropped)
-  std::string compiled_archs;                   // "sm_61,…,sm_86" from the libraries ("" = none)
-  std::string version_file_archs;               // the version file's list in the same form ("" = none)
+  std::string cuda, cudnn, nccl, tensorrt;   // as compiled ("" for a CPU wheel)
+  bool pip_cuda_libraries = false;           // METADATA requires nvidia-* packages
+  std::vector<std::string> nvidia_requires;  // "nvidia-cudnn-cu12==9.5.1.17" (markers dropped)
+  std::string compiled_archs;                // "sm_61,…,sm_86" from the libraries ("" = none)
+  std::string version_file_archs;            // the version file's list in the same form ("" = none)
   std::map<std::string, std::string> archs_by_library;
   std::vector<std::string> warnings;
 };

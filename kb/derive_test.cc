@@ -3,6 +3,8 @@
 // and paddlepaddle 3.3.1 (CPU; its version file has compiled_cuda_archs = []), both from the
 // suite's cached wheelhouses; then a wheel made here with Python's zipfile whose version file and
 // libraries disagree (the cross-check), and bad input.
+#include "kb/derive.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -10,7 +12,6 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
-#include "kb/derive.h"
 #include "matrix/kb.h"
 #include "scan/testing/fatbin_bytes.h"
 #include "tests/fixtures.h"
@@ -109,8 +110,9 @@ TEST_CASE("kb derive: the version file's compiled_cuda_archs is checked against 
   std::string lib = fat_library({{{2, 80, 64}, {2, 86, 64}}, {{2, 80, 32}, {2, 86, 32}, {1, 86, 16}}});
   fs::path whl = make_wheel(
       dir.path, "paddlepaddle_gpu-3.3.1-cp312-cp312-manylinux1_x86_64.whl",
-      {{"paddle/version/__init__.py", "full_version = '3.3.1'\ncuda_version = '12.9'\ncudnn_version = '9.9.0'\n"
-                                      "with_pip_cuda_libraries = 'ON'\ncompiled_cuda_archs = [80, 86, 90]\n"},
+      {{"paddle/version/__init__.py",
+        "full_version = '3.3.1'\ncuda_version = '12.9'\ncudnn_version = '9.9.0'\n"
+        "with_pip_cuda_libraries = 'ON'\ncompiled_cuda_archs = [80, 86, 90]\n"},
        {"paddle/libs/libphi_gpu.so", lib},
        {"paddlepaddle_gpu-3.3.1.dist-info/METADATA",
         "Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 3.3.1\nRequires-Python: >=3.9\n"

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -53,8 +52,10 @@ size_t release_end(const std::string& s, size_t i) {
   while (true) {
     size_t d = digits_end(s, i);
     if (d == i) return std::string::npos;
-    if (d + 1 < s.size() && s[d] == '.' && std::isdigit(static_cast<unsigned char>(s[d + 1]))) i = d + 1;
-    else return d;
+    if (d + 1 < s.size() && s[d] == '.' && std::isdigit(static_cast<unsigned char>(s[d + 1])))
+      i = d + 1;
+    else
+      return d;
   }
 }
 
@@ -86,9 +87,8 @@ IndexRelease pypi_release(const IndexVersion& v, const json& files, const std::s
 }
 
 void sort_by_version(std::vector<IndexRelease>& rs) {
-  std::stable_sort(rs.begin(), rs.end(), [](const IndexRelease& a, const IndexRelease& b) {
-    return a.version.release < b.version.release;
-  });
+  std::stable_sort(rs.begin(), rs.end(),
+                   [](const IndexRelease& a, const IndexRelease& b) { return a.version.release < b.version.release; });
 }
 
 std::string keys_of(const json& j) {
@@ -177,8 +177,10 @@ std::string normalize_name(std::string_view name) {
   std::string out;
   for (char c : name) {
     bool sep = c == '-' || c == '_' || c == '.';
-    if (!sep) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (out.empty() || out.back() != '-') out += '-';
+    if (!sep)
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (out.empty() || out.back() != '-')
+      out += '-';
   }
   return out;
 }
@@ -186,14 +188,19 @@ std::string normalize_name(std::string_view name) {
 std::vector<IndexRelease> read_pypi_json(std::string_view body, const std::string& url, const std::string& project) {
   json j = parse_json_page(body, url, project);
   const std::string shape = "PyPI's JSON API answer (an object with 'info' and 'releases' objects)";
-  if (!j.is_object() || !j.contains("info") || !j["info"].is_object() || !j.contains("releases") || !j["releases"].is_object())
-    bad_page(url, shape, j.is_object() ? "an object with keys " + strings::quoted(keys_of(j)) : "a JSON " + std::string(j.type_name()));
+  if (!j.is_object() || !j.contains("info") || !j["info"].is_object() || !j.contains("releases") ||
+      !j["releases"].is_object())
+    bad_page(
+        url, shape,
+        j.is_object() ? "an object with keys " + strings::quoted(keys_of(j)) : "a JSON " + std::string(j.type_name()));
   const json& name = j["info"].contains("name") ? j["info"]["name"] : json();
   if (!name.is_string() || normalize_name(name.get<std::string>()) != normalize_name(project))
-    bad_page(url, "the page of " + project + " (info.name)", name.is_string() ? "the page of '" + name.get<std::string>() + "'" : "no name");
+    bad_page(url, "the page of " + project + " (info.name)",
+             name.is_string() ? "the page of '" + name.get<std::string>() + "'" : "no name");
   std::vector<IndexRelease> out;
   for (const auto& [text, files] : j["releases"].items()) {
-    if (!files.is_array()) bad_page(url, "releases['" + text + "'] to be a list of files", "a JSON " + std::string(files.type_name()));
+    if (!files.is_array())
+      bad_page(url, "releases['" + text + "'] to be a list of files", "a JSON " + std::string(files.type_name()));
     auto v = IndexVersion::parse(text);
     if (v && !files.empty()) out.push_back(pypi_release(*v, files, url));
   }
@@ -207,7 +214,9 @@ std::vector<IndexRelease> read_simple_page(std::string_view body, const std::str
   std::vector<IndexRelease> out;
   for (const std::string& text : anchor_texts(body, url)) {
     auto f = dist_file(text);
-    if (!f) bad_page(url, "anchors whose text is a file name of " + project + " (….whl, ….tar.gz)", "anchor text " + strings::quoted(text));
+    if (!f)
+      bad_page(url, "anchors whose text is a file name of " + project + " (….whl, ….tar.gz)",
+               "anchor text " + strings::quoted(text));
     if (normalize_name(f->name) != normalize_name(project)) continue;
     auto v = IndexVersion::parse(f->version);
     if (!v) bad_page(url, "a PEP 440 version in the file name " + strings::quoted(text), strings::quoted(f->version));

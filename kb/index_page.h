@@ -28,9 +28,9 @@
 namespace imgtool::kb {
 
 struct IndexVersion {
-  std::string text;     // as the index writes it: "2.6.2.post112", "3.0.0rc1", "13.4.46rc1"
-  Version release;      // the release numbers: "2.6.2" (no pre, post, dev or local part)
-  bool final = false;   // no pre-release and no dev part
+  std::string text;    // as the index writes it: "2.6.2.post112", "3.0.0rc1", "13.4.46rc1"
+  Version release;     // the release numbers: "2.6.2" (no pre, post, dev or local part)
+  bool final = false;  // no pre-release and no dev part
   // nullopt when `text` is not a PEP 440 version (an epoch other than 0 counts as not one).
   static std::optional<IndexVersion> parse(std::string_view text);
 };

@@ -95,9 +95,9 @@ void read_wheel_file(const std::string& text, WheelFacts& w) {
     if (line.rfind("Tag: ", 0) == 0) w.tags.push_back(line.substr(5));
 }
 
-const char* const kVersionVars[] = {"full_version", "cuda_version",  "cudnn_version",           "nccl_version",
+const char* const kVersionVars[] = {"full_version",     "cuda_version", "cudnn_version",           "nccl_version",
                                     "tensorrt_version", "cinn_version", "with_pip_cuda_libraries", "with_pip_tensorrt",
-                                    "commit",       "with_mkl"};
+                                    "commit",           "with_mkl"};
 
 void read_version_file(const std::string& text, WheelFacts& w) {
   w.has_version_file = true;
@@ -158,11 +158,13 @@ WheelFacts read_wheel(const std::filesystem::path& wheel) {
     std::string path = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
     visit(a.get(), path, wheel.string() + ": " + path, w);
   }
-  while (feed.read() > 0) {}  // the central directory: the hash covers the whole file
+  while (feed.read() > 0) {
+  }  // the central directory: the hash covers the whole file
   w.sha256 = feed.hash.digest();
   w.size = feed.size;
   if (w.name.empty() || w.version.empty())
-    throw InputError(wheel.string() + ": expected a wheel with *.dist-info/METADATA naming Name and Version, found none");
+    throw InputError(wheel.string() +
+                     ": expected a wheel with *.dist-info/METADATA naming Name and Version, found none");
   return w;
 }
 

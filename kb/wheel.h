@@ -19,17 +19,17 @@
 namespace imgtool::kb {
 
 struct WheelFacts {
-  std::string file;              // the wheel's file name
-  std::string sha256;            // "sha256:<hex>" of the whole file
+  std::string file;    // the wheel's file name
+  std::string sha256;  // "sha256:<hex>" of the whole file
   int64_t size = 0;
-  std::string name, version;     // METADATA Name / Version ("paddlepaddle-gpu", "2.6.2")
-  std::string requires_python;   // METADATA Requires-Python (may be empty)
-  std::vector<std::string> requires_dist;  // every Requires-Dist line as written
-  std::vector<std::string> python_classifiers;  // "3.9" … from "Programming Language :: Python :: 3.9"
-  std::vector<std::string> tags;           // WHEEL Tag: lines
+  std::string name, version;                        // METADATA Name / Version ("paddlepaddle-gpu", "2.6.2")
+  std::string requires_python;                      // METADATA Requires-Python (may be empty)
+  std::vector<std::string> requires_dist;           // every Requires-Dist line as written
+  std::vector<std::string> python_classifiers;      // "3.9" … from "Programming Language :: Python :: 3.9"
+  std::vector<std::string> tags;                    // WHEEL Tag: lines
   std::map<std::string, std::string> version_vars;  // paddle/version/__init__.py: name -> '…' value
   std::optional<std::vector<std::string>> compiled_cuda_archs;  // its list (3.3+), as written
-  std::map<std::string, GpuCode> gpu_code;    // path in the wheel -> GPU code (libraries holding some)
+  std::map<std::string, GpuCode> gpu_code;  // path in the wheel -> GPU code (libraries holding some)
   bool has_version_file = false;
 };
 

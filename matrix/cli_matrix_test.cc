@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/fixtures.h"
@@ -20,8 +19,10 @@ TEST_CASE("imgtool matrix: table, json, explain, host") {
   auto r = cli({"matrix", kPaddle, "--today", "2026-11-22"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5") != std::string::npos);
-  CHECK(r.out.find("[paddle-cuda] paddle 2.6.2 × cuda 12.6: Paddle 2.6.2 GPU wheels exist for CUDA 11.2, 11.6, 11.7, 11.8, 12.0") != std::string::npos);
-  CHECK(r.out.find("[paddle-trt-install] paddle 2.6.2 × cuda 11.6: Paddle 2.6 for CUDA 11.6 is built with TensorRT 8.4.0.6, but the KB has no pip install spec") != std::string::npos);
+  CHECK(r.out.find("[paddle-cuda] paddle 2.6.2 × cuda 12.6: Paddle 2.6.2 GPU wheels exist for CUDA 11.2, 11.6, 11.7, "
+                   "11.8, 12.0") != std::string::npos);
+  CHECK(r.out.find("[paddle-trt-install] paddle 2.6.2 × cuda 11.6: Paddle 2.6 for CUDA 11.6 is built with TensorRT "
+                   "8.4.0.6, but the KB has no pip install spec") != std::string::npos);
   auto j = cli({"matrix", kPaddle, "--json"});
   CHECK(j.exit_code == 0);
   CHECK(nlohmann::json::parse(j.out)["kept"].size() == 19);
@@ -39,9 +40,10 @@ TEST_CASE("imgtool matrix: table, json, explain, host") {
 TEST_CASE("imgtool matrix --explain: what a Paddle release really published; an unknown release said once") {
   auto e = cli({"matrix", kPaddle, "--explain", "paddle=2.5.0,cuda=11.7"});
   CHECK(e.exit_code == 0);
-  CHECK(e.out.find("Paddle 2.5.0 published images (paddlepaddle/paddle): 2.5.0, 2.5.0-jupyter, 2.5.0-gpu-cuda10.2-cudnn7.6-trt7.0, "
-                   "2.5.0-gpu-cuda11.2-cudnn8.2-trt8.0, 2.5.0-gpu-cuda11.7-cudnn8.4-trt8.4, 2.5.0-gpu-cuda12.0-cudnn8.9-trt8.6") !=
-        std::string::npos);
+  CHECK(e.out.find("Paddle 2.5.0 published images (paddlepaddle/paddle): 2.5.0, 2.5.0-jupyter, "
+                   "2.5.0-gpu-cuda10.2-cudnn7.6-trt7.0, "
+                   "2.5.0-gpu-cuda11.2-cudnn8.2-trt8.0, 2.5.0-gpu-cuda11.7-cudnn8.4-trt8.4, "
+                   "2.5.0-gpu-cuda12.0-cudnn8.9-trt8.6") != std::string::npos);
   CHECK(e.out.find("no Paddle release") == std::string::npos);
   auto e24 = cli({"matrix", kPaddle, "--explain", "paddle=2.4.0,cuda=11.6"});
   CHECK(e24.out.find("2.4.0-gpu-cuda11.6") == std::string::npos);  // never published: 2.4's CUDA 11.6 was pip only

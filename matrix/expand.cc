@@ -62,7 +62,8 @@ Combo new_combo(const Entry& e, const MatrixSpec& m) {
   if (c.axes["variant"] == "gpu") required.push_back("cuda");
   for (auto& r : required)
     if (!c.axes.count(r))
-      throw InputError(e.where + ": expected the include entry to set '" + r + "' (it matches no combination of the axes), found none");
+      throw InputError(e.where + ": expected the include entry to set '" + r +
+                       "' (it matches no combination of the axes), found none");
   return c;
 }
 

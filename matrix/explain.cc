@@ -20,7 +20,8 @@ std::map<std::string, std::string> parse_selector(const std::string& s) {
     if (eq == std::string::npos || eq + 1 == pair.size())
       throw InputError("--explain: expected axis=value pairs like paddle=2.6.2,cuda=12.6, found '" + pair + "'");
     if (std::find(axis_names().begin(), axis_names().end(), k) == axis_names().end())
-      throw InputError("--explain: expected an axis (paddle, cuda, cudnn, trt, python, os, variant, flavor), found '" + k + "'");
+      throw InputError("--explain: expected an axis (paddle, cuda, cudnn, trt, python, os, variant, flavor), found '" +
+                       k + "'");
     out[k] = pair.substr(eq + 1);
   }
   if (out.empty()) throw InputError("--explain: expected axis=value pairs like paddle=2.6.2,cuda=12.6, found nothing");
@@ -28,8 +29,8 @@ std::map<std::string, std::string> parse_selector(const std::string& s) {
 }
 
 std::map<std::string, std::string> cell_axes(const Cell& c) {
-  std::map<std::string, std::string> a = {{"variant", c.variant}, {"paddle", c.paddle}, {"python", c.python},
-                                          {"os", c.os}, {"flavor", c.flavor}};
+  std::map<std::string, std::string> a = {
+      {"variant", c.variant}, {"paddle", c.paddle}, {"python", c.python}, {"os", c.os}, {"flavor", c.flavor}};
   if (c.variant == "gpu") {
     a["cuda"] = c.cuda;
     a["cudnn"] = c.cudnn;
@@ -82,8 +83,9 @@ std::string published_images(const KnowledgeBase& kb, const std::string& version
   return s + " (source: " + (r->published_fact.source.empty() ? r->source : r->published_fact.source) + ")";
 }
 
-std::vector<ExplainItem> explain_any(const std::string& path, const KnowledgeBase& kb, const std::map<std::string, std::string>& sel,
-                                     const PlanOptions& opt, bool& off_axis) {
+std::vector<ExplainItem> explain_any(const std::string& path, const KnowledgeBase& kb,
+                                     const std::map<std::string, std::string>& sel, const PlanOptions& opt,
+                                     bool& off_axis) {
   MatrixSpec spec = read_matrix_file(path, kb);
   off_axis = false;
   auto items = explain(plan_spec(spec, kb, opt, true), sel);

@@ -13,10 +13,10 @@ namespace imgtool::matrix {
 struct ExplainItem {
   std::map<std::string, std::string> axes;
   bool kept = false;
-  std::string tag;                     // kept only
-  std::string rule, reason, source;    // skipped only
-  std::vector<std::string> sources;    // kept: facts relied on
-  std::vector<std::string> warnings;   // kept
+  std::string tag;                    // kept only
+  std::string rule, reason, source;   // skipped only
+  std::vector<std::string> sources;   // kept: facts relied on
+  std::vector<std::string> warnings;  // kept
 };
 
 // Parses "axis=value,axis=value"; throws InputError on an unknown axis or a bad pair.
@@ -29,8 +29,9 @@ std::vector<ExplainItem> explain(const Plan& plan, const std::map<std::string, s
 // replace the matrix's axes (other axes keep the matrix's values, include/
 // exclude are dropped) and the rules judge that ("why is there no paddle 2.6.2
 // x Python 3.13?"); `off_axis` says which happened.
-std::vector<ExplainItem> explain_any(const std::string& matrix_path, const KnowledgeBase& kb, const std::map<std::string, std::string>& selector,
-                                     const PlanOptions& opt, bool& off_axis);
+std::vector<ExplainItem> explain_any(const std::string& matrix_path, const KnowledgeBase& kb,
+                                     const std::map<std::string, std::string>& selector, const PlanOptions& opt,
+                                     bool& off_axis);
 
 // What Paddle `version` was really published as (the KB's tags of that version, confirmed and
 // not), with the source: the answer to "is there a 2.5.0-gpu-cuda11.7-cudnn8?". "" for a version

@@ -18,26 +18,34 @@ const GpuSpec& gpu_or_throw(const KnowledgeBase& kb, const std::string& name, st
   for (auto* g : c) list += (list.empty() ? "" : ", ") + g->name + " (cc " + g->cc + ")";
   bool same_cc = !c.empty() && std::all_of(c.begin(), c.end(), [&](auto* g) { return g->cc == c.front()->cc; });
   if (same_cc) {
-    note = "'" + name + "' is ambiguous (" + list + "); all have compute capability " + c.front()->cc + ", which is all these rules need";
+    note = "'" + name + "' is ambiguous (" + list + "); all have compute capability " + c.front()->cc +
+           ", which is all these rules need";
     return *c.front();
   }
-  if (!c.empty()) throw InputError("--gpu: expected one GPU model, found '" + name + "', which may be " + list + " — add the memory size or form factor");
+  if (!c.empty())
+    throw InputError("--gpu: expected one GPU model, found '" + name + "', which may be " + list +
+                     " — add the memory size or form factor");
   std::set<std::string> known;
   for (auto& g : kb.gpus()) known.insert(g.aliases.empty() ? g.name : g.aliases.front());
   std::string k;
   for (auto& x : known) k += (k.empty() ? "" : ", ") + x;
-  throw InputError("--gpu: expected a GPU listed in the knowledge base (" + k + ", or a name as nvidia-smi prints it), found '" + name + "'");
+  throw InputError("--gpu: expected a GPU listed in the knowledge base (" + k +
+                   ", or a name as nvidia-smi prints it), found '" + name + "'");
 }
 
 // Empty when the GPU's architecture can run images of this CUDA version.
 std::optional<HostReject> check_arch(const Cell& c, const GpuSpec& g, const KnowledgeBase& kb) {
   const ArchSupport* a = kb.arch_for_cc(g.cc);
-  if (!a) return HostReject{c, "host-arch", "the KB has no architecture fact for compute capability " + g.cc, kb.dir() + "/arch.yaml"};
+  if (!a)
+    return HostReject{c, "host-arch", "the KB has no architecture fact for compute capability " + g.cc,
+                      kb.dir() + "/arch.yaml"};
   auto cuda = *Version::parse(c.cuda);
   std::string span = "CUDA " + a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda);
   if (cuda < *Version::parse(a->first_cuda) || (!a->last_cuda.empty() && cuda > *Version::parse(a->last_cuda)))
-    return HostReject{c, "host-arch", "CUDA " + c.cuda + " cannot serve a " + g.aliases.front() + ": " + a->name + " (compute capability " +
-                      g.cc + ") is supported by " + span, a->source};
+    return HostReject{c, "host-arch",
+                      "CUDA " + c.cuda + " cannot serve a " + g.aliases.front() + ": " + a->name +
+                          " (compute capability " + g.cc + ") is supported by " + span,
+                      a->source};
   return std::nullopt;
 }
 
@@ -45,22 +53,28 @@ std::optional<HostReject> check_arch(const Cell& c, const GpuSpec& g, const Know
 std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g) {
   std::string gap = kernel_gap(c.cuda_archs, g.cc);
   if (gap.empty()) return std::nullopt;
-  return HostReject{c, "host-kernels", "Paddle " + c.paddle + "'s CUDA " + c.cuda + " build cannot serve a " + g.aliases.front() + ": " + gap,
-                    "the build's compiled_archs (matrix/kb/paddle.yaml; imgtool kb derive)"};
+  return HostReject{
+      c, "host-kernels",
+      "Paddle " + c.paddle + "'s CUDA " + c.cuda + " build cannot serve a " + g.aliases.front() + ": " + gap,
+      "the build's compiled_archs (matrix/kb/paddle.yaml; imgtool kb derive)"};
 }
 
 std::optional<HostReject> check_driver(const Cell& c, const Version& driver, const KnowledgeBase& kb) {
   DriverFloorRule f = driver_floor(c, kb);
   if (driver >= *Version::parse(f.driver)) return std::nullopt;
-  return HostReject{c, "host-driver", "CUDA " + c.cuda + " (Paddle " + c.paddle + ") needs driver >= " + f.driver + ", decided by " + f.rule +
-                    "; host has " + driver.text + " (\"CUDA driver version is insufficient for CUDA runtime version\")", f.source};
+  return HostReject{c, "host-driver",
+                    "CUDA " + c.cuda + " (Paddle " + c.paddle + ") needs driver >= " + f.driver + ", decided by " +
+                        f.rule + "; host has " + driver.text +
+                        " (\"CUDA driver version is insufficient for CUDA runtime version\")",
+                    f.source};
 }
 
 HostFit fit(const Cell& c, const Version& driver) {
   HostFit f{c, !c.min_driver_full.empty() && driver >= *Version::parse(c.min_driver_full), ""};
-  f.note = f.full_compat ? "driver >= " + c.min_driver_full + " (CUDA " + c.cuda + " toolkit driver): full compatibility"
-                         : "runs via CUDA minor-version compatibility (driver >= " + c.min_driver + "; toolkit driver " + c.min_driver_full +
-                               "): PTX JIT of code newer than the driver is unavailable";
+  f.note = f.full_compat
+               ? "driver >= " + c.min_driver_full + " (CUDA " + c.cuda + " toolkit driver): full compatibility"
+               : "runs via CUDA minor-version compatibility (driver >= " + c.min_driver + "; toolkit driver " +
+                     c.min_driver_full + "): PTX JIT of code newer than the driver is unavailable";
   return f;
 }
 
@@ -68,13 +82,17 @@ HostFit fit(const Cell& c, const Version& driver) {
 
 DriverFloorRule driver_floor(const Cell& c, const KnowledgeBase& kb) {
   const CudaRelease* cr = kb.cuda(c.cuda);
-  DriverFloorRule nv{c.min_driver, "NVIDIA's minor-version compatibility floor for CUDA " + c.cuda + " (toolkit driver " + c.min_driver_full + ")",
-                     cr ? cr->source : ""};
+  DriverFloorRule nv{
+      c.min_driver,
+      "NVIDIA's minor-version compatibility floor for CUDA " + c.cuda + " (toolkit driver " + c.min_driver_full + ")",
+      cr ? cr->source : ""};
   const PaddleRelease* r = kb.paddle_release(c.paddle);
   const PaddleGpuBuild* b = r ? r->build_for(c.cuda, c.paddle) : nullptr;
   if (!b || b->min_driver.driver.empty()) return nv;
-  DriverFloorRule pd{b->min_driver.driver, "Paddle's documented floor for its CUDA " + c.cuda + " builds (stricter than NVIDIA's " + c.min_driver + ")",
-                     b->min_driver.source};
+  DriverFloorRule pd{
+      b->min_driver.driver,
+      "Paddle's documented floor for its CUDA " + c.cuda + " builds (stricter than NVIDIA's " + c.min_driver + ")",
+      b->min_driver.source};
   if (nv.driver.empty()) return pd;
   return *Version::parse(pd.driver) > *Version::parse(nv.driver) ? pd : nv;
 }
@@ -88,7 +106,9 @@ bool better_fit(const HostFit& a, const HostFit& b) {
   return a.cell.tag < b.cell.tag;
 }
 
-HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery& q) { return query_host(plan.kept, kb, q); }
+HostResult query_host(const Plan& plan, const KnowledgeBase& kb, const HostQuery& q) {
+  return query_host(plan.kept, kb, q);
+}
 
 HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, const HostQuery& q) {
   auto driver = Version::parse(q.driver);
@@ -98,14 +118,17 @@ HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, c
   r.driver = q.driver;
   for (const Cell& c : cells) {
     if (c.variant != "gpu") {
-      r.rejected.push_back({c, "host-cpu", "CPU image: runs on any host but does not use the " + r.gpu.aliases.front(), ""});
+      r.rejected.push_back(
+          {c, "host-cpu", "CPU image: runs on any host but does not use the " + r.gpu.aliases.front(), ""});
       continue;
     }
     auto rej = check_arch(c, r.gpu, kb);
     if (!rej) rej = check_kernels(c, r.gpu);
     if (!rej) rej = check_driver(c, *driver, kb);
-    if (rej) r.rejected.push_back(*rej);
-    else r.fits.push_back(fit(c, *driver));
+    if (rej)
+      r.rejected.push_back(*rej);
+    else
+      r.fits.push_back(fit(c, *driver));
   }
   std::sort(r.fits.begin(), r.fits.end(), better_fit);
   return r;

@@ -41,10 +41,10 @@ struct HostReject {
 };
 
 struct HostResult {
-  GpuSpec gpu;                     // for a family name: its first variant (same compute capability)
-  std::string gpu_note;            // "A100 = any of …" when the name was a family
+  GpuSpec gpu;           // for a family name: its first variant (same compute capability)
+  std::string gpu_note;  // "A100 = any of …" when the name was a family
   std::string driver;
-  std::vector<HostFit> fits;       // best first: newest Paddle, then newest CUDA, then full compatibility
+  std::vector<HostFit> fits;  // best first: newest Paddle, then newest CUDA, then full compatibility
   std::vector<HostReject> rejected;
 };
 

@@ -1,10 +1,10 @@
 #include "matrix/kb.h"
 
 #include <algorithm>
-#include <optional>
 #include <cctype>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -45,7 +45,8 @@ std::map<std::string, std::string> str_map(const YamlDoc& d, const YAML::Node& n
   if (!m) return out;
   if (!m.IsMap()) d.fail(m, "expected '" + key + "' to map a major version to a value, found " + describe(m));
   for (const auto& kv : m) {
-    if (!kv.second.IsScalar()) d.fail(kv.second, "expected a value for '" + kv.first.Scalar() + "', found " + describe(kv.second));
+    if (!kv.second.IsScalar())
+      d.fail(kv.second, "expected a value for '" + kv.first.Scalar() + "', found " + describe(kv.second));
     out[kv.first.Scalar()] = kv.second.Scalar();
   }
   return out;
@@ -107,8 +108,8 @@ std::string VersionRange::text() const { return from == to ? from : from + "-" +
 
 const PaddleGpuBuild* PaddleRelease::build_for(std::string_view cuda, std::string_view version) const {
   for (auto& b : gpu)
-    if (b.cuda == cuda &&
-        (version.empty() || b.versions.empty() || std::find(b.versions.begin(), b.versions.end(), version) != b.versions.end()))
+    if (b.cuda == cuda && (version.empty() || b.versions.empty() ||
+                           std::find(b.versions.begin(), b.versions.end(), version) != b.versions.end()))
       return &b;
   return nullptr;
 }
@@ -131,11 +132,13 @@ struct KbLoader {
     kb.version_ = d.str(d.root(), "version");
     kb.released_ = d.str(d.root(), "released");
     if (!iso_date(kb.released_))
-      d.fail(d.root()["released"], "expected the day the facts were last checked, YYYY-MM-DD, found '" + kb.released_ + "'");
+      d.fail(d.root()["released"],
+             "expected the day the facts were last checked, YYYY-MM-DD, found '" + kb.released_ + "'");
   }
   static void cuda(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "cuda")) {
-      d.check_keys(n, {"cuda", "min_driver_full", "min_driver_compat", "source", "unconfirmed", "note"}, "a CUDA release");
+      d.check_keys(n, {"cuda", "min_driver_full", "min_driver_compat", "source", "unconfirmed", "note"},
+                   "a CUDA release");
       CudaRelease c;
       read_fact(d, n, c);
       c.cuda = d.version(n, "cuda");
@@ -159,8 +162,10 @@ struct KbLoader {
   }
   static void gpus(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "gpus")) {
-      d.check_keys(n, {"name", "aliases", "form", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
-                       "bf16_tensor_tflops", "source", "unconfirmed", "note"}, "a GPU");
+      d.check_keys(n,
+                   {"name", "aliases", "form", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
+                    "bf16_tensor_tflops", "source", "unconfirmed", "note"},
+                   "a GPU");
       GpuSpec g;
       g.name = d.str(n, "name");
       g.aliases = d.str_list(n, "aliases");
@@ -204,8 +209,10 @@ struct KbLoader {
     }
   }
   static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
-    d.check_keys(n, {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "pip_cuda_libraries",
-                     "compiled_archs", "archs_source", "versions", "source", "unconfirmed", "note"}, "a Paddle GPU build");
+    d.check_keys(n,
+                 {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "pip_cuda_libraries",
+                  "compiled_archs", "archs_source", "versions", "source", "unconfirmed", "note"},
+                 "a Paddle GPU build");
     PaddleGpuBuild b;
     b.unconfirmed = d.boolean(n, "unconfirmed", false);
     b.note = d.str(n, "note", false);
@@ -218,9 +225,11 @@ struct KbLoader {
     b.pip_cuda_libraries = d.boolean(n, "pip_cuda_libraries", false);
     b.compiled_archs = d.str(n, "compiled_archs", false);
     if (!b.compiled_archs.empty() && !arch_list(b.compiled_archs))
-      d.fail(n["compiled_archs"], "expected GPU architectures like sm_61,sm_86,compute_86, found '" + b.compiled_archs + "'");
+      d.fail(n["compiled_archs"],
+             "expected GPU architectures like sm_61,sm_86,compute_86, found '" + b.compiled_archs + "'");
     b.archs_source = d.str(n, "archs_source", !b.compiled_archs.empty());
-    if (n["versions"]) for (const auto& v : n["versions"]) b.versions.push_back(d.version_of(v));
+    if (n["versions"])
+      for (const auto& v : n["versions"]) b.versions.push_back(d.version_of(v));
     if (n["min_driver"]) {
       const YAML::Node& m = n["min_driver"];
       d.expect_map(m, "min_driver (Paddle's documented driver floor)");
@@ -231,7 +240,8 @@ struct KbLoader {
     if (n["trt_pip"]) {
       const YAML::Node& t = n["trt_pip"];
       d.expect_map(t, "trt_pip (TensorRT install spec)");
-      d.check_keys(t, {"requirement", "index_url", "cuda_major", "source", "unconfirmed", "note"}, "a TensorRT install spec");
+      d.check_keys(t, {"requirement", "index_url", "cuda_major", "source", "unconfirmed", "note"},
+                   "a TensorRT install spec");
       if (b.trt.empty()) d.fail(t, "expected 'trt' (the TensorRT version) beside 'trt_pip', found none");
       read_fact(d, t, b.trt_pip);
       b.trt_pip.requirement = d.str(t, "requirement");
@@ -252,7 +262,8 @@ struct KbLoader {
   }
   static void paddle(const YamlDoc& d, KnowledgeBase& kb) {
     for (const auto& n : seq(d, "releases")) {
-      d.check_keys(n, {"series", "versions", "python", "gpu", "cpu", "published", "source", "unconfirmed", "note"}, "a Paddle release");
+      d.check_keys(n, {"series", "versions", "python", "gpu", "cpu", "published", "source", "unconfirmed", "note"},
+                   "a Paddle release");
       PaddleRelease r;
       read_fact(d, n, r);
       r.series = d.str(n, "series");
@@ -278,7 +289,8 @@ struct KbLoader {
       read_fact(d, n, p);
       p.python = d.version(n, "python");
       p.eol = d.str(n, "eol");
-      if (p.eol.size() != 10 || p.eol[4] != '-' || p.eol[7] != '-') d.fail(n["eol"], "expected an ISO date like 2026-10-31, found '" + p.eol + "'");
+      if (p.eol.size() != 10 || p.eol[4] != '-' || p.eol[7] != '-')
+        d.fail(n["eol"], "expected an ISO date like 2026-10-31, found '" + p.eol + "'");
       kb.pythons_.push_back(p);
     }
   }
@@ -297,7 +309,8 @@ struct KbLoader {
     }
   }
   static NvidiaLibrary library(const YamlDoc& d, const YAML::Node& n) {
-    d.check_keys(n, {"lib", "keyed_by", "sonames", "packages", "wheel_dirs", "source", "unconfirmed", "note"}, "an NVIDIA library");
+    d.check_keys(n, {"lib", "keyed_by", "sonames", "packages", "wheel_dirs", "source", "unconfirmed", "note"},
+                 "an NVIDIA library");
     NvidiaLibrary l;
     read_fact(d, n, l);
     l.lib = d.str(n, "lib");
@@ -315,14 +328,17 @@ struct KbLoader {
     return l;
   }
   static PaddleLoads loads(const YamlDoc& d, const YAML::Node& n, const KnowledgeBase& kb) {
-    d.check_keys(n, {"paddle", "pip_cuda_libraries", "dlopen", "unversioned", "extra_dirs", "libs", "source", "unconfirmed", "note"},
+    d.check_keys(n,
+                 {"paddle", "pip_cuda_libraries", "dlopen", "unversioned", "extra_dirs", "libs", "source",
+                  "unconfirmed", "note"},
                  "a Paddle load table");
     PaddleLoads p;
     read_fact(d, n, p);
     p.paddle = range_of(d, n["paddle"]);
     p.pip_cuda_libraries = d.boolean(n, "pip_cuda_libraries", false);
     p.dlopen = d.str(n, "dlopen");
-    if (p.dlopen != "unversioned" && p.dlopen != "soname") d.fail(n["dlopen"], "expected unversioned or soname, found '" + p.dlopen + "'");
+    if (p.dlopen != "unversioned" && p.dlopen != "soname")
+      d.fail(n["dlopen"], "expected unversioned or soname, found '" + p.dlopen + "'");
     p.unversioned = d.str_list(n, "unversioned", false);
     if (const YAML::Node& x = n["extra_dirs"]) {
       d.expect_map(x, "extra_dirs (library -> folders)");
@@ -331,7 +347,8 @@ struct KbLoader {
     for (const auto& l : n["libs"]) {
       d.check_keys(l, {"lib", "need", "feature"}, "a library Paddle loads");
       PaddleLoad pl{d.str(l, "lib"), d.str(l, "need"), d.str(l, "feature")};
-      if (pl.need != "required" && pl.need != "feature") d.fail(l["need"], "expected required or feature, found '" + pl.need + "'");
+      if (pl.need != "required" && pl.need != "feature")
+        d.fail(l["need"], "expected required or feature, found '" + pl.need + "'");
       if (!kb.library(pl.lib)) d.fail(l["lib"], "expected a library of the 'libraries' list, found '" + pl.lib + "'");
       p.libs.push_back(pl);
     }
@@ -348,7 +365,8 @@ struct KbLoader {
       r.cuda_major = d.str(n, "cuda_major");
       r.libs = d.str_list(n, "libs");
       for (size_t i = 0; i < r.libs.size(); ++i)
-        if (!kb.library(r.libs[i])) d.fail(n["libs"][i], "expected a library of the 'libraries' list, found '" + r.libs[i] + "'");
+        if (!kb.library(r.libs[i]))
+          d.fail(n["libs"][i], "expected a library of the 'libraries' list, found '" + r.libs[i] + "'");
       kb.runtime_sets_.push_back(r);
     }
     for (const auto& n : d.root()["paddle_loads"]) kb.paddle_loads_.push_back(loads(d, n, kb));
@@ -402,7 +420,8 @@ struct KbLoader {
   static void images(const YamlDoc& d, KnowledgeBase& kb) {
     d.check_keys(d.root(), {"nvidia_cuda", "cpu_bases"}, "images.yaml");
     for (const auto& n : d.root()["nvidia_cuda"]) {
-      d.check_keys(n, {"cuda", "full", "cudnn_tag", "cudnn_shipped", "os", "source", "unconfirmed", "note"}, "nvidia/cuda images");
+      d.check_keys(n, {"cuda", "full", "cudnn_tag", "cudnn_shipped", "os", "source", "unconfirmed", "note"},
+                   "nvidia/cuda images");
       CudaImages c;
       read_fact(d, n, c);
       c.cuda = d.version(n, "cuda");
@@ -429,10 +448,17 @@ using FileLoader = std::function<void(const YamlDoc&, KnowledgeBase&)>;
 // The KB files, in the order they are hashed into version().
 const std::vector<std::pair<std::string, FileLoader>>& kb_files() {
   static const std::vector<std::pair<std::string, FileLoader>> files = {
-      {"kb.yaml", KbLoader::version},   {"cuda.yaml", KbLoader::cuda},   {"arch.yaml", KbLoader::arch},
-      {"gpus.yaml", KbLoader::gpus},    {"cudnn.yaml", KbLoader::cudnn}, {"paddle.yaml", KbLoader::paddle},
-      {"python.yaml", KbLoader::python}, {"images.yaml", KbLoader::images}, {"os.yaml", KbLoader::os},
-      {"libraries.yaml", KbLoader::libraries}, {"cuda_wheels.yaml", KbLoader::cuda_wheels},
+      {"kb.yaml", KbLoader::version},
+      {"cuda.yaml", KbLoader::cuda},
+      {"arch.yaml", KbLoader::arch},
+      {"gpus.yaml", KbLoader::gpus},
+      {"cudnn.yaml", KbLoader::cudnn},
+      {"paddle.yaml", KbLoader::paddle},
+      {"python.yaml", KbLoader::python},
+      {"images.yaml", KbLoader::images},
+      {"os.yaml", KbLoader::os},
+      {"libraries.yaml", KbLoader::libraries},
+      {"cuda_wheels.yaml", KbLoader::cuda_wheels},
       {"tensorrt.yaml", KbLoader::tensorrt},
   };
   return files;
@@ -464,7 +490,9 @@ namespace {
 // character of a long query) and bounded (a run of more than 6 digits names no GPU).
 std::optional<int> memory_gb(std::string_view lq) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  auto word_ends = [&](size_t at) { return at >= lq.size() || !(std::isalnum(static_cast<unsigned char>(lq[at])) || lq[at] == '_'); };
+  auto word_ends = [&](size_t at) {
+    return at >= lq.size() || !(std::isalnum(static_cast<unsigned char>(lq[at])) || lq[at] == '_');
+  };
   for (size_t i = 0; i < lq.size();) {
     if (!digit(lq[i])) {
       ++i;

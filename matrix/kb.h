@@ -52,16 +52,16 @@ struct GpuSpec {
 };
 
 struct CudaRelease : Fact {
-  std::string cuda;                // "12.6" (major.minor)
-  std::string min_driver_full;     // driver of the toolkit release (GA), "560.28.03"; "" = not known
-  std::string min_driver_compat;   // minimum driver under minor-version compatibility, "525.60.13"
+  std::string cuda;               // "12.6" (major.minor)
+  std::string min_driver_full;    // driver of the toolkit release (GA), "560.28.03"; "" = not known
+  std::string min_driver_compat;  // minimum driver under minor-version compatibility, "525.60.13"
 };
 
 // Compute capabilities from `first_cuda` up to and including `last_cuda`
 // (empty last_cuda = still supported by every CUDA in the KB).
 struct ArchSupport : Fact {
-  std::string name;              // "Volta"
-  std::vector<std::string> cc;   // {"7.0"}
+  std::string name;             // "Volta"
+  std::vector<std::string> cc;  // {"7.0"}
   std::string first_cuda, last_cuda;
 };
 
@@ -73,8 +73,8 @@ struct VersionRange {
 };
 
 struct CudnnSupport : Fact {
-  VersionRange cudnn;                // "9.5.0".."9.5.1"
-  std::vector<VersionRange> cuda;    // CUDA versions this cuDNN release supports
+  VersionRange cudnn;              // "9.5.0".."9.5.1"
+  std::vector<VersionRange> cuda;  // CUDA versions this cuDNN release supports
 };
 
 struct PipSpec {
@@ -106,19 +106,19 @@ struct PaddleGpuBuild : Fact {
   // The wheel pip-installs its own CUDA libraries (Requires-Dist nvidia-*): its image needs a base
   // with none (one cuDNN in the image, the one Paddle pins).
   bool pip_cuda_libraries = false;
-  std::string compiled_archs;          // "sm_61,…,sm_86[,compute_86]" (`imgtool kb derive`); "" = unknown
-  std::string archs_source;            // where compiled_archs was read (the wheel and its sha256)
-  std::vector<std::string> versions;   // the release's versions this build exists for; empty = all
+  std::string compiled_archs;         // "sm_61,…,sm_86[,compute_86]" (`imgtool kb derive`); "" = unknown
+  std::string archs_source;           // where compiled_archs was read (the wheel and its sha256)
+  std::vector<std::string> versions;  // the release's versions this build exists for; empty = all
 };
 
 struct PaddleRelease : Fact {
-  std::string series;                  // "2.6"
-  std::vector<std::string> versions;   // "2.6.0", "2.6.1", "2.6.2"
-  VersionRange python;                 // supported CPython versions
+  std::string series;                 // "2.6"
+  std::vector<std::string> versions;  // "2.6.0", "2.6.1", "2.6.2"
+  VersionRange python;                // supported CPython versions
   std::vector<PaddleGpuBuild> gpu;
   std::string cpu_requirement, cpu_index_url;  // templates with {version}
   Fact cpu_fact;
-  std::vector<std::string> published;  // published docker tags (without repository), may use {version}
+  std::vector<std::string> published;              // published docker tags (without repository), may use {version}
   std::vector<std::string> published_unconfirmed;  // seen, not confirmed from Paddle's docs
   Fact published_fact;
   // The build for `cuda` that exists for `version` (a build may name the versions it exists for;
@@ -134,19 +134,19 @@ struct PythonEol : Fact {
 
 // nvidia/cuda images of one CUDA major.minor.
 struct CudaImages : Fact {
-  std::string cuda;                 // "12.6"
-  std::string full;                 // "12.6.3": the tag's version
-  std::string cudnn_tag;            // "cudnn8" | "cudnn9" | "cudnn" (NVIDIA's naming changed over time)
-  std::string cudnn_shipped;        // cuDNN inside the cudnn image, "9.5.1.17" (may be empty)
-  std::vector<std::string> os;      // "ubuntu22.04", …
+  std::string cuda;             // "12.6"
+  std::string full;             // "12.6.3": the tag's version
+  std::string cudnn_tag;        // "cudnn8" | "cudnn9" | "cudnn" (NVIDIA's naming changed over time)
+  std::string cudnn_shipped;    // cuDNN inside the cudnn image, "9.5.1.17" (may be empty)
+  std::vector<std::string> os;  // "ubuntu22.04", …
 };
 
 // The Python versions an OS's package archive provides (apt-get install pythonX.Y pythonX.Y-venv).
 struct OsPython : Fact {
-  std::string os;                   // "ubuntu20.04" (the OS label of matrix files and nvidia/cuda tags)
-  std::string name;                 // "Ubuntu 20.04 (focal)"
-  std::vector<std::string> python;  // "3.8", "3.9"
-  std::string default_python;       // "3.8"
+  std::string os;                            // "ubuntu20.04" (the OS label of matrix files and nvidia/cuda tags)
+  std::string name;                          // "Ubuntu 20.04 (focal)"
+  std::vector<std::string> python;           // "3.8", "3.9"
+  std::string default_python;                // "3.8"
   bool provides(std::string_view py) const;  // on major.minor
 };
 
@@ -159,19 +159,19 @@ struct CpuBase : Fact {
 // PyPI package that carries it and the folder it lies in inside that wheel. `keyed_by` says whose
 // major picks the row: the CUDA toolkit's ("12"), cuDNN's ("9") or TensorRT's ("10").
 struct NvidiaLibrary : Fact {
-  std::string lib;                               // "cublas"
-  std::string keyed_by = "cuda";                 // "cuda" | "cudnn" | "tensorrt"
-  std::map<std::string, std::string> sonames;    // "12" -> "libcublas.so.12"
-  std::map<std::string, std::string> packages;   // "12" -> "nvidia-cublas-cu12"
-  std::map<std::string, std::string> wheel_dirs; // "12" -> "nvidia/cublas/lib"
+  std::string lib;                                   // "cublas"
+  std::string keyed_by = "cuda";                     // "cuda" | "cudnn" | "tensorrt"
+  std::map<std::string, std::string> sonames;        // "12" -> "libcublas.so.12"
+  std::map<std::string, std::string> packages;       // "12" -> "nvidia-cublas-cu12"
+  std::map<std::string, std::string> wheel_dirs;     // "12" -> "nvidia/cublas/lib"
   std::string soname(std::string_view major) const;  // "" when the major has none
   std::string unversioned() const;                   // "libcublas.so": a development link's name
 };
 
 // The libraries of nvidia/cuda's -cudnn-runtime image for one CUDA major: what a complete base holds.
 struct RuntimeSet : Fact {
-  std::string cuda_major;          // "12"
-  std::vector<std::string> libs;   // NvidiaLibrary::lib names
+  std::string cuda_major;         // "12"
+  std::vector<std::string> libs;  // NvidiaLibrary::lib names
 };
 
 // One library a range of Paddle GPU builds loads at run time (phi/backends/dynload): every one is
@@ -181,10 +181,10 @@ struct PaddleLoad {
   std::string lib, need, feature;
 };
 struct PaddleLoads : Fact {
-  VersionRange paddle;                          // the Paddle versions ("2.4-2.6")
-  bool pip_cuda_libraries = false;              // the builds whose wheels bring nvidia-* packages
-  std::string dlopen = "soname";                // the name asked for: "unversioned" (libcublas.so) or "soname"
-  std::vector<std::string> unversioned;         // libs asked for by the unversioned name even so
+  VersionRange paddle;                   // the Paddle versions ("2.4-2.6")
+  bool pip_cuda_libraries = false;       // the builds whose wheels bring nvidia-* packages
+  std::string dlopen = "soname";         // the name asked for: "unversioned" (libcublas.so) or "soname"
+  std::vector<std::string> unversioned;  // libs asked for by the unversioned name even so
   std::map<std::string, std::vector<std::string>> extra_dirs;  // lib -> absolute folders tried after the loader
   std::vector<PaddleLoad> libs;
 };
@@ -214,10 +214,10 @@ struct UnpinnedWheel : Fact {
 // A cuDNN package of NVIDIA's CUDA apt repository (what nvidia/cuda's cudnn images apt-install):
 // an image on a runtime base gets exactly the cuDNN Paddle was built with from it.
 struct CudnnApt : Fact {
-  std::string cudnn;                 // "8.2.1"
-  std::string package;               // "libcudnn8=8.2.1.32-1+cuda11.3"
-  std::vector<VersionRange> cuda;    // CUDA versions the package's build supports
-  std::vector<std::string> os;       // OS labels whose repository serves it
+  std::string cudnn;               // "8.2.1"
+  std::string package;             // "libcudnn8=8.2.1.32-1+cuda11.3"
+  std::vector<VersionRange> cuda;  // CUDA versions the package's build supports
+  std::vector<std::string> os;     // OS labels whose repository serves it
 };
 
 // TensorRT release (range) -> CUDA versions it supports.
@@ -246,7 +246,7 @@ class KnowledgeBase {
   std::string version() const { return version_; }
   std::string dir() const { return dir_; }
 
-  const CudaRelease* cuda(std::string_view mm) const;          // by "12.6" (or "12.6.3")
+  const CudaRelease* cuda(std::string_view mm) const;                   // by "12.6" (or "12.6.3")
   const PaddleRelease* paddle_release(std::string_view version) const;  // by "2.6.2"
   const PythonEol* python_eol(std::string_view py) const;
   const CudaImages* cuda_images(std::string_view mm) const;

@@ -1,3 +1,5 @@
+#include "matrix/kb.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -5,7 +7,6 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "matrix/kb.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool::matrix;
@@ -48,7 +49,8 @@ TEST_CASE("KB late 2026: Paddle 3.3 and 3.2.2's CUDA 13.0 build, CUDA 13.1-13.5,
   CHECK(k.paddle_release("2.5.0")->series == "2.5");
   CHECK(k.paddle_release("2.4.0")->build_for("11.6")->cudnn == "8.4.0");
   CHECK_FALSE(k.paddle_release("2.6.2")->build_for("11.8")->pip_cuda_libraries);
-  CHECK(k.paddle_release("3.0.0")->build_for("11.8")->trt_pip.cuda_major == "12");  // tensorrt==8.6.1.post1: a CUDA 12 build
+  CHECK(k.paddle_release("3.0.0")->build_for("11.8")->trt_pip.cuda_major ==
+        "12");  // tensorrt==8.6.1.post1: a CUDA 12 build
   CHECK(k.cuda("13.1")->min_driver_full == "590.44.01");
   CHECK(k.cuda("13.2")->min_driver_full == "595.45.04");
   CHECK(k.cuda("13.3")->min_driver_full == "610.43.02");
@@ -56,10 +58,10 @@ TEST_CASE("KB late 2026: Paddle 3.3 and 3.2.2's CUDA 13.0 build, CUDA 13.1-13.5,
   CHECK(k.cuda("13.5")->min_driver_full.empty());  // not found: unknown, never guessed
   CHECK(k.cuda("13.5")->min_driver_compat == "580");
   CHECK(k.cuda_images("13.1")->cudnn_shipped == "9.17.1.4");
-  for (auto name : {"NVIDIA H800 80GB HBM3", "NVIDIA H800 PCIe", "NVIDIA H800 NVL", "NVIDIA B300 SXM6 AC", "NVIDIA GB200",
-                    "NVIDIA H200 NVL", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5080",
-                    "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GB10", "NVIDIA A10G", "NVIDIA A2", "NVIDIA RTX 6000 Ada Generation",
-                    "Tesla V100S-PCIE-32GB", "Orin (nvgpu)"}) {
+  for (auto name : {"NVIDIA H800 80GB HBM3", "NVIDIA H800 PCIe", "NVIDIA H800 NVL", "NVIDIA B300 SXM6 AC",
+                    "NVIDIA GB200", "NVIDIA H200 NVL", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+                    "NVIDIA GeForce RTX 5080", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GB10", "NVIDIA A10G", "NVIDIA A2",
+                    "NVIDIA RTX 6000 Ada Generation", "Tesla V100S-PCIE-32GB", "Orin (nvgpu)"}) {
     const GpuSpec* g = k.find_gpu(name);
     REQUIRE_MESSAGE(g, name);
     CHECK(k.arch_for_cc(g->cc) != nullptr);
@@ -175,15 +177,16 @@ TEST_CASE("find_gpu: one row per variant, named as nvidia-smi prints it; family 
   CHECK(k.find_gpu("H100 SXM")->name == "NVIDIA H100 80GB HBM3");
   CHECK(k.find_gpu("H100 NVL")->memory_gb == 94);
   CHECK(k.find_gpus("Imaginary 9000").empty());
-  CHECK(k.find_gpus("A100 40 g").size() == 2);        // "g" alone, and spaces before it
-  CHECK(k.find_gpus("A100 40gbx").size() == 4);       // not a word's end: no size named
+  CHECK(k.find_gpus("A100 40 g").size() == 2);           // "g" alone, and spaces before it
+  CHECK(k.find_gpus("A100 40gbx").size() == 4);          // not a word's end: no size named
   CHECK(k.find_gpus("A100 7 apples 80GB").size() == 2);  // the first number followed by g/gb
   // Long queries (std::regex recursed per character: SIGSEGV) and numbers past int (stoi threw).
   CHECK(k.find_gpus("A100 " + std::string(300000, '4') + "GB").size() == 4);
   CHECK(k.find_gpus("A100 " + std::string(300000, ' ') + "40GB").size() == 2);
   // The variants Paddle users run, each with compute capability and peaks.
-  for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800 80GB HBM3", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30", "NVIDIA A40", "NVIDIA L40",
-                    "Tesla P100-PCIE-16GB", "Tesla P4", "Tesla P40", "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"}) {
+  for (auto name : {"NVIDIA A800-SXM4-80GB", "NVIDIA H800 80GB HBM3", "NVIDIA H20", "NVIDIA L20", "NVIDIA A30",
+                    "NVIDIA A40", "NVIDIA L40", "Tesla P100-PCIE-16GB", "Tesla P4", "Tesla P40",
+                    "NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000"}) {
     const GpuSpec* g = k.find_gpu(name);
     REQUIRE_MESSAGE(g, name);
     CHECK(k.arch_for_cc(g->cc) != nullptr);
@@ -228,11 +231,16 @@ TEST_CASE("bad KB data: file:line:col") {
   fs::copy(imgtool::testing::source_dir() + "/matrix/kb", dir);
   // cuda_wheels.yaml not_pinned: a package no base pins, or a version not newer than the newest pin.
   std::string wheels = imgtool::read_file(dir / "cuda_wheels.yaml");
-  auto row = [&](const std::string& r) { std::ofstream(dir / "cuda_wheels.yaml") << wheels.substr(0, wheels.find("\nnot_pinned:") + 1) << "not_pinned:\n" << r; };
+  auto row = [&](const std::string& r) {
+    std::ofstream(dir / "cuda_wheels.yaml") << wheels.substr(0, wheels.find("\nnot_pinned:") + 1) << "not_pinned:\n"
+                                            << r;
+  };
   row("  - {package: nvidia-nope, version: \"1.0\", date: \"2026-11-01\", source: s}\n");
-  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected a package a base in 'cuda_wheels' pins"), imgtool::InputError);
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()),
+                       doctest::Contains("expected a package a base in 'cuda_wheels' pins"), imgtool::InputError);
   row("  - {package: nvidia-cuda-runtime, version: \"13.5.37\", date: \"2026-11-01\", source: s}\n");
-  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected a version newer than the newest pin 13.5.37"), imgtool::InputError);
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()),
+                       doctest::Contains("expected a version newer than the newest pin 13.5.37"), imgtool::InputError);
   row("  - {package: nvidia-cuda-runtime, version: \"13.6.1\", date: \"Nov 1\", source: s}\n");
   CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("cuda_wheels.yaml:"), imgtool::InputError);
   std::ofstream(dir / "cuda_wheels.yaml") << wheels;
@@ -245,13 +253,17 @@ TEST_CASE("bad KB data: file:line:col") {
     CHECK(std::string(e.what()).find("'3.x'") != std::string::npos);
   }
   std::ofstream(dir / "python.yaml") << "python:\n  - {python: \"3.10\", eol: \"2020-01-01\"}\n";
-  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"), imgtool::InputError);
-  fs::copy_file(imgtool::testing::source_dir() + "/matrix/kb/python.yaml", dir / "python.yaml", fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"),
+                       imgtool::InputError);
+  fs::copy_file(imgtool::testing::source_dir() + "/matrix/kb/python.yaml", dir / "python.yaml",
+                fs::copy_options::overwrite_existing);
   std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.x\"], source: s}\n";
   CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml:2:"), imgtool::InputError);
   std::ofstream(dir / "os.yaml") << "os:\n  - {os: ubuntu20.04, python: [\"3.8\"]}\n";
-  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"), imgtool::InputError);
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("expected key 'source'"),
+                       imgtool::InputError);
   fs::remove(dir / "os.yaml");
-  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml: expected a knowledge-base file"), imgtool::InputError);
+  CHECK_THROWS_WITH_AS(KnowledgeBase::load(dir.string()), doctest::Contains("os.yaml: expected a knowledge-base file"),
+                       imgtool::InputError);
   fs::remove_all(dir);
 }

@@ -34,11 +34,11 @@ inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 // the CUDA it ships; verify checks such a base's library set instead of Paddle claims.
 inline constexpr const char* kBaseCuda = "io.imgtool.base.cuda";
 
-inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython, kVariant,   kFlavor,   kCuda,
+inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython,   kVariant,   kFlavor,   kCuda,
                                                        kCudnn,  kTensorrt, kMinDriver, kCudaArchs};
-inline constexpr std::array<const char*, 14> kAll = {kPaddle,    kPython,   kVariant,   kFlavor,     kCuda,
-                                                     kCudnn,     kTensorrt, kMinDriver, kCudaArchs,  kTag,
-                                                     kInputsHash, kKbVersion, kStageOf, kStageKey};
+inline constexpr std::array<const char*, 14> kAll = {kPaddle,     kPython,    kVariant,   kFlavor,    kCuda,
+                                                     kCudnn,      kTensorrt,  kMinDriver, kCudaArchs, kTag,
+                                                     kInputsHash, kKbVersion, kStageOf,   kStageKey};
 
 // "io.imgtool.paddle" -> "paddle".
 constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }

@@ -49,9 +49,11 @@ std::string subst_version(std::string t, const std::string& v) {
 struct FactLog {
   Cell& cell;
   void use(const Fact& f, const std::string& what) {
-    if (std::find(cell.sources.begin(), cell.sources.end(), f.source) == cell.sources.end()) cell.sources.push_back(f.source);
+    if (std::find(cell.sources.begin(), cell.sources.end(), f.source) == cell.sources.end())
+      cell.sources.push_back(f.source);
     if (f.unconfirmed)
-      cell.warnings.push_back("relies on an UNCONFIRMED fact: " + what + (f.note.empty() ? "" : " (" + f.note + ")") + " (source: " + f.source + ")");
+      cell.warnings.push_back("relies on an UNCONFIRMED fact: " + what + (f.note.empty() ? "" : " (" + f.note + ")") +
+                              " (source: " + f.source + ")");
   }
 };
 
@@ -147,12 +149,14 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   const CudaRelease* cr = ctx.kb.cuda(c.cuda);
   log.use(*cr, "CUDA " + c.cuda + " driver minimums");
   c.min_driver_full = cr->min_driver_full;
-  c.min_driver = cr->min_driver_full.empty() || Version::parse(cr->min_driver_compat) < Version::parse(cr->min_driver_full).value()
-                     ? cr->min_driver_compat
-                     : cr->min_driver_full;
+  c.min_driver =
+      cr->min_driver_full.empty() || Version::parse(cr->min_driver_compat) < Version::parse(cr->min_driver_full).value()
+          ? cr->min_driver_compat
+          : cr->min_driver_full;
   auto facts = ctx.kb.cudnn_facts(cudnn_axis.empty() ? b.cudnn : cudnn_axis);
   if (facts.empty())
-    c.warnings.push_back("the KB has no cuDNN " + (cudnn_axis.empty() ? b.cudnn : cudnn_axis) + " -> CUDA fact; CUDA " + c.cuda + " support not checked");
+    c.warnings.push_back("the KB has no cuDNN " + (cudnn_axis.empty() ? b.cudnn : cudnn_axis) + " -> CUDA fact; CUDA " +
+                         c.cuda + " support not checked");
   for (auto* f : facts) log.use(*f, "cuDNN " + f->cudnn.text() + " supports CUDA " + c.cuda);
   if (!b.min_driver.driver.empty()) {
     log.use(b.min_driver, "Paddle's driver floor for its CUDA " + c.cuda + " build");
@@ -160,8 +164,9 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
   }
   c.cuda_archs = b.compiled_archs;
   if (c.cuda_archs.empty())
-    c.warnings.push_back("the GPU architectures compiled into Paddle " + c.paddle + "'s CUDA " + c.cuda +
-                         " build are not in the KB (imgtool kb derive WHEEL reads them): no GPU can be checked against them");
+    c.warnings.push_back(
+        "the GPU architectures compiled into Paddle " + c.paddle + "'s CUDA " + c.cuda +
+        " build are not in the KB (imgtool kb derive WHEEL reads them): no GPU can be checked against them");
   choose_recipe(c, ctx, b, log);
   c.dynload_links = dynload_links(c, ctx.kb);
 }
@@ -179,7 +184,7 @@ void resolve_cpu(Cell& c, const RuleContext& ctx, FactLog& log) {
 // Matrix defaults and include settings win over the KB's defaults.
 void apply_settings(Cell& c, const Settings& s) {
   const std::map<std::string, std::string*> fields = {
-      {"repository", &c.repository}, {"base_image", &c.base_image}, {"base_digest", &c.base_digest},
+      {"repository", &c.repository},           {"base_image", &c.base_image},       {"base_digest", &c.base_digest},
       {"pip_requirement", &c.pip_requirement}, {"pip_index_url", &c.pip_index_url}, {"wheelhouse", &c.wheelhouse},
       {"template", &c.template_name}};
   for (auto& [k, v] : s.values)
@@ -190,21 +195,25 @@ void apply_settings(Cell& c, const Settings& s) {
     c.base_digest = c.base_image.substr(at + 1);
     c.base_image = c.base_image.substr(0, at);
   }
-  if (c.base_digest.empty()) c.warnings.push_back("base image " + c.base_image + " is tag-only (no digest pin): builds are not reproducible");
+  if (c.base_digest.empty())
+    c.warnings.push_back("base image " + c.base_image + " is tag-only (no digest pin): builds are not reproducible");
 }
 
 void python_eol(Cell& c, const KnowledgeBase& kb, const std::string& today) {
   const PythonEol* p = kb.python_eol(c.python);
   if (p && p->eol <= today)
-    c.warnings.push_back("Python " + c.python + " reached end of life on " + p->eol + (p->note.empty() ? "" : " (" + p->note + ")") +
-                         " (source: " + p->source + ")");
+    c.warnings.push_back("Python " + c.python + " reached end of life on " + p->eol +
+                         (p->note.empty() ? "" : " (" + p->note + ")") + " (source: " + p->source + ")");
 }
 
 std::map<std::string, std::string> tag_values(const Cell& c) {
   std::string py = c.python;
   py.erase(std::remove(py.begin(), py.end(), '.'), py.end());
-  return {{"paddle", c.paddle}, {"variant", c.variant}, {"cuda", c.cuda}, {"cudnn", c.cudnn}, {"trt", c.trt},
-          {"python", c.python}, {"py", "py" + py}, {"os", c.os}, {"flavor", c.flavor}, {"dev", c.flavor == "devel" ? "dev" : ""}};
+  return {{"paddle", c.paddle}, {"variant", c.variant},
+          {"cuda", c.cuda},     {"cudnn", c.cudnn},
+          {"trt", c.trt},       {"python", c.python},
+          {"py", "py" + py},    {"os", c.os},
+          {"flavor", c.flavor}, {"dev", c.flavor == "devel" ? "dev" : ""}};
 }
 
 Cell resolve(const RuleContext& ctx, const std::string& today) {
@@ -238,9 +247,9 @@ void check_unique_tags(const std::vector<Cell>& kept, const std::vector<std::str
     auto [it, fresh] = seen.emplace(kept[i].tag, i);
     if (fresh) continue;
     const Cell& o = kept[it->second];
-    throw InputError(where[i] + ": expected unique tags, found '" + kept[i].tag + "' for both python " + o.python + "/" + o.os + "/" +
-                     o.flavor + " and python " + kept[i].python + "/" + kept[i].os + "/" + kept[i].flavor +
-                     " (add {python}/{os} to tag_template, or narrow the axes)");
+    throw InputError(where[i] + ": expected unique tags, found '" + kept[i].tag + "' for both python " + o.python +
+                     "/" + o.os + "/" + o.flavor + " and python " + kept[i].python + "/" + kept[i].os + "/" +
+                     kept[i].flavor + " (add {python}/{os} to tag_template, or narrow the axes)");
   }
 }
 
@@ -277,16 +286,17 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
       continue;
     }
     if (unconfirmed_tag)
-      cell.warnings.push_back("relies on an UNCONFIRMED fact: tag " + cell.tag + " as a published Paddle image (source: " +
-                              ctx.release.published_fact.source + ")");
+      cell.warnings.push_back("relies on an UNCONFIRMED fact: tag " + cell.tag +
+                              " as a published Paddle image (source: " + ctx.release.published_fact.source + ")");
     plan.kept.push_back(cell);
     where.push_back(combo.where);
   }
   if (!require_kept) return plan;
   check_unique_tags(plan.kept, where);
   if (plan.kept.empty())
-    throw InputError(spec.axes_where + ": expected at least one kept cell, found none (" + std::to_string(plan.skipped.size()) +
-                     " skipped" + (plan.skipped.empty() ? "" : "; first: " + plan.skipped.front().reason) + ")");
+    throw InputError(spec.axes_where + ": expected at least one kept cell, found none (" +
+                     std::to_string(plan.skipped.size()) + " skipped" +
+                     (plan.skipped.empty() ? "" : "; first: " + plan.skipped.front().reason) + ")");
   return plan;
 }
 

@@ -15,8 +15,8 @@ namespace imgtool::matrix {
 namespace {
 
 const std::set<std::string> kSettingKeys = {"repository",    "base_image", "base_digest", "pip_requirement",
-                                            "pip_index_url", "wheelhouse", "template",    "build", "python_from",
-                                            "cuda_base"};
+                                            "pip_index_url", "wheelhouse", "template",    "build",
+                                            "python_from",   "cuda_base"};
 
 using ValueCheck = std::function<void(const YamlDoc&, const YAML::Node&, const KnowledgeBase&)>;
 
@@ -28,7 +28,8 @@ void one_of(const YamlDoc& d, const YAML::Node& n, const std::set<std::string>& 
 }
 
 template <class Known>
-void known_version(const YamlDoc& d, const YAML::Node& n, const std::string& what, Known known, const std::string& file) {
+void known_version(const YamlDoc& d, const YAML::Node& n, const std::string& what, Known known,
+                   const std::string& file) {
   std::string v = d.version_of(n);
   if (!known(v)) d.fail(n, "expected a " + what + " listed in the knowledge base (" + file + "), found '" + v + "'");
 }
@@ -36,17 +37,42 @@ void known_version(const YamlDoc& d, const YAML::Node& n, const std::string& wha
 // How each axis value is validated; the table also defines which axes exist.
 const std::map<std::string, ValueCheck>& axis_checks() {
   static const std::map<std::string, ValueCheck> t = {
-      {"paddle", [](auto& d, auto& n, auto& kb) { known_version(d, n, "Paddle version", [&](auto& v) { return kb.paddle_release(v); }, "kb/paddle.yaml"); }},
-      {"cuda", [](auto& d, auto& n, auto& kb) {
-         known_version(d, n, "CUDA version (major.minor)", [&](auto& v) { return kb.cuda(v) && v.find('.') == v.rfind('.'); }, "kb/cuda.yaml"); }},
-      {"python", [](auto& d, auto& n, auto& kb) {
-         known_version(d, n, "Python version (major.minor)", [&](auto& v) { return kb.python_eol(v) && v.find('.') == v.rfind('.'); }, "kb/python.yaml"); }},
+      {"paddle",
+       [](auto& d, auto& n, auto& kb) {
+         known_version(
+             d, n, "Paddle version", [&](auto& v) { return kb.paddle_release(v); }, "kb/paddle.yaml");
+       }},
+      {"cuda",
+       [](auto& d, auto& n, auto& kb) {
+         known_version(
+             d, n, "CUDA version (major.minor)", [&](auto& v) { return kb.cuda(v) && v.find('.') == v.rfind('.'); },
+             "kb/cuda.yaml");
+       }},
+      {"python",
+       [](auto& d, auto& n, auto& kb) {
+         known_version(
+             d, n, "Python version (major.minor)",
+             [&](auto& v) { return kb.python_eol(v) && v.find('.') == v.rfind('.'); }, "kb/python.yaml");
+       }},
       {"cudnn", [](auto& d, auto& n, auto&) { d.version_of(n); }},
       // trt: a TensorRT version, or none (the image ships no TensorRT; matrix.cc, rules.cc).
-      {"trt", [](auto& d, auto& n, auto&) { if (!n.IsScalar() || n.Scalar() != "none") d.version_of(n); }},
-      {"os", [](auto& d, auto& n, auto&) { if (!n.IsScalar() || n.Scalar().empty()) d.fail(n, "expected an OS label like ubuntu22.04, found " + describe(n)); }},
-      {"variant", [](auto& d, auto& n, auto&) { one_of(d, n, {"gpu", "cpu"}, "a variant"); }},
-      {"flavor", [](auto& d, auto& n, auto&) { one_of(d, n, {"runtime", "devel"}, "a flavor"); }},
+      {"trt",
+       [](auto& d, auto& n, auto&) {
+         if (!n.IsScalar() || n.Scalar() != "none") d.version_of(n);
+       }},
+      {"os",
+       [](auto& d, auto& n, auto&) {
+         if (!n.IsScalar() || n.Scalar().empty())
+           d.fail(n, "expected an OS label like ubuntu22.04, found " + describe(n));
+       }},
+      {"variant",
+       [](auto& d, auto& n, auto&) {
+         one_of(d, n, {"gpu", "cpu"}, "a variant");
+       }},
+      {"flavor",
+       [](auto& d, auto& n, auto&) {
+         one_of(d, n, {"runtime", "devel"}, "a flavor");
+       }},
   };
   return t;
 }
@@ -57,7 +83,8 @@ const std::map<std::string, SettingCheck>& setting_checks() {
   static const std::map<std::string, SettingCheck> t = {
       {"repository", [](auto& v) { return refname::check_name(v, false); }},
       {"base_image", [](auto& v) { return refname::check_name(v, true); }},
-      {"base_digest", [](auto& v) -> std::optional<std::string> {
+      {"base_digest",
+       [](auto& v) -> std::optional<std::string> {
          if (v.empty() || is_sha256_digest(v)) return std::nullopt;
          return "expected sha256:<64 hex digits>, found '" + v + "'";
        }},
@@ -75,7 +102,8 @@ std::string expand_string(const YamlDoc& d, const YAML::Node& n) {
   if (!n.IsScalar()) d.fail(n, "expected a string, found " + describe(n));
   std::string out, missing;
   if (!expand_env(n.Scalar(), out, missing))
-    d.fail(n, "expected environment variable ${" + missing + "} to be set (or a default: ${" + missing + ":-value}), found it unset");
+    d.fail(n, "expected environment variable ${" + missing + "} to be set (or a default: ${" + missing +
+                  ":-value}), found it unset");
   return out;
 }
 
@@ -86,13 +114,15 @@ Settings read_settings(const YamlDoc& d, const YAML::Node& map, bool allow_axes)
     if (allow_axes && axis_checks().count(k)) continue;
     if (!kSettingKeys.count(k)) {
       std::string list;
-      for (auto& a : axis_names()) if (allow_axes) list += a + ", ";
+      for (auto& a : axis_names())
+        if (allow_axes) list += a + ", ";
       for (auto& a : kSettingKeys) list += a + (a == *kSettingKeys.rbegin() ? "" : ", ");
       d.fail(it->first, "expected an axis or setting (" + list + "), found unknown key '" + k + "'");
     }
     if (k == "build") {
       d.expect_map(it->second, "'build' values");
-      for (auto b = it->second.begin(); b != it->second.end(); ++b) s.build[b->first.Scalar()] = expand_string(d, b->second);
+      for (auto b = it->second.begin(); b != it->second.end(); ++b)
+        s.build[b->first.Scalar()] = expand_string(d, b->second);
       continue;
     }
     if (k == "python_from") one_of(d, it->second, {"apt", "base"}, "where Python comes from");
@@ -143,7 +173,7 @@ void read_axes(const YamlDoc& d, const YAML::Node& axes, const KnowledgeBase& kb
   for (auto it = axes.begin(); it != axes.end(); ++it) {
     std::string name = it->first.Scalar();
     YAML::Node vals = it->second;  // a handle copy: it->second dies with the iterator proxy
-    if (vals.IsScalar()) {  // "python: 3.11" is a one-value axis
+    if (vals.IsScalar()) {         // "python: 3.11" is a one-value axis
       axis_checks().at(name)(d, vals, kb);
       m.axes[name].push_back(vals.Scalar());
       continue;
@@ -190,8 +220,9 @@ namespace {
 MatrixSpec read_matrix(const YamlDoc& d, const KnowledgeBase& kb) {
   const std::string& path = d.file();
   const YAML::Node& root = d.root();
-  d.check_keys(root, {"repository", "tag_template", "only_published", "defaults", "axes", "include", "exclude", "description"},
-               "a matrix file");
+  d.check_keys(
+      root, {"repository", "tag_template", "only_published", "defaults", "axes", "include", "exclude", "description"},
+      "a matrix file");
   MatrixSpec m;
   m.file = path;
   if (root["repository"]) {
@@ -214,7 +245,9 @@ MatrixSpec read_matrix(const YamlDoc& d, const KnowledgeBase& kb) {
 }
 }  // namespace
 
-MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb) { return read_matrix(YamlDoc::load(path), kb); }
+MatrixSpec read_matrix_file(const std::string& path, const KnowledgeBase& kb) {
+  return read_matrix(YamlDoc::load(path), kb);
+}
 
 MatrixSpec read_matrix_text(const std::string& text, const std::string& name, const KnowledgeBase& kb) {
   return read_matrix(YamlDoc::parse(text, name), kb);

@@ -28,9 +28,10 @@ const std::vector<std::string>& axis_names();
 
 // Base image / package source / build values, from `defaults` or an include entry.
 struct Settings {
-  std::map<std::string, std::string> values;  // repository, base_image, base_digest, pip_requirement, pip_index_url, wheelhouse, template
-  std::map<std::string, std::string> build;   // -> Cell::overrides
-  void merge_from(const Settings& o);         // o's values win
+  std::map<std::string, std::string>
+      values;  // repository, base_image, base_digest, pip_requirement, pip_index_url, wheelhouse, template
+  std::map<std::string, std::string> build;  // -> Cell::overrides
+  void merge_from(const Settings& o);        // o's values win
   std::string get(const std::string& k) const {
     auto it = values.find(k);
     return it == values.end() ? "" : it->second;

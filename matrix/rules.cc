@@ -36,12 +36,13 @@ std::optional<Verdict> os_python(const RuleContext& c) {
   const OsPython* o = c.kb.os_python(os);
   if (!o)
     return fail(c, "os-python", {"python", "os"},
-                "the KB lists no Python packages for OS " + os + " (kb/os.yaml); set python_from: base when the base image ships Python " + py,
+                "the KB lists no Python packages for OS " + os +
+                    " (kb/os.yaml); set python_from: base when the base image ships Python " + py,
                 c.kb.dir() + "/os.yaml");
   if (o->provides(py)) return std::nullopt;
   return fail(c, "os-python", {"python", "os"},
-              o->name + " packages Python " + join(o->python) + ", not " + py +
-                  " (apt-get install python" + py + " fails); use one of those, or set python_from: base when the base image ships Python " + py,
+              o->name + " packages Python " + join(o->python) + ", not " + py + " (apt-get install python" + py +
+                  " fails); use one of those, or set python_from: base when the base image ships Python " + py,
               o->source);
 }
 
@@ -51,8 +52,8 @@ std::optional<Verdict> paddle_cuda(const RuleContext& c) {
   std::vector<std::string> cudas;
   for (auto& b : c.release.gpu)
     if (c.release.build_for(b.cuda, version) == &b) cudas.push_back(b.cuda);
-  return fail(c, "paddle-cuda", {"paddle", "cuda"},
-              "Paddle " + version + " GPU wheels exist for CUDA " + join(cudas), c.release.source);
+  return fail(c, "paddle-cuda", {"paddle", "cuda"}, "Paddle " + version + " GPU wheels exist for CUDA " + join(cudas),
+              c.release.source);
 }
 
 // A cudnn/trt axis must name what Paddle built this CUDA variant against (on the axis' precision).
@@ -63,8 +64,9 @@ std::optional<Verdict> build_component(const RuleContext& c, const char* rule, c
   std::string built = key == "cudnn" ? b->cudnn : b->trt;
   if (!built.empty() && Version::parse(want)->is_prefix_of(*Version::parse(built))) return std::nullopt;
   std::string label = key == "cudnn" ? "cuDNN" : "TensorRT";
-  std::string fact = built.empty() ? "Paddle " + c.release.series + " images for CUDA " + b->cuda + " ship no " + label
-                                   : "Paddle " + c.release.series + " for CUDA " + b->cuda + " is built with " + label + " " + built;
+  std::string fact =
+      built.empty() ? "Paddle " + c.release.series + " images for CUDA " + b->cuda + " ship no " + label
+                    : "Paddle " + c.release.series + " for CUDA " + b->cuda + " is built with " + label + " " + built;
   return fail(c, rule, {"paddle", "cuda", key}, fact, b->source);
 }
 std::optional<Verdict> paddle_cudnn(const RuleContext& c) { return build_component(c, "paddle-cudnn", "cudnn"); }
@@ -76,7 +78,8 @@ std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
   if (!is_gpu(c) || axis(c, "trt") == "none") return std::nullopt;
   const PaddleGpuBuild* b = c.release.build_for(axis(c, "cuda"), axis(c, "paddle"));
   auto own = c.combo.settings.build.find("trt_pip_requirement");
-  if (b->trt.empty() || !b->trt_pip.requirement.empty() || (own != c.combo.settings.build.end() && !own->second.empty()))
+  if (b->trt.empty() || !b->trt_pip.requirement.empty() ||
+      (own != c.combo.settings.build.end() && !own->second.empty()))
     return std::nullopt;
   return fail(c, "paddle-trt-install", {"paddle", "cuda", "trt"},
               "Paddle " + c.release.series + " for CUDA " + b->cuda + " is built with TensorRT " + b->trt +
@@ -89,20 +92,24 @@ std::optional<Verdict> paddle_trt_install(const RuleContext& c) {
 // none lists the CUDA; no facts at all is a warning (added when resolving).
 std::optional<Verdict> cudnn_cuda(const RuleContext& c) {
   if (!is_gpu(c)) return std::nullopt;
-  std::string cudnn = axis(c, "cudnn").empty() ? c.release.build_for(axis(c, "cuda"), axis(c, "paddle"))->cudnn : axis(c, "cudnn");
+  std::string cudnn =
+      axis(c, "cudnn").empty() ? c.release.build_for(axis(c, "cuda"), axis(c, "paddle"))->cudnn : axis(c, "cudnn");
   auto facts = c.kb.cudnn_facts(cudnn);
   if (facts.empty()) return std::nullopt;
   auto cuda = Version::parse(axis(c, "cuda"));
   // From CUDA 12 on, a cuDNN built for a CUDA major runs on every minor of it.
   auto same_major = [&](const VersionRange& r) {
-    return cuda->major() >= 12 && Version::parse(r.from)->major() <= cuda->major() && cuda->major() <= Version::parse(r.to)->major();
+    return cuda->major() >= 12 && Version::parse(r.from)->major() <= cuda->major() &&
+           cuda->major() <= Version::parse(r.to)->major();
   };
   for (auto* f : facts)
     for (auto& r : f->cuda)
       if (r.contains(*cuda) || same_major(r)) return std::nullopt;
   std::vector<std::string> ranges;
   for (auto& r : facts.front()->cuda) ranges.push_back(r.text());
-  return fail(c, "cudnn-cuda", {"cuda"}, "cuDNN " + facts.front()->cudnn.text() + " supports CUDA " + join(ranges) + " (Paddle builds with cuDNN " + cudnn + ")",
+  return fail(c, "cudnn-cuda", {"cuda"},
+              "cuDNN " + facts.front()->cudnn.text() + " supports CUDA " + join(ranges) +
+                  " (Paddle builds with cuDNN " + cudnn + ")",
               facts.front()->source);
 }
 
@@ -118,17 +125,22 @@ std::optional<Verdict> nvidia_cuda_os(const RuleContext& c) {
     return std::nullopt;
   const CudaImages* img = c.kb.cuda_images(axis(c, "cuda"));
   if (!img)
-    return fail(c, "nvidia-cuda-os", {"cuda"}, "the KB lists no nvidia/cuda images for CUDA " + axis(c, "cuda") +
-                " (set base_image to use another base)", c.kb.dir() + "/images.yaml");
+    return fail(
+        c, "nvidia-cuda-os", {"cuda"},
+        "the KB lists no nvidia/cuda images for CUDA " + axis(c, "cuda") + " (set base_image to use another base)",
+        c.kb.dir() + "/images.yaml");
   if (std::count(img->os.begin(), img->os.end(), axis(c, "os"))) return std::nullopt;
-  return fail(c, "nvidia-cuda-os", {"cuda", "os"}, "nvidia/cuda:" + img->full + " images exist for " + join(img->os), img->source);
+  return fail(c, "nvidia-cuda-os", {"cuda", "os"}, "nvidia/cuda:" + img->full + " images exist for " + join(img->os),
+              img->source);
 }
 
 std::optional<Verdict> cpu_base_os(const RuleContext& c) {
-  if ((is_gpu(c) && !pip_build(c)) || !c.combo.settings.get("base_image").empty() || c.kb.cpu_base(axis(c, "os"))) return std::nullopt;
+  if ((is_gpu(c) && !pip_build(c)) || !c.combo.settings.get("base_image").empty() || c.kb.cpu_base(axis(c, "os")))
+    return std::nullopt;
   std::vector<std::string> known;
   for (auto& b : c.kb.cpu_bases()) known.push_back(b.os);
-  return fail(c, "cpu-base-os", {"variant", "os"}, "CPU base images are known for " + join(known) + " (set base_image to use another)",
+  return fail(c, "cpu-base-os", {"variant", "os"},
+              "CPU base images are known for " + join(known) + " (set base_image to use another)",
               c.kb.cpu_bases().empty() ? c.kb.dir() + "/images.yaml" : c.kb.cpu_bases().front().source);
 }
 
@@ -144,7 +156,8 @@ const std::vector<Rule>& combo_rules() {
       {"paddle-trt-install", "a cell that claims TensorRT must have a pip install spec for it", paddle_trt_install},
       {"cudnn-cuda", "the cuDNN release must support the CUDA version", cudnn_cuda},
       {"nvidia-cuda-os", "nvidia/cuda must publish an image for the CUDA version and OS", nvidia_cuda_os},
-      {"cpu-base-os", "an OS base image must be known for the OS (CPU cells, and GPU wheels that bring their CUDA)", cpu_base_os},
+      {"cpu-base-os", "an OS base image must be known for the OS (CPU cells, and GPU wheels that bring their CUDA)",
+       cpu_base_os},
   };
   return rules;
 }
@@ -159,7 +172,8 @@ namespace {
 
 std::string major(const std::string& v) { return v.substr(0, v.find('.')); }
 
-Verdict recipe_fail(const Cell& c, const RuleContext& ctx, const char* rule, const std::string& fact, const std::string& source) {
+Verdict recipe_fail(const Cell& c, const RuleContext& ctx, const char* rule, const std::string& fact,
+                    const std::string& source) {
   return {rule, describe_axes(ctx.combo.axes, {"paddle", "cuda", "cudnn"}) + ": " + fact, source};
 }
 
@@ -169,11 +183,14 @@ std::optional<Verdict> recipe_base(const Cell& c, const RuleContext& ctx) {
   if (!w) {
     std::vector<std::string> have;
     for (const auto& b : ctx.kb.cuda_wheel_bases()) have.push_back(b.cuda);
-    return recipe_fail(c, ctx, "recipe-base", "cuda_base: wheels, but kb/cuda_wheels.yaml has no base for CUDA " + c.cuda +
-                                                  " (it has " + join(have) + ")", ctx.kb.dir() + "/cuda_wheels.yaml");
+    return recipe_fail(
+        c, ctx, "recipe-base",
+        "cuda_base: wheels, but kb/cuda_wheels.yaml has no base for CUDA " + c.cuda + " (it has " + join(have) + ")",
+        ctx.kb.dir() + "/cuda_wheels.yaml");
   }
   if (c.os != "debian12")
-    return recipe_fail(c, ctx, "recipe-base", "a wheel base is made on the local Debian 12 base (scripts/make-cuda-base.sh), not " + c.os,
+    return recipe_fail(c, ctx, "recipe-base",
+                       "a wheel base is made on the local Debian 12 base (scripts/make-cuda-base.sh), not " + c.os,
                        w->source);
   return std::nullopt;
 }
@@ -186,21 +203,24 @@ std::optional<Verdict> recipe_cudnn(const Cell& c, const RuleContext& ctx) {
   const CudaImages* img = ctx.kb.cuda_images(c.cuda);
   std::string base = c.cuda_base == "wheels" ? "the CUDA " + c.cuda + " wheel base ships cuDNN " + c.cudnn_full
                      : c.cuda_base == "none" ? "cuda_base: none ships no cuDNN"
-                     : c.cudnn_full.empty()  ? "the KB does not know which cuDNN " + c.base_image + " ships (images.yaml cudnn_shipped)"
-                                             : c.base_image + " ships cuDNN " + c.cudnn_full;
+                     : c.cudnn_full.empty()
+                         ? "the KB does not know which cuDNN " + c.base_image + " ships (images.yaml cudnn_shipped)"
+                         : c.base_image + " ships cuDNN " + c.cudnn_full;
   return recipe_fail(c, ctx, "recipe-cudnn",
-                     "the cell claims cuDNN " + c.cudnn + ", but " + base + " and NVIDIA's apt repository has no package of cuDNN " +
-                         c.cudnn + " for CUDA " + c.cuda + " on " + c.os + " in the KB (cudnn.yaml apt); add that row, or claim what the base holds",
+                     "the cell claims cuDNN " + c.cudnn + ", but " + base +
+                         " and NVIDIA's apt repository has no package of cuDNN " + c.cudnn + " for CUDA " + c.cuda +
+                         " on " + c.os + " in the KB (cudnn.yaml apt); add that row, or claim what the base holds",
                      img ? img->source : ctx.kb.dir() + "/images.yaml");
 }
 
 // A wheel that pip-installs its own CUDA libraries must not find a second copy in the base.
 std::optional<Verdict> installed_once(const Cell& c, const RuleContext& ctx) {
   if (c.variant != "gpu" || !c.pip_cuda_libraries || c.cuda_base == "none") return std::nullopt;
-  return recipe_fail(c, ctx, "installed-once",
-                     "Paddle's wheel pip-installs its CUDA libraries (nvidia-* packages), and the base " + c.base_image +
-                         " ships them too: two cuDNNs in one image; build it on a base without CUDA libraries (cuda_base: none)",
-                     ctx.release.build_for(c.cuda, c.paddle)->source);
+  return recipe_fail(
+      c, ctx, "installed-once",
+      "Paddle's wheel pip-installs its CUDA libraries (nvidia-* packages), and the base " + c.base_image +
+          " ships them too: two cuDNNs in one image; build it on a base without CUDA libraries (cuda_base: none)",
+      ctx.release.build_for(c.cuda, c.paddle)->source);
 }
 
 std::optional<Verdict> trt_cuda_major(const Cell& c, const RuleContext& ctx) {
@@ -211,7 +231,8 @@ std::optional<Verdict> trt_cuda_major(const Cell& c, const RuleContext& ctx) {
   if (!from_kb || b->trt_pip.cuda_major.empty() || b->trt_pip.cuda_major == major(c.cuda)) return std::nullopt;
   return recipe_fail(c, ctx, "trt-cuda-major",
                      b->trt_pip.requirement + " is a CUDA " + b->trt_pip.cuda_major + " build of TensorRT " + c.trt +
-                         "; the image's CUDA is " + c.cuda + " (its libnvinfer would need libcudart.so." + b->trt_pip.cuda_major + ")",
+                         "; the image's CUDA is " + c.cuda + " (its libnvinfer would need libcudart.so." +
+                         b->trt_pip.cuda_major + ")",
                      b->trt_pip.source);
 }
 
@@ -219,8 +240,10 @@ std::optional<Verdict> trt_cuda_major(const Cell& c, const RuleContext& ctx) {
 
 const std::vector<RecipeRule>& recipe_rules() {
   static const std::vector<RecipeRule> rules = {
-      {"recipe-base", "the CUDA base the cell names exists (a wheel base: kb/cuda_wheels.yaml, on Debian 12)", recipe_base},
-      {"recipe-cudnn", "the claimed cuDNN is what the base ships, NVIDIA's apt package, or Paddle's pip pin", recipe_cudnn},
+      {"recipe-base", "the CUDA base the cell names exists (a wheel base: kb/cuda_wheels.yaml, on Debian 12)",
+       recipe_base},
+      {"recipe-cudnn", "the claimed cuDNN is what the base ships, NVIDIA's apt package, or Paddle's pip pin",
+       recipe_cudnn},
       {"installed-once", "a wheel that brings its own CUDA libraries gets a base with none", installed_once},
       {"trt-cuda-major", "the TensorRT wheel is built for the cell's CUDA major", trt_cuda_major},
   };
@@ -251,8 +274,9 @@ std::optional<Verdict> published_rule(const Cell& cell, const RuleContext& c, bo
     if (auto p = t.find("{version}"); p != std::string::npos) t.replace(p, 9, cell.paddle);
     tags.push_back(t);
   }
-  return Verdict{"published", describe_axes(c.combo.axes, {"paddle", "variant", "cuda"}) + ": tag " + cell.tag +
-                 " is not among Paddle " + c.release.series + "'s published images (" + join(tags) + ")",
+  return Verdict{"published",
+                 describe_axes(c.combo.axes, {"paddle", "variant", "cuda"}) + ": tag " + cell.tag +
+                     " is not among Paddle " + c.release.series + "'s published images (" + join(tags) + ")",
                  c.release.published_fact.source.empty() ? c.release.source : c.release.published_fact.source};
 }
 

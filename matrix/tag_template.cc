@@ -6,8 +6,8 @@ namespace imgtool::matrix {
 
 namespace {
 
-const std::set<std::string> kPlaceholders = {"paddle", "variant", "cuda", "cudnn", "trt",
-                                             "python", "py", "os", "flavor", "dev"};
+const std::set<std::string> kPlaceholders = {"paddle", "variant", "cuda", "cudnn",  "trt",
+                                             "python", "py",      "os",   "flavor", "dev"};
 
 std::string known_list() {
   std::string s;
@@ -19,7 +19,10 @@ std::string known_list() {
 std::string render_flat(const std::string& t, const std::map<std::string, std::string>& v, bool& all_set) {
   std::string out;
   for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] != '{') { out += t[i]; continue; }
+    if (t[i] != '{') {
+      out += t[i];
+      continue;
+    }
     size_t end = t.find('}', i);
     auto it = v.find(t.substr(i + 1, end - i - 1));
     std::string val = it == v.end() ? "" : it->second;

@@ -28,12 +28,17 @@ size_t first_bad_utf8(const std::string& t) {
   auto cont = [&](size_t i) { return i < t.size() && (static_cast<unsigned char>(t[i]) & 0xC0) == 0x80; };
   for (size_t i = 0; i < t.size();) {
     unsigned char c = t[i];
-    size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    size_t n = c < 0x80                   ? 1
+               : (c >= 0xC2 && c <= 0xDF) ? 2
+               : (c >= 0xE0 && c <= 0xEF) ? 3
+               : (c >= 0xF0 && c <= 0xF4) ? 4
+                                          : 0;
     if (n == 0) return i;
     for (size_t k = 1; k < n; ++k)
       if (!cont(i + k)) return i;
     unsigned char c1 = n > 1 ? t[i + 1] : 0;
-    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return i;
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+      return i;
     i += n;
   }
   return std::string::npos;
@@ -98,7 +103,9 @@ void YamlDoc::check_unique_keys(const YAML::Node& n, size_t* visits) const {
   for (auto it = n.begin(); it != n.end(); ++it) {
     if (it->first.IsScalar()) {
       auto [prev, fresh] = seen.emplace(it->first.Scalar(), where(it->first));
-      if (!fresh) fail(it->first, "expected each key once in a mapping, found '" + it->first.Scalar() + "' again (first at " + prev->second + ")");
+      if (!fresh)
+        fail(it->first, "expected each key once in a mapping, found '" + it->first.Scalar() + "' again (first at " +
+                            prev->second + ")");
     }
     check_unique_keys(it->second, visits);
   }
@@ -157,7 +164,8 @@ bool YamlDoc::boolean(const YAML::Node& map, const std::string& key, bool dflt) 
   YAML::Node v = map[key];
   if (!v.IsDefined() || v.IsNull()) return dflt;
   bool out = dflt;
-  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, out)) fail(v, "expected '" + key + "' to be true or false, found " + describe(v));
+  if (!v.IsScalar() || !YAML::convert<bool>::decode(v, out))
+    fail(v, "expected '" + key + "' to be true or false, found " + describe(v));
   return out;
 }
 
@@ -182,7 +190,8 @@ double YamlDoc::number_or_null(const YAML::Node& map, const std::string& key) co
   if (!v.IsDefined()) fail(map, "expected key '" + key + "' (a number or null), found none");
   if (v.IsNull()) return 0;
   double d = 0;
-  if (!v.IsScalar() || !YAML::convert<double>::decode(v, d)) fail(v, "expected '" + key + "' to be a number or null, found " + describe(v));
+  if (!v.IsScalar() || !YAML::convert<double>::decode(v, d))
+    fail(v, "expected '" + key + "' to be a number or null, found " + describe(v));
   return d;
 }
 
@@ -194,7 +203,10 @@ bool expand_env(const std::string& in, std::string& out, std::string& missing) {
       continue;
     }
     size_t end = in.find('}', i + 2);
-    if (end == std::string::npos) { out += in.substr(i); break; }
+    if (end == std::string::npos) {
+      out += in.substr(i);
+      break;
+    }
     std::string name = in.substr(i + 2, end - i - 2), dflt;
     bool has_default = false;
     if (auto d = name.find(":-"); d != std::string::npos) {
@@ -203,7 +215,10 @@ bool expand_env(const std::string& in, std::string& out, std::string& missing) {
       has_default = true;
     }
     const char* v = std::getenv(name.c_str());
-    if ((!v || !*v) && !has_default) { missing = name; return false; }
+    if ((!v || !*v) && !has_default) {
+      missing = name;
+      return false;
+    }
     out += (v && *v) ? std::string(v) : dflt;
     i = end;
   }

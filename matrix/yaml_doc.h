@@ -2,11 +2,11 @@
 // its line and column) with errors a user can act on: every failure is one
 // line "file:line:col: expected …, found …" thrown as InputError.
 #pragma once
+#include <yaml-cpp/yaml.h>
+
 #include <set>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace imgtool::matrix {
 
@@ -50,7 +50,8 @@ class YamlDoc {
 std::string describe(const YAML::Node& n);
 
 // Expands ${NAME} and ${NAME:-default} (environment variables) in a string;
-// an unset (or empty) variable without a default is an error reported by the caller. Returns false and sets `missing` on failure.
+// an unset (or empty) variable without a default is an error reported by the caller. Returns false and sets `missing`
+// on failure.
 bool expand_env(const std::string& in, std::string& out, std::string& missing);
 
 }  // namespace imgtool::matrix

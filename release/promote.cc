@@ -7,12 +7,12 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "image/config.h"
 #include "image/platform.h"
+#include "matrix/labels.h"
 #include "release/publish.h"
 #include "sign/attestation.h"
 #include "sign/sign_image.h"
-#include "image/config.h"
-#include "matrix/labels.h"
 #include "smoke/evidence.h"
 #include "verify/evidence_check.h"
 #include "verify/release_gate.h"
@@ -28,11 +28,14 @@ void check_request(const PromoteRequest& req, bool across) {
     throw InputError("promote: expected an image reference by digest (…@sha256:<hex>), found '" + req.digest + "'");
   if (!req.public_key) throw InputError("promote: expected --key PUBLIC_KEY, found none");
   if (across && !req.sign_key)
-    throw InputError("promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
-  if (req.verify_contents && !req.kb) throw InputError("promote: expected a knowledge base for the contents gate, found none");
+    throw InputError(
+        "promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
+  if (req.verify_contents && !req.kb)
+    throw InputError("promote: expected a knowledge base for the contents gate, found none");
   if (req.allow_without_gpu_smoke && !req.sign_key)
-    throw InputError("promote --allow-without-gpu-smoke: expected --sign-key KEY: the override is recorded as an "
-                     "annotation of the signature promote writes");
+    throw InputError(
+        "promote --allow-without-gpu-smoke: expected --sign-key KEY: the override is recorded as an "
+        "annotation of the signature promote writes");
 }
 
 // The override as the promoted signature records it (verify shows it).
@@ -71,12 +74,15 @@ void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req,
     r.evidence = e.ok ? e.evidence->summary() : "";
     return;
   }
-  std::string found = e.ok ? e.evidence->summary() : e.found ? "a smoke attestation that does not hold: " + e.why
-                                                             : "no smoke attestation";
+  std::string found = e.ok      ? e.evidence->summary()
+                      : e.found ? "a smoke attestation that does not hold: " + e.why
+                                : "no smoke attestation";
   if (!req.allow_without_gpu_smoke)
-    throw CheckFailed(repo.name() + "@" + req.digest + ": expected hardware evidence for this gpu image (a smoke "
+    throw CheckFailed(repo.name() + "@" + req.digest +
+                      ": expected hardware evidence for this gpu image (a smoke "
                       "attestation by the given key saying a real GPU ran it and it passed) before moving tag " +
-                      req.tag + ", found " + found + "; smoke it on a GPU host (imgtool nightly there, or the "
+                      req.tag + ", found " + found +
+                      "; smoke it on a GPU host (imgtool nightly there, or the "
                       "Kubernetes smoke Jobs + `imgtool nightly collect --key`), or pass --allow-without-gpu-smoke "
                       "(recorded on the signature; tag not moved)");
   c.overridden = true;
@@ -86,10 +92,12 @@ void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req,
 // Step 1: the manifest (read once), its signature, the SBOM attestation and the gate, in `repo`.
 Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req, PromoteResult& r) {
   Checked c{stored_manifest(repo, req.digest), {}};
-  r.signature = sign::check_signature(repo, req.digest, *req.public_key, req.identity.empty() ? repo.name() : req.identity);
+  r.signature =
+      sign::check_signature(repo, req.digest, *req.public_key, req.identity.empty() ? repo.name() : req.identity);
   if (!r.signature.ok)
-    throw CheckFailed(repo.name() + "@" + req.digest + ": expected a valid signature by the given key before moving tag " +
-                      req.tag + ", found " + r.signature.summary() + "; sign it with `imgtool sign` (tag not moved)");
+    throw CheckFailed(repo.name() + "@" + req.digest +
+                      ": expected a valid signature by the given key before moving tag " + req.tag + ", found " +
+                      r.signature.summary() + "; sign it with `imgtool sign` (tag not moved)");
   if (req.require_sbom) {
     sign::AttestationCheck a = sign::check_attestation(repo, req.digest, *req.public_key, sign::kSpdxPredicateType);
     if (!a.ok)

@@ -33,13 +33,13 @@
 namespace imgtool::release {
 
 struct PromoteRequest {
-  std::string digest;                         // "sha256:<hex>" in `from`
-  std::string tag;                            // the tag to move (in `to` when given)
-  EVP_PKEY* public_key = nullptr;             // required: what the digest must be signed (and attested) with
-  std::string identity;                       // required signed identity in `from`; "" = from.name() (any tag)
-  EVP_PKEY* sign_key = nullptr;               // within: optional re-sign; across: required
-  bool verify_contents = true;                // the release gate on the new tag
-  bool require_sbom = true;                   // the signed SPDX attestation must be there
+  std::string digest;              // "sha256:<hex>" in `from`
+  std::string tag;                 // the tag to move (in `to` when given)
+  EVP_PKEY* public_key = nullptr;  // required: what the digest must be signed (and attested) with
+  std::string identity;            // required signed identity in `from`; "" = from.name() (any tag)
+  EVP_PKEY* sign_key = nullptr;    // within: optional re-sign; across: required
+  bool verify_contents = true;     // the release gate on the new tag
+  bool require_sbom = true;        // the signed SPDX attestation must be there
   // A gpu-labelled image needs a smoke attestation from a real GPU (smoke/evidence.h: host hardware,
   // verdict pass) that verifies with public_key; this lets it through without one, and the
   // promoted signature (sign_key: required then) carries the override as an annotation.

@@ -18,13 +18,16 @@ void require_tag(const std::string& tag) {
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   bool ok = !tag.empty() && tag.size() <= 128 && word(tag[0]) &&
             std::all_of(tag.begin(), tag.end(), [&](char c) { return word(c) || c == '.' || c == '-'; });
-  if (!ok) throw InputError("tag: expected a tag name like 3.1.0-gpu-cuda12.6 ([A-Za-z0-9_][A-Za-z0-9._-]{0,127}), found '" + tag + "'");
+  if (!ok)
+    throw InputError("tag: expected a tag name like 3.1.0-gpu-cuda12.6 ([A-Za-z0-9_][A-Za-z0-9._-]{0,127}), found '" +
+                     tag + "'");
 }
 
 image::Manifest stored_manifest(image::Repository& repo, const std::string& digest) {
   auto m = repo.manifest(digest);
   if (!m)
-    throw CheckFailed(repo.name() + "@" + digest + ": expected the manifest in the repository, "
+    throw CheckFailed(repo.name() + "@" + digest +
+                      ": expected the manifest in the repository, "
                       "found none; push it by digest first");
   if (m->digest() != digest)
     throw CheckFailed(repo.name() + "@" + digest + ": expected the manifest bytes to hash to that digest, found " +
@@ -64,8 +67,9 @@ void sign_checked(image::Repository& repo, EVP_PKEY& key, const image::Manifest&
 // the local image's layers.
 void attest_sbom(image::Repository& repo, EVP_PKEY& key, const image::Manifest& m, const PublishRequest& req,
                  PublishResult& out) {
-  sbom::Document doc = req.inventory ? sbom::sbom_of(*req.inventory, *repo.source(m.digest()), m, repo.name(), m.digest())
-                                     : sbom::sbom_of(*req.image, m, repo.name(), m.digest());
+  sbom::Document doc = req.inventory
+                           ? sbom::sbom_of(*req.inventory, *repo.source(m.digest()), m, repo.name(), m.digest())
+                           : sbom::sbom_of(*req.image, m, repo.name(), m.digest());
   sign::attach_attestation(repo, key, {m.digest(), repo.name(), sign::kSpdxPredicateType, doc.to_json()});
   out.packages = sbom::package_versions(doc);
 }
@@ -81,7 +85,8 @@ PublishResult publish(image::Repository& repo, EVP_PKEY& key, const PublishReque
   sign_checked(repo, key, m, req, out);
   if (req.attest_sbom) attest_sbom(repo, key, m, req, out);
   if (req.evidence)  // 4. how it was smoked
-    sign::attach_attestation(repo, key, {m.digest(), repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(*req.evidence)});
+    sign::attach_attestation(repo, key,
+                             {m.digest(), repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(*req.evidence)});
   repo.put_manifest(m, req.tag);  // 5. tag last
   return out;
 }

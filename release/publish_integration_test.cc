@@ -14,12 +14,12 @@
 #include "image/daemon_transport.h"
 #include "image/docker_transport.h"
 #include "image/registry.h"
+#include "image/registry_repository.h"
+#include "release/publish.h"
 #include "sbom/inventory.h"
 #include "sbom/publish.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
-#include "release/publish.h"
-#include "image/registry_repository.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
 #include "tests/test_images.h"
@@ -59,7 +59,8 @@ std::string row(const json& report, const std::string& id) {
 std::set<std::string> sbom_set(const json& doc, const std::string& type, const std::string& site = "") {
   std::set<std::string> out;
   for (const auto& p : doc["packages"]) {
-    std::string loc = p.value("externalRefs", json::array()).empty() ? "" : p["externalRefs"][0].value("referenceLocator", "");
+    std::string loc =
+        p.value("externalRefs", json::array()).empty() ? "" : p["externalRefs"][0].value("referenceLocator", "");
     if (loc.rfind("pkg:" + type + "/", 0) != 0) continue;
     if (!site.empty() && p.value("comment", "") != "site-packages: " + site) continue;
     std::string name = p["name"];
@@ -86,7 +87,8 @@ std::set<std::string> pip_in_image(const std::string& img, const std::string& py
                 "--format", "json", "--disable-pip-version-check"});
   REQUIRE_MESSAGE(r.ok(), r.err);
   std::set<std::string> out;
-  for (const auto& p : json::parse(r.out)) out.insert(sbom::canonical_python_name(p["name"]) + "@" + p["version"].get<std::string>());
+  for (const auto& p : json::parse(r.out))
+    out.insert(sbom::canonical_python_name(p["name"]) + "@" + p["version"].get<std::string>());
   return out;
 }
 
@@ -109,7 +111,8 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
   REQUIRE(srepo.manifest(sign::attestation_tag(pub.digest)));  // attached before the tag moved
 
   auto verify = [&](const std::string& r) {
-    auto res = cli({"verify", r, "--key", k + ".pub", "--no-smoke", "--no-claims", "--json"});  // claims: verify's own tests
+    auto res =
+        cli({"verify", r, "--key", k + ".pub", "--no-smoke", "--no-claims", "--json"});  // claims: verify's own tests
     return std::make_pair(res.exit_code, json::parse(res.out.empty() ? "{}" : res.out));
   };
 
@@ -170,7 +173,8 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     // ... imgtool sign attaches it by default: then verify passes and promote moves the tag.
     REQUIRE(cli({"sign", ref + ":bare", "--key", k + ".key"}).ok());
     CHECK(verify(ref + ":bare").first == 0);
-    CHECK(cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"}).ok());
+    CHECK(
+        cli({"promote", ref + "@" + bare_digest, "--tag", "stable", "--key", k + ".pub", "--no-verify-contents"}).ok());
     CHECK(reg->resolve(repo, "stable") == bare_digest);
 
     // Staging -> release: promoted across repositories (never rebuilt): blobs mounted, attested
@@ -220,5 +224,4 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     CHECK(row(report, "sbom.attestation").find("another image") != std::string::npos);
     CHECK(cli({"sbom", ref + ":3.3.1-cpu", "--key", k + ".pub"}).exit_code == 1);
   }
-
 }

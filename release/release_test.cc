@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "image/copy.h"
 #include "release/promote.h"
 #include "release/publish.h"
@@ -18,7 +19,6 @@
 #include "sign/keys.h"
 #include "sign/sig_manifest.h"
 #include "sign/sign_image.h"
-#include "core/fs.h"
 #include "smoke/evidence.h"
 #include "tests/test_dirs.h"
 #include "verify/evidence_check.h"
@@ -33,9 +33,9 @@ namespace {
 
 // A CPU Paddle image whose labels claim `paddle_label` and whose layer holds Paddle 3.2.0.
 MemorySource cpu_image(const std::string& paddle_label = "3.2.0") {
-  return MemorySource(config_with({{"io.imgtool.paddle", paddle_label}, {"io.imgtool.python", "3.11"},
-                                   {"io.imgtool.variant", "cpu"}}),
-                      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
+  return MemorySource(
+      config_with({{"io.imgtool.paddle", paddle_label}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}),
+      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
 }
 
 // The image stored by digest in `repo` (as the nightly's push leaves it), signed by `key` when given,
@@ -53,7 +53,7 @@ std::vector<std::string> writes(image::MemoryRepository& repo) {
   std::vector<std::string> out;
   for (const auto& w : repo.store().log())
     if (w.rfind("manifest", 0) == 0)
-      out.push_back(w.find(" tag ") == std::string::npos ? "digest"
+      out.push_back(w.find(" tag ") == std::string::npos  ? "digest"
                     : w.find(".sig") != std::string::npos ? "sig"
                     : w.find(".att") != std::string::npos ? "att"
                                                           : "tag");
@@ -67,13 +67,16 @@ TEST_CASE("publish: by digest, then signature, then SBOM, the tag last; the SBOM
   sign::Pkey key = sign::generate_key();
   MemorySource src = cpu_image();
   // The gate's scan of the image, with its inventory: what the nightly hands to publish.
-  verify::GateResult gate = verify::release_gate({.ref = "memory:x", .source = &src, .tag = "3.2.0-cpu",
-                                                  .kb = &test_kb(), .inventory = true});
+  verify::GateResult gate = verify::release_gate(
+      {.ref = "memory:x", .source = &src, .tag = "3.2.0-cpu", .kb = &test_kb(), .inventory = true});
   REQUIRE(gate.passed());
   REQUIRE(gate.inventory);
   CountingLayers counting(src);  // the layer reads publish makes of the local image
-  PublishResult r = publish(repo, *key, {.image = &counting, .image_id = src.manifest().config().digest,
-                                         .tag = "3.2.0-cpu", .inventory = &*gate.inventory});
+  PublishResult r = publish(repo, *key,
+                            {.image = &counting,
+                             .image_id = src.manifest().config().digest,
+                             .tag = "3.2.0-cpu",
+                             .inventory = &*gate.inventory});
   CHECK(writes(repo) == std::vector<std::string>{"digest", "sig", "att", "tag"});
   CHECK(counting.layer_opens == 1);  // the push; the SBOM read no layer
   CHECK(*repo.tag("3.2.0-cpu") == r.digest);
@@ -92,14 +95,17 @@ TEST_CASE("publish: by digest, then signature, then SBOM, the tag last; the SBOM
   SUBCASE("a failing push moves no tag") {
     struct Dying : MemorySource {
       using MemorySource::MemorySource;
-      std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor&) override { throw Error("connection reset"); }
+      std::unique_ptr<image::BlobReader> open_blob(const image::Descriptor&) override {
+        throw Error("connection reset");
+      }
     } dying(config_with({{"a", "b"}}), {make_tar({{"etc/x", "1"}})});
     CHECK_THROWS_AS(publish(repo, *key, {.image = &dying, .tag = "3.3.0"}), Error);
     CHECK(!repo.tag("3.3.0"));
   }
   SUBCASE("bad tags are refused before anything is written") {
     auto before = repo.store().log().size();
-    for (const char* t : {"", "a/b", "sha256:0123"}) CHECK_THROWS_AS(publish(repo, *key, {.image = &src, .tag = t}), InputError);
+    for (const char* t : {"", "a/b", "sha256:0123"})
+      CHECK_THROWS_AS(publish(repo, *key, {.image = &src, .tag = t}), InputError);
     CHECK(repo.store().log().size() == before);
   }
 }
@@ -119,7 +125,8 @@ TEST_CASE("promote within a repository: only a signed, attested digest whose con
   sbom::attest_sbom(repo, src, m, *key);
   PromoteRequest wrong_tag = req;
   wrong_tag.tag = "3.1.0-cpu";  // the claims are read against the NEW tag
-  CHECK_THROWS_WITH_AS(promote(repo, nullptr, wrong_tag), doctest::Contains("claims to match its contents"), CheckFailed);
+  CHECK_THROWS_WITH_AS(promote(repo, nullptr, wrong_tag), doctest::Contains("claims to match its contents"),
+                       CheckFailed);
   CHECK(!repo.tag("3.1.0-cpu"));
   PromoteResult r = promote(repo, nullptr, req);
   CHECK(*repo.tag("3.2.0-cpu") == m.digest());
@@ -133,13 +140,14 @@ TEST_CASE("promote uses one manifest: bytes served for the digest must hash to i
   MemorySource a = cpu_image(), b = cpu_image("3.1.0");
   image::Manifest ma = stored(repo, a, key.get(), true), mb = stored(repo, b);
   repo.store().serve_instead(ma.digest(), mb);
-  CHECK_THROWS_WITH_AS(promote(repo, nullptr, {.digest = ma.digest(), .tag = "t", .public_key = key.get(),
-                                               .verify_contents = false}),
-                       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
+  CHECK_THROWS_WITH_AS(
+      promote(repo, nullptr, {.digest = ma.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
+      doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(!repo.tag("t"));
 }
 
-TEST_CASE("promote --sign-key in one repository re-signs AND re-attests: verify --key <release key> passes the SBOM rows") {
+TEST_CASE(
+    "promote --sign-key in one repository re-signs AND re-attests: verify --key <release key> passes the SBOM rows") {
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   sign::Pkey nightly = sign::generate_key(), release_key = sign::generate_key();
   MemorySource src = cpu_image();
@@ -150,8 +158,12 @@ TEST_CASE("promote --sign-key in one repository re-signs AND re-attests: verify 
     return out;
   };
   CHECK(sbom_rows_with(*release_key)["sbom.attestation"] == verify::Status::kFail);  // before: the nightly key's only
-  PromoteResult r = promote(repo, nullptr, {.digest = m.digest(), .tag = "3.2.0-cpu", .public_key = nightly.get(),
-                                            .sign_key = release_key.get(), .kb = &test_kb()});
+  PromoteResult r = promote(repo, nullptr,
+                            {.digest = m.digest(),
+                             .tag = "3.2.0-cpu",
+                             .public_key = nightly.get(),
+                             .sign_key = release_key.get(),
+                             .kb = &test_kb()});
   CHECK(r.resigned);
   CHECK(sign::check_signature(repo, m.digest(), *release_key, repo.name() + ":3.2.0-cpu").ok);
   for (const auto& [id, status] : sbom_rows_with(*release_key)) CHECK_MESSAGE(status == verify::Status::kPass, id);
@@ -163,8 +175,11 @@ TEST_CASE("promote across: staging -> release by digest, attested and signed the
   sign::Pkey nightly = sign::generate_key(), release_key = sign::generate_key();
   MemorySource src = cpu_image();
   image::Manifest a = stored(staging, src);
-  PromoteRequest req{.digest = a.digest(), .tag = "3.2.0-cpu", .public_key = nightly.get(),
-                     .sign_key = release_key.get(), .kb = &test_kb()};
+  PromoteRequest req{.digest = a.digest(),
+                     .tag = "3.2.0-cpu",
+                     .public_key = nightly.get(),
+                     .sign_key = release_key.get(),
+                     .kb = &test_kb()};
   auto written = [&] { return writes(release); };
 
   CHECK_THROWS_WITH_AS(promote(staging, &release, req), doctest::Contains("expected a valid signature"), CheckFailed);
@@ -207,8 +222,12 @@ TEST_CASE("promote across: a copy that stores other bytes moves no tag") {
   image::Manifest ma = stored(staging, a, key.get(), true), mb = stored(release, b);
   release.asked = ma.digest();
   release.served = mb;
-  CHECK_THROWS_WITH_AS(promote(staging, &release, {.digest = ma.digest(), .tag = "1", .public_key = key.get(),
-                                                   .sign_key = key.get(), .verify_contents = false}),
+  CHECK_THROWS_WITH_AS(promote(staging, &release,
+                               {.digest = ma.digest(),
+                                .tag = "1",
+                                .public_key = key.get(),
+                                .sign_key = key.get(),
+                                .verify_contents = false}),
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(!release.tag("1"));
 }
@@ -226,7 +245,8 @@ nlohmann::json h100_probe() {
   return nlohmann::json::parse(read_file(imgtool::testing::source_dir() + "/smoke/probe/testdata/h100-probe.json"));
 }
 
-void attest_evidence(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& digest, const smoke::SmokeEvidence& e) {
+void attest_evidence(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& digest,
+                     const smoke::SmokeEvidence& e) {
   sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(e)});
 }
 
@@ -238,7 +258,8 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
   image::Manifest m = gpu_image_in(repo, *key);
   PromoteRequest req{.digest = m.digest(), .tag = "2.6.2-gpu", .public_key = key.get(), .verify_contents = false};
   // The H100 document recorded by bench/gpu-probe.sh on a lent GPU, REPLAYED here (source says so).
-  smoke::SmokeEvidence hardware = smoke::evidence_from_probe(h100_probe(), "replayed: smoke/probe/testdata/h100-probe.json");
+  smoke::SmokeEvidence hardware =
+      smoke::evidence_from_probe(h100_probe(), "replayed: smoke/probe/testdata/h100-probe.json");
   hardware.verdict = "pass";
   smoke::SmokeEvidence fake = hardware;
   fake.host = smoke::HostKind::test_double;
@@ -260,8 +281,9 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
     CHECK(e.found);
     CHECK_FALSE(e.ok);
     CHECK(verify::evidence_row(e, "gpu", false, "").status == verify::Status::kFail);
-    CHECK_THROWS_WITH_AS(promote(lone, nullptr, {.digest = n.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
-                         doctest::Contains("does not hold"), CheckFailed);
+    CHECK_THROWS_WITH_AS(
+        promote(lone, nullptr, {.digest = n.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
+        doctest::Contains("does not hold"), CheckFailed);
     CHECK(!repo.tag("2.6.2-gpu"));
   }
   SUBCASE("wrong subject: another digest's hardware statement copied to this one") {
@@ -313,8 +335,11 @@ TEST_CASE("publish attests the smoke's evidence before the tag moves") {
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   sign::Pkey key = sign::generate_key();
   MemorySource src = cpu_image();
-  smoke::SmokeEvidence none = smoke::evidence_from_result(
-      {{"docker", {{"argv", {"docker", "run", "--shm-size", "8g", "img"}}}}, {"verdict", {{"status", "pass"}}}, {"probe", nullptr}}, "base");
+  smoke::SmokeEvidence none =
+      smoke::evidence_from_result({{"docker", {{"argv", {"docker", "run", "--shm-size", "8g", "img"}}}},
+                                   {"verdict", {{"status", "pass"}}},
+                                   {"probe", nullptr}},
+                                  "base");
   PublishResult r = publish(repo, *key, {.image = &src, .tag = "3.2.0-cpu", .evidence = &none});
   CHECK(writes(repo) == std::vector<std::string>{"digest", "sig", "att", "att", "tag"});
   verify::EvidenceCheck e = verify::check_evidence(repo, r.digest, *key);

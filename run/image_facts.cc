@@ -1,7 +1,6 @@
 #include "run/image_facts.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -45,7 +44,8 @@ std::map<std::string, std::string> transport_labels(const std::string& ref, bool
 }  // namespace
 
 ImageFacts read_image_facts(const std::string& ref, bool insecure_http) {
-  if (ref.rfind("docker://", 0) == 0 || ref.rfind("oci:", 0) == 0) return ImageFacts::from_labels(ref, transport_labels(ref, insecure_http));
+  if (ref.rfind("docker://", 0) == 0 || ref.rfind("oci:", 0) == 0)
+    return ImageFacts::from_labels(ref, transport_labels(ref, insecure_http));
   std::string name = ref.rfind("docker-daemon:", 0) == 0 ? ref.substr(14) : ref;
   return ImageFacts::from_labels(ref, local_labels(name));
 }
@@ -74,15 +74,17 @@ void resolve_gpus(RunSpec& s, const ImageFacts& img, Format f) {
       return;
     }
   std::string at = s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ";
-  throw InputError(at + "gpus: auto: expected an image labelled io.imgtool.variant=gpu or cpu to choose the GPUs by, found " +
-                   (img.variant.empty() ? "no such label" : "io.imgtool.variant=" + img.variant) + " on " + img.ref +
-                   "; set the GPUs yourself (--set gpus=1, or gpus=0 for none)");
+  throw InputError(
+      at + "gpus: auto: expected an image labelled io.imgtool.variant=gpu or cpu to choose the GPUs by, found " +
+      (img.variant.empty() ? "no such label" : "io.imgtool.variant=" + img.variant) + " on " + img.ref +
+      "; set the GPUs yourself (--set gpus=1, or gpus=0 for none)");
 }
 
 void check_fits(const RunSpec& s, const ImageFacts& img, const matrix::KnowledgeBase& kb) {
   std::string at = s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ";
   if (img.variant == "cpu" && s.wants_gpu())
-    throw InputError(at + "gpus: expected no GPU for " + img.ref + " (label io.imgtool.variant=cpu: a CPU build of Paddle never uses one), found " +
+    throw InputError(at + "gpus: expected no GPU for " + img.ref +
+                     " (label io.imgtool.variant=cpu: a CPU build of Paddle never uses one), found " +
                      (s.gpu_devices.empty() ? s.gpus : std::to_string(s.gpu_devices.size()) + " device(s)"));
   if (img.variant == "gpu" && !s.wants_gpu())
     throw InputError((at.empty() ? std::string("gpus: ") : at + "gpus: ") + "expected at least one GPU for " + img.ref +
@@ -91,21 +93,26 @@ void check_fits(const RunSpec& s, const ImageFacts& img, const matrix::Knowledge
   auto c = kb.find_gpus(s.gpu_model);  // a family ("V100") is fine when its variants share the compute capability
   bool same_cc = !c.empty() && std::all_of(c.begin(), c.end(), [&](auto* g) { return g->cc == c.front()->cc; });
   if (!same_cc)
-    throw InputError("gpu_model: expected a GPU the knowledge base knows (a name as nvidia-smi prints it, or a family like A100), found '" +
-                     s.gpu_model + "'" + (c.empty() ? "" : " (variants differ in compute capability: add the memory size or form factor)"));
+    throw InputError(
+        "gpu_model: expected a GPU the knowledge base knows (a name as nvidia-smi prints it, or a family like A100), "
+        "found '" +
+        s.gpu_model + "'" +
+        (c.empty() ? "" : " (variants differ in compute capability: add the memory size or form factor)"));
   const matrix::GpuSpec* g = c.front();
   const matrix::ArchSupport* a = kb.arch_for_cc(g->cc);
   auto cuda = Version::parse(img.cuda);
   if (!a || !cuda) return;
-  bool too_old = *cuda < *Version::parse(a->first_cuda), too_new = !a->last_cuda.empty() && *cuda > *Version::parse(a->last_cuda);
+  bool too_old = *cuda < *Version::parse(a->first_cuda),
+       too_new = !a->last_cuda.empty() && *cuda > *Version::parse(a->last_cuda);
   if (too_old || too_new)
-    throw InputError("gpu_model: expected a GPU that CUDA " + img.cuda + " (label io.imgtool.cuda of " + img.ref + ") can serve, found " +
-                     s.gpu_model + ": " + a->name + " (compute capability " + g->cc + ") is supported by CUDA " + a->first_cuda +
-                     (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + " (source: " + a->source + ")");
+    throw InputError("gpu_model: expected a GPU that CUDA " + img.cuda + " (label io.imgtool.cuda of " + img.ref +
+                     ") can serve, found " + s.gpu_model + ": " + a->name + " (compute capability " + g->cc +
+                     ") is supported by CUDA " + a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) +
+                     " (source: " + a->source + ")");
   if (std::string gap = kernel_gap(img.cuda_archs, g->cc); !gap.empty())
-    throw InputError("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of " + img.ref +
-                     "), found " + s.gpu_model + ": " + gap + "; pick an image built for it (imgtool select --gpu '" +
-                     s.gpu_model + "')");
+    throw InputError("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of " +
+                     img.ref + "), found " + s.gpu_model + ": " + gap +
+                     "; pick an image built for it (imgtool select --gpu '" + s.gpu_model + "')");
 }
 
 }  // namespace imgtool::runconf

@@ -14,8 +14,8 @@
 namespace imgtool::runconf {
 
 struct ImageFacts {
-  std::string ref;         // as given
-  std::string variant;     // gpu | cpu | "" (unlabelled)
+  std::string ref;      // as given
+  std::string variant;  // gpu | cpu | "" (unlabelled)
   std::string paddle, python, cuda, cudnn, min_driver, tag;
   std::string cuda_archs;  // io.imgtool.cuda-archs: the GPU code Paddle's libraries hold
   static ImageFacts from_labels(const std::string& ref, const std::map<std::string, std::string>& labels);

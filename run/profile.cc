@@ -20,7 +20,8 @@ const std::vector<KeyInfo>& profile_keys() {
   static const std::vector<KeyInfo> keys = {
       {"name", KeyType::kString, "workload name (container, compose service, Kubernetes object)"},
       {"command", KeyType::kList, "the command and its arguments"},
-      {"gpus", KeyType::kCount, "GPUs: auto (the image's variant: all for gpu, one on Kubernetes, none for cpu), a count >= 0 or 'all'"},
+      {"gpus", KeyType::kCount,
+       "GPUs: auto (the image's variant: all for gpu, one on Kubernetes, none for cpu), a count >= 0 or 'all'"},
       {"gpu_devices", KeyType::kList, "GPU device indexes or UUIDs (wins over gpus)"},
       {"gpu_model", KeyType::kString, "GPU model the workload needs (KB name or nvidia-smi name); K8s nodeSelector"},
       {"shm_size", KeyType::kSize, "/dev/shm size, e.g. 8g (Paddle's DataLoader workers share tensors there)"},
@@ -52,8 +53,8 @@ std::optional<uint64_t> parse_size(const std::string& s) {
   std::smatch m;
   if (!std::regex_match(s, m, re)) return std::nullopt;
   static const std::map<std::string, uint64_t> mult = {
-      {"", 1}, {"b", 1}, {"k", 1ull << 10}, {"m", 1ull << 20}, {"g", 1ull << 30}, {"t", 1ull << 40},
-      {"Ki", 1ull << 10}, {"Mi", 1ull << 20}, {"Gi", 1ull << 30}, {"Ti", 1ull << 40}};
+      {"", 1},           {"b", 1},           {"k", 1ull << 10},  {"m", 1ull << 20},  {"g", 1ull << 30},
+      {"t", 1ull << 40}, {"Ki", 1ull << 10}, {"Mi", 1ull << 20}, {"Gi", 1ull << 30}, {"Ti", 1ull << 40}};
   std::string unit = m[3].str();
   if (unit.size() == 1) unit = std::string(1, char(std::tolower(unit[0])));
   double v = std::stod(m[1].str()) * double(mult.at(unit));
@@ -69,7 +70,8 @@ std::optional<int64_t> parse_ulimit(const std::string& s) {
 }
 
 std::string format_size(uint64_t b) {
-  for (auto [unit, m] : std::vector<std::pair<const char*, uint64_t>>{{"t", 1ull << 40}, {"g", 1ull << 30}, {"m", 1ull << 20}, {"k", 1ull << 10}})
+  for (auto [unit, m] : std::vector<std::pair<const char*, uint64_t>>{
+           {"t", 1ull << 40}, {"g", 1ull << 30}, {"m", 1ull << 20}, {"k", 1ull << 10}})
     if (b % m == 0) return std::to_string(b / m) + unit;
   return std::to_string(b);
 }
@@ -96,23 +98,36 @@ bool is_uint(const std::string& s) { return !s.empty() && s.size() < 10 && std::
 std::string type_error(KeyType t, const std::string& v) {
   static const std::regex cpus(R"(^[0-9]+(\.[0-9]+)?$)"), user(R"(^[0-9]+(:[0-9]+)?$)"), mount(R"(^[^:]+:/[^:]*$)");
   switch (t) {
-    case KeyType::kString: case KeyType::kList: return "";
-    case KeyType::kCount: return v == "auto" || v == "all" || is_uint(v) ? "" : "'auto', 'all' or a GPU count >= 0";
-    case KeyType::kSize: return parse_size(v) ? "" : "a size > 0 like 8g, 512m, 1Gi or 67108864 (units b k m g t, Ki Mi Gi Ti)";
-    case KeyType::kUlimit: return parse_ulimit(v) ? "" : "'unlimited', -1, or a size > 0 like 67108864 or 64m";
-    case KeyType::kCpus: return std::regex_match(v, cpus) && std::stod(v) > 0 ? "" : "a CPU count > 0 like 8 or 0.5";
-    case KeyType::kInt: return is_uint(v) ? "" : "an integer >= 0";
-    case KeyType::kIpc: return v == "private" || v == "shareable" || v == "host" ? "" : "private, shareable or host";
+    case KeyType::kString:
+    case KeyType::kList:
+      return "";
+    case KeyType::kCount:
+      return v == "auto" || v == "all" || is_uint(v) ? "" : "'auto', 'all' or a GPU count >= 0";
+    case KeyType::kSize:
+      return parse_size(v) ? "" : "a size > 0 like 8g, 512m, 1Gi or 67108864 (units b k m g t, Ki Mi Gi Ti)";
+    case KeyType::kUlimit:
+      return parse_ulimit(v) ? "" : "'unlimited', -1, or a size > 0 like 67108864 or 64m";
+    case KeyType::kCpus:
+      return std::regex_match(v, cpus) && std::stod(v) > 0 ? "" : "a CPU count > 0 like 8 or 0.5";
+    case KeyType::kInt:
+      return is_uint(v) ? "" : "an integer >= 0";
+    case KeyType::kIpc:
+      return v == "private" || v == "shareable" || v == "host" ? "" : "private, shareable or host";
     case KeyType::kUser:
-      return std::regex_match(v, user) && v.substr(0, v.find(':')) != "0" ? "" : "a numeric non-root uid[:gid] like 1000:1000";
-    case KeyType::kMount: return std::regex_match(v, mount) ? "" : "HOST:/container/path";
+      return std::regex_match(v, user) && v.substr(0, v.find(':')) != "0"
+                 ? ""
+                 : "a numeric non-root uid[:gid] like 1000:1000";
+    case KeyType::kMount:
+      return std::regex_match(v, mount) ? "" : "HOST:/container/path";
   }
   return "";
 }
 
 void set_scalar(Settings& s, const std::string& key, const std::string& value, const std::string& origin) {
   const KeyInfo* k = key_info(key);
-  if (!k) throw InputError(origin + ": expected a profile key (see `imgtool run-config --keys`), found unknown key '" + key + "'");
+  if (!k)
+    throw InputError(origin + ": expected a profile key (see `imgtool run-config --keys`), found unknown key '" + key +
+                     "'");
   if (k->type == KeyType::kList) {
     s[key] = Setting{"", value.empty() ? std::vector<std::string>{} : std::vector<std::string>{value}, origin};
     return;
@@ -146,19 +161,27 @@ struct Loader {
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string key = prefix + it->first.as<std::string>();
       if (key == "extends") continue;  // applied first, by apply()
-      YAML::Node v = it->second;  // a handle copy: it->second dies with the iterator proxy
+      YAML::Node v = it->second;       // a handle copy: it->second dies with the iterator proxy
       std::string origin = doc.file() + ":" + std::to_string(it->first.Mark().line + 1);
       const KeyInfo* k = key_info(key);
-      if (v.IsMap() && !k) { walk(doc, v, key + "."); continue; }
-      if (!k) throw InputError(origin + ": expected a profile key (see `imgtool run-config --keys`), found unknown key '" + key + "'");
+      if (v.IsMap() && !k) {
+        walk(doc, v, key + ".");
+        continue;
+      }
+      if (!k)
+        throw InputError(origin + ": expected a profile key (see `imgtool run-config --keys`), found unknown key '" +
+                         key + "'");
       if (k->type == KeyType::kList) {
         Setting s{"", {}, origin};
-        if (v.IsSequence()) for (auto e : v) s.list.push_back(e.as<std::string>());
-        else if (v.IsScalar()) s.list.push_back(v.as<std::string>());
+        if (v.IsSequence())
+          for (auto e : v) s.list.push_back(e.as<std::string>());
+        else if (v.IsScalar())
+          s.list.push_back(v.as<std::string>());
         settings[key] = s;
         continue;
       }
-      if (!v.IsScalar()) throw InputError(origin + ": " + key + ": expected a single value, found " + matrix::describe(v));
+      if (!v.IsScalar())
+        throw InputError(origin + ": " + key + ": expected a single value, found " + matrix::describe(v));
       set_scalar(settings, key, v.as<std::string>(), origin);
     }
   }
@@ -166,11 +189,16 @@ struct Loader {
   void apply(const std::string& name, const std::string& where) {
     std::string path = resolve(name, where);
     std::string canon = fs::weakly_canonical(path).string();
-    if (active.count(canon)) throw InputError(where + ": expected profiles to extend without a cycle, found '" + name + "' twice");
+    if (active.count(canon))
+      throw InputError(where + ": expected profiles to extend without a cycle, found '" + name + "' twice");
     active.insert(canon);
     auto doc = matrix::YamlDoc::load(path);
     const YAML::Node& root = doc.root();
-    if (root.IsNull()) { layers.push_back(path); active.erase(canon); return; }
+    if (root.IsNull()) {
+      layers.push_back(path);
+      active.erase(canon);
+      return;
+    }
     doc.expect_map(root, "a run profile");
     if (root["extends"]) apply(root["extends"].as<std::string>(), doc.where(root["extends"]));
     walk(doc, root, "");
@@ -179,7 +207,9 @@ struct Loader {
   }
 };
 
-std::vector<std::string> get_list(const Settings& s, const std::string& k) { return s.count(k) ? s.at(k).list : std::vector<std::string>{}; }
+std::vector<std::string> get_list(const Settings& s, const std::string& k) {
+  return s.count(k) ? s.at(k).list : std::vector<std::string>{};
+}
 std::string get(const Settings& s, const std::string& k) { return s.count(k) ? s.at(k).value : ""; }
 
 Mount mount_of(const std::string& v) {

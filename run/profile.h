@@ -28,7 +28,7 @@ struct Setting {
 enum class KeyType { kString, kCount, kSize, kUlimit, kCpus, kInt, kList, kIpc, kUser, kMount };
 
 struct KeyInfo {
-  const char* key;   // "shm_size"; "env.*" stands for every env.NAME
+  const char* key;  // "shm_size"; "env.*" stands for every env.NAME
   KeyType type;
   const char* help;  // one line (README, --help)
 };
@@ -45,16 +45,16 @@ struct Mount {
 struct RunSpec {
   std::string name = "paddle";
   std::vector<std::string> command;
-  std::string gpus;                      // "" (not set), "auto" (the image decides: resolve_gpus), "all", or a count "2"
+  std::string gpus;  // "" (not set), "auto" (the image decides: resolve_gpus), "all", or a count "2"
   std::vector<std::string> gpu_devices;  // device ids/UUIDs; wins over gpus when set
   std::string gpu_model;                 // "A100", or an nvidia-smi device name; "" = any
   uint64_t shm_bytes = 0;
-  std::string ipc;                       // "" | private | shareable | host
-  std::string user;                      // "1000:1000"
-  int64_t memlock = 0, stack = 0;        // ulimits
-  std::string cpus;                      // "8" / "0.5"
+  std::string ipc;                 // "" | private | shareable | host
+  std::string user;                // "1000:1000"
+  int64_t memlock = 0, stack = 0;  // ulimits
+  std::string cpus;                // "8" / "0.5"
   uint64_t memory_bytes = 0;
-  Mount code, data, output;              // code is mounted read-only
+  Mount code, data, output;  // code is mounted read-only
   std::string workdir;
   std::map<std::string, std::string> env;
   uint64_t log_max_size = 0;
@@ -62,14 +62,14 @@ struct RunSpec {
   int backoff_limit = 4;
   std::vector<std::string> health_command;
   int health_initial_delay_s = 30, health_period_s = 30;
-  std::vector<std::string> layers;       // files applied, in order
+  std::vector<std::string> layers;  // files applied, in order
 
   // `gpus: auto` not yet resolved against an image (image_facts.h: resolve_gpus).
   bool gpus_auto() const { return gpu_devices.empty() && gpus == "auto"; }
   // GPUs asked for by devices, a count > 0 or "all" ("auto" asks for nothing until resolved).
   bool wants_gpu() const { return !gpu_devices.empty() || (!gpus.empty() && gpus != "0" && gpus != "auto"); }
-  int gpu_count() const;                 // devices' count, the count, or -1 for "all" (not for "auto")
-  std::string gpus_set_at;               // origin of gpus/gpu_devices (for messages)
+  int gpu_count() const;    // devices' count, the count, or -1 for "all" (not for "auto")
+  std::string gpus_set_at;  // origin of gpus/gpu_devices (for messages)
 };
 
 struct ProfileOptions {
@@ -86,7 +86,7 @@ RunSpec load_profile(const ProfileOptions& o);
 // Parsers (exposed for tests and for the smoke probe's expectations).
 std::optional<uint64_t> parse_size(const std::string& s);   // "8g", "512m", "1Gi", "67108864"
 std::optional<int64_t> parse_ulimit(const std::string& s);  // "unlimited"/"-1" -> -1, else a size > 0
-std::string format_size(uint64_t bytes);                     // 8589934592 -> "8g"
+std::string format_size(uint64_t bytes);                    // 8589934592 -> "8g"
 
 // <data dir>/run/profiles
 std::string default_profile_dir();

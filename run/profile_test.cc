@@ -1,11 +1,12 @@
+#include "run/profile.h"
+
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "run/profile.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool;
@@ -17,8 +18,14 @@ std::string profiles() { return imgtool::testing::source_dir() + "/run/profiles"
 
 struct Dir {
   fs::path p = fs::temp_directory_path() / ("imgtool-run-profile-test-" + std::to_string(::getpid()));
-  Dir() { fs::remove_all(p); fs::create_directories(p); }
-  ~Dir() { std::error_code ec; fs::remove_all(p, ec); }
+  Dir() {
+    fs::remove_all(p);
+    fs::create_directories(p);
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+  }
   std::string file(const std::string& name, const std::string& text) {
     write_file_atomic(p / name, text);
     return (p / name).string();
@@ -30,7 +37,8 @@ RunSpec load(std::vector<std::string> layers, std::vector<std::string> sets = {}
   return load_profile({layers, sets, dirs});
 }
 
-std::string error_of(std::vector<std::string> layers, std::vector<std::string> sets = {}, std::vector<std::string> dirs = {}) {
+std::string error_of(std::vector<std::string> layers, std::vector<std::string> sets = {},
+                     std::vector<std::string> dirs = {}) {
   try {
     load(layers, sets, dirs);
   } catch (const InputError& e) {
@@ -62,13 +70,13 @@ TEST_CASE("layers: base -> domain -> project -> --set, later wins key by key") {
   Dir d;
   std::string project = d.file("proj.yaml", "extends: ocr\nname: invoice\nshm_size: 12g\nenv:\n  A: b\n");
   RunSpec s = load({project}, {"cpus=4", "env.B=c"});
-  CHECK(s.name == "invoice");                  // project
-  CHECK(s.shm_bytes == 12ull << 30);           // project over ocr's 16g over base's 8g
-  CHECK(s.memory_bytes == 32ull << 30);        // ocr
-  CHECK(s.stack == 67108864);                  // base
-  CHECK(s.memlock == -1);                      // base
-  CHECK(s.user == "1000:1000");                // base
-  CHECK(s.cpus == "4");                        // --set over ocr's 8
+  CHECK(s.name == "invoice");            // project
+  CHECK(s.shm_bytes == 12ull << 30);     // project over ocr's 16g over base's 8g
+  CHECK(s.memory_bytes == 32ull << 30);  // ocr
+  CHECK(s.stack == 67108864);            // base
+  CHECK(s.memlock == -1);                // base
+  CHECK(s.user == "1000:1000");          // base
+  CHECK(s.cpus == "4");                  // --set over ocr's 8
   CHECK(s.env.at("A") == "b");
   CHECK(s.env.at("B") == "c");
   CHECK(s.env.at("PYTHONUNBUFFERED") == "1");  // base
@@ -84,21 +92,25 @@ TEST_CASE("layers: base -> domain -> project -> --set, later wins key by key") {
 TEST_CASE("bad profiles: one line naming file:line or the key") {
   Dir d;
   std::string unknown = d.file("unknown.yaml", "extends: base\nshm_size: 8g\nshm_sise: 9g\n");
-  CHECK(error_of({unknown}) == unknown + ":3: expected a profile key (see `imgtool run-config --keys`), found unknown key 'shm_sise'");
+  CHECK(error_of({unknown}) ==
+        unknown + ":3: expected a profile key (see `imgtool run-config --keys`), found unknown key 'shm_sise'");
   std::string gb = d.file("gb.yaml", "shm_size: 8gb\n");
   CHECK(error_of({gb}).rfind(gb + ":1: shm_size: expected a size > 0", 0) == 0);
   CHECK(error_of({gb}).find("found '8gb'") != std::string::npos);
   std::string neg = d.file("neg.yaml", "memory: -1\n");
   CHECK(error_of({neg}).rfind(neg + ":1: memory: expected a size > 0", 0) == 0);
   std::string nested = d.file("nested.yaml", "ulimit:\n  memlock: unlimited\n  nofile: 10\n");
-  CHECK(error_of({nested}) == nested + ":3: expected a profile key (see `imgtool run-config --keys`), found unknown key 'ulimit.nofile'");
+  CHECK(error_of({nested}) ==
+        nested + ":3: expected a profile key (see `imgtool run-config --keys`), found unknown key 'ulimit.nofile'");
   std::string missing = d.file("missing.yaml", "extends: no-such-layer\n");
   CHECK(error_of({missing}).rfind(missing + ":1:", 0) == 0);
   CHECK(error_of({missing}).find("expected a profile layer named 'no-such-layer'") != std::string::npos);
-  CHECK(error_of({"no-such-profile"}).rfind("--profile no-such-profile: expected a profile layer named 'no-such-profile'", 0) == 0);
+  CHECK(error_of({"no-such-profile"})
+            .rfind("--profile no-such-profile: expected a profile layer named 'no-such-profile'", 0) == 0);
   std::string root = d.file("root.yaml", "user: \"0:0\"\n");
   CHECK(error_of({root}).find("user: expected a numeric non-root uid") != std::string::npos);
-  CHECK(error_of({"base"}, {"gpus=-1"}) == "--set gpus=-1: gpus: expected 'auto', 'all' or a GPU count >= 0, found '-1'");
+  CHECK(error_of({"base"}, {"gpus=-1"}) ==
+        "--set gpus=-1: gpus: expected 'auto', 'all' or a GPU count >= 0, found '-1'");
   CHECK(error_of({"base"}, {"shm_size=8gb"}).rfind("--set shm_size=8gb: shm_size: expected a size > 0", 0) == 0);
   CHECK(error_of({"base"}, {"bogus=1"}).find("found unknown key 'bogus'") != std::string::npos);
   CHECK(error_of({"base"}, {"noequals"}) == "--set noequals: expected key=value, found no '='");

@@ -41,11 +41,11 @@ std::vector<std::string> probe_expectations(const RunSpec& s);
 // profile's GPUs and /dev/shm (the runner's own options), the rest of runtime_flags(), and
 // the probe's expectations.
 struct SmokeRunSettings {
-  std::string gpus;                      // docker run --gpus: "all", "2", "\"device=0,1\"", "none" (gpus: 0);
-                                         // "" = the profile leaves it to the image (auto, or not set)
-  std::string shm_size;                  // "8g" or ""
-  std::vector<std::string> flags;        // runtime_flags() without --gpus/--shm-size
-  std::vector<std::string> probe_args;   // probe_expectations()
+  std::string gpus;                     // docker run --gpus: "all", "2", "\"device=0,1\"", "none" (gpus: 0);
+                                        // "" = the profile leaves it to the image (auto, or not set)
+  std::string shm_size;                 // "8g" or ""
+  std::vector<std::string> flags;       // runtime_flags() without --gpus/--shm-size
+  std::vector<std::string> probe_args;  // probe_expectations()
 };
 SmokeRunSettings smoke_settings(const RunSpec& s);
 
@@ -62,7 +62,8 @@ void require_resolved(const RunSpec& s);
 std::string render_docker(const RunSpec& s, const std::string& image);
 std::string render_compose(const RunSpec& s, const std::string& image);
 // Throws InputError for what Kubernetes cannot express (gpus: all).
-std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind, const matrix::KnowledgeBase& kb);
+std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind,
+                       const matrix::KnowledgeBase& kb);
 // The renderers want a spec whose `gpus: auto` is resolved (resolve_gpus); given one that is not,
 // they throw Error (a caller's mistake, not the user's).
 std::string render(const RunSpec& s, const RenderOptions& o, const matrix::KnowledgeBase& kb);

@@ -29,9 +29,12 @@ YAML::Node volume(const Mount& m, bool ro) {
 YAML::Node gpu_reservation(const RunSpec& s) {
   YAML::Node d;
   d["driver"] = "nvidia";
-  if (!s.gpu_devices.empty()) for (auto& id : s.gpu_devices) d["device_ids"].push_back(id);
-  else if (s.gpus == "all") d["count"] = "all";
-  else d["count"] = std::stoi(s.gpus);
+  if (!s.gpu_devices.empty())
+    for (auto& id : s.gpu_devices) d["device_ids"].push_back(id);
+  else if (s.gpus == "all")
+    d["count"] = "all";
+  else
+    d["count"] = std::stoi(s.gpus);
   d["capabilities"].push_back("gpu");
   return d;
 }

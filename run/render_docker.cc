@@ -7,7 +7,9 @@
 namespace imgtool::runconf {
 
 std::string shell_quote(const std::string& w) {
-  bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return isalnum((unsigned char)c) || std::string("-_./:=,@%+").find(c) != std::string::npos; });
+  bool plain = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return isalnum((unsigned char)c) || std::string("-_./:=,@%+").find(c) != std::string::npos;
+  });
   if (plain) return w;
   std::string q = "'";
   for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -45,9 +47,16 @@ std::vector<std::string> probe_expectations(const RunSpec& s) {
 
 std::vector<std::string> runtime_flags(const RunSpec& s) {
   std::vector<std::string> f;
-  auto add = [&](const std::string& flag, const std::string& v) { if (!v.empty()) { f.push_back(flag); f.push_back(v); } };
-  if (!s.gpu_devices.empty()) add("--gpus", "\"device=" + join(s.gpu_devices, ",") + "\"");
-  else if (s.wants_gpu()) add("--gpus", s.gpus);
+  auto add = [&](const std::string& flag, const std::string& v) {
+    if (!v.empty()) {
+      f.push_back(flag);
+      f.push_back(v);
+    }
+  };
+  if (!s.gpu_devices.empty())
+    add("--gpus", "\"device=" + join(s.gpu_devices, ",") + "\"");
+  else if (s.wants_gpu())
+    add("--gpus", s.gpus);
   if (s.shm_bytes) add("--shm-size", format_size(s.shm_bytes));
   if (s.memlock) add("--ulimit", "memlock=" + ulimit_value(s.memlock));
   if (s.stack) add("--ulimit", "stack=" + ulimit_value(s.stack));
@@ -63,9 +72,12 @@ SmokeRunSettings smoke_settings(const RunSpec& s) {
   SmokeRunSettings r;
   auto f = runtime_flags(s);
   for (size_t i = 0; i + 1 < f.size(); i += 2) {
-    if (f[i] == "--gpus") r.gpus = f[i + 1];
-    else if (f[i] == "--shm-size") r.shm_size = f[i + 1];
-    else r.flags.insert(r.flags.end(), {f[i], f[i + 1]});
+    if (f[i] == "--gpus")
+      r.gpus = f[i + 1];
+    else if (f[i] == "--shm-size")
+      r.shm_size = f[i + 1];
+    else
+      r.flags.insert(r.flags.end(), {f[i], f[i + 1]});
   }
   if (s.gpu_devices.empty() && s.gpus == "0") r.gpus = "none";  // the profile says no GPU
   r.probe_args = probe_expectations(s);
@@ -74,7 +86,12 @@ SmokeRunSettings smoke_settings(const RunSpec& s) {
 
 std::vector<std::string> docker_run_flags(const RunSpec& s) {
   std::vector<std::string> f = runtime_flags(s);
-  auto add = [&](const std::string& flag, const std::string& v) { if (!v.empty()) { f.push_back(flag); f.push_back(v); } };
+  auto add = [&](const std::string& flag, const std::string& v) {
+    if (!v.empty()) {
+      f.push_back(flag);
+      f.push_back(v);
+    }
+  };
   if (!s.code.empty()) add("-v", absolute_host_path(s.code.host) + ":" + s.code.target + ":ro");
   if (!s.data.empty()) add("-v", absolute_host_path(s.data.host) + ":" + s.data.target);
   if (!s.output.empty()) add("-v", absolute_host_path(s.output.host) + ":" + s.output.target);
@@ -108,14 +125,18 @@ void require_resolved(const RunSpec& s) {
 
 std::string render(const RunSpec& s, const RenderOptions& o, const matrix::KnowledgeBase& kb) {
   switch (o.format) {
-    case Format::kDocker: return render_docker(s, o.image);
-    case Format::kCompose: return render_compose(s, o.image);
-    case Format::kK8s: return render_k8s(s, o.image, o.kind, kb);
+    case Format::kDocker:
+      return render_docker(s, o.image);
+    case Format::kCompose:
+      return render_compose(s, o.image);
+    case Format::kK8s:
+      return render_k8s(s, o.image, o.kind, kb);
   }
   return "";
 }
 
-std::string render_for_image(RunSpec s, const ImageFacts& img, const RenderOptions& o, const matrix::KnowledgeBase& kb) {
+std::string render_for_image(RunSpec s, const ImageFacts& img, const RenderOptions& o,
+                             const matrix::KnowledgeBase& kb) {
   resolve_gpus(s, img, o.format);
   check_fits(s, img, kb);
   return render(s, o, kb);

@@ -23,7 +23,8 @@ namespace {
 
 // Kubernetes quantities: 8589934592 -> "8Gi".
 std::string quantity(uint64_t b) {
-  for (auto [unit, m] : std::vector<std::pair<const char*, uint64_t>>{{"Ti", 1ull << 40}, {"Gi", 1ull << 30}, {"Mi", 1ull << 20}, {"Ki", 1ull << 10}})
+  for (auto [unit, m] : std::vector<std::pair<const char*, uint64_t>>{
+           {"Ti", 1ull << 40}, {"Gi", 1ull << 30}, {"Mi", 1ull << 20}, {"Ki", 1ull << 10}})
     if (b % m == 0) return std::to_string(b / m) + unit;
   return std::to_string(b);
 }
@@ -37,11 +38,13 @@ std::string label_safe(std::string v) {
 YAML::Node resources(const RunSpec& s) {
   YAML::Node r;
   if (!s.cpus.empty()) r["limits"]["cpu"] = str_node(s.cpus), r["requests"]["cpu"] = str_node(s.cpus);
-  if (s.memory_bytes) r["limits"]["memory"] = quantity(s.memory_bytes), r["requests"]["memory"] = quantity(s.memory_bytes);
+  if (s.memory_bytes)
+    r["limits"]["memory"] = quantity(s.memory_bytes), r["requests"]["memory"] = quantity(s.memory_bytes);
   if (s.wants_gpu()) {
     if (s.gpu_devices.empty() && s.gpus == "all")
-      throw InputError((s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ") +
-                       "gpus: expected a GPU count for --format k8s (Kubernetes schedules nvidia.com/gpu by count), found 'all'");
+      throw InputError(
+          (s.gpus_set_at.empty() ? "" : s.gpus_set_at + ": ") +
+          "gpus: expected a GPU count for --format k8s (Kubernetes schedules nvidia.com/gpu by count), found 'all'");
     std::string n = std::to_string(s.gpu_count());
     r["limits"]["nvidia.com/gpu"] = str_node(n);
     r["requests"]["nvidia.com/gpu"] = str_node(n);
@@ -113,16 +116,19 @@ YAML::Node container(const RunSpec& s, const std::string& image, YAML::Node& vol
   return c;
 }
 
-YAML::Node pod_template(const RunSpec& s, const std::string& image, const std::string& restart, const matrix::KnowledgeBase& kb) {
+YAML::Node pod_template(const RunSpec& s, const std::string& image, const std::string& restart,
+                        const matrix::KnowledgeBase& kb) {
   YAML::Node t, vols;
   t["metadata"]["labels"]["app.kubernetes.io/name"] = label_safe(s.name);
   if (s.memlock || s.stack)
     t["metadata"]["annotations"]["imgtool.io/ulimits"] =
-        "memlock=" + std::string(s.memlock < 0 ? "unlimited" : std::to_string(s.memlock)) + " stack=" + std::to_string(s.stack) +
+        "memlock=" + std::string(s.memlock < 0 ? "unlimited" : std::to_string(s.memlock)) +
+        " stack=" + std::to_string(s.stack) +
         " (Kubernetes has no per-pod ulimit: set by the node's container runtime)";
   YAML::Node spec;
   spec["restartPolicy"] = restart;
-  if (!s.gpu_model.empty()) spec["nodeSelector"]["nvidia.com/gpu.product"] = label_safe(gpu_product_label(s.gpu_model, kb));
+  if (!s.gpu_model.empty())
+    spec["nodeSelector"]["nvidia.com/gpu.product"] = label_safe(gpu_product_label(s.gpu_model, kb));
   if (s.ipc == "host") spec["hostIPC"] = true;
   spec["automountServiceAccountToken"] = false;
   spec["securityContext"] = security(s);
@@ -143,9 +149,11 @@ std::string gpu_product_label(const std::string& gpu_model, const matrix::Knowle
   return name;
 }
 
-std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind, const matrix::KnowledgeBase& kb) {
+std::string render_k8s(const RunSpec& s, const std::string& image, const std::string& kind,
+                       const matrix::KnowledgeBase& kb) {
   require_resolved(s);
-  if (kind != "job" && kind != "deployment") throw InputError("--kind: expected job or deployment, found '" + kind + "'");
+  if (kind != "job" && kind != "deployment")
+    throw InputError("--kind: expected job or deployment, found '" + kind + "'");
   YAML::Node root;
   bool job = kind == "job";
   root["apiVersion"] = job ? "batch/v1" : "apps/v1";

@@ -4,11 +4,10 @@
 // read as run-config reads them) and checked by the real validators (run/testing/validators.h).
 // A combination the image contradicts must be refused with an InputError naming gpus.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <future>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/fs.h"
 #include "run/render.h"
@@ -29,7 +28,8 @@ struct Case {
   Format format;
   std::string name() const {
     static const char* formats[] = {"docker", "compose", "k8s"};
-    return fs::path(profile).stem().string() + "-" + variant + "-" + formats[int(format)] + "-gpus" + (gpus.empty() ? "_profile" : gpus);
+    return fs::path(profile).stem().string() + "-" + variant + "-" + formats[int(format)] + "-gpus" +
+           (gpus.empty() ? "_profile" : gpus);
   }
 };
 
@@ -98,8 +98,10 @@ TEST_CASE("every shipped profile x variant x format x gpus: the real validators 
         for (std::string gpus : {"", "auto", "0", "1"}) {
           Case c{p, variant, gpus, f};
           INFO(c.name());
-          RunSpec spec = load_profile({{p}, gpus.empty() ? std::vector<std::string>{} : std::vector<std::string>{"gpus=" + gpus},
-                                       {fx::source_dir() + "/run/profiles"}});
+          RunSpec spec =
+              load_profile({{p},
+                            gpus.empty() ? std::vector<std::string>{} : std::vector<std::string>{"gpus=" + gpus},
+                            {fx::source_dir() + "/run/profiles"}});
           const ImageFacts& img = images[variant];
           RenderOptions o{f, "job", img.ref};
           if (refused(c, gpus.empty() ? spec.gpus : gpus)) {
@@ -110,7 +112,8 @@ TEST_CASE("every shipped profile x variant x format x gpus: the real validators 
               why = e.what();
             }
             bool k8s_all = variant == "gpu" && f == Format::kK8s && (gpus.empty() ? spec.gpus : gpus) == "all";
-            CHECK(why.find(k8s_all ? "gpus: expected a GPU count for --format k8s" : img.ref.c_str()) != std::string::npos);
+            CHECK(why.find(k8s_all ? "gpus: expected a GPU count for --format k8s" : img.ref.c_str()) !=
+                  std::string::npos);
             ++refusals;
             continue;
           }
@@ -135,7 +138,8 @@ TEST_CASE("every shipped profile x variant x format x gpus: the real validators 
   for (auto& [file, problem] : rv::k8s_problems(k8s_files)) CHECK_MESSAGE(problem == "", file);
   // The matrix is what it says: per profile 2 variants x 3 formats x 4 gpus values, each rendered or refused.
   CHECK(rendered + refusals == int(profiles.size()) * 24);
-  CHECK(rendered >= int(profiles.size()) * 12);  // auto and the one valid count render for both variants in every format
+  CHECK(rendered >=
+        int(profiles.size()) * 12);  // auto and the one valid count render for both variants in every format
 }
 
 TEST_CASE("the validators have teeth: each refuses what its tool refuses") {
@@ -143,15 +147,18 @@ TEST_CASE("the validators have teeth: each refuses what its tool refuses") {
   CHECK(rv::shell_words("docker run --name 'a b' -e 'X='\\''y'\\''' i\n") ==
         std::vector<std::string>{"docker", "run", "--name", "a b", "-e", "X='y'", "i"});
   CHECK(rv::docker_run_problem("docker run --rm i python3\n", "i", {"python3"}) == "");
-  CHECK(rv::docker_run_problem("docker run --gpus-all i\n", "i", {}).find("--gpus-all is not a `docker run` flag") != std::string::npos);
-  CHECK(rv::docker_run_problem("docker run --ulimit memlock=abc i\n", "i", {}).find("invalid argument") != std::string::npos);
+  CHECK(rv::docker_run_problem("docker run --gpus-all i\n", "i", {}).find("--gpus-all is not a `docker run` flag") !=
+        std::string::npos);
+  CHECK(rv::docker_run_problem("docker run --ulimit memlock=abc i\n", "i", {}).find("invalid argument") !=
+        std::string::npos);
   CHECK(rv::docker_run_problem("docker run --gpus all i x\n", "i", {}).find("not the command") != std::string::npos);
   CHECK(rv::docker_run_problem("docker run --shm-size i\n", "i", {}).find("expected the image i") != std::string::npos);
   write_file_atomic(d.path / "compose.yaml", "services:\n  a:\n    image: x\n    shm_size: [1]\n");
   CHECK(rv::compose_problem(d.path / "compose.yaml") != "");
   // The shape of issue 26's `resources: ""`.
-  write_file_atomic(d.path / "job.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
-                                         "      restartPolicy: Never\n      containers:\n      - {name: a, image: b, resources: \"\"}\n");
+  write_file_atomic(d.path / "job.yaml",
+                    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+                    "      restartPolicy: Never\n      containers:\n      - {name: a, image: b, resources: \"\"}\n");
   auto k8s = rv::k8s_problems({d.path / "job.yaml"});
   CHECK(k8s.at((d.path / "job.yaml").string()).find("'' is not of type 'object'") != std::string::npos);
 }

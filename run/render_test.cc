@@ -1,11 +1,11 @@
-#include <doctest/doctest.h>
+#include "run/render.h"
 
+#include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
 #include "matrix/kb.h"
 #include "run/image_facts.h"
-#include "run/render.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
 
@@ -41,10 +41,12 @@ std::string refusal(RunSpec s, const ImageFacts& i, Format f = Format::kDocker) 
 
 TEST_CASE("docker: one command line with every setting Paddle needs") {
   std::string line = render_docker(for_gpu(ocr({"command=python3 train.py --epochs 2"})), "reg/paddle:3.2.0-gpu");
-  for (auto part : {"docker run --rm --name paddleocr --gpus all --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864",
-                    "--user 1000:1000", "/src:/workspace/code:ro", "/data:/workspace/data", "--workdir /workspace/code",
-                    "-e PYTHONUNBUFFERED=1", "--cpus 8", "--memory 32g", "--log-driver json-file --log-opt max-size=100m --log-opt max-file=3",
-                    "--health-cmd 'python3 -c import paddle'", "reg/paddle:3.2.0-gpu python3 train.py --epochs 2\n"})
+  for (auto part :
+       {"docker run --rm --name paddleocr --gpus all --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864",
+        "--user 1000:1000", "/src:/workspace/code:ro", "/data:/workspace/data", "--workdir /workspace/code",
+        "-e PYTHONUNBUFFERED=1", "--cpus 8", "--memory 32g",
+        "--log-driver json-file --log-opt max-size=100m --log-opt max-file=3",
+        "--health-cmd 'python3 -c import paddle'", "reg/paddle:3.2.0-gpu python3 train.py --epochs 2\n"})
     CHECK_MESSAGE(line.find(part) != std::string::npos, part << " in " << line);
   auto devices = ocr({"gpu_devices=0 2"});
   CHECK(render_docker(devices, "i").find("--gpus '\"device=0,2\"'") != std::string::npos);
@@ -55,8 +57,8 @@ TEST_CASE("docker: one command line with every setting Paddle needs") {
   CHECK(std::find(rt.begin(), rt.end(), "memlock=-1") != rt.end());
   CHECK(std::find(rt.begin(), rt.end(), "--workdir") == rt.end());
   auto ex = probe_expectations(ocr());
-  CHECK(ex == std::vector<std::string>{"--expect-memlock", "-1", "--expect-stack", "67108864", "--expect-shm", std::to_string(16ull << 30),
-                                       "--expect-user", "1000:1000"});
+  CHECK(ex == std::vector<std::string>{"--expect-memlock", "-1", "--expect-stack", "67108864", "--expect-shm",
+                                       std::to_string(16ull << 30), "--expect-user", "1000:1000"});
 }
 
 TEST_CASE("compose: a service with GPU reservations, ulimits, read-only code") {
@@ -111,7 +113,11 @@ TEST_CASE("gpus: auto follows the image's variant, per format; set values are th
   CHECK(base.gpus == "auto");
   CHECK(base.gpus_auto());
   CHECK_FALSE(base.wants_gpu());
-  struct Row { const char* variant; Format f; const char* gpus; };
+  struct Row {
+    const char* variant;
+    Format f;
+    const char* gpus;
+  };
   for (Row r : {Row{"gpu", Format::kDocker, "all"}, Row{"gpu", Format::kCompose, "all"}, Row{"gpu", Format::kK8s, "1"},
                 Row{"cpu", Format::kDocker, "0"}, Row{"cpu", Format::kCompose, "0"}, Row{"cpu", Format::kK8s, "0"}}) {
     RunSpec s = base;
@@ -124,22 +130,26 @@ TEST_CASE("gpus: auto follows the image's variant, per format; set values are th
   // Unlabelled: nothing to choose by; the line names where auto was set and what to do.
   std::string none = refusal(base, ImageFacts::from_labels("other/paddle:1", {}));
   CHECK(none.find("/run/profiles/base.yaml:") != std::string::npos);
-  CHECK(none.find("gpus: auto: expected an image labelled io.imgtool.variant=gpu or cpu to choose the GPUs by, found no such "
-                  "label on other/paddle:1; set the GPUs yourself (--set gpus=1") != std::string::npos);
+  CHECK(none.find(
+            "gpus: auto: expected an image labelled io.imgtool.variant=gpu or cpu to choose the GPUs by, found no such "
+            "label on other/paddle:1; set the GPUs yourself (--set gpus=1") != std::string::npos);
   // A renderer handed an unresolved spec is a caller's mistake (exit 1), not the user's.
   CHECK_THROWS_AS(render_docker(base, "i"), Error);
   CHECK_THROWS_AS(render_compose(base, "i"), Error);
   CHECK_THROWS_AS(render_k8s(base, "i", "job", kb()), Error);
   // render_for_image: the one call of run-config.
   CHECK(render_for_image(base, cpu_image(), {Format::kDocker, "job", "i"}, kb()).find("--gpus") == std::string::npos);
-  CHECK(render_for_image(base, gpu_image(), {Format::kDocker, "job", "i"}, kb()).find("--gpus all") != std::string::npos);
+  CHECK(render_for_image(base, gpu_image(), {Format::kDocker, "job", "i"}, kb()).find("--gpus all") !=
+        std::string::npos);
   CHECK_THROWS_AS(render_for_image(ocr({"gpus=1"}), cpu_image(), {Format::kDocker, "job", "i"}, kb()), InputError);
 }
 
 TEST_CASE("image facts refuse what the image cannot do") {
   auto cpu = cpu_image();
-  CHECK(refusal(ocr({"gpus=1"}), cpu).rfind("--set gpus=1: gpus: expected no GPU for reg/paddle:3.2.0 (label io.imgtool.variant=cpu", 0) == 0);
-  CHECK(refusal(layered("detection"), cpu).find("/run/profiles/detection.yaml:") != std::string::npos);  // where gpus was set
+  CHECK(refusal(ocr({"gpus=1"}), cpu)
+            .rfind("--set gpus=1: gpus: expected no GPU for reg/paddle:3.2.0 (label io.imgtool.variant=cpu", 0) == 0);
+  CHECK(refusal(layered("detection"), cpu).find("/run/profiles/detection.yaml:") !=
+        std::string::npos);            // where gpus was set
   CHECK(refusal(ocr(), cpu).empty());  // auto: none
   CHECK(refusal(ocr({"gpus=0"}), cpu).empty());
   CHECK(refusal(ocr(), gpu_image("12.6")).empty());  // auto: all
@@ -150,16 +160,20 @@ TEST_CASE("image facts refuse what the image cannot do") {
   // Blackwell needs CUDA 12.8+.
   CHECK(refusal(ocr({"gpu_model=B200"}), gpu_image("12.6")).find("Blackwell") != std::string::npos);
   // The image's compiled GPU code (io.imgtool.cuda-archs): PyPI's Paddle 2.6.2 has no kernel for an H100.
-  auto p262 = ImageFacts::from_labels("reg/paddle:2.6.2-gpu", {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "11.8"},
-                                                               {"io.imgtool.cuda-archs", "sm_61,sm_70,sm_75,sm_80,sm_86"}});
+  auto p262 =
+      ImageFacts::from_labels("reg/paddle:2.6.2-gpu", {{"io.imgtool.variant", "gpu"},
+                                                       {"io.imgtool.cuda", "11.8"},
+                                                       {"io.imgtool.cuda-archs", "sm_61,sm_70,sm_75,sm_80,sm_86"}});
   std::string h100 = refusal(ocr({"gpu_model=NVIDIA H100 80GB HBM3"}), p262);
-  CHECK(h100.find("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of reg/paddle:2.6.2-gpu)") !=
-        std::string::npos);
+  CHECK(h100.find("gpu_model: expected a GPU the image's Paddle has kernels for (label io.imgtool.cuda-archs of "
+                  "reg/paddle:2.6.2-gpu)") != std::string::npos);
   CHECK(h100.find("no kernel image is available for execution on the device") != std::string::npos);
   CHECK(refusal(ocr({"gpu_model=A100"}), p262).empty());
 }
 
-TEST_CASE("k8s: least privilege — no service-account token, RuntimeDefault seccomp, every capability dropped, no escalation") {
+TEST_CASE(
+    "k8s: least privilege — no service-account token, RuntimeDefault seccomp, every capability dropped, no "
+    "escalation") {
   for (std::string kind : {"job", "deployment"}) {
     YAML::Node doc = YAML::Load(render_k8s(for_gpu(ocr(), Format::kK8s), "reg/paddle:x", kind, kb()));
     auto pod = doc["spec"]["template"]["spec"];

@@ -3,15 +3,15 @@
 // `docker-compose config` for compose, `kubernetes-validate --strict` for
 // Kubernetes (version runconf::kK8sVersion), exit 2 + one line for bad input.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
 
 #include "core/fs.h"
 #include "run/render.h"
 #include "run/testing/validators.h"
 #include "tests/fixtures.h"
 #include "tests/test_images.h"
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -42,7 +42,10 @@ const char* kCpu = "imgtool-run-test/paddle:3.2.0-cpu";
 }  // namespace
 
 TEST_CASE("run-config renders what the real validators accept, and refuses what the image cannot do") {
-  build_labelled(kGpu, {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"}, {"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.min-driver", "525.60.13"}});
+  build_labelled(kGpu, {{"io.imgtool.variant", "gpu"},
+                        {"io.imgtool.cuda", "12.6"},
+                        {"io.imgtool.paddle", "3.2.0"},
+                        {"io.imgtool.min-driver", "525.60.13"}});
   build_labelled(kCpu, {{"io.imgtool.variant", "cpu"}, {"io.imgtool.paddle", "3.2.0"}});
   std::string project = source_dir() + "/run/examples/invoice-ocr.yaml";
   ScratchDir d("run-config");
@@ -51,7 +54,8 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
     auto r = cli({"run-config", kGpu, "--profile", project, "--format", "docker"});
     REQUIRE(r.exit_code == 0);
     CHECK(lines_of(r.out) == 1);
-    CHECK(r.out.find("--gpus all --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864") != std::string::npos);  // gpus: auto
+    CHECK(r.out.find("--gpus all --shm-size 16g --ulimit memlock=-1 --ulimit stack=67108864") !=
+          std::string::npos);  // gpus: auto
   }
   SUBCASE("the default profile on a cpu image: no GPU (issue 26); gpus=0 on Kubernetes is valid") {
     auto docker = cli({"run-config", kCpu, "--format", "docker"});
@@ -66,7 +70,8 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
     REQUIRE(gpu.exit_code == 0);
     CHECK(gpu.out.find("nvidia.com/gpu: \"1\"") != std::string::npos);  // auto on Kubernetes: one GPU
     write_file_atomic(d.path / "gpu-job.yaml", gpu.out);
-    for (auto& [file, problem] : rv::k8s_problems({d.path / "cpu-job.yaml", d.path / "gpu-job.yaml"})) CHECK_MESSAGE(problem == "", file);
+    for (auto& [file, problem] : rv::k8s_problems({d.path / "cpu-job.yaml", d.path / "gpu-job.yaml"}))
+      CHECK_MESSAGE(problem == "", file);
   }
   SUBCASE("compose passes docker-compose config") {
     auto r = cli({"run-config", "docker-daemon:" + std::string(kGpu), "--profile", project, "--format", "compose"});
@@ -81,20 +86,25 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
       auto r = cli({"run-config", kGpu, "--profile", project, "--format", "k8s", "--kind", kind});
       REQUIRE(r.exit_code == 0);
       write_file_atomic(d.path / (kind + ".yaml"), r.out);
-      auto v = imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / (kind + ".yaml")).string()});
+      auto v = imgtool::run(
+          {"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / (kind + ".yaml")).string()});
       CHECK_MESSAGE(v.ok(), kind << ": " << v.out << v.err);
       CHECK(v.out.find("passed") != std::string::npos);
     }
     // A broken document is caught by the same validator (the check has teeth).
-    write_file_atomic(d.path / "bad.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {backoffLimit: \"four\", template: {spec: {containers: []}}}\n");
-    CHECK_FALSE(imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / "bad.yaml").string()}).ok());
+    write_file_atomic(d.path / "bad.yaml",
+                      "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {backoffLimit: \"four\", template: "
+                      "{spec: {containers: []}}}\n");
+    CHECK_FALSE(
+        imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / "bad.yaml").string()})
+            .ok());
   }
   SUBCASE("refusals and bad input: exit 2, one line") {
     auto cpu_gpu = cli({"run-config", kCpu, "--profile", "ocr", "--set", "gpus=1", "--format", "docker"});
     CHECK(cpu_gpu.exit_code == 2);
     CHECK(lines_of(cpu_gpu.err) == 1);
-    CHECK(cpu_gpu.err.find("--set gpus=1: gpus: expected no GPU for " + std::string(kCpu) + " (label io.imgtool.variant=cpu") !=
-          std::string::npos);
+    CHECK(cpu_gpu.err.find("--set gpus=1: gpus: expected no GPU for " + std::string(kCpu) +
+                           " (label io.imgtool.variant=cpu") != std::string::npos);
     CHECK(cli({"run-config", kCpu, "--profile", "ocr", "--set", "gpus=0"}).exit_code == 0);
     auto zero = cli({"run-config", kGpu, "--profile", "ocr", "--set", "gpus=0"});
     CHECK(zero.exit_code == 2);
@@ -121,7 +131,9 @@ TEST_CASE("smoke under a run profile: the probe reads back memlock, stack, /dev/
   std::string profile = (d.path / "smoke.yaml").string();
   // memlock 8m, not the base profile's unlimited: this machine's dockerd has an 8 MiB hard RLIMIT_MEMLOCK,
   // so runc refuses more ("error setting rlimit type 8: operation not permitted").
-  write_file_atomic(profile, "extends: base\ngpus: 0\nshm_size: 2g\nulimit:\n  memlock: 8m\n  stack: 67108864\nuser: \"1000:1000\"\nenv:\n  HOME: /tmp\n");
+  write_file_atomic(profile,
+                    "extends: base\ngpus: 0\nshm_size: 2g\nulimit:\n  memlock: 8m\n  stack: 67108864\nuser: "
+                    "\"1000:1000\"\nenv:\n  HOME: /tmp\n");
   auto r = cli({"smoke", img, "--profile", profile, "--json", "--no-record"});
   auto j = nlohmann::json::parse(r.out);
   auto rs = j["probe"]["run_settings"];
@@ -132,9 +144,11 @@ TEST_CASE("smoke under a run profile: the probe reads back memlock, stack, /dev/
   CHECK(rs["user"]["uid"] == 1000);
   std::string argv;
   for (auto& a : j["docker"]["argv"]) argv += a.get<std::string>() + " ";
-  CHECK(argv.find("--shm-size 2g --ulimit memlock=8388608 --ulimit stack=67108864 --user 1000:1000") != std::string::npos);
+  CHECK(argv.find("--shm-size 2g --ulimit memlock=8388608 --ulimit stack=67108864 --user 1000:1000") !=
+        std::string::npos);
   // Given less than the profile promises (--shm-size wins over the profile): a warning with the fix.
-  auto low = cli({"smoke", img, "--profile", profile, "--shm-size", "64m", "--set", "ulimit.stack=128m", "--json", "--no-record"});
+  auto low = cli(
+      {"smoke", img, "--profile", profile, "--shm-size", "64m", "--set", "ulimit.stack=128m", "--json", "--no-record"});
   auto lj = nlohmann::json::parse(low.out)["probe"]["run_settings"];
   CHECK(lj["status"] == "warn");
   CHECK(lj["shm"]["fix"].get<std::string>().find("--shm-size") != std::string::npos);
@@ -142,7 +156,10 @@ TEST_CASE("smoke under a run profile: the probe reads back memlock, stack, /dev/
 }
 
 TEST_CASE("run-config --format k8s: least privilege, and kubernetes-validate accepts it") {
-  build_labelled(kGpu, {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"}, {"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.min-driver", "525.60.13"}});
+  build_labelled(kGpu, {{"io.imgtool.variant", "gpu"},
+                        {"io.imgtool.cuda", "12.6"},
+                        {"io.imgtool.paddle", "3.2.0"},
+                        {"io.imgtool.min-driver", "525.60.13"}});
   ScratchDir d("run-config-privilege");
   for (std::string kind : {"job", "deployment"}) {
     auto r = cli({"run-config", kGpu, "--profile", "ocr", "--format", "k8s", "--kind", kind});
@@ -155,7 +172,8 @@ TEST_CASE("run-config --format k8s: least privilege, and kubernetes-validate acc
     CHECK_FALSE(sc["allowPrivilegeEscalation"].as<bool>());
     CHECK(sc["capabilities"]["drop"][0].as<std::string>() == "ALL");
     write_file_atomic(d.path / (kind + ".yaml"), r.out);
-    auto v = imgtool::run({"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / (kind + ".yaml")).string()});
+    auto v = imgtool::run(
+        {"kubernetes-validate", "--strict", "-k", runconf::kK8sVersion, (d.path / (kind + ".yaml")).string()});
     CHECK_MESSAGE(v.ok(), kind << ": " << v.out << v.err);
   }
 }

@@ -30,9 +30,12 @@ void put(YAML::Emitter& e, const YAML::Node& n) {
       return;
     default: {
       const std::string& s = n.Scalar();
-      if (s.find('\n') != std::string::npos) e << YAML::Literal << s;
-      else if (is_string_tag(n.Tag())) e << YAML::DoubleQuoted << s;
-      else e << s;
+      if (s.find('\n') != std::string::npos)
+        e << YAML::Literal << s;
+      else if (is_string_tag(n.Tag()))
+        e << YAML::DoubleQuoted << s;
+      else
+        e << s;
     }
   }
 }

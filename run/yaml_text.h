@@ -3,10 +3,10 @@
 // blocks (`run: |`), strings YAML would read as another type ("true", "1", "null"; "1/4" is
 // fine) double-quoted, empty maps as `{}`. Never yaml-cpp's `!<tag:yaml.org,2002:str>` form.
 #pragma once
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace imgtool::runconf {
 

@@ -34,8 +34,7 @@ std::vector<Checksum> sha256_of(const std::string& digest) {
 Package image_package(const ImageInfo& info, const std::string& created) {
   Package p{kImageId, info.name, label(info, labels::kTag)};
   std::string last = info.name.substr(info.name.rfind('/') + 1);
-  if (!hex_of(info.digest).empty())
-    p.purl = purl("oci", "", last, info.digest, "repository_url=" + info.name);
+  if (!hex_of(info.digest).empty()) p.purl = purl("oci", "", last, info.digest, "repository_url=" + info.name);
   p.purpose = "CONTAINER";
   p.checksums = sha256_of(info.digest);
   // The matrix cell and the build's inputs: every io.imgtool.* label, sorted by key.
@@ -88,7 +87,8 @@ void add_nvidia(const Inventory& inv, std::vector<Package>& out) {
 std::string namespace_for(const ImageInfo& info) {
   std::string s = info.name + "@" + info.digest;
   for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '/' && c != '-' && c != '@' && c != ':') c = '-';
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '/' && c != '-' && c != '@' && c != ':')
+      c = '-';
   return "https://imgtool.invalid/spdx/" + s;
 }
 
@@ -111,10 +111,11 @@ std::string spdx_time(const std::string& t, const std::string& what) {
 }
 
 Document build_sbom(const Inventory& inv, const ImageInfo& info, const SbomOptions& opt) {
-  std::string created = !opt.created.empty() ? spdx_time(opt.created, "--created")
-                        : !label(info, "org.opencontainers.image.created").empty()
-                            ? spdx_time(label(info, "org.opencontainers.image.created"), "label org.opencontainers.image.created")
-                            : spdx_time(info.created.empty() ? "1970-01-01T00:00:00Z" : info.created, "config created");
+  std::string created =
+      !opt.created.empty() ? spdx_time(opt.created, "--created")
+      : !label(info, "org.opencontainers.image.created").empty()
+          ? spdx_time(label(info, "org.opencontainers.image.created"), "label org.opencontainers.image.created")
+          : spdx_time(info.created.empty() ? "1970-01-01T00:00:00Z" : info.created, "config created");
   Document doc{info.name + "@" + info.digest, namespace_for(info), created, {kTool}};
   doc.comment = "SBOM of " + info.name + "@" + info.digest + (inv.os.empty() ? "" : " (" + inv.os + ")") +
                 ", read from its layers by imgtool";

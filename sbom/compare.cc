@@ -47,7 +47,8 @@ std::string PackageDiff::summary(size_t max) const {
   if (!missing.empty())
     s += std::to_string(missing.size()) + " package(s) in the image missing from the SBOM: " + list(missing, max);
   if (!extra.empty())
-    s += (s.empty() ? "" : "; ") + std::to_string(extra.size()) + " package(s) in the SBOM not in the image: " + list(extra, max);
+    s += (s.empty() ? "" : "; ") + std::to_string(extra.size()) +
+         " package(s) in the SBOM not in the image: " + list(extra, max);
   return s.empty() ? "the same packages" : s;
 }
 

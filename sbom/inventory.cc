@@ -80,8 +80,9 @@ std::string os_name(const scan::ContentsTree& t) {
 }
 
 void sort_all(Inventory& inv) {
-  std::sort(inv.debs.begin(), inv.debs.end(),
-            [](const auto& a, const auto& b) { return std::tie(a.name, a.arch, a.version) < std::tie(b.name, b.arch, b.version); });
+  std::sort(inv.debs.begin(), inv.debs.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.name, a.arch, a.version) < std::tie(b.name, b.arch, b.version);
+  });
   auto key = [](const PyDist& d) { return std::make_tuple(canonical_python_name(d.name), d.version, d.site); };
   std::sort(inv.python.begin(), inv.python.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
 }
@@ -126,10 +127,14 @@ std::vector<DebPackage> parse_dpkg_status(const std::string& text) {
     if (colon == std::string::npos) continue;
     std::string k = line.substr(0, colon), v = line.substr(colon + 1);
     v.erase(0, v.find_first_not_of(" \t"));
-    if (k == "Package") p.name = v;
-    else if (k == "Version") p.version = v;
-    else if (k == "Architecture") p.arch = v;
-    else if (k == "Status") status = v;
+    if (k == "Package")
+      p.name = v;
+    else if (k == "Version")
+      p.version = v;
+    else if (k == "Architecture")
+      p.arch = v;
+    else if (k == "Status")
+      status = v;
   }
   return out;
 }
@@ -161,9 +166,8 @@ Inventory gather_inventory(const scan::ContentsTree& tree) {
 }
 
 Inventory scan_image(image::ImageSource& src, const image::Manifest& m) {
-  scan::ContentsTree tree([](const std::string& p, int64_t n) {
-    return scan::keep_for_facts(p, n) || keep_for_inventory(p, n);
-  });
+  scan::ContentsTree tree(
+      [](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || keep_for_inventory(p, n); });
   // Layers read in parallel and merged in order, as verify's scan does (ContentsTree::add_layers).
   std::vector<scan::LayerInput> layers;
   for (const auto& l : m.layers())

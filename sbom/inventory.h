@@ -40,10 +40,10 @@ struct NvidiaLib {
 };
 
 struct Inventory {
-  std::vector<DebPackage> debs;     // sorted by name, arch
-  std::vector<PyDist> python;       // sorted by canonical name, version, site
-  std::vector<NvidiaLib> nvidia;    // sorted by name
-  std::string os;                   // "Debian GNU/Linux 12 (bookworm)" or ""
+  std::vector<DebPackage> debs;   // sorted by name, arch
+  std::vector<PyDist> python;     // sorted by canonical name, version, site
+  std::vector<NvidiaLib> nvidia;  // sorted by name
+  std::string os;                 // "Debian GNU/Linux 12 (bookworm)" or ""
   scan::ContentsFacts facts;      // verify's facts from the same scan
 };
 

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "image/image.h"
+#include "image/repository.h"
 #include "sbom/build.h"
 #include "sbom/inventory.h"
 #include "sign/attestation.h"
-#include "image/repository.h"
 
 namespace imgtool::sbom {
 

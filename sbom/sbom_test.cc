@@ -10,10 +10,10 @@
 #include "sbom/inventory.h"
 #include "sbom/publish.h"
 #include "sbom/spdx.h"
+#include "sbom/testing/sample_image.h"
 #include "sign/attestation.h"
 #include "sign/keys.h"
 #include "sign/sign_image.h"
-#include "sbom/testing/sample_image.h"
 
 using namespace imgtool;
 using namespace imgtool::sbom;
@@ -49,7 +49,8 @@ TEST_CASE("dpkg status: installed paragraphs only, continuation lines skipped") 
 TEST_CASE("SPDXIDs from names, purls percent-encoded, canonical Python names") {
   CHECK(spdx_id("deb", "libstdc++6", "12.2.0-14") == "SPDXRef-deb-libstdc--6-12.2.0-14");
   CHECK(spdx_id("pypi", "pyyaml", "6.0.2") == "SPDXRef-pypi-pyyaml-6.0.2");
-  CHECK(purl("deb", "debian", "zlib1g", "1:1.2.13.dfsg-1", "arch=amd64") == "pkg:deb/debian/zlib1g@1%3A1.2.13.dfsg-1?arch=amd64");
+  CHECK(purl("deb", "debian", "zlib1g", "1:1.2.13.dfsg-1", "arch=amd64") ==
+        "pkg:deb/debian/zlib1g@1%3A1.2.13.dfsg-1?arch=amd64");
   CHECK(canonical_python_name("PyYAML") == "pyyaml");
   CHECK(canonical_python_name("Foo__Bar.baz") == "foo-bar-baz");
   std::vector<Package> ps{{"SPDXRef-pypi-pip-1"}, {"SPDXRef-pypi-pip-1"}, {"SPDXRef-x"}};
@@ -67,10 +68,9 @@ TEST_CASE("inventory: one pass over the layers; whiteouts; every site-packages; 
   REQUIRE(inv.debs.size() == 2);
   std::vector<std::string> py;
   for (const auto& d : inv.python) py.push_back(canonical_python_name(d.name) + "@" + d.version + " " + d.site);
-  CHECK(py == std::vector<std::string>{"pip@23.0.1 /usr/lib/python3/dist-packages",
-                                       "pip@24.3.1 /opt/venv/lib/python3.11/site-packages",
-                                       "pyyaml@6.0.2 /opt/venv/lib/python3.11/site-packages",
-                                       "six@1.16.0 /usr/lib/python3/dist-packages"});
+  CHECK(py == std::vector<std::string>{
+                  "pip@23.0.1 /usr/lib/python3/dist-packages", "pip@24.3.1 /opt/venv/lib/python3.11/site-packages",
+                  "pyyaml@6.0.2 /opt/venv/lib/python3.11/site-packages", "six@1.16.0 /usr/lib/python3/dist-packages"});
   CHECK(inv.python[1].python == "3.11");
   REQUIRE(inv.nvidia.size() == 1);
   CHECK(inv.nvidia[0].name == "cudart");
@@ -147,7 +147,10 @@ TEST_CASE("compare_packages names missing and extra packages") {
       ps.erase(it);
       break;
     }
-  ps.push_back({{"SPDXID", "SPDXRef-pypi-evil-1.0"}, {"name", "evil"}, {"versionInfo", "1.0"}, {"downloadLocation", "NOASSERTION"}});
+  ps.push_back({{"SPDXID", "SPDXRef-pypi-evil-1.0"},
+                {"name", "evil"},
+                {"versionInfo", "1.0"},
+                {"downloadLocation", "NOASSERTION"}});
   CHECK(compare_packages(doc, doc).empty());
   PackageDiff d = compare_packages(tampered, doc);
   CHECK(d.missing == std::vector<std::string>{"pkg:deb/debian/zlib1g@1%3A1.2.13.dfsg-1?arch=amd64"});

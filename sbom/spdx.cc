@@ -18,7 +18,8 @@ ordered_json package_json(const Package& p) {
   j["filesAnalyzed"] = false;
   if (!p.checksums.empty()) {
     j["checksums"] = ordered_json::array();
-    for (const auto& c : p.checksums) j["checksums"].push_back({{"algorithm", c.algorithm}, {"checksumValue", c.value}});
+    for (const auto& c : p.checksums)
+      j["checksums"].push_back({{"algorithm", c.algorithm}, {"checksumValue", c.value}});
   }
   if (!p.purl.empty())
     j["externalRefs"] = ordered_json::array(
@@ -28,8 +29,10 @@ ordered_json package_json(const Package& p) {
   if (!p.annotations.empty()) {
     j["annotations"] = ordered_json::array();
     for (const auto& a : p.annotations)
-      j["annotations"].push_back({{"annotationDate", a.date}, {"annotationType", "OTHER"},
-                                  {"annotator", a.annotator}, {"comment", a.comment}});
+      j["annotations"].push_back({{"annotationDate", a.date},
+                                  {"annotationType", "OTHER"},
+                                  {"annotator", a.annotator},
+                                  {"comment", a.comment}});
   }
   return j;
 }

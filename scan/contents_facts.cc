@@ -11,8 +11,10 @@ namespace imgtool::scan {
 namespace {
 
 // basename "PREFIX<version>" -> library.
-const std::vector<std::pair<std::string, std::string>> kLibFiles = {
-    {"libcudart.so.", "cudart"}, {"libcublas.so.", "cublas"}, {"libcudnn.so.", "cudnn"}, {"libnvinfer.so.", "tensorrt"}};
+const std::vector<std::pair<std::string, std::string>> kLibFiles = {{"libcudart.so.", "cudart"},
+                                                                    {"libcublas.so.", "cublas"},
+                                                                    {"libcudnn.so.", "cudnn"},
+                                                                    {"libnvinfer.so.", "tensorrt"}};
 // dist-info "NAME[_cuNN][_libs]-<version>.dist-info" -> library (names::lib_dist).
 struct LibDist {
   const char* name;
@@ -23,7 +25,6 @@ const std::vector<LibDist> kLibDists = {{"nvidia_cuda_runtime", false, "cudart"}
                                         {"nvidia_cublas", false, "cublas"},
                                         {"nvidia_cudnn", false, "cudnn"},
                                         {"tensorrt", true, "tensorrt"}};
-
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -122,7 +123,8 @@ void scan_path(const ContentsTree& t, const std::string& path, const FsEntry& e,
   // A distribution is known by its dist-info/METADATA file (dir entries may be absent).
   std::string dist = base == "METADATA" ? path.substr(0, path.rfind('/')) : "";
   if (ends_with(dist, ".dist-info")) scan_dist(t, dist, f);
-  if (base == "RECORD" && e.content && ends_with(dirname_of(path), ".dist-info")) read_record(dirname_of(path), *e.content, f);
+  if (base == "RECORD" && e.content && ends_with(dirname_of(path), ".dist-info"))
+    read_record(dirname_of(path), *e.content, f);
   if (e.type == FsEntry::Type::kDir) return;
   for (const auto& [prefix, lib] : kLibFiles)
     if (auto v = names::versioned(base, prefix); v && t.resolve(path)) note_lib(f, lib, *v, path);

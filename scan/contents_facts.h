@@ -31,22 +31,22 @@
 #include <string>
 #include <vector>
 
-#include "scan/gpu_code.h"
 #include "scan/contents_tree.h"
+#include "scan/gpu_code.h"
 
 namespace imgtool::scan {
 
 struct PaddleDist {
-  std::string name;        // "paddlepaddle" or "paddlepaddle-gpu"
-  std::string version;     // dist-info version ("3.2.0", "3.0.0rc1")
-  std::string python;      // "3.11" from the site-packages path ("" if unknown)
-  std::string location;    // the dist-info folder
+  std::string name;      // "paddlepaddle" or "paddlepaddle-gpu"
+  std::string version;   // dist-info version ("3.2.0", "3.0.0rc1")
+  std::string python;    // "3.11" from the site-packages path ("" if unknown)
+  std::string location;  // the dist-info folder
   bool gpu = false;
-  std::string gpu_evidence;     // why gpu is true/false, for messages
-  std::string compiled_cuda;    // from paddle/version ("" if unknown or CPU)
+  std::string gpu_evidence;   // why gpu is true/false, for messages
+  std::string compiled_cuda;  // from paddle/version ("" if unknown or CPU)
   std::string compiled_cudnn;
-  bool pip_cuda_libraries = false;  // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
-  GpuCode gpu_code;           // merged over its framework libraries
+  bool pip_cuda_libraries = false;          // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
+  GpuCode gpu_code;                         // merged over its framework libraries
   std::vector<std::string> code_libraries;  // the libraries that were read for it
 };
 
@@ -68,12 +68,12 @@ struct CudnnLink {
 };
 
 struct ContentsFacts {
-  std::vector<std::string> pythons;              // "3.11", sorted, unique
-  std::vector<std::string> venv_pythons;         // from pyvenv.cfg
+  std::vector<std::string> pythons;       // "3.11", sorted, unique
+  std::vector<std::string> venv_pythons;  // from pyvenv.cfg
   std::vector<PaddleDist> paddles;
-  std::map<std::string, LibFacts> libs;          // "cudart", "cublas", "cudnn", "tensorrt"
+  std::map<std::string, LibFacts> libs;  // "cudart", "cublas", "cudnn", "tensorrt"
   std::vector<CudnnLink> cudnn_links;
-  std::map<std::string, FileOwner> owners;      // absolute path -> the pip distribution that installed it
+  std::map<std::string, FileOwner> owners;  // absolute path -> the pip distribution that installed it
   const LibFacts& lib(const std::string& name) const;
 };
 

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
 #include "core/buffer.h"
+#include "core/error.h"
 #include "image/inflate.h"
 
 namespace imgtool::scan {
@@ -80,10 +80,14 @@ void restrict_filters(archive* a) {
 
 FsEntry::Type type_of(mode_t t) {
   switch (t) {
-    case AE_IFREG: return FsEntry::Type::kFile;
-    case AE_IFDIR: return FsEntry::Type::kDir;
-    case AE_IFLNK: return FsEntry::Type::kSymlink;
-    default: return FsEntry::Type::kOther;
+    case AE_IFREG:
+      return FsEntry::Type::kFile;
+    case AE_IFDIR:
+      return FsEntry::Type::kDir;
+    case AE_IFLNK:
+      return FsEntry::Type::kSymlink;
+    default:
+      return FsEntry::Type::kOther;
   }
 }
 
@@ -165,7 +169,8 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
     throw Error(where + ": expected at most " + std::to_string(limits_.max_entries) +
                 " tar entries in the image, found more (a hostile or broken layer?)");
   RawEntry r{normalize(checked_path(archive_entry_pathname(e), limits_.max_path, where, "path")), {}, {}};
-  if (const char* hl = archive_entry_hardlink(e)) r.hardlink = normalize(checked_path(hl, limits_.max_path, where, "link target"));
+  if (const char* hl = archive_entry_hardlink(e))
+    r.hardlink = normalize(checked_path(hl, limits_.max_path, where, "link target"));
   r.entry.type = type_of(archive_entry_filetype(e));
   r.entry.size = archive_entry_size(e);
   if (r.entry.size < 0)  // libarchive can report one for a GNU tar (found by fuzz_layer: kept, it sized a string)
@@ -225,8 +230,7 @@ ContentsTree::LayerScan ContentsTree::scan(image::BlobReader& layer, const std::
     s.raw.push_back(std::move(r));
   }
   if (rc != ARCHIVE_EOF)
-    rethrow_or(ctx, where + ": layer is not a readable tar stream (uncompressed, gzip or zstd): " +
-                        error_of(a.get()));
+    rethrow_or(ctx, where + ": layer is not a readable tar stream (uncompressed, gzip or zstd): " + error_of(a.get()));
   s.stats.entries = s.raw.size() + s.whiteouts.size();
   a.reset();
   s.stats.codec = image::codec_name(tar.codec());

@@ -36,7 +36,7 @@
 #include "image/image.h"
 #include "scan/gpu_code.h"
 
-struct archive;        // libarchive
+struct archive;  // libarchive
 struct archive_entry;
 
 namespace imgtool::scan {
@@ -44,7 +44,7 @@ namespace imgtool::scan {
 struct FsEntry {
   enum class Type { kFile, kDir, kSymlink, kOther };
   Type type = Type::kFile;
-  std::string link;                    // symlink target as written
+  std::string link;  // symlink target as written
   int64_t size = 0;
   std::shared_ptr<const std::string> content;  // kept bytes (files the predicate selected); shared by hard links
   // The GPU code in the file's fat binaries, for the files the examine predicate selected (read
@@ -68,9 +68,9 @@ struct LayerInput {
 
 // What scanning one layer read (for traces and the bench).
 struct LayerStats {
-  std::string codec;           // "gzip" | "zstd" | "none"
-  int64_t compressed = 0;      // blob bytes read
-  int64_t tar = 0;             // tar bytes decoded
+  std::string codec;       // "gzip" | "zstd" | "none"
+  int64_t compressed = 0;  // blob bytes read
+  int64_t tar = 0;         // tar bytes decoded
   size_t entries = 0;
   double seconds = 0;
   size_t parallel_chunks = 0;  // gzip chunks decoded on worker threads (image/gunzip_parallel.h)

@@ -1,10 +1,11 @@
 // ContentsTree (layers, whiteouts, links) and gather_facts on crafted tar layers.
+#include "scan/contents_tree.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "image/blob.h"
 #include "scan/contents_facts.h"
-#include "scan/contents_tree.h"
 #include "scan/testing/layers.h"
 
 using namespace imgtool;
@@ -13,7 +14,8 @@ using namespace imgtool::scan::testing;
 
 TEST_CASE("layers merge with whiteouts and opaque dirs; gzip and zstd are read") {
   ContentsTree t;
-  add(t, {{"etc/", "", 'd'}, {"etc/a", "1"}, {"etc/b", "2"}, {"opt/x/1", "1"}, {"opt/x/2", "2"}, {"keep", "k"}}, "gzip");
+  add(t, {{"etc/", "", 'd'}, {"etc/a", "1"}, {"etc/b", "2"}, {"opt/x/1", "1"}, {"opt/x/2", "2"}, {"keep", "k"}},
+      "gzip");
   add(t, {{"etc/.wh.a", ""}, {"opt/x/.wh..wh..opq", ""}, {"opt/x/3", "3"}}, "zstd");
   CHECK(t.find("/etc/a") == nullptr);
   CHECK(t.find("/etc/b") != nullptr);
@@ -52,12 +54,13 @@ TEST_CASE("facts: python, paddle GPU build, CUDA libraries from files and pip di
   ContentsTree t(keep_for_facts);
   auto items = python_paddle_layer("3.11", "paddlepaddle_gpu", "3.2.0", "12.6", "9.5.1");
   std::string nv = "usr/local/lib/python3.11/dist-packages/nvidia/";
-  items.insert(items.end(), {{nv + "cudnn/lib/libcudnn.so.9", "x"},
-                             {"usr/local/lib/python3.11/dist-packages/nvidia_cudnn_cu12-9.5.1.17.dist-info/METADATA", "m"},
-                             {nv + "cuda_runtime/lib/libcudart.so.12", "x"},
-                             {"usr/local/lib/python3.11/dist-packages/nvidia_cuda_runtime_cu12-12.6.77.dist-info/METADATA", "m"},
-                             {nv + "cublas/lib/libcublas.so.12", "x"},
-                             {"usr/lib/python3.11/venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.11.2\n"}});
+  items.insert(items.end(),
+               {{nv + "cudnn/lib/libcudnn.so.9", "x"},
+                {"usr/local/lib/python3.11/dist-packages/nvidia_cudnn_cu12-9.5.1.17.dist-info/METADATA", "m"},
+                {nv + "cuda_runtime/lib/libcudart.so.12", "x"},
+                {"usr/local/lib/python3.11/dist-packages/nvidia_cuda_runtime_cu12-12.6.77.dist-info/METADATA", "m"},
+                {nv + "cublas/lib/libcublas.so.12", "x"},
+                {"usr/lib/python3.11/venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.11.2\n"}});
   add(t, items);
   ContentsFacts f = gather_facts(t);
   CHECK(f.pythons == std::vector<std::string>{"3.11"});

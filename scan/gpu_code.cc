@@ -89,7 +89,8 @@ void FatbinScanner::container_header(const unsigned char* h) {
 void FatbinScanner::entry_header(const unsigned char* h) {
   uint32_t header = u32(h + 4), arch = u32(h + 28);
   uint64_t payload = u64(h + 8), after = next_ + header + payload;
-  bool sane = header >= kEntryHeader && header <= 4096 && after <= container_end_ && after > next_ && arch >= 10 && arch < 1000;
+  bool sane =
+      header >= kEntryHeader && header <= 4096 && after <= container_end_ && after > next_ && arch >= 10 && arch < 1000;
   if (!sane) return drop_container();
   Kind k = kind_of(u16(h));
   if (k == Kind::kCubin) cur_cubin_.push_back(static_cast<int>(arch));

@@ -36,7 +36,6 @@ namespace imgtool::scan {
 
 using imgtool::GpuCode;  // the model lives in core (core/gpu_arch.h)
 
-
 // One file's bytes, in order, in any chunk sizes.
 class FatbinScanner {
  public:

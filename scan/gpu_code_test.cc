@@ -2,11 +2,12 @@
 // aligned in a sea of other bytes), fed whole and in every chunking, plus bytes that hold the
 // magic without being a container. The real libraries of paddlepaddle-gpu 2.6.2 are read in
 // kb/derive_test.cc.
+#include "scan/gpu_code.h"
+
 #include <doctest/doctest.h>
 
 #include <random>
 
-#include "scan/gpu_code.h"
 #include "scan/testing/fatbin_bytes.h"
 
 using namespace imgtool;
@@ -106,4 +107,3 @@ TEST_CASE("fatbin scan: noise only, truncated containers and an empty file hold 
   e.feed("", 0);
   CHECK(e.result().empty());
 }
-

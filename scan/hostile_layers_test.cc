@@ -4,13 +4,13 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "image/blob.h"
-#include "scan/contents_facts.h"
 #include "image/testing/blob_readers.h"
+#include "scan/contents_facts.h"
 #include "scan/contents_tree.h"
 #include "scan/name_match.h"
 #include "scan/testing/layers.h"
-#include "core/fs.h"
 #include "tests/error_of.h"
 #include "tests/test_dirs.h"
 
@@ -93,7 +93,6 @@ TEST_CASE("hard links share the kept bytes of their target instead of copying th
   CHECK(t.find("/link0")->content->size() == size_t(1) << 20);
 }
 
-
 TEST_CASE("the reader's exception comes back as it was, not through libarchive's C frames") {
   std::vector<TarItem> items;
   for (int i = 0; i < 200; ++i) items.push_back({"f" + std::to_string(i), std::string(4096, 'a' + i % 26)});
@@ -139,6 +138,7 @@ TEST_CASE("name matchers say exactly what the old regular expressions said") {
   CHECK(venv_version("home = /usr/bin\nversion = 3.11.2\n") == "3.11");
   CHECK(venv_version("  version_info = 3.12.1.final.0\n") == "3.12");
   CHECK_FALSE(venv_version("home = /usr/bin\nversionx = 3.11\n"));
-  CHECK(py_string_var("full_version = '3.2.0'\ncuda_version = '12.6'\ncudnn_version = '9.5.1'\n", "cuda_version") == "12.6");
+  CHECK(py_string_var("full_version = '3.2.0'\ncuda_version = '12.6'\ncudnn_version = '9.5.1'\n", "cuda_version") ==
+        "12.6");
   CHECK(py_string_var("cuda_version = 'False'", "cudnn_version").empty());
 }

@@ -11,8 +11,8 @@ namespace {
 
 // The loader's trusted directories on x86_64 Debian/Ubuntu (ld.so(8)) and the multiarch ones
 // Debian's ld.so.conf.d/x86_64-linux-gnu.conf adds.
-const std::vector<std::string> kDefaultDirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                                               "/usr/lib64", "/lib", "/usr/lib"};
+const std::vector<std::string> kDefaultDirs = {
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
   for (const auto& kv : env)
@@ -32,7 +32,8 @@ std::vector<std::string> glob(const ContentsTree& t, const std::string& pattern)
   std::vector<std::string> out;
   std::string dir = t.resolve(dirname_of(pattern)).value_or(dirname_of(pattern));
   std::string base = basename_of(pattern);
-  for (auto it = t.entries().lower_bound(dir + "/"); it != t.entries().end() && it->first.rfind(dir + "/", 0) == 0; ++it)
+  for (auto it = t.entries().lower_bound(dir + "/"); it != t.entries().end() && it->first.rfind(dir + "/", 0) == 0;
+       ++it)
     if (dirname_of(it->first) == dir && fnmatch(base.c_str(), basename_of(it->first).c_str(), 0) == 0)
       out.push_back(it->first);
   return out;
@@ -65,13 +66,15 @@ void read_conf(const ContentsTree& t, const std::string& path, std::vector<Searc
 std::string Resolution::describe() const {
   std::string s = path;
   if (real != path) s += " -> " + real;
-  s += " (" + (version.empty() ? std::string("version unknown") : version + ", from " + version_from) + "; via " + via + ")";
+  s += " (" + (version.empty() ? std::string("version unknown") : version + ", from " + version_from) + "; via " + via +
+       ")";
   return s;
 }
 
 std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::vector<std::string>& env) {
   std::vector<SearchDir> out;
-  for (const auto& d : nonempty_parts(strings::split(env_value(env, "LD_LIBRARY_PATH"), ':'))) out.push_back({d, "LD_LIBRARY_PATH"});
+  for (const auto& d : nonempty_parts(strings::split(env_value(env, "LD_LIBRARY_PATH"), ':')))
+    out.push_back({d, "LD_LIBRARY_PATH"});
   read_conf(tree, "/etc/ld.so.conf", out, 0);
   for (const auto& d : kDefaultDirs) out.push_back({d, "default"});
   return out;

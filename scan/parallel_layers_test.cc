@@ -53,8 +53,8 @@ std::vector<LayerInput> slow_bottom(const std::vector<std::string>& blobs, int s
   for (size_t i = 0; i < blobs.size(); ++i) {
     int delay = static_cast<int>(blobs.size() - i) * step;
     // size hint: upper layers "bigger", so they are also started first
-    out.push_back({"layer " + std::to_string(i), [b = blobs[i], delay] { return std::make_unique<SlowReader>(b, delay); },
-                   static_cast<int64_t>(i)});
+    out.push_back({"layer " + std::to_string(i),
+                   [b = blobs[i], delay] { return std::make_unique<SlowReader>(b, delay); }, static_cast<int64_t>(i)});
   }
   return out;
 }
@@ -68,8 +68,14 @@ Snapshot snapshot(const ContentsTree& t) {
 }
 
 const std::vector<std::vector<TarItem>> kStack = {
-    {{"etc/", "", 'd'}, {"etc/a", "a0"}, {"etc/b", "b0"}, {"opt/x/1", "1"}, {"opt/x/2", "2"}, {"big", std::string(5000, 'B')},
-     {"usr/lib/libfoo.so.1", "elf"}, {"usr/lib/libfoo.so", "libfoo.so.1", 'l'}},
+    {{"etc/", "", 'd'},
+     {"etc/a", "a0"},
+     {"etc/b", "b0"},
+     {"opt/x/1", "1"},
+     {"opt/x/2", "2"},
+     {"big", std::string(5000, 'B')},
+     {"usr/lib/libfoo.so.1", "elf"},
+     {"usr/lib/libfoo.so", "libfoo.so.1", 'l'}},
     {{"etc/.wh.a", ""}, {"opt/x/.wh..wh..opq", ""}, {"opt/x/3", "3"}, {"usr/bin/hl", "big", 'h'}},
     {{"etc/a", "a2"}, {"opt/x", "now a file"}, {"usr/lib/.wh.libfoo.so.1", ""}},
     {{"etc/b", "b3"}, {".wh.usr", ""}, {"usr/share/doc", "d"}},
@@ -119,7 +125,8 @@ TEST_CASE("add_layers: a later layer's whiteout removes an earlier layer's file 
 
 TEST_CASE("add_layers: a hard link in an upper layer shares the kept bytes of a lower layer's file") {
   ContentsTree t([](const std::string&, int64_t) { return true; });
-  t.add_layers(slow_bottom({make_tar({{"lib/a.so", std::string(4096, 'a')}}), make_tar({{"lib/b.so", "lib/a.so", 'h'}})}), 2);
+  t.add_layers(
+      slow_bottom({make_tar({{"lib/a.so", std::string(4096, 'a')}}), make_tar({{"lib/b.so", "lib/a.so", 'h'}})}), 2);
   REQUIRE(t.find("/lib/b.so") != nullptr);
   CHECK(t.find("/lib/b.so")->content.get() == t.find("/lib/a.so")->content.get());
 }
@@ -135,7 +142,8 @@ TEST_CASE("add_layers: entries and kept bytes are capped over all layers scanned
   kept.max_kept_bytes = 1000;
   ContentsTree k([](const std::string&, int64_t) { return true; }, kept);
   std::vector<std::string> fat(3, make_tar({{"f", std::string(400, 'x')}}));
-  CHECK(error_of([&] { k.add_layers(slow_bottom(fat, 0), 3); }).find("at most 1000 bytes of kept") != std::string::npos);
+  CHECK(error_of([&] { k.add_layers(slow_bottom(fat, 0), 3); }).find("at most 1000 bytes of kept") !=
+        std::string::npos);
 }
 
 namespace {
@@ -145,7 +153,8 @@ struct FailingReader : image::BlobReader {
 }  // namespace
 
 TEST_CASE("add_layers: a failing layer's exception comes back as it was; a hostile one is refused") {
-  std::vector<LayerInput> layers = slow_bottom({make_tar({{"a", "1"}}), make_tar({{"b", "2"}}), make_tar({{"c", "3"}})});
+  std::vector<LayerInput> layers =
+      slow_bottom({make_tar({{"a", "1"}}), make_tar({{"b", "2"}}), make_tar({{"c", "3"}})});
   layers[1].open = [] { return std::make_unique<FailingReader>(); };
   ContentsTree t;
   try {

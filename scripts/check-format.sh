@@ -3,8 +3,8 @@
 # `make test`). --fix rewrites the files in place instead. Needs clang-format-14
 # (scripts/install-deps.sh installs it).
 set -eu
-cd "${1:-$(dirname "$0")/..}"
-[ "${1:-}" = "--fix" ] && { FIX=1; cd "$(dirname "$0")/.."; } || FIX=0
+FIX=0
+if [ "${1:-}" = "--fix" ]; then FIX=1; cd "$(dirname "$0")/.."; else cd "${1:-$(dirname "$0")/..}"; fi
 CF=$(command -v clang-format-14 || command -v clang-format || true)
 [ -n "$CF" ] || { echo "check-format: expected clang-format-14, found none (scripts/install-deps.sh installs it)" >&2; exit 2; }
 FILES=$(git ls-files '*.h' '*.cc')

@@ -39,12 +39,14 @@ namespace {
 
 std::string str(const ordered_json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) bad_statement(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
+  if (it == j.end() || !it->is_string())
+    bad_statement(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
   return it->get<std::string>();
 }
 
 Subject parse_subject(const ordered_json& s) {
-  if (!s.is_object() || !s.contains("digest") || !s["digest"].is_object()) bad_statement("subject {name, digest}", s.dump());
+  if (!s.is_object() || !s.contains("digest") || !s["digest"].is_object())
+    bad_statement("subject {name, digest}", s.dump());
   Subject out{s.contains("name") ? str(s, "name") : "", ""};
   if (s["digest"].contains("sha256")) out.sha256 = str(s["digest"], "sha256");
   return out;
@@ -60,7 +62,8 @@ Statement parse_statement(const std::string& bytes) {
   if (s.type != kInTotoStatementV01 && s.type != kInTotoStatementV1)
     bad_statement(std::string("_type ") + kInTotoStatementV01 + " or " + kInTotoStatementV1, s.type);
   s.predicate_type = str(j, "predicateType");
-  if (!j.contains("subject") || !j["subject"].is_array() || j["subject"].empty()) bad_statement("a non-empty subject array", "none");
+  if (!j.contains("subject") || !j["subject"].is_array() || j["subject"].empty())
+    bad_statement("a non-empty subject array", "none");
   for (const auto& sub : j["subject"]) s.subjects.push_back(parse_subject(sub));
   if (!j.contains("predicate")) bad_statement("a predicate", "none");
   s.predicate = j["predicate"];
@@ -91,8 +94,10 @@ std::vector<image::Descriptor> newest_of_type(const std::vector<image::Descripto
   size_t left_out = 0;
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
     if (std::string pt = predicate_type_of(*it); !pt.empty() && pt != type) continue;
-    if (out.size() < kMaxAttestationLayers) out.push_back(*it);
-    else ++left_out;
+    if (out.size() < kMaxAttestationLayers)
+      out.push_back(*it);
+    else
+      ++left_out;
   }
   if (rest) *rest = left_out;
   return out;
@@ -129,7 +134,8 @@ void put_layers(image::Repository& repo, const std::string& tag, std::vector<ima
 }  // namespace
 
 AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& key, const AttestRequest& req) {
-  Statement st{kInTotoStatementV01, req.predicate_type,
+  Statement st{kInTotoStatementV01,
+               req.predicate_type,
                {{req.subject_name.empty() ? repo.name() : req.subject_name, req.manifest_digest.substr(7)}},
                req.predicate};
   AttestResult r{attestation_tag(req.manifest_digest)};
@@ -138,7 +144,9 @@ AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& key, const At
   if (has_equal(repo, newest_of_type(layers, req.predicate_type), statement, key))
     return {r.attestation_tag, true, layers.size()};
   std::string bytes = sign_envelope(key, kInTotoPayloadType, statement).serialize();
-  image::Descriptor mine{kDsseMediaType, sha256_digest(bytes), static_cast<int64_t>(bytes.size()),
+  image::Descriptor mine{kDsseMediaType,
+                         sha256_digest(bytes),
+                         static_cast<int64_t>(bytes.size()),
                          {{kPredicateTypeAnnotation, req.predicate_type}, {kSignatureAnnotation, ""}}};
   for (int attempt = 1; attempt <= 6; ++attempt) {  // re-append if a concurrent writer dropped ours
     put_layers(repo, r.attestation_tag, layers, mine, bytes);
@@ -147,8 +155,10 @@ AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& key, const At
       return {r.attestation_tag, false, layers.size()};
     std::this_thread::sleep_for(std::chrono::milliseconds(30 * attempt));
   }
-  throw Error(repo.name() + ":" + r.attestation_tag + ": expected the new attestation to stay after writing it, "
-              "found it replaced by another writer 6 times; re-run", true);
+  throw Error(repo.name() + ":" + r.attestation_tag +
+                  ": expected the new attestation to stay after writing it, "
+                  "found it replaced by another writer 6 times; re-run",
+              true);
 }
 
 std::string AttestationCheck::summary() const {
@@ -181,20 +191,21 @@ std::string check_layer(image::Repository& repo, const image::Descriptor& l, con
   } catch (const CheckFailed& x) {
     return x.what();
   }
-  if (!verified)
-    return "DSSE signature does not verify with the given key (wrong key, or statement tampered)";
+  if (!verified) return "DSSE signature does not verify with the given key (wrong key, or statement tampered)";
   if (st.predicate_type != type) return "statement predicateType is " + st.predicate_type + ", expected " + type;
   if (!st.names_digest(digest)) {
     std::string names;
     for (const auto& s : st.subjects) names += (names.empty() ? "" : ", ") + ("sha256:" + s.sha256);
-    return "attestation subject is " + names + ", not the verified manifest " + digest + " (an attestation of another image)";
+    return "attestation subject is " + names + ", not the verified manifest " + digest +
+           " (an attestation of another image)";
   }
   return "";
 }
 
 }  // namespace
 
-AttestationCheck check_attestation(image::Repository& repo, const std::string& digest, EVP_PKEY& key, const std::string& type) {
+AttestationCheck check_attestation(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                   const std::string& type) {
   AttestationCheck c;
   c.attestation_tag = attestation_tag(digest);
   for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
@@ -212,7 +223,8 @@ AttestationCheck check_attestation(image::Repository& repo, const std::string& d
     }
     c.reasons.push_back(why);
   }
-  if (c.layers == 0) c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
+  if (c.layers == 0)
+    c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
   return c;
 }
 

@@ -85,11 +85,11 @@ AttestResult attach_attestation(image::Repository& repo, EVP_PKEY& private_key, 
 
 struct AttestationCheck {
   bool ok = false;
-  bool found = false;                // a `.att` manifest with a layer of the predicate type exists
+  bool found = false;  // a `.att` manifest with a layer of the predicate type exists
   std::string attestation_tag;
-  size_t layers = 0;                 // layers of the predicate type examined
-  size_t not_examined = 0;           // older layers of the type past kMaxAttestationLayers
-  Statement statement;               // the accepted one (ok) or the newest readable one
+  size_t layers = 0;        // layers of the predicate type examined
+  size_t not_examined = 0;  // older layers of the type past kMaxAttestationLayers
+  Statement statement;      // the accepted one (ok) or the newest readable one
   bool have_statement = false;
   std::vector<std::string> reasons;  // one per rejected layer, or why none was found
   std::string summary() const;

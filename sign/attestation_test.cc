@@ -1,15 +1,16 @@
 // DSSE envelopes and cosign-format attestations, in memory (MemoryRepository):
 // PAE bytes, sign/verify round trip, tampering, another image's attestation.
+#include "sign/attestation.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "core/hash.h"
-#include "sign/attestation.h"
 #include "sign/dsse.h"
 #include "sign/ecdsa.h"
 #include "sign/keys.h"
-#include "sign/sign_image.h"
 #include "sign/sig_manifest.h"
+#include "sign/sign_image.h"
 
 using namespace imgtool;
 using namespace imgtool::sign;
@@ -78,15 +79,19 @@ TEST_CASE("DSSE parse is strict") {
 TEST_CASE("in-toto statement: serialize/parse round trip, subject digest") {
   Statement s{kInTotoStatementV01, kSpdxPredicateType, {{"reg/ai/paddle", kDigest.substr(7)}}, spdx_predicate("zlib")};
   std::string bytes = s.serialize();
-  CHECK(bytes.rfind(R"({"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document",)", 0) == 0);
+  CHECK(bytes.rfind(R"({"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document",)",
+                    0) == 0);
   Statement back = parse_statement(bytes);
   CHECK(back.predicate == s.predicate);
   CHECK(back.names_digest(kDigest));
   CHECK_FALSE(back.names_digest(kOther));
-  CHECK_THROWS_AS(parse_statement(R"({"_type":"https://example.com/x","predicateType":"p","subject":[{"digest":{}}],"predicate":{}})"),
-                  CheckFailed);
-  CHECK_THROWS_AS(parse_statement(R"({"_type":"https://in-toto.io/Statement/v1","predicateType":"p","subject":[],"predicate":{}})"),
-                  CheckFailed);
+  CHECK_THROWS_AS(
+      parse_statement(
+          R"({"_type":"https://example.com/x","predicateType":"p","subject":[{"digest":{}}],"predicate":{}})"),
+      CheckFailed);
+  CHECK_THROWS_AS(
+      parse_statement(R"({"_type":"https://in-toto.io/Statement/v1","predicateType":"p","subject":[],"predicate":{}})"),
+      CheckFailed);
 }
 
 TEST_CASE("attach_attestation writes the cosign .att layout; check_attestation accepts it") {
@@ -172,7 +177,8 @@ void append_junk_layers(image::MemoryRepository& repo, const std::string& digest
   auto layers = repo.manifest(tag)->layers();
   for (size_t i = 0; i < n; ++i) {
     std::string bytes = "junk " + std::to_string(i);
-    image::Descriptor d{kDsseMediaType, sha256_digest(bytes), static_cast<int64_t>(bytes.size()), {{kPredicateTypeAnnotation, type}}};
+    image::Descriptor d{
+        kDsseMediaType, sha256_digest(bytes), static_cast<int64_t>(bytes.size()), {{kPredicateTypeAnnotation, type}}};
     repo.put_blob(d, bytes);
     layers.push_back(d);
   }
@@ -188,8 +194,9 @@ TEST_CASE("a .att with thousands of layers: the newest 64 are read, and the row 
   // 2001 reads here, and a hostile .att of that size stalled verify.
   Pkey key = generate_key();
   CountingRepository repo("reg.example/ai/paddle");
-  attach_attestation(repo, *key, {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType,
-                                  .predicate = spdx_predicate("numpy")});
+  attach_attestation(
+      repo, *key,
+      {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType, .predicate = spdx_predicate("numpy")});
   append_junk_layers(repo, kDigest, 2000, kSpdxPredicateType);
   append_junk_layers(repo, kDigest, 100, "https://example.com/other");  // another type: never read, never counted
   repo.reads = 0;
@@ -205,8 +212,9 @@ TEST_CASE("a .att with thousands of layers: the newest 64 are read, and the row 
   CHECK(repo.reads == kMaxAttestationLayers);
 
   // A valid attestation among the newest 64 is found.
-  attach_attestation(repo, *key, {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType,
-                                  .predicate = spdx_predicate("numpy")});
+  attach_attestation(
+      repo, *key,
+      {.manifest_digest = kDigest, .predicate_type = kSpdxPredicateType, .predicate = spdx_predicate("numpy")});
   repo.reads = 0;
   c = check_attestation(repo, kDigest, *key, kSpdxPredicateType);
   CHECK(c.ok);

@@ -33,8 +33,8 @@ namespace {
 const std::string kOtherIdentity = "signed identity is ";
 
 // Empty string if the layer is valid; otherwise why it is not.
-std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest,
-                        EVP_PKEY& key, const std::string& identity, Payload& out) {
+std::string check_layer(image::Repository& repo, const image::Descriptor& l, const std::string& digest, EVP_PKEY& key,
+                        const std::string& identity, Payload& out) {
   auto it = l.annotations.find(kSignatureAnnotation);
   if (it == l.annotations.end()) return "layer " + l.digest.substr(0, 19) + " has no signature annotation";
   auto der = base64_decode(it->second);
@@ -54,8 +54,7 @@ std::string check_layer(image::Repository& repo, const image::Descriptor& l, con
   } catch (const CheckFailed& e) {
     return e.what();
   }
-  if (p.manifest_digest != digest)
-    return "signed payload is for digest " + p.manifest_digest + ", not " + digest;
+  if (p.manifest_digest != digest) return "signed payload is for digest " + p.manifest_digest + ", not " + digest;
   if (!identity_matches(p.docker_reference, identity))
     return kOtherIdentity + p.docker_reference + ", expected " + identity;
   out = p;

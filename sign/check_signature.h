@@ -21,9 +21,10 @@ namespace imgtool::sign {
 struct SignatureCheck {
   bool ok = false;
   std::string signature_tag;
-  size_t layers = 0;                 // signature layers examined
-  std::string accepted_identity;     // docker-reference of the accepted layer
-  std::map<std::string, std::string> accepted_annotations;  // its signed payload's "optional" (e.g. promote's overrides)
+  size_t layers = 0;              // signature layers examined
+  std::string accepted_identity;  // docker-reference of the accepted layer
+  std::map<std::string, std::string>
+      accepted_annotations;          // its signed payload's "optional" (e.g. promote's overrides)
   std::vector<std::string> reasons;  // one per rejected layer, or why none was found
   bool other_identity = false;       // a layer verified for the digest but named another identity
   std::string summary() const;       // one line: what was found
@@ -43,7 +44,7 @@ bool identity_matches(const std::string& ref, const std::string& identity);
 // verify/select --any-tag-of-repository).
 std::string required_identity(const std::string& repository, const std::string& tag, bool any_tag_of_repository);
 
-SignatureCheck check_signature(image::Repository& repo, const std::string& manifest_digest,
-                               EVP_PKEY& public_key, const std::string& identity);
+SignatureCheck check_signature(image::Repository& repo, const std::string& manifest_digest, EVP_PKEY& public_key,
+                               const std::string& identity);
 
 }  // namespace imgtool::sign

@@ -41,7 +41,8 @@ namespace {
 
 std::string string_field(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) bad_envelope(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
+  if (it == j.end() || !it->is_string())
+    bad_envelope(std::string("a string \"") + key + "\"", it == j.end() ? "none" : it->dump());
   return it->get<std::string>();
 }
 
@@ -60,7 +61,8 @@ Envelope parse_envelope(const std::string& bytes) {
   nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
   if (!j.is_object()) bad_envelope("a JSON object", "invalid JSON (" + std::to_string(bytes.size()) + " bytes)");
   for (const auto& [k, v] : j.items())
-    if (k != "payloadType" && k != "payload" && k != "signatures") bad_envelope("only payloadType, payload, signatures", "\"" + k + "\"");
+    if (k != "payloadType" && k != "payload" && k != "signatures")
+      bad_envelope("only payloadType, payload, signatures", "\"" + k + "\"");
   Envelope e;
   e.payload_type = string_field(j, "payloadType");
   auto payload = base64_decode(string_field(j, "payload"));

@@ -25,8 +25,7 @@ std::string sign_der(EVP_PKEY& key, const std::string& data) {
       EVP_DigestSign(ctx.get(), nullptr, &len, u8(data), data.size()) != 1)
     throw Error("ECDSA signing failed to start (OpenSSL)");
   std::string sig(len, '\0');
-  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, u8(data),
-                     data.size()) != 1)
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, u8(data), data.size()) != 1)
     throw Error("ECDSA signing failed (OpenSSL)");
   sig.resize(len);
   return sig;
@@ -42,8 +41,7 @@ bool verify_der(EVP_PKEY& key, const std::string& data, const std::string& der) 
 
 std::string base64_encode(const std::string& bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), u8(bytes),
-                          static_cast<int>(bytes.size()));
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), u8(bytes), static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(n));
   return out;
 }
@@ -51,14 +49,12 @@ std::string base64_encode(const std::string& bytes) {
 std::optional<std::string> base64_decode(const std::string& text) {
   if (text.empty() || text.size() % 4 != 0) return std::nullopt;
   for (char c : text)
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '='))
-      return std::nullopt;
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '=')) return std::nullopt;
   size_t pad = text.find('=');
   if (pad != std::string::npos && (pad < text.size() - 2 || text.find_first_not_of('=', pad) != std::string::npos))
     return std::nullopt;
   std::string out(text.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), u8(text),
-                          static_cast<int>(text.size()));
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), u8(text), static_cast<int>(text.size()));
   if (n < 0) return std::nullopt;
   size_t pads = pad == std::string::npos ? 0 : text.size() - pad;
   out.resize(static_cast<size_t>(n) - pads);

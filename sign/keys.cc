@@ -1,17 +1,16 @@
 #include "sign/keys.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <openssl/bio.h>
-#include <openssl/crypto.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -111,8 +110,9 @@ KeyFiles key_files(const fs::path& prefix) {
   // "" or "keys/" would make the hidden files ".key"/"keys/.key" nobody asked for.
   std::string name = prefix.filename().string();
   if (name.empty() || name == "." || name == "..")
-    throw InputError("key path prefix '" + prefix.string() +
-                     "': expected a prefix ending in a file name, like keys/release (for keys/release.key and keys/release.pub)");
+    throw InputError(
+        "key path prefix '" + prefix.string() +
+        "': expected a prefix ending in a file name, like keys/release (for keys/release.key and keys/release.pub)");
   fs::path key = prefix, pub = prefix;
   key += ".key";
   pub += ".pub";
@@ -125,9 +125,7 @@ std::string public_key_pem(const EVP_PKEY& key) {
   return bio_text(b.get());
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string private_key_pem(const EVP_PKEY& key, const std::string& passphrase) {
   Bio b(BIO_new(BIO_s_mem()));
@@ -140,12 +138,12 @@ std::string private_key_pem(const EVP_PKEY& key, const std::string& passphrase) 
   return bio_text(b.get());
 }
 
-KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix,
-                        const std::string& passphrase, bool overwrite) {
+KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix, const std::string& passphrase, bool overwrite) {
   KeyFiles f = key_files(prefix);
   for (const auto& p : {f.private_key, f.public_key})
     if (!overwrite && fs::exists(p))
-      throw InputError(p.string() + ": expected no existing file, found one; "
+      throw InputError(p.string() +
+                       ": expected no existing file, found one; "
                        "choose another --out or pass --force to replace it");
   if (f.private_key.has_parent_path()) fs::create_directories(f.private_key.parent_path());
   std::string pem = private_key_pem(key, passphrase);
@@ -156,31 +154,31 @@ KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix,
 }
 
 void check_private_key_mode(const fs::path& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0)
-    throw InputError(path.string() + ": expected a private key file, found none");
-  if (!S_ISREG(st.st_mode))
-    throw InputError(path.string() + ": expected a regular file for the private key");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path.string() + ": expected a private key file, found none");
+  if (!S_ISREG(st.st_mode)) throw InputError(path.string() + ": expected a regular file for the private key");
   if (st.st_mode & 077) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
     throw InputError(path.string() + ": private key permissions " + mode +
                      " are too open (expected 0600: readable by its owner only); "
-                     "refusing to use it. Fix: chmod 600 " + path.string());
+                     "refusing to use it. Fix: chmod 600 " +
+                     path.string());
   }
 }
 
-Pkey load_private_key_pem(const std::string& pem, const std::string& passphrase,
-                          const std::string& where) {
+Pkey load_private_key_pem(const std::string& pem, const std::string& passphrase, const std::string& where) {
   if (looks_like_cosign_key(pem))
-    throw InputError(where + ": this is a cosign-encrypted key (scrypt + nacl/secretbox), which "
+    throw InputError(where +
+                     ": this is a cosign-encrypted key (scrypt + nacl/secretbox), which "
                      "imgtool cannot read; expected a PEM PKCS#8 key. Fix: create the key with "
                      "`imgtool keygen` and give it to cosign with `cosign import-key-pair`");
   bool encrypted = pem.find("ENCRYPTED PRIVATE KEY") != std::string::npos;
   Pkey k = encrypted ? decrypt_pkcs8_pem(pem, passphrase, where) : other_private_key(pem, passphrase);
   if (!k) {
     if (encrypted && passphrase.empty())
-      throw InputError(where + ": the private key is encrypted and no passphrase was given; "
+      throw InputError(where +
+                       ": the private key is encrypted and no passphrase was given; "
                        "pass --passphrase-env VAR naming a variable that holds it");
     throw InputError(where + (encrypted ? ": cannot decrypt the private key (wrong passphrase?)"
                                         : ": expected a PEM private key (PKCS#8), could not parse it"));
@@ -202,15 +200,15 @@ Pkey load_public_key_pem(const std::string& pem, const std::string& where) {
   Pkey k(PEM_read_bio_PUBKEY(b.get(), nullptr, nullptr, nullptr));
   ERR_clear_error();
   if (!k)
-    throw InputError(where + ": expected a PEM \"PUBLIC KEY\" (as written by `imgtool keygen` "
+    throw InputError(where +
+                     ": expected a PEM \"PUBLIC KEY\" (as written by `imgtool keygen` "
                      "or `cosign generate-key-pair`), could not parse it");
   require_p256(k.get(), where);
   return k;
 }
 
 Pkey load_public_key(const fs::path& path) {
-  if (!fs::is_regular_file(path))
-    throw InputError(path.string() + ": expected a public key file, found none");
+  if (!fs::is_regular_file(path)) throw InputError(path.string() + ": expected a public key file, found none");
   return load_public_key_pem(read_file(path), path.string());
 }
 

@@ -47,8 +47,8 @@ KeyFiles key_files(const fs::path& prefix);
 // Writes <prefix>.key (0600) and <prefix>.pub. An empty passphrase writes an
 // unencrypted key. Refuses (InputError) to replace existing files unless
 // `overwrite`.
-KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix,
-                        const std::string& passphrase, bool overwrite = false);
+KeyFiles write_key_pair(const EVP_PKEY& key, const fs::path& prefix, const std::string& passphrase,
+                        bool overwrite = false);
 
 // PEM texts (public: "PUBLIC KEY"; private: PKCS#8, encrypted if passphrase).
 std::string public_key_pem(const EVP_PKEY& key);
@@ -60,8 +60,7 @@ void check_private_key_mode(const fs::path& path);
 // Loads a P-256 private key; checks the mode first. An encrypted key needs
 // `passphrase` (InputError if missing or wrong). Not P-256 -> InputError.
 Pkey load_private_key(const fs::path& path, const std::string& passphrase);
-Pkey load_private_key_pem(const std::string& pem, const std::string& passphrase,
-                          const std::string& where);
+Pkey load_private_key_pem(const std::string& pem, const std::string& passphrase, const std::string& where);
 
 // Loads a P-256 public key from PEM "PUBLIC KEY".
 Pkey load_public_key(const fs::path& path);

@@ -25,8 +25,12 @@ namespace {
 // Pushes a tiny image (one opaque layer, config naming `which`) by digest; returns its digest.
 image::Manifest push_tiny(image::Registry& reg, const std::string& repo, const std::string& which) {
   auto layer = reg.put_blob(repo, "layer of " + which, image::media::kOciLayerGzip);
-  auto config = reg.put_blob(repo, json{{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Labels", {{"which", which}}}}},
-                                        {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}}.dump(),
+  auto config = reg.put_blob(repo,
+                             json{{"architecture", "amd64"},
+                                  {"os", "linux"},
+                                  {"config", {{"Labels", {{"which", which}}}}},
+                                  {"rootfs", {{"type", "layers"}, {"diff_ids", json::array()}}}}
+                                 .dump(),
                              image::media::kOciConfig);
   json m{{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", config}, {"layers", {layer}}};
   image::Manifest man{m.dump(), image::media::kOciManifest};
@@ -40,8 +44,8 @@ class Proxy {
   Proxy(const std::string& upstream, const std::string& tag, const std::string& head_digest) : port_(free_port()) {
     std::string script = source_dir() + "/tests/split_tag_proxy.py", port = std::to_string(port_),
                 head = tag + "=" + head_digest;
-    const char* argv[] = {"python3", script.c_str(), "--port", port.c_str(), "--upstream", upstream.c_str(),
-                          "--head", head.c_str(), nullptr};
+    const char* argv[] = {"python3",        script.c_str(), "--port",     port.c_str(), "--upstream",
+                          upstream.c_str(), "--head",       head.c_str(), nullptr};
     if (posix_spawnp(&pid_, "python3", nullptr, nullptr, const_cast<char**>(argv), environ) != 0)
       throw Error("cannot start python3 " + script);
     for (int i = 0; i < 200 && !accepts(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -24,9 +24,7 @@ std::string Payload::serialize() const {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what) {
-  throw CheckFailed("signature payload: " + what);
-}
+[[noreturn]] void bad(const std::string& what) { throw CheckFailed("signature payload: " + what); }
 
 void require_keys(const json& j, const std::set<std::string>& keys, const std::string& where) {
   if (!j.is_object()) bad("expected " + where + " to be an object, found " + j.type_name());

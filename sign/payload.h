@@ -15,8 +15,8 @@ namespace imgtool::sign {
 inline constexpr const char* kPayloadType = "cosign container image signature";
 
 struct Payload {
-  std::string docker_reference;  // "REGISTRY/REPO:TAG" (cosign ignores it; containers/image checks it)
-  std::string manifest_digest;   // "sha256:<hex>"
+  std::string docker_reference;                 // "REGISTRY/REPO:TAG" (cosign ignores it; containers/image checks it)
+  std::string manifest_digest;                  // "sha256:<hex>"
   std::map<std::string, std::string> optional;  // empty -> null
 
   std::string serialize() const;

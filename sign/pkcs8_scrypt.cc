@@ -21,7 +21,9 @@ namespace {
 template <auto Free>
 struct Freer {
   template <class T>
-  void operator()(T* p) const { Free(p); }
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 using Algor = std::unique_ptr<X509_ALGOR, Freer<X509_ALGOR_free>>;
 using Sig = std::unique_ptr<X509_SIG, Freer<X509_SIG_free>>;
@@ -55,7 +57,8 @@ void check_scrypt(const ScryptParams& s, const std::string& where) {
 }
 
 bool derive(const std::string& pass, const unsigned char* salt, size_t saltlen, const ScryptParams& s, Secret& key) {
-  return EVP_PBE_scrypt(pass.data(), pass.size(), salt, saltlen, s.n, s.r, s.p, kScryptMaxMem, key.data(), key.bytes.size()) == 1;
+  return EVP_PBE_scrypt(pass.data(), pass.size(), salt, saltlen, s.n, s.r, s.p, kScryptMaxMem, key.data(),
+                        key.bytes.size()) == 1;
 }
 
 // AlgorithmIdentifier {PBES2, {scrypt {salt, N, r, p}, aes-256-cbc {iv}}} (RFC 8018, RFC 7914 §7).
@@ -66,7 +69,8 @@ Algor pbes2_scrypt(const unsigned char* salt, int saltlen, const unsigned char* 
   ASN1_TYPE* ivt = ASN1_TYPE_new();
   if (!sp || !pbe2 || !alg || !ivt || !ASN1_OCTET_STRING_set(sp->salt, salt, saltlen) ||
       !ASN1_INTEGER_set_uint64(sp->costParameter, s.n) || !ASN1_INTEGER_set_uint64(sp->blockSize, s.r) ||
-      !ASN1_INTEGER_set_uint64(sp->parallelizationParameter, s.p) || !ASN1_TYPE_set_octetstring(ivt, const_cast<unsigned char*>(iv), 16)) {
+      !ASN1_INTEGER_set_uint64(sp->parallelizationParameter, s.p) ||
+      !ASN1_TYPE_set_octetstring(ivt, const_cast<unsigned char*>(iv), 16)) {
     ASN1_TYPE_free(ivt);
     throw Error("cannot set up scrypt key encryption");
   }
@@ -105,11 +109,12 @@ bool decrypt(const EVP_CIPHER* cipher, const ASN1_TYPE* param, Secret& key, cons
 // PBES2 with scrypt, decrypted here; nullptr for a wrong passphrase or a malformed key.
 P8Info scrypt_decrypt(const PBE2PARAM& pbe2, const ASN1_OCTET_STRING& data, const std::string& pass,
                       const std::string& where) {
-  ScryptAsn1 sp(static_cast<SCRYPT_PARAMS*>(ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(SCRYPT_PARAMS), pbe2.keyfunc->parameter)));
+  ScryptAsn1 sp(
+      static_cast<SCRYPT_PARAMS*>(ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(SCRYPT_PARAMS), pbe2.keyfunc->parameter)));
   const EVP_CIPHER* cipher = EVP_get_cipherbyobj(pbe2.encryption->algorithm);
   ScryptParams s{0, 0, 0};
-  if (!sp || !cipher || !ASN1_INTEGER_get_uint64(&s.n, sp->costParameter) || !ASN1_INTEGER_get_uint64(&s.r, sp->blockSize) ||
-      !ASN1_INTEGER_get_uint64(&s.p, sp->parallelizationParameter))
+  if (!sp || !cipher || !ASN1_INTEGER_get_uint64(&s.n, sp->costParameter) ||
+      !ASN1_INTEGER_get_uint64(&s.r, sp->blockSize) || !ASN1_INTEGER_get_uint64(&s.p, sp->parallelizationParameter))
     return nullptr;
   check_scrypt(s, where);
   Secret key(static_cast<size_t>(EVP_CIPHER_get_key_length(cipher))), der(0);
@@ -126,7 +131,8 @@ P8Info scrypt_decrypt(const PBE2PARAM& pbe2, const ASN1_OCTET_STRING& data, cons
 Pbe2 scrypt_pbes2(const X509_ALGOR& alg) {
   if (OBJ_obj2nid(alg.algorithm) != NID_pbes2) return nullptr;
   Pbe2 pbe2(static_cast<PBE2PARAM*>(ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM), alg.parameter)));
-  if (!pbe2 || !pbe2->keyfunc || !pbe2->encryption || OBJ_obj2nid(pbe2->keyfunc->algorithm) != NID_id_scrypt) return nullptr;
+  if (!pbe2 || !pbe2->keyfunc || !pbe2->encryption || OBJ_obj2nid(pbe2->keyfunc->algorithm) != NID_id_scrypt)
+    return nullptr;
   return pbe2;
 }
 
@@ -163,7 +169,8 @@ std::string encrypted_pem(const X509_ALGOR& alg, Secret& ciphertext) {
 std::string encrypted_pkcs8_pem(const EVP_PKEY& key, const std::string& passphrase, const ScryptParams& s) {
   check_scrypt(s, "scrypt key encryption");
   unsigned char salt[16], iv[16];
-  if (RAND_bytes(salt, sizeof salt) != 1 || RAND_bytes(iv, sizeof iv) != 1) throw Error("cannot encrypt the private key");
+  if (RAND_bytes(salt, sizeof salt) != 1 || RAND_bytes(iv, sizeof iv) != 1)
+    throw Error("cannot encrypt the private key");
   Secret der = private_key_der(key), key_bytes(32), out(0);
   CipherCtx ctx(EVP_CIPHER_CTX_new());
   if (!ctx || !derive(passphrase, salt, sizeof salt, s, key_bytes) ||

@@ -48,8 +48,7 @@ std::string empty_config(const std::vector<image::Descriptor>& layers) {
 SignatureManifest build_signature_manifest(const std::vector<image::Descriptor>& layers) {
   SignatureManifest s;
   s.config = empty_config(layers);
-  s.config_descriptor = {image::media::kOciConfig, sha256_digest(s.config),
-                         static_cast<int64_t>(s.config.size()), {}};
+  s.config_descriptor = {image::media::kOciConfig, sha256_digest(s.config), static_cast<int64_t>(s.config.size()), {}};
   json m = {{"schemaVersion", 2},
             {"mediaType", image::media::kOciManifest},
             {"config", s.config_descriptor},

@@ -85,7 +85,8 @@ SignResult sign_digest(image::Repository& repo, EVP_PKEY& key, const SignRequest
     std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt + std::rand() % 50));
   }
   throw Error(repo.name() + ":" + r.signature_tag + ": expected the new signature to stay after writing it, found it " +
-              "replaced by another signer " + std::to_string(kSignAttempts) + " times; re-run", true);
+                  "replaced by another signer " + std::to_string(kSignAttempts) + " times; re-run",
+              true);
 }
 
 }  // namespace imgtool::sign

@@ -20,8 +20,8 @@
 namespace imgtool::sign {
 
 struct SignRequest {
-  std::string manifest_digest;  // "sha256:<hex>" of the image manifest
-  std::string identity;         // docker-reference: "REGISTRY/REPO:TAG" (or "REGISTRY/REPO")
+  std::string manifest_digest;                     // "sha256:<hex>" of the image manifest
+  std::string identity;                            // docker-reference: "REGISTRY/REPO:TAG" (or "REGISTRY/REPO")
   std::map<std::string, std::string> annotations;  // payload "optional"; empty -> null
 };
 

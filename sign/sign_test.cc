@@ -31,7 +31,7 @@ using imgtool::testing::ScratchDir;
 namespace {
 
 unsigned mode_of(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   ::stat(p.c_str(), &st);
   return st.st_mode & 07777;
 }
@@ -42,8 +42,7 @@ image::Manifest fake_image(image::MemoryRepository& repo, const std::string& see
   image::Descriptor c{image::media::kOciConfig, sha256_digest(config), (int64_t)config.size(), {}};
   repo.put_blob(l, layer);
   repo.put_blob(c, config);
-  nlohmann::json m = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest},
-                      {"config", c}, {"layers", {l}}};
+  nlohmann::json m = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest}, {"config", c}, {"layers", {l}}};
   return {m.dump(), image::media::kOciManifest};
 }
 
@@ -146,10 +145,12 @@ TEST_CASE("encrypted keys: scrypt at N=2^15 (cosign's) written and read; N=2^14 
 
   // Older keys: scrypt at N=2^14 (imgtool before, `openssl pkcs8 -scrypt`) and PBKDF2.
   write_key_pair(*key, d.path / "plain", "");
-  for (std::vector<std::string> how : {std::vector<std::string>{"-scrypt"}, {"-v2prf", "hmacWithSHA256", "-iter", "2048"}}) {
+  for (std::vector<std::string> how :
+       {std::vector<std::string>{"-scrypt"}, {"-v2prf", "hmacWithSHA256", "-iter", "2048"}}) {
     fs::path old = d.path / ("old" + how[0] + ".key");
-    std::vector<std::string> argv{"openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", (d.path / "plain.key").string(),
-                                  "-out", old.string(), "-passout", "pass:old-pass"};
+    std::vector<std::string> argv{
+        "openssl", "pkcs8",      "-topk8",   "-v2",          "aes-256-cbc", "-in", (d.path / "plain.key").string(),
+        "-out",    old.string(), "-passout", "pass:old-pass"};
     argv.insert(argv.end(), how.begin(), how.end());
     auto conv = run(argv);
     REQUIRE_MESSAGE(conv.ok(), conv.err);
@@ -163,7 +164,8 @@ TEST_CASE("encrypted keys: scrypt at N=2^15 (cosign's) written and read; N=2^14 
 TEST_CASE("encrypted keys: scrypt parameters asking for gigabytes are refused before any memory is spent") {
   ScratchDir d("scrypt-hostile");
   std::string der = pem_der(private_key_pem(*generate_key(), "p"));
-  const std::string n15("\x02\x03\x00\x80\x00", 5), n22("\x02\x03\x40\x00\x00", 5);  // INTEGER 2^15 -> 2^22 (4 GiB at r=8)
+  const std::string n15("\x02\x03\x00\x80\x00", 5),
+      n22("\x02\x03\x40\x00\x00", 5);  // INTEGER 2^15 -> 2^22 (4 GiB at r=8)
   REQUIRE(der.find(n15) != std::string::npos);
   der.replace(der.find(n15), n15.size(), n22);
   auto t0 = std::chrono::steady_clock::now();
@@ -178,7 +180,9 @@ TEST_CASE("encrypted keys: scrypt parameters asking for gigabytes are refused be
 }
 
 TEST_CASE("a cosign-encrypted key gets a clear refusal") {
-  std::string pem = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\neyJrZGYiOnt9fQ==\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
+  std::string pem =
+      "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\neyJrZGYiOnt9fQ==\n-----END ENCRYPTED SIGSTORE PRIVATE "
+      "KEY-----\n";
   CHECK_THROWS_WITH_AS(load_private_key_pem(pem, "", "k"), doctest::Contains("cosign import-key-pair"), InputError);
 }
 
@@ -186,8 +190,10 @@ TEST_CASE("payload bytes are exactly cosign's and the parser is strict") {
   Payload p{"reg:5000/ai/paddle:3.1.0", "sha256:" + std::string(64, 'a'), {}};
   CHECK(p.serialize() ==
         "{\"critical\":{\"identity\":{\"docker-reference\":\"reg:5000/ai/paddle:3.1.0\"},"
-        "\"image\":{\"docker-manifest-digest\":\"sha256:" + std::string(64, 'a') + "\"},"
-        "\"type\":\"cosign container image signature\"},\"optional\":null}");
+        "\"image\":{\"docker-manifest-digest\":\"sha256:" +
+            std::string(64, 'a') +
+            "\"},"
+            "\"type\":\"cosign container image signature\"},\"optional\":null}");
   Payload back = parse_payload(p.serialize());
   CHECK(back.docker_reference == p.docker_reference);
   CHECK(back.manifest_digest == p.manifest_digest);
@@ -201,7 +207,8 @@ TEST_CASE("payload bytes are exactly cosign's and the parser is strict") {
   bad("\"type\"", "\"Type\"");
   // A duplicate key: parsers disagree on which value wins (first or last), so a
   // payload with one is refused whatever the values.
-  bad("\"docker-manifest-digest\":", "\"docker-manifest-digest\":\"sha256:" + std::string(64, 'b') + "\",\"docker-manifest-digest\":");
+  bad("\"docker-manifest-digest\":",
+      "\"docker-manifest-digest\":\"sha256:" + std::string(64, 'b') + "\",\"docker-manifest-digest\":");
   bad("\"optional\":null", "\"optional\":null,\"optional\":null");
   bad("\"optional\":null", "\"optional\":{\"a\":1}");
   Payload withopt = p;
@@ -230,8 +237,8 @@ TEST_CASE("signatures round-trip and the openssl CLI agrees") {
   CHECK_MESSAGE(r.ok(), (r.out + r.err));
   CHECK(r.out.find("Verified OK") != std::string::npos);
   // And the other way round: openssl signs, imgtool verifies.
-  auto s = run({"openssl", "dgst", "-sha256", "-sign", f.private_key.string(), "-out",
-                (d.path / "sig2.der").string(), (d.path / "payload").string()});
+  auto s = run({"openssl", "dgst", "-sha256", "-sign", f.private_key.string(), "-out", (d.path / "sig2.der").string(),
+                (d.path / "payload").string()});
   REQUIRE(s.ok());
   CHECK(verify_der(*pub, payload, read_file(d.path / "sig2.der")));
 }
@@ -348,8 +355,11 @@ TEST_CASE("six concurrent signers on one digest: every signature stays") {
   for (int i = 0; i < 6; ++i) keys.push_back(generate_key());
   std::vector<std::thread> signers;
   for (int i = 0; i < 6; ++i)
-    signers.emplace_back([&, i] { sign_digest(repo, *keys[i], {a.digest(), identity(repo, "s" + std::to_string(i)), {}}); });
+    signers.emplace_back([&, i] {
+      sign_digest(repo, *keys[i], {a.digest(), identity(repo, "s" + std::to_string(i)), {}});
+    });
   for (auto& t : signers) t.join();
-  for (int i = 0; i < 6; ++i) CHECK_MESSAGE(check_signature(repo, a.digest(), *keys[i], repo.name()).ok, "signer " << i);
+  for (int i = 0; i < 6; ++i)
+    CHECK_MESSAGE(check_signature(repo, a.digest(), *keys[i], repo.name()).ok, "signer " << i);
   CHECK(repo.manifest(signature_tag(a.digest()))->layers().size() == 6);
 }

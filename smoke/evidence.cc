@@ -32,7 +32,8 @@ std::vector<EvidenceDevice> devices_of(const json& probe) {
   const json& driver = probe.is_object() && probe.contains("driver") ? probe["driver"] : json();
   if (!driver.is_object() || !driver.contains("devices") || !driver["devices"].is_array()) return out;
   for (const auto& d : driver["devices"])
-    out.push_back({str(d, "name"), cc_text(d.value("cc", json())), str(driver, "driver_branch"), str(driver, "driver_cuda")});
+    out.push_back(
+        {str(d, "name"), cc_text(d.value("cc", json())), str(driver, "driver_branch"), str(driver, "driver_cuda")});
   return out;
 }
 
@@ -140,7 +141,8 @@ nlohmann::ordered_json to_predicate(const SmokeEvidence& e) {
   p["shm_size"] = e.shm_size;
   p["profile"] = e.profile;
   p["sections"] = nlohmann::ordered_json::array();
-  for (const auto& s : e.sections) p["sections"].push_back({{"name", s.name}, {"status", s.status}, {"reason", s.reason}});
+  for (const auto& s : e.sections)
+    p["sections"].push_back({{"name", s.name}, {"status", s.status}, {"reason", s.reason}});
   p["metrics"] = nlohmann::ordered_json::array();
   for (const auto& m : e.metrics)
     p["metrics"].push_back({{"metric", m.metric}, {"value", m.value}, {"unit", m.unit}, {"device", m.device}});
@@ -163,7 +165,8 @@ SmokeEvidence from_predicate(const json& p) {
     e.devices.push_back({str(d, "name"), str(d, "cc"), str(d, "driver"), str(d, "cuda_driver")});
   for (const auto& a : need(p, "argv", t::array, "array"))
     if (a.is_string()) e.argv.push_back(a.get<std::string>());
-  for (const auto& s : need(p, "sections", t::array, "array")) e.sections.push_back({str(s, "name"), str(s, "status"), str(s, "reason")});
+  for (const auto& s : need(p, "sections", t::array, "array"))
+    e.sections.push_back({str(s, "name"), str(s, "status"), str(s, "reason")});
   for (const auto& m : need(p, "metrics", t::array, "array"))
     e.metrics.push_back({str(m, "metric"), str(m, "unit"), str(m, "device"), m.value("value", 0.0)});
   e.verdict = need(p, "verdict", t::string, "string").get<std::string>();

@@ -17,10 +17,9 @@
 //   test-double  a device is imgtool's driver double (tests/gpu_engine, probe's TEST_DOUBLE_NAME);
 //   none         no device: no --gpus, no driver, or no probe report at all.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace imgtool::smoke {
 

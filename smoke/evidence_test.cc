@@ -1,11 +1,12 @@
 // Hardware evidence (evidence.h) from real probe documents: the one recorded on an NVIDIA H100
 // (probe/testdata/h100-probe.json, REPLAYED here: the test marks it so), a test-double run and a
 // run without --gpus; the predicate's round trip and its strict reading.
+#include "smoke/evidence.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "smoke/evidence.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool;
@@ -86,7 +87,8 @@ TEST_CASE("the predicate round-trips and is read strictly") {
   CHECK(to_predicate(back) == to_predicate(e));
   json p = json::parse(to_predicate(e).dump());
   p["host"] = "quantum";
-  CHECK_THROWS_WITH_AS(from_predicate(p), doctest::Contains("expected host hardware, test-double or none"), CheckFailed);
+  CHECK_THROWS_WITH_AS(from_predicate(p), doctest::Contains("expected host hardware, test-double or none"),
+                       CheckFailed);
   p = json::parse(to_predicate(e).dump());
   p.erase("devices");
   CHECK_THROWS_WITH_AS(from_predicate(p), doctest::Contains("'devices'"), CheckFailed);

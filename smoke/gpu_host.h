@@ -18,9 +18,9 @@ enum class GpuHost { gpu, none, test_double };
 
 struct GpuHostMode {
   GpuHost host;
-  const char* name;        // --gpu-host value and the probe's --gpu-host value
-  const char* auto_gpus;   // --gpus auto for a gpu image
-  const char* note;        // appended to the nightly's gpus (smoke cache key, report); "" for gpu
+  const char* name;       // --gpu-host value and the probe's --gpu-host value
+  const char* auto_gpus;  // --gpus auto for a gpu image
+  const char* note;       // appended to the nightly's gpus (smoke cache key, report); "" for gpu
 };
 
 const GpuHostMode& gpu_host_mode(GpuHost h);

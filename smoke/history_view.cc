@@ -41,16 +41,15 @@ json history_json(const RecordStore& store, const HistoryOptions& opt) {
   std::map<std::tuple<std::string, std::string, std::string>, json> series;
   for (const Record& r : store.query({opt.tag, opt.gpu, "", opt.metric})) {
     json& s = series[{r.gpu, r.driver, r.metric}];
-    if (s.is_null()) s = {{"gpu", r.gpu}, {"driver", r.driver}, {"metric", r.metric}, {"unit", r.unit},
-                          {"points", json::array()}};
-    s["points"].push_back({{"time", r.time}, {"time_utc", iso_utc(r.time)}, {"value", r.value},
-                           {"image_digest", r.image_digest}});
+    if (s.is_null())
+      s = {{"gpu", r.gpu}, {"driver", r.driver}, {"metric", r.metric}, {"unit", r.unit}, {"points", json::array()}};
+    s["points"].push_back(
+        {{"time", r.time}, {"time_utc", iso_utc(r.time)}, {"value", r.value}, {"image_digest", r.image_digest}});
   }
   json out = {{"tag", opt.tag}, {"records", store.path()}, {"series", json::array()}};
   for (auto& [key, s] : series) {
     json& pts = s["points"];
-    if (opt.last > 0 && pts.size() > static_cast<size_t>(opt.last))
-      pts.erase(pts.begin(), pts.end() - opt.last);
+    if (opt.last > 0 && pts.size() > static_cast<size_t>(opt.last)) pts.erase(pts.begin(), pts.end() - opt.last);
     out["series"].push_back(s);
   }
   return out;
@@ -70,8 +69,8 @@ std::string history_text(const json& h) {
       << fixed(median_of(s["points"]), 1) << " " << unit << ")\n";
     for (auto& p : s["points"]) {
       std::string digest = p["image_digest"];
-      o << "  " << p["time_utc"].get<std::string>() << "  " << fixed(p["value"].get<double>(), 1) << " " << unit
-        << "  " << digest.substr(0, std::min<size_t>(digest.size(), 80)) << "\n";
+      o << "  " << p["time_utc"].get<std::string>() << "  " << fixed(p["value"].get<double>(), 1) << " " << unit << "  "
+        << digest.substr(0, std::min<size_t>(digest.size(), 80)) << "\n";
     }
   }
   return o.str();

@@ -1,9 +1,8 @@
 // `imgtool history`: throughput series of one tag, grouped by (GPU, driver,
 // metric), as a text table or JSON. Reads the records store; prints nothing.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "smoke/records.h"
 

@@ -53,8 +53,10 @@ void judge_history(Judgement& j, const std::vector<double>& earlier, const Histo
   std::vector<double> last(earlier.end() - std::min<size_t>(earlier.size(), p.window), earlier.end());
   j.history_runs = static_cast<int>(last.size());
   if (j.history_runs < p.min_runs) {
-    j.notes.push_back("no history judgement: " + std::to_string(j.history_runs) + " earlier run(s) on this GPU and "
-                      "driver, " + std::to_string(p.min_runs) + " needed");
+    j.notes.push_back("no history judgement: " + std::to_string(j.history_runs) +
+                      " earlier run(s) on this GPU and "
+                      "driver, " +
+                      std::to_string(p.min_runs) + " needed");
     return;
   }
   j.median = median(last);
@@ -156,8 +158,8 @@ std::vector<Record> records_from_probe(const json& probe, const std::string& dig
 }
 
 json Judgement::to_json() const {
-  json j = {{"metric", record.metric}, {"value", record.value}, {"unit", record.unit}, {"status", status},
-            {"gpu", record.gpu}, {"driver", record.driver}, {"history_runs", history_runs}, {"notes", notes}};
+  json j = {{"metric", record.metric}, {"value", record.value},   {"unit", record.unit},          {"status", status},
+            {"gpu", record.gpu},       {"driver", record.driver}, {"history_runs", history_runs}, {"notes", notes}};
   j["floor"] = floor ? json(*floor) : json(nullptr);
   j["median"] = median ? json(*median) : json(nullptr);
   return j;

@@ -8,12 +8,11 @@
 // (is_host_cpu_series below).
 #pragma once
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "matrix/kb.h"
 #include "smoke/records.h"
@@ -51,11 +50,11 @@ const std::vector<FloorRule>& floor_rules();
 
 struct Judgement {
   Record record;
-  std::string status = "ok";        // "ok" | "warn" (a CPU baseline's drop) | "fail"
-  std::optional<double> floor;      // value the metric must reach, if known
-  std::optional<double> median;     // of earlier runs, if enough
+  std::string status = "ok";     // "ok" | "warn" (a CPU baseline's drop) | "fail"
+  std::optional<double> floor;   // value the metric must reach, if known
+  std::optional<double> median;  // of earlier runs, if enough
   int history_runs = 0;
-  std::vector<std::string> notes;   // why it failed, or why a rule was skipped
+  std::vector<std::string> notes;  // why it failed, or why a rule was skipped
   nlohmann::json to_json() const;
 };
 
@@ -76,7 +75,7 @@ std::vector<Judgement> record_and_judge(RecordStore& store, const std::vector<Re
 
 // Records from a probe document (its "metrics" list and "driver" section).
 // Empty when the GPU part did not run.
-std::vector<Record> records_from_probe(const nlohmann::json& probe, const std::string& digest,
-                                       const std::string& tag, int64_t time);
+std::vector<Record> records_from_probe(const nlohmann::json& probe, const std::string& digest, const std::string& tag,
+                                       int64_t time);
 
 }  // namespace imgtool::smoke

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "core/fs.h"
-#include "tests/test_dirs.h"
 #include "smoke/history_view.h"
 #include "smoke/records_judge.h"
+#include "tests/test_dirs.h"
 
 using namespace imgtool::smoke;
 namespace fs = std::filesystem;

@@ -55,7 +55,7 @@ TEST_CASE("--gpus auto: the user's --gpus wins; auto takes the profile's; auto a
   SmokeOptions left = applied("auto", profile("ocr"));
   CHECK(left.gpus == "auto");
   CHECK(docker_gpus(left, "gpu") == "all");
-  CHECK(docker_gpus(left, "cpu") == "");  // no --gpus flag
+  CHECK(docker_gpus(left, "cpu") == "");                                         // no --gpus flag
   CHECK(docker_gpus(applied("auto", profile("ocr", {"gpus=0"})), "gpu") == "");  // the profile said none: no --gpus
   // The rule itself, per host (gpu_host.h).
   CHECK(resolve_gpus("auto", "gpu", GpuHost::gpu) == "all");
@@ -72,11 +72,12 @@ TEST_CASE("a profile's /dev/shm unless --shm-size is given; its other settings a
   mine.probe_args = {"--reps", "3"};
   apply_profile(profile("ocr"), mine);
   CHECK(mine.shm_size == "64m");
-  CHECK(mine.probe_args == std::vector<std::string>{"--reps", "3", "--expect-memlock", "-1", "--expect-stack", "67108864",
-                                                    "--expect-shm", std::to_string(16ull << 30), "--expect-user", "1000:1000"});
-  CHECK(mine.run_flags == std::vector<std::string>{"--ulimit", "memlock=-1", "--ulimit", "stack=67108864", "--user", "1000:1000", "-e",
-                                                   "FLAGS_allocator_strategy=auto_growth", "-e", "PYTHONUNBUFFERED=1", "--cpus", "8",
-                                                   "--memory", "32g"});
+  CHECK(mine.probe_args == std::vector<std::string>{"--reps", "3", "--expect-memlock", "-1", "--expect-stack",
+                                                    "67108864", "--expect-shm", std::to_string(16ull << 30),
+                                                    "--expect-user", "1000:1000"});
+  CHECK(mine.run_flags == std::vector<std::string>{"--ulimit", "memlock=-1", "--ulimit", "stack=67108864", "--user",
+                                                   "1000:1000", "-e", "FLAGS_allocator_strategy=auto_growth", "-e",
+                                                   "PYTHONUNBUFFERED=1", "--cpus", "8", "--memory", "32g"});
   // The nightly's smoke cache key changes with the settings, and is the plain --gpus without them.
   SmokeOptions plain;
   plain.gpus = "auto";

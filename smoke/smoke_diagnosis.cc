@@ -95,8 +95,10 @@ HostDiagnosis output_cut_failure(uint64_t dropped, size_t cap) {
 
 HostDiagnosis generic_docker_failure(int exit_code, bool timed_out, std::string_view err) {
   if (timed_out)
-    return {"timeout", "the probe did not finish within the timeout", "raise --timeout, or look for a hung GPU "
-            "(nvidia-smi) on the host", "", true};
+    return {"timeout", "the probe did not finish within the timeout",
+            "raise --timeout, or look for a hung GPU "
+            "(nvidia-smi) on the host",
+            "", true};
   if (auto d = diagnose_docker_failure(err)) return *d;
   std::string last(err.substr(0, 2000));
   return {"docker_run_failed", "docker run exited " + std::to_string(exit_code) + " without a probe report",

@@ -13,10 +13,10 @@
 namespace imgtool::smoke {
 
 struct HostDiagnosis {
-  std::string code;     // stable key, e.g. "nvidia_runtime_missing"
-  std::string summary;  // what was found, one sentence
-  std::string fix;      // what to do
-  std::string evidence; // the docker stderr line that matched
+  std::string code;      // stable key, e.g. "nvidia_runtime_missing"
+  std::string summary;   // what was found, one sentence
+  std::string fix;       // what to do
+  std::string evidence;  // the docker stderr line that matched
   bool retryable = false;
 };
 

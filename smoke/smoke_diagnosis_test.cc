@@ -34,9 +34,8 @@ TEST_CASE("other known failures") {
   CHECK(diagnose_docker_failure("docker: invalid size: 'lots'.")->code == "bad_shm_size");
   auto d = diagnose_docker_failure("Cannot connect to the Docker daemon at unix:///var/run/docker.sock.");
   CHECK(d->retryable);
-  CHECK(diagnose_docker_failure(
-            "exec: \"python3\": executable file not found in $PATH: unknown")->summary.find("python3") !=
-        std::string::npos);
+  CHECK(diagnose_docker_failure("exec: \"python3\": executable file not found in $PATH: unknown")
+            ->summary.find("python3") != std::string::npos);
   CHECK_FALSE(diagnose_docker_failure("something new"));
 }
 
@@ -52,8 +51,9 @@ TEST_CASE("hostile stderr: a megabyte line the image printed is skipped, docker'
   // libstdc++'s regex recurse once per character and overflow the stack.
   std::string junk = "could not select device driver \"" + std::string(1 << 20, 'a');
   CHECK_FALSE(diagnose_docker_failure(junk));
-  auto d = diagnose_docker_failure(junk + "\ndocker: Error response from daemon: could not select device driver \"\" "
-                                          "with capabilities: [[gpu]].\n");
+  auto d = diagnose_docker_failure(junk +
+                                   "\ndocker: Error response from daemon: could not select device driver \"\" "
+                                   "with capabilities: [[gpu]].\n");
   REQUIRE(d);
   CHECK(d->code == "nvidia_runtime_missing");
   CHECK(d->evidence.rfind("docker: Error response", 0) == 0);

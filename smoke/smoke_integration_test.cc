@@ -49,8 +49,7 @@ TEST_CASE("gpu image with --gpus all on a host without the NVIDIA runtime: diagn
   json j = smoke({img, "--gpus", "all"}, 1);
   REQUIRE(j.contains("host_diagnosis"));
   CHECK(j["host_diagnosis"]["code"] == "nvidia_runtime_missing");
-  CHECK(j["host_diagnosis"]["evidence"].get<std::string>().find("could not select device driver") !=
-        std::string::npos);
+  CHECK(j["host_diagnosis"]["evidence"].get<std::string>().find("could not select device driver") != std::string::npos);
   CHECK(j["host_diagnosis"]["fix"].get<std::string>().find("nvidia-ctk runtime configure") != std::string::npos);
   // and the text report says the same
   auto r = imgtool::testing::imgtool({"smoke", img, "--gpus", "all"});
@@ -92,16 +91,22 @@ bool has_seq(const json& argv, const std::string& a, const std::string& b) {
 }
 }  // namespace
 
-TEST_CASE("the probe passes inside the fence, with a run profile's user and ulimits; the profile's ipc: host is left out") {
+TEST_CASE(
+    "the probe passes inside the fence, with a run profile's user and ulimits; the profile's ipc: host is left out") {
   std::string img = labelled("imgtool-test/paddle-cpu-variant:3.2.0", paddle_cpu_image(), "cpu");
   // memlock at 8 MiB, not the base profile's unlimited: this host's dockerd may not raise its own
   // hard limit (runc: "error setting rlimit type 8: operation not permitted", fence or not).
-  json j = smoke({img, "--profile", "base", "--set", "gpus=0", "--set", "ulimit.memlock=8388608", "--set", "ipc=host"}, 0);
+  json j =
+      smoke({img, "--profile", "base", "--set", "gpus=0", "--set", "ulimit.memlock=8388608", "--set", "ipc=host"}, 0);
   const json& argv = j["docker"]["argv"];
   INFO(argv.dump());
-  for (auto [flag, value] : std::vector<std::pair<const char*, const char*>>{
-           {"--network", "none"}, {"--cap-drop", "ALL"}, {"--security-opt", "no-new-privileges"},
-           {"--pids-limit", "4096"}, {"--log-driver", "none"}, {"--user", "1000:1000"}, {"--ulimit", "memlock=8388608"}})
+  for (auto [flag, value] : std::vector<std::pair<const char*, const char*>>{{"--network", "none"},
+                                                                             {"--cap-drop", "ALL"},
+                                                                             {"--security-opt", "no-new-privileges"},
+                                                                             {"--pids-limit", "4096"},
+                                                                             {"--log-driver", "none"},
+                                                                             {"--user", "1000:1000"},
+                                                                             {"--ulimit", "memlock=8388608"}})
     CHECK_MESSAGE(has_seq(argv, flag, value), flag);
   CHECK_FALSE(has_seq(argv, "--ipc", "host"));
   CHECK(j["probe"]["paddle"]["run_check"]["works_on"] == "cpu");

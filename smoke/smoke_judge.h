@@ -28,7 +28,7 @@ struct RecordOptions {
 };
 
 struct JudgedSmoke {
-  SmokeResult result;               // verdict includes the throughput judgement
+  SmokeResult result;  // verdict includes the throughput judgement
   std::vector<Judgement> throughput;
 };
 

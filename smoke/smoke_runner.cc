@@ -64,15 +64,17 @@ void resolve_expectations(SmokeOptions& opt, const ImageFacts& facts) {
 }  // namespace
 
 json SmokeResult::to_json() const {
-  json j = {{"image", {{"ref", image.ref}, {"id", image.id}, {"digest", image.digest},
-                       {"tag", image.tag}}},
+  json j = {{"image", {{"ref", image.ref}, {"id", image.id}, {"digest", image.digest}, {"tag", image.tag}}},
             {"expect", {{"variant", expect_variant}, {"cuda", expect_cuda}}},
             {"docker", {{"argv", argv}, {"exit", docker_exit}, {"timed_out", timed_out}}},
             {"verdict", {{"status", verdict}, {"reasons", reasons}, {"warnings", warnings}}},
             {"probe", probe}};
   if (host)
-    j["host_diagnosis"] = {{"code", host->code}, {"summary", host->summary}, {"fix", host->fix},
-                           {"evidence", host->evidence}, {"retryable", host->retryable}};
+    j["host_diagnosis"] = {{"code", host->code},
+                           {"summary", host->summary},
+                           {"fix", host->fix},
+                           {"evidence", host->evidence},
+                           {"retryable", host->retryable}};
   if (!host && probe.is_null()) j["docker"]["stderr"] = docker_stderr.substr(0, 4000);
   return j;
 }
@@ -80,7 +82,8 @@ json SmokeResult::to_json() const {
 ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
   auto i = docker.inspect(image);
   if (!i)
-    throw Error("docker image inspect " + image + ": expected an image present locally, found none in the engine"
+    throw Error("docker image inspect " + image +
+                ": expected an image present locally, found none in the engine"
                 " (fix: build or pull it first)");
   matrix::LabelClaims l = matrix::read_label_claims(i->labels);
   ImageFacts f;
@@ -95,10 +98,16 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
 }
 
 engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& name) {
-  engine::RunRequest r{.image = opt.image, .name = name, .gpus = opt.gpus, .shm_size = opt.shm_size,
-                       .flags = engine::admit_flags(opt.run_flags).admitted, .mounts = {{opt.probe_dir, kMount, true}}, .entrypoint = opt.python,
-                       .args = {std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus},
-                       .timeout = opt.timeout};
+  engine::RunRequest r{
+      .image = opt.image,
+      .name = name,
+      .gpus = opt.gpus,
+      .shm_size = opt.shm_size,
+      .flags = engine::admit_flags(opt.run_flags).admitted,
+      .mounts = {{opt.probe_dir, kMount, true}},
+      .entrypoint = opt.python,
+      .args = {std::string(kMount) + "/probe.py", "--gpus-requested", opt.gpus.empty() ? "none" : opt.gpus},
+      .timeout = opt.timeout};
   if (!opt.expect_variant.empty()) r.args.insert(r.args.end(), {"--expect-variant", opt.expect_variant});
   if (!opt.expect_cuda.empty()) r.args.insert(r.args.end(), {"--expect-cuda", opt.expect_cuda});
   if (!opt.expect_archs.empty()) r.args.insert(r.args.end(), {"--expect-archs", opt.expect_archs});
@@ -117,7 +126,8 @@ namespace {
 std::vector<std::string> refused_flag_warnings(const SmokeOptions& opt) {
   std::vector<std::string> w;
   for (const auto& f : engine::admit_flags(opt.run_flags).refused)
-    w.push_back("run profile: '" + f + "' not applied: the smoke never widens an image's isolation "
+    w.push_back("run profile: '" + f +
+                "' not applied: the smoke never widens an image's isolation "
                 "(no network, no capability, no host namespace; engine/engine.h)");
   return w;
 }
@@ -139,8 +149,10 @@ void judge_smoke(SmokeResult& res, const RunResult& docker) {
                              std::to_string(docker.err_dropped) + " more dropped): the image's own logging");
     return;
   }
-  if (docker.out_dropped && !docker.timed_out) res.host = output_cut_failure(docker.out_dropped, engine::kMaxRunOutput);
-  else res.host = generic_docker_failure(docker.exit_code, docker.timed_out, res.docker_stderr);
+  if (docker.out_dropped && !docker.timed_out)
+    res.host = output_cut_failure(docker.out_dropped, engine::kMaxRunOutput);
+  else
+    res.host = generic_docker_failure(docker.exit_code, docker.timed_out, res.docker_stderr);
   res.verdict = "fail";
   res.reasons = {"host: " + res.host->summary + " (fix: " + res.host->fix + ")"};
 }

@@ -25,11 +25,10 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/process.h"
 #include "engine/engine.h"
@@ -39,42 +38,42 @@
 namespace imgtool::smoke {
 
 struct SmokeOptions {
-  std::string image;                   // any reference `docker run` accepts
-  std::string gpus = "none";           // "none": no --gpus flag; "auto": all for gpu images, none for cpu; else the value
-  GpuHost gpu_host = GpuHost::gpu;     // what the host offers (gpu_host.h): the probe's --gpu-host and what auto means
-  std::string shm_size;                // empty: Docker's default (64 MB)
-  std::string expect_variant;          // "gpu" | "cpu"; empty: the io.imgtool.variant label
-  std::string expect_cuda;             // "12.6"; empty: the io.imgtool.cuda label
-  std::string expect_archs;            // "sm_61,…"; empty: the io.imgtool.cuda-archs label
-  std::string python = "python3";      // the image's interpreter (a venv's python3 on PATH wins)
-  std::string probe_dir;               // empty: data_dir() + "/smoke/probe"
-  std::chrono::seconds timeout{900};   // whole docker run
-  std::vector<std::string> probe_args; // passed through to probe.py (e.g. --reps 5)
-  std::vector<std::string> run_flags;  // extra docker run flags from a run profile (ulimits, user, env, limits)
+  std::string image;                // any reference `docker run` accepts
+  std::string gpus = "none";        // "none": no --gpus flag; "auto": all for gpu images, none for cpu; else the value
+  GpuHost gpu_host = GpuHost::gpu;  // what the host offers (gpu_host.h): the probe's --gpu-host and what auto means
+  std::string shm_size;             // empty: Docker's default (64 MB)
+  std::string expect_variant;       // "gpu" | "cpu"; empty: the io.imgtool.variant label
+  std::string expect_cuda;          // "12.6"; empty: the io.imgtool.cuda label
+  std::string expect_archs;         // "sm_61,…"; empty: the io.imgtool.cuda-archs label
+  std::string python = "python3";   // the image's interpreter (a venv's python3 on PATH wins)
+  std::string probe_dir;            // empty: data_dir() + "/smoke/probe"
+  std::chrono::seconds timeout{900};    // whole docker run
+  std::vector<std::string> probe_args;  // passed through to probe.py (e.g. --reps 5)
+  std::vector<std::string> run_flags;   // extra docker run flags from a run profile (ulimits, user, env, limits)
 };
 
 // What `docker image inspect` says about the image (labels are the claims).
 struct ImageFacts {
-  std::string ref;      // as given
-  std::string id;       // "sha256:…" image ID
-  std::string digest;   // first RepoDigest ("repo@sha256:…"), else the ID
-  std::string tag;      // io.imgtool.tag, else the reference as given
-  std::string variant;  // io.imgtool.variant
-  std::string cuda;     // io.imgtool.cuda
+  std::string ref;         // as given
+  std::string id;          // "sha256:…" image ID
+  std::string digest;      // first RepoDigest ("repo@sha256:…"), else the ID
+  std::string tag;         // io.imgtool.tag, else the reference as given
+  std::string variant;     // io.imgtool.variant
+  std::string cuda;        // io.imgtool.cuda
   std::string cuda_archs;  // io.imgtool.cuda-archs: the probe names a missing kernel image with it
 };
 
 struct SmokeResult {
-  std::vector<std::string> argv;           // the docker command that ran
+  std::vector<std::string> argv;  // the docker command that ran
   int docker_exit = -1;
   bool timed_out = false;
-  std::string docker_stderr;               // container stderr included (probe logs go there)
-  std::optional<HostDiagnosis> host;       // set when docker failed before/around the probe
-  nlohmann::json probe;                    // the probe's document; null when none came back
+  std::string docker_stderr;          // container stderr included (probe logs go there)
+  std::optional<HostDiagnosis> host;  // set when docker failed before/around the probe
+  nlohmann::json probe;               // the probe's document; null when none came back
   ImageFacts image;
-  std::string expect_variant, expect_cuda; // after label defaults
-  std::string verdict = "fail";            // "pass" | "fail"
-  std::vector<std::string> reasons;        // why it failed
+  std::string expect_variant, expect_cuda;  // after label defaults
+  std::string verdict = "fail";             // "pass" | "fail"
+  std::vector<std::string> reasons;         // why it failed
   std::vector<std::string> warnings;
   bool passed() const { return verdict == "pass"; }
   nlohmann::json to_json() const;

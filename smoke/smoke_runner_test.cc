@@ -16,9 +16,11 @@ namespace {
 // The fake engine (engine/fake_engine.h) holding one labelled image; the probe's run answers `run_result`.
 struct Fake : engine::FakeEngine {
   explicit Fake(RunResult run_result) {
-    add_image({"img:1", "img"}, {.id = "sha256:abc", .repo_digests = {"reg/ai/paddle@sha256:def"},
-                                 .labels = {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"},
-                                            {"io.imgtool.tag", "3.2.0-gpu"}}});
+    add_image(
+        {"img:1", "img"},
+        {.id = "sha256:abc",
+         .repo_digests = {"reg/ai/paddle@sha256:def"},
+         .labels = {{"io.imgtool.variant", "gpu"}, {"io.imgtool.cuda", "12.6"}, {"io.imgtool.tag", "3.2.0-gpu"}}});
     on_run = [run_result](const engine::RunRequest&) { return run_result; };
   }
   std::vector<std::string> argv(size_t i = 0) const { return engine::run_argv(runs.at(i)); }
@@ -171,7 +173,8 @@ TEST_CASE("the probe's text is untrusted: reasons with NUL or ESC, and docker's 
 TEST_CASE("smoke_and_judge: measured throughput with a records store that fails is a failed smoke, with the fix") {
   Fake fake{{0, false, R"({"driver": {"name": "NVIDIA H100", "driver_branch": "550"},
     "metrics": [{"metric": "gemm_fp16", "value": 100.0, "unit": "TFLOP/s"}],
-    "verdict": {"status": "pass", "reasons": [], "warnings": []}})", ""}};
+    "verdict": {"status": "pass", "reasons": [], "warnings": []}})",
+             ""}};
   SmokeOptions opt;
   opt.image = "img";
   opt.probe_dir = "/nonexistent-probe";
@@ -215,8 +218,12 @@ TEST_CASE("stdout cut by the engine's cap with no report in it: the output_cut d
   REQUIRE(res.host);
   CHECK(res.host->code == "output_cut");
   CHECK(res.reasons.at(0).find("more than 4194304 bytes to stdout (99 more were dropped)") != std::string::npos);
-  RunResult noisy{0, false, R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})",
-                  std::string(100, 'e') + cut_note("stderr", engine::kMaxRunOutput, 5), 0, 5};
+  RunResult noisy{0,
+                  false,
+                  R"({"verdict": {"status": "pass", "reasons": [], "warnings": []}})",
+                  std::string(100, 'e') + cut_note("stderr", engine::kMaxRunOutput, 5),
+                  0,
+                  5};
   SmokeResult ok;
   judge_smoke(ok, noisy);
   CHECK(ok.passed());

@@ -2,10 +2,11 @@
 // host-side wheelhouse, the built imgtool binary, scratch folders. Real
 // components only (Docker engine, docker-registry, real wheels).
 #pragma once
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "core/error.h"

@@ -4,9 +4,8 @@
 // paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base from NVIDIA's PyPI wheels), its libraries, Paddle.
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <future>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/fs.h"
@@ -14,8 +13,8 @@
 #include "tests/gpu_images.h"
 #include "tests/test_images.h"
 
-using imgtool::RunOptions;
 using imgtool::run;
+using imgtool::RunOptions;
 using namespace imgtool::testing;
 using nlohmann::json;
 
@@ -33,7 +32,8 @@ void import_rootfs(const GpuEngine& e, const fs::path& rootfs, const std::string
 std::string docker0() { return run({"ip", "-o", "link", "show", "docker0"}).out; }
 
 json smoke_json(const GpuEngine& e, const std::string& image, const std::string& records) {
-  auto r = imgtool::testing::imgtool({"smoke", image, "--gpus", "all", "--json", "--reps", "2", "--records", records}, e.opts());
+  auto r = imgtool::testing::imgtool({"smoke", image, "--gpus", "all", "--json", "--reps", "2", "--records", records},
+                                     e.opts());
   INFO(r.err);
   auto j = json::parse(r.out, nullptr, false);
   REQUIRE_MESSAGE(j.is_object(), std::string(r.out + r.err));
@@ -160,8 +160,9 @@ TEST_CASE("the hook double never writes through a link in the image's rootfs; th
 
   // The file link: replaced inside the container (rename), the host file left alone.
   const std::string name = "imgtool-hook-file-link-" + std::to_string(::getpid());
-  auto file = run({"docker", "run", "--name", name, "--gpus", "all", "imgtool-test/hook-file-link:1", "/no-such-program"},
-                  e.opts(std::chrono::seconds(120)));
+  auto file =
+      run({"docker", "run", "--name", name, "--gpus", "all", "imgtool-test/hook-file-link:1", "/no-such-program"},
+          e.opts(std::chrono::seconds(120)));
   INFO(file.err);
   CHECK(file.err.find("mount error") == std::string::npos);  // the hook passed; the missing program failed the start
   auto cp = run({"docker", "cp", name + ":/usr/lib/x86_64-linux-gnu/libcuda.so.1", (d.path / "copied").string()},
@@ -179,11 +180,13 @@ namespace {
 // queries answer as a 550 host would (no driver can exist here); docker goes to the test engine.
 struct DriverDoubleHost : imgtool::host::SystemHost {
   std::optional<std::string> read_file(const std::string& path) override {
-    if (path == "/proc/driver/nvidia/version") return std::string("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14\n");
+    if (path == "/proc/driver/nvidia/version")
+      return std::string("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14\n");
     return std::nullopt;
   }
   imgtool::RunResult run(const std::vector<std::string>& argv, int timeout_s) override {
-    if (argv.at(0) == "nvidia-smi") return {0, false, "imgtool fake GPU (test double, not hardware), 9.0, 81559 MiB\n", ""};
+    if (argv.at(0) == "nvidia-smi")
+      return {0, false, "imgtool fake GPU (test double, not hardware), 9.0, 81559 MiB\n", ""};
     if (argv.at(0) != "docker") return {127, false, "", argv[0] + ": command not found"};
     return SystemHost::run(argv, timeout_s);
   }
@@ -197,12 +200,13 @@ struct DockerHostEnv {
 // A probe image whose nvidia-smi (the driver's tool: a double here, as the driver is) names the
 // fake GPU, then lingers so the container can be inspected.
 std::string doctor_probe_image() {
-  return ensure_image("imgtool-test/doctor-probe:1",
-                      "FROM " + base_image() +
-                          "\nRUN printf '%s\\n' '#!/bin/sh' "
-                          "'echo \"GPU 0: imgtool fake GPU (test double, not hardware) (UUID: GPU-imgtool-fake)\"' 'sleep 5' "
-                          "> /usr/local/bin/nvidia-smi && chmod 755 /usr/local/bin/nvidia-smi\n",
-                      ScratchDir("doctor-probe-ctx").path.string());
+  return ensure_image(
+      "imgtool-test/doctor-probe:1",
+      "FROM " + base_image() +
+          "\nRUN printf '%s\\n' '#!/bin/sh' "
+          "'echo \"GPU 0: imgtool fake GPU (test double, not hardware) (UUID: GPU-imgtool-fake)\"' 'sleep 5' "
+          "> /usr/local/bin/nvidia-smi && chmod 755 /usr/local/bin/nvidia-smi\n",
+      ScratchDir("doctor-probe-ctx").path.string());
 }
 
 }  // namespace
@@ -214,13 +218,16 @@ TEST_CASE("doctor's docker run --gpus all: the local probe image by ID, inside t
   DockerHostEnv env(e.host);
   DriverDoubleHost h;
   const std::string name = "imgtool-doctor-test-" + std::to_string(::getpid());
-  auto detecting = std::async(std::launch::async, [&] { return imgtool::host::detect(h, {.probe_image = img, .container_name = name}); });
+  auto detecting = std::async(std::launch::async,
+                              [&] { return imgtool::host::detect(h, {.probe_image = img, .container_name = name}); });
   json c;
   for (int i = 0; i < 600 && c.is_null(); ++i) {
     auto r = run({"docker", "inspect", name}, e.opts(std::chrono::seconds(30)));
     auto j = r.ok() ? json::parse(r.out, nullptr, false) : json();
-    if (j.is_array() && !j.empty()) c = j[0];
-    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (j.is_array() && !j.empty())
+      c = j[0];
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   auto f = detecting.get();
   INFO(f.gpu_run_detail);

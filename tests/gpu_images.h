@@ -77,8 +77,8 @@ struct GpuEngine {
   }
   // The driver the hook double (and so the container) sees; read on every container start.
   void set_driver(const std::string& version, const std::string& cuda) const {
-    std::ofstream(dir + "/bin/fake-driver.json") << R"({"driver_version": ")" << version << R"(", "driver_cuda": ")" << cuda
-                                                  << R"(", "libcuda": ")" << dir << "/libcuda.so.1\"}\n";
+    std::ofstream(dir + "/bin/fake-driver.json") << R"({"driver_version": ")" << version << R"(", "driver_cuda": ")"
+                                                 << cuda << R"(", "libcuda": ")" << dir << "/libcuda.so.1\"}\n";
   }
   RunOptions opts(std::chrono::seconds t = std::chrono::seconds(1200)) const {
     return {.timeout = t, .env = {{"DOCKER_HOST", host}}};

@@ -47,10 +47,10 @@ struct TestDoubleNightly {
     imgtool::sign::write_key_pair(*imgtool::sign::generate_key(), key, "");
     auto env = gpu_matrix_env();
     env["DOCKER_HOST"] = e.host;
-    run = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry", reg.host() + "/ai",
-                                     "--key", key.string() + ".key", "--report", report.string(), "--state",
-                                     state_with_gpu_build(tmp.path / "state").string(), "--gpu-host", "test-double",
-                                     "--records", (tmp.path / "records.db").string()},
+    run = imgtool::testing::imgtool({"nightly", source_dir() + "/matrix/local-gpu.yaml", "--registry",
+                                     reg.host() + "/ai", "--key", key.string() + ".key", "--report", report.string(),
+                                     "--state", state_with_gpu_build(tmp.path / "state").string(), "--gpu-host",
+                                     "test-double", "--records", (tmp.path / "records.db").string()},
                                     {.timeout = std::chrono::seconds(2400), .env = env});
   }
 };
@@ -93,9 +93,9 @@ TEST_CASE("nightly --gpu-host test-double publishes the GPU cell, signed, and it
   CHECK(html.find("no throughput measured") == std::string::npos);
   // What the registry holds is signed: verify it from there (static checks; the smoke ran above).
   std::string digest = c["publish"]["digest"];
-  auto v = imgtool::testing::imgtool({"verify", "docker://" + reg.host() + "/ai/paddle-local:" + kTag, "--key", key.string() + ".pub",
-                    "--no-smoke", "--json"},
-                   {.timeout = std::chrono::seconds(900)});
+  auto v = imgtool::testing::imgtool({"verify", "docker://" + reg.host() + "/ai/paddle-local:" + kTag, "--key",
+                                      key.string() + ".pub", "--no-smoke", "--json"},
+                                     {.timeout = std::chrono::seconds(900)});
   INFO("verify: " << v.out << v.err);
   CHECK(v.exit_code == 0);
   CHECK(v.out.find(digest) != std::string::npos);
@@ -113,7 +113,8 @@ std::string evidence_row(const std::string& verify_json) {
 
 }  // namespace
 
-TEST_CASE("hardware evidence: a test-double smoke is attested as such; promote needs a real GPU's, or a recorded override") {
+TEST_CASE(
+    "hardware evidence: a test-double smoke is attested as such; promote needs a real GPU's, or a recorded override") {
   RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-evidence");
   TestDoubleNightly n("gpu-evidence", reg);
   const imgtool::RunResult& r = n.run;
@@ -146,10 +147,12 @@ TEST_CASE("hardware evidence: a test-double smoke is attested as such; promote n
 
   // promote refuses the GPU image; the override needs --sign-key, and is recorded and shown.
   std::string by_digest = repo + "@" + digest;
-  auto p = cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
+  auto p = cli(
+      {"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
   CHECK(p.exit_code == 1);
   CHECK(p.err.find("expected hardware evidence for this gpu image") != std::string::npos);
-  CHECK(cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--allow-without-gpu-smoke"}).exit_code == 2);
+  CHECK(cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--allow-without-gpu-smoke"})
+            .exit_code == 2);
   CHECK(cli({"promote", by_digest, "--tag", "release-override", "--key", key.string() + ".pub", "--sign-key",
              key.string() + ".key", "--allow-without-gpu-smoke"})
             .exit_code == 0);
@@ -165,11 +168,13 @@ TEST_CASE("hardware evidence: a test-double smoke is attested as such; promote n
   hardware.verdict = "pass";
   {
     auto k = imgtool::sign::load_private_key(key.string() + ".key", "");
-    imgtool::image::RegistryRepository rr(std::make_shared<imgtool::image::Registry>(reg.host(), reg.options()), "ai/paddle-local");
-    imgtool::sign::attach_attestation(rr, *k, {digest, rr.name(), imgtool::smoke::kSmokePredicateType,
-                                               imgtool::smoke::to_predicate(hardware)});
+    imgtool::image::RegistryRepository rr(std::make_shared<imgtool::image::Registry>(reg.host(), reg.options()),
+                                          "ai/paddle-local");
+    imgtool::sign::attach_attestation(
+        rr, *k, {digest, rr.name(), imgtool::smoke::kSmokePredicateType, imgtool::smoke::to_predicate(hardware)});
   }
-  p = cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
+  p = cli(
+      {"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
   CHECK(p.exit_code == 0);
   CHECK(p.out.find("smoke: hardware, 1× NVIDIA H100 80GB HBM3") != std::string::npos);
   auto released = verify(repo + ":release", {"--require-gpu-smoke"});

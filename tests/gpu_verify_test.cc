@@ -18,8 +18,9 @@ using nlohmann::json;
 namespace {
 
 json verify_daemon(const std::string& image) {
-  auto r = imgtool::testing::imgtool({"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
-                                     {.timeout = std::chrono::seconds(1200)});
+  auto r = imgtool::testing::imgtool(
+      {"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
+      {.timeout = std::chrono::seconds(1200)});
   auto j = json::parse(r.out, nullptr, false);
   std::string output = r.out + r.err;
   REQUIRE_MESSAGE(j.is_object(), output);
@@ -56,21 +57,25 @@ TEST_CASE("the CUDA 11.8, 12.6 and 13.0 bases from NVIDIA's wheels hold the -cud
     for (const auto& [id, c] : r) base_rows += id.rfind("base.", 0) == 0;
     CHECK(base_rows == set.size());
     // CUDA 13's wheels share one folder (nvidia/cu13/lib); cuDNN keeps its own.
-    if (cuda == "13.0") CHECK(r["base.cublas"]["found"].get<std::string>().find("/nvidia/cu13/lib/libcublas.so.13") != std::string::npos);
+    if (cuda == "13.0")
+      CHECK(r["base.cublas"]["found"].get<std::string>().find("/nvidia/cu13/lib/libcublas.so.13") != std::string::npos);
   }
 }
 
-TEST_CASE("the GPU cell on the complete base: every library Paddle loads resolves, one row each with path and version") {
+TEST_CASE(
+    "the GPU cell on the complete base: every library Paddle loads resolves, one row each with path and version") {
   json report = verify_daemon(gpu_cell_image());
   auto r = rows(report);
   INFO(report.dump(1));
   CHECK(report["exit_code"] == 0);
-  for (auto lib : {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
+  for (auto lib :
+       {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
     std::string id = std::string("loader.") + lib;
     REQUIRE_MESSAGE(r.count(id), id);
     std::string what = id + ": " + r[id]["found"].get<std::string>();
     CHECK_MESSAGE(r[id]["status"] == "pass", what);
-    CHECK(r[id]["found"].get<std::string>().find("/usr/local/lib/paddle-dynload/") == 0);  // the dev link the template made
+    CHECK(r[id]["found"].get<std::string>().find("/usr/local/lib/paddle-dynload/") ==
+          0);  // the dev link the template made
   }
   CHECK(r["loader.cudnn"]["found"].get<std::string>().find("(8.6.0.163, from nvidia_cudnn_cu11-8.6.0.163.dist-info") !=
         std::string::npos);
@@ -86,18 +91,20 @@ TEST_CASE("the GPU cell on the complete base: every library Paddle loads resolve
 TEST_CASE("a fault image: each class of GPU-image failure is caught, naming the file and the fix") {
   std::string cell = gpu_cell_image();
   ScratchDir ctx("gpu-fault-image");
-  write_file_atomic(ctx.path / "Dockerfile",
-                    "FROM " + cell + "\n"
-                    "USER root\n"
-                    "RUN rm /usr/local/lib/paddle-dynload/libcufft.so && ldconfig && mkdir -p /opt/old && "
-                    "cp /usr/local/cuda/lib64/libcudnn.so.8 /opt/old/libcudnn.so.8.2.1 && "
-                    "ln -s libcudnn.so.8.2.1 /opt/old/libcudnn.so\n"
-                    "ENV LD_LIBRARY_PATH=/opt/old NVIDIA_DRIVER_CAPABILITIES=utility NVIDIA_REQUIRE_CUDA=\"cuda>=10.2\"\n"
-                    "LABEL io.imgtool.cuda-archs=\"sm_90\"\n"
-                    "USER paddle\n");
+  write_file_atomic(
+      ctx.path / "Dockerfile",
+      "FROM " + cell +
+          "\n"
+          "USER root\n"
+          "RUN rm /usr/local/lib/paddle-dynload/libcufft.so && ldconfig && mkdir -p /opt/old && "
+          "cp /usr/local/cuda/lib64/libcudnn.so.8 /opt/old/libcudnn.so.8.2.1 && "
+          "ln -s libcudnn.so.8.2.1 /opt/old/libcudnn.so\n"
+          "ENV LD_LIBRARY_PATH=/opt/old NVIDIA_DRIVER_CAPABILITIES=utility NVIDIA_REQUIRE_CUDA=\"cuda>=10.2\"\n"
+          "LABEL io.imgtool.cuda-archs=\"sm_90\"\n"
+          "USER paddle\n");
   std::string fault = "imgtool-test/gpu-fault:2.6.2";
-  auto b = run({"docker", "build", "-q", "-t", fault, ctx.path.string()}, {.timeout = std::chrono::seconds(600),
-                                                                           .env = {{"DOCKER_BUILDKIT", "0"}}});
+  auto b = run({"docker", "build", "-q", "-t", fault, ctx.path.string()},
+               {.timeout = std::chrono::seconds(600), .env = {{"DOCKER_BUILDKIT", "0"}}});
   REQUIRE_MESSAGE(b.ok(), b.err);
   json report = verify_daemon(fault);
   auto r = rows(report);
@@ -105,14 +112,17 @@ TEST_CASE("a fault image: each class of GPU-image failure is caught, naming the 
   CHECK(report["exit_code"] == 1);
   auto failed_with_fix = [&](const std::string& id, const std::string& found, const std::string& fix) {
     REQUIRE_MESSAGE(r.count(id), id);
-    std::string got_found = id + ": " + r[id]["found"].get<std::string>(), got_fix = id + ": " + r[id]["fix"].get<std::string>();
+    std::string got_found = id + ": " + r[id]["found"].get<std::string>(),
+                got_fix = id + ": " + r[id]["fix"].get<std::string>();
     CHECK_MESSAGE(r[id]["status"] == "fail", id);
     CHECK_MESSAGE(r[id]["found"].get<std::string>().find(found) != std::string::npos, got_found);
     CHECK_MESSAGE(r[id]["fix"].get<std::string>().find(fix) != std::string::npos, got_fix);
   };
   failed_with_fix("loader.cufft", "dlopen(\"libcufft.so\") finds nothing in /opt/old:", "ln -s ");
-  failed_with_fix("loader.cudnn", "/opt/old/libcudnn.so -> /opt/old/libcudnn.so.8.2.1 (8.2.1", "remove the older copy /opt/old/libcudnn.so.8.2.1");
-  failed_with_fix("env.driver-capabilities", "NVIDIA_DRIVER_CAPABILITIES=utility", "NVIDIA_DRIVER_CAPABILITIES=compute,utility");
+  failed_with_fix("loader.cudnn", "/opt/old/libcudnn.so -> /opt/old/libcudnn.so.8.2.1 (8.2.1",
+                  "remove the older copy /opt/old/libcudnn.so.8.2.1");
+  failed_with_fix("env.driver-capabilities", "NVIDIA_DRIVER_CAPABILITIES=utility",
+                  "NVIDIA_DRIVER_CAPABILITIES=compute,utility");
   failed_with_fix("env.runtime-floor", "NVIDIA_REQUIRE_CUDA admits driver 440.33 (cuda>=10.2)", "driver>=450.80.02");
   failed_with_fix("contents.cuda-archs", "sm_61,sm_70,sm_75,sm_80,sm_86", "compiled_archs");
   run({"docker", "rmi", "-f", fault});

@@ -151,12 +151,12 @@ class RegistryServer {
 
   void make_certificates() const {
     std::ofstream(dir_ / "ext.cnf") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-    sh({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=imgtool test CA"});
+    sh({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+        "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=imgtool test CA"});
     sh({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
         "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"});
-    sh({"openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"});
+    sh({"openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+        "server.crt", "-days", "2", "-extfile", "ext.cnf"});
   }
 
   void make_htpasswd() const {
@@ -172,7 +172,8 @@ class RegistryServer {
       << "\n  delete:\n    enabled: " << (allow_delete_ ? "true" : "false") << "\n"
       << "http:\n  addr: 127.0.0.1:" << port_ << "\n";
     if (mode_ == Mode::kTls)
-      c << "  tls:\n    certificate: " << (dir_ / "server.crt").string() << "\n    key: " << (dir_ / "server.key").string() << "\n";
+      c << "  tls:\n    certificate: " << (dir_ / "server.crt").string()
+        << "\n    key: " << (dir_ / "server.key").string() << "\n";
     if (mode_ == Mode::kBasicAuth)
       c << "auth:\n  htpasswd:\n    realm: imgtool-test\n    path: " << (dir_ / "htpasswd").string() << "\n";
     c << extra_config_;

@@ -21,7 +21,8 @@ CheckResult fail(std::string id, std::string title, std::string expected, std::s
 CheckResult skip(std::string id, std::string title, std::string why) {
   return {std::move(id), std::move(title), Status::kSkip, "-", std::move(why), ""};
 }
-CheckResult judge(bool ok, std::string id, std::string title, std::string expected, std::string found, std::string fix) {
+CheckResult judge(bool ok, std::string id, std::string title, std::string expected, std::string found,
+                  std::string fix) {
   return ok ? pass(id, title, expected, found) : fail(id, title, expected, found, fix);
 }
 
@@ -39,8 +40,8 @@ void check_labels(const Claims& c, Checks& out) {
   std::vector<std::string> missing;
   for (const auto& f : need)
     if (c.label(f).empty()) missing.push_back("io.imgtool." + f);
-  out.push_back(judge(missing.empty(), "claims.labels", "required io.imgtool.* labels present",
-                      "labels " + join(need), missing.empty() ? "all present" : "missing " + join(missing),
+  out.push_back(judge(missing.empty(), "claims.labels", "required io.imgtool.* labels present", "labels " + join(need),
+                      missing.empty() ? "all present" : "missing " + join(missing),
                       "regenerate the Dockerfile with `imgtool generate` (it writes these labels) and rebuild"));
   std::string v = c.label("variant");
   if (!v.empty() && v != "gpu" && v != "cpu")
@@ -67,47 +68,50 @@ void check_tag(const Claims& c, Checks& out) {
 void check_python(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   std::string claim = c.label("python");
   if (claim.empty()) claim = c.from_tag.count("python") ? c.from_tag.at("python") : "";
-  std::string found = "python " + join(f.pythons) + (f.venv_pythons.empty() ? "" : " (venv " + join(f.venv_pythons) + ")");
+  std::string found =
+      "python " + join(f.pythons) + (f.venv_pythons.empty() ? "" : " (venv " + join(f.venv_pythons) + ")");
   if (claim.empty()) return out.push_back(skip("claims.python", "Python version", "no python claim; " + found));
   bool installed = false;
   for (const auto& p : f.pythons) installed |= version_matches(claim, p);
   for (const auto& p : f.venv_pythons) installed |= version_matches(claim, p);
   std::string paddle_py = f.paddles.size() == 1 ? f.paddles[0].python : "";
   bool paddle_ok = paddle_py.empty() || version_matches(claim, paddle_py);
-  out.push_back(judge(installed && paddle_ok, "claims.python", "Python version",
-                      "Python " + claim + " installed" + (paddle_py.empty() ? "" : " with Paddle in its site-packages"),
-                      found + (paddle_py.empty() ? "" : "; paddle installed for python " + paddle_py),
-                      "build from a base with Python " + claim + " (matrix python / base image), or fix io.imgtool.python"));
+  out.push_back(
+      judge(installed && paddle_ok, "claims.python", "Python version",
+            "Python " + claim + " installed" + (paddle_py.empty() ? "" : " with Paddle in its site-packages"),
+            found + (paddle_py.empty() ? "" : "; paddle installed for python " + paddle_py),
+            "build from a base with Python " + claim + " (matrix python / base image), or fix io.imgtool.python"));
 }
 
 void check_paddle(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   std::vector<std::string> seen;
   for (const auto& d : f.paddles) seen.push_back(d.name + " " + d.version + " at " + d.location);
   if (f.paddles.size() != 1) {
-    out.push_back(fail("claims.paddle", "one paddlepaddle distribution",
-                       "exactly one paddlepaddle* distribution", join(seen, "; "),
-                       f.paddles.empty() ? "the pip install of paddlepaddle failed or went to another prefix; check the build log"
-                                         : "both CPU and GPU wheels got installed; install only one (pip uninstall the other)"));
+    out.push_back(fail(
+        "claims.paddle", "one paddlepaddle distribution", "exactly one paddlepaddle* distribution", join(seen, "; "),
+        f.paddles.empty() ? "the pip install of paddlepaddle failed or went to another prefix; check the build log"
+                          : "both CPU and GPU wheels got installed; install only one (pip uninstall the other)"));
     return;
   }
   const scan::PaddleDist& d = f.paddles[0];
   std::string claim = c.label("paddle");
   if (!claim.empty())
-    out.push_back(judge(version_matches(claim, d.version), "claims.paddle", "Paddle version",
-                        "paddlepaddle " + claim, d.name + " " + d.version,
+    out.push_back(judge(version_matches(claim, d.version), "claims.paddle", "Paddle version", "paddlepaddle " + claim,
+                        d.name + " " + d.version,
                         "pin paddlepaddle==" + claim + " in the build, or fix io.imgtool.paddle"));
   std::string variant = c.label("variant");
   if (variant.empty()) return;
   std::string built = d.gpu ? "gpu" : "cpu";
-  out.push_back(judge(built == variant, "claims.build", "Paddle build matches variant",
-                      variant + " build of Paddle", built + " build (" + d.gpu_evidence + ")",
+  out.push_back(judge(built == variant, "claims.build", "Paddle build matches variant", variant + " build of Paddle",
+                      built + " build (" + d.gpu_evidence + ")",
                       variant == "gpu" ? "install the GPU wheel (paddlepaddle-gpu, from the CUDA-specific index) "
                                        : "install the CPU wheel (paddlepaddle), or label the image gpu"));
   if (variant == "gpu" && !d.compiled_cuda.empty() && !c.label("cuda").empty())
-    out.push_back(judge(version_matches(c.label("cuda"), d.compiled_cuda) || version_matches(d.compiled_cuda, c.label("cuda")),
-                        "claims.paddle-cuda", "Paddle compiled for the claimed CUDA",
-                        "Paddle built for CUDA " + c.label("cuda"), "built for CUDA " + d.compiled_cuda,
-                        "install the Paddle wheel built for CUDA " + c.label("cuda") + " (its cuXY index)"));
+    out.push_back(
+        judge(version_matches(c.label("cuda"), d.compiled_cuda) || version_matches(d.compiled_cuda, c.label("cuda")),
+              "claims.paddle-cuda", "Paddle compiled for the claimed CUDA", "Paddle built for CUDA " + c.label("cuda"),
+              "built for CUDA " + d.compiled_cuda,
+              "install the Paddle wheel built for CUDA " + c.label("cuda") + " (its cuXY index)"));
 }
 
 void check_lib(const Claims& c, const scan::ContentsFacts& f, const std::string& lib, const std::string& claim,
@@ -130,7 +134,8 @@ void check_gpu_libs(const Claims& c, const scan::ContentsFacts& f, Checks& out) 
   }
   std::string cuda = c.label("cuda"), cudnn = c.label("cudnn");
   check_lib(c, f, "cudart", cuda, "CUDA runtime matches the cuda claim",
-            "build FROM the CUDA " + cuda + " base (runtime/cudnn flavor) or install nvidia-cuda-runtime for " + cuda, out);
+            "build FROM the CUDA " + cuda + " base (runtime/cudnn flavor) or install nvidia-cuda-runtime for " + cuda,
+            out);
   check_lib(c, f, "cublas", cuda.empty() ? "" : major_of(cuda), "cuBLAS present for the CUDA major",
             "use a CUDA runtime base (not base) or install nvidia-cublas for CUDA " + cuda, out);
   check_lib(c, f, "cudnn", cudnn, "cuDNN matches the cudnn claim",
@@ -140,7 +145,8 @@ void check_gpu_libs(const Claims& c, const scan::ContentsFacts& f, Checks& out) 
 void check_cudnn_link(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
   if (!c.gpu()) return;
   std::vector<std::string> dangling, good;
-  for (const auto& l : f.cudnn_links) (l.resolved.empty() ? dangling : good).push_back(l.path + (l.resolved.empty() ? "" : " -> " + l.resolved));
+  for (const auto& l : f.cudnn_links)
+    (l.resolved.empty() ? dangling : good).push_back(l.path + (l.resolved.empty() ? "" : " -> " + l.resolved));
   bool pip_layout = false;
   for (const auto& p : f.lib("cudnn").paths) pip_layout |= p.find("/nvidia/cudnn/") != std::string::npos;
   bool ok = dangling.empty() && (!good.empty() || pip_layout);
@@ -185,7 +191,8 @@ void check_env(const Claims& c, Checks& out) {
   std::string found = c.require_cuda.empty() ? "unset" : "'" + c.require_cuda + "'";
   if (!c.gpu()) {
     out.push_back(judge(c.require_cuda.empty(), "claims.require-cuda", "NVIDIA_REQUIRE_CUDA unset for cpu",
-                        "NVIDIA_REQUIRE_CUDA unset", found, "build cpu images from a non-CUDA base (or clear the ENV)"));
+                        "NVIDIA_REQUIRE_CUDA unset", found,
+                        "build cpu images from a non-CUDA base (or clear the ENV)"));
     return;
   }
   std::string cuda = c.label("cuda");
@@ -231,8 +238,9 @@ void check_capabilities(const Claims& c, Checks& out) {
   if (!c.gpu()) return;
   auto it = c.env.find("NVIDIA_DRIVER_CAPABILITIES");
   std::string v = it == c.env.end() ? "" : it->second;
-  std::string found = v.empty() ? std::string(it == c.env.end() ? "unset" : "empty") + ": the runtime's default utility,compute"
-                                : "NVIDIA_DRIVER_CAPABILITIES=" + v;
+  std::string found =
+      v.empty() ? std::string(it == c.env.end() ? "unset" : "empty") + ": the runtime's default utility,compute"
+                : "NVIDIA_DRIVER_CAPABILITIES=" + v;
   bool compute = v.empty();
   size_t start = 0;
   while (!compute && start <= v.size()) {
@@ -244,8 +252,9 @@ void check_capabilities(const Claims& c, Checks& out) {
   }
   out.push_back(judge(compute, "env.driver-capabilities", "the NVIDIA runtime mounts libcuda (compute capability)",
                       "NVIDIA_DRIVER_CAPABILITIES with compute (or all)",
-                      compute ? found : found + ": docker run --gpus mounts no libcuda.so, and Paddle says "
-                                                "\"CUDA driver version is insufficient\"",
+                      compute ? found
+                              : found + ": docker run --gpus mounts no libcuda.so, and Paddle says "
+                                        "\"CUDA driver version is insufficient\"",
                       "set ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
 }
 
@@ -296,23 +305,26 @@ std::optional<Version> admitted_floor(const Requirement& r, const matrix::Knowle
 void check_runtime_floor(const Claims& c, const scan::ContentsFacts& f, const matrix::KnowledgeBase& kb, Checks& out) {
   if (!c.gpu()) return;
   std::string runtime = f.paddles.size() == 1 && !f.paddles[0].compiled_cuda.empty() ? f.paddles[0].compiled_cuda
-                                                                                      : f.lib("cudart").version;
+                                                                                     : f.lib("cudart").version;
   const matrix::CudaRelease* cr = runtime.empty() ? nullptr : kb.cuda(runtime);
   auto floor = cr ? Version::parse(cr->min_driver_compat) : std::nullopt;
   if (!floor) {
-    out.push_back(skip("env.runtime-floor", "drivers admitted can run the CUDA runtime", "no CUDA runtime version found"));
+    out.push_back(
+        skip("env.runtime-floor", "drivers admitted can run the CUDA runtime", "no CUDA runtime version found"));
     return;
   }
   std::vector<std::string> low;
   for (const auto& r : requirements(c.require_cuda))
     if (auto d = admitted_floor(r, kb); d && *d < *floor)
       low.push_back("NVIDIA_REQUIRE_CUDA admits driver " + d->text + (r.cuda.empty() ? "" : " (cuda>=" + r.cuda + ")"));
-  if (auto l = Version::parse(c.label("min-driver")); l && *l < *floor) low.push_back("io.imgtool.min-driver " + l->text);
-  out.push_back(judge(low.empty(), "env.runtime-floor", "drivers admitted can run the CUDA runtime",
-                      "no driver below " + floor->text + " admitted (the minor-version floor of the CUDA " + runtime + " runtime)",
-                      low.empty() ? "'" + c.require_cuda + "', min-driver " + c.label("min-driver") : strings::join(low, "; "),
-                      "set ENV NVIDIA_REQUIRE_CUDA=\"cuda>=" + Version::parse(runtime)->truncated(2) + " driver>=" + floor->text +
-                          "\" and io.imgtool.min-driver >= " + floor->text + " (the generator's template does)"));
+  if (auto l = Version::parse(c.label("min-driver")); l && *l < *floor)
+    low.push_back("io.imgtool.min-driver " + l->text);
+  out.push_back(judge(
+      low.empty(), "env.runtime-floor", "drivers admitted can run the CUDA runtime",
+      "no driver below " + floor->text + " admitted (the minor-version floor of the CUDA " + runtime + " runtime)",
+      low.empty() ? "'" + c.require_cuda + "', min-driver " + c.label("min-driver") : strings::join(low, "; "),
+      "set ENV NVIDIA_REQUIRE_CUDA=\"cuda>=" + Version::parse(runtime)->truncated(2) + " driver>=" + floor->text +
+          "\" and io.imgtool.min-driver >= " + floor->text + " (the generator's template does)"));
 }
 
 // io.imgtool.cuda-archs against the GPU code actually compiled into Paddle's libraries.
@@ -324,13 +336,14 @@ void check_archs(const Claims& c, const scan::ContentsFacts& f, Checks& out) {
                                    : held + " (" + std::to_string(d.gpu_code.containers) + " fat binaries in " +
                                          strings::join(d.code_libraries, ", ") + ")";
   if (claim.empty()) {
-    out.push_back({"contents.cuda-archs", "the GPU architectures are claimed", Status::kWarn, "io.imgtool.cuda-archs", found,
-                   "regenerate the image (the KB's compiled_archs for this build, `imgtool kb derive WHEEL`)"});
+    out.push_back({"contents.cuda-archs", "the GPU architectures are claimed", Status::kWarn, "io.imgtool.cuda-archs",
+                   found, "regenerate the image (the KB's compiled_archs for this build, `imgtool kb derive WHEEL`)"});
     return;
   }
-  out.push_back(judge(claim == held, "contents.cuda-archs", "GPU architectures compiled into Paddle match the claim",
-                      "io.imgtool.cuda-archs " + claim, found,
-                      "fix compiled_archs in matrix/kb/paddle.yaml from `imgtool kb derive` of the wheel, and rebuild"));
+  out.push_back(
+      judge(claim == held, "contents.cuda-archs", "GPU architectures compiled into Paddle match the claim",
+            "io.imgtool.cuda-archs " + claim, found,
+            "fix compiled_archs in matrix/kb/paddle.yaml from `imgtool kb derive` of the wheel, and rebuild"));
 }
 
 }  // namespace

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "matrix/kb.h"
-#include "verify/claims_model.h"
 #include "scan/contents_facts.h"
+#include "verify/claims_model.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {

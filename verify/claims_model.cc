@@ -72,10 +72,10 @@ struct TagToken {
 
 // Order matters (cudnn before cuda); the first kind that matches a token wins.
 const TagToken kTagTokens[] = {
-    {{"cudnn"}, is_dotted_version, "cudnn"},                               // ^cudnn(\d+(?:\.\d+)*)$
-    {{"cuda"}, is_dotted_version, "cuda"},                                 // ^cuda(\d+(?:\.\d+)*)$
-    {{"trt", "tensorrt"}, is_dotted_version, "tensorrt"},                  // ^(?:trt|tensorrt)(\d+(?:\.\d+)*)$
-    {{"py", "python"}, is_two_part_version, "python"},                     // ^py(?:thon)?(\d+\.\d+)$
+    {{"cudnn"}, is_dotted_version, "cudnn"},               // ^cudnn(\d+(?:\.\d+)*)$
+    {{"cuda"}, is_dotted_version, "cuda"},                 // ^cuda(\d+(?:\.\d+)*)$
+    {{"trt", "tensorrt"}, is_dotted_version, "tensorrt"},  // ^(?:trt|tensorrt)(\d+(?:\.\d+)*)$
+    {{"py", "python"}, is_two_part_version, "python"},     // ^py(?:thon)?(\d+\.\d+)$
     {{"gpu", "cpu"}, [](std::string_view v) { return v.empty(); }, "variant", true},  // ^(gpu|cpu)$
 };
 
@@ -102,7 +102,8 @@ std::map<std::string, std::string> parse_tag_claims(const std::string& tag) {
   size_t start = 0;
   for (int i = 0; start <= tag.size(); ++i) {
     size_t end = tag.find('-', start);
-    std::string_view tok = std::string_view(tag).substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string_view tok =
+        std::string_view(tag).substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? tag.size() + 1 : end + 1;
     if (i == 0 && is_paddle_version(tok)) out["paddle"] = tok;
     if (std::string py = compact_python(tok); !py.empty()) out["python"] = py;

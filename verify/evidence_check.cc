@@ -36,16 +36,20 @@ const char* const kGetHardware =
 
 }  // namespace
 
-CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require, const std::string& override_note) {
+CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require,
+                         const std::string& override_note) {
   bool gpu = variant == "gpu";
-  std::string expected = gpu ? "a signed smoke attestation from a GPU (host: hardware, verdict pass)"
-                             : "a signed smoke attestation";
-  if (c.found && !c.ok) return row(Status::kFail, expected, "a smoke attestation that does not hold: " + c.why,
-                                   "re-attest it with the release key, or smoke the image again");
+  std::string expected =
+      gpu ? "a signed smoke attestation from a GPU (host: hardware, verdict pass)" : "a signed smoke attestation";
+  if (c.found && !c.ok)
+    return row(Status::kFail, expected, "a smoke attestation that does not hold: " + c.why,
+               "re-attest it with the release key, or smoke the image again");
   if (!c.ok) {
     Status s = gpu && require ? Status::kFail : Status::kWarn;
-    return row(s, expected, "no smoke attestation: nothing says whether the image was ever run" +
-                                std::string(gpu ? " on a GPU" : ""), gpu ? kGetHardware : "publish it with imgtool nightly");
+    return row(
+        s, expected,
+        "no smoke attestation: nothing says whether the image was ever run" + std::string(gpu ? " on a GPU" : ""),
+        gpu ? kGetHardware : "publish it with imgtool nightly");
   }
   const smoke::SmokeEvidence& e = *c.evidence;
   if (!gpu || e.hardware_pass()) return row(Status::kPass, expected, e.summary(), "");

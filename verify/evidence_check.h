@@ -26,10 +26,10 @@ namespace imgtool::verify {
 inline constexpr const char* kGpuSmokeOverride = "io.imgtool.gpu-smoke";
 
 struct EvidenceCheck {
-  bool found = false;                       // a `.att` layer of the smoke predicate type exists
-  bool ok = false;                          // one verifies with the key and names the digest
+  bool found = false;  // a `.att` layer of the smoke predicate type exists
+  bool ok = false;     // one verifies with the key and names the digest
   std::optional<smoke::SmokeEvidence> evidence;
-  std::string why;                          // when !ok: what was found instead
+  std::string why;  // when !ok: what was found instead
 };
 
 EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key);

@@ -18,8 +18,8 @@ namespace {
 
 // The CUDA libraries whose lookup the generic rows check: basenames STEM.so.N[.N…] (names::versioned:
 // plain string code, never std::regex on a layer's paths).
-const char* const kCudaLibs[] = {"libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libnvinfer",
-                                 "libnvrtc", "libcurand", "libcusolver", "libcusparse", "libcufft"};
+const char* const kCudaLibs[] = {"libcudart", "libcublas", "libcublasLt", "libcudnn",    "libnccl", "libnvinfer",
+                                 "libnvrtc",  "libcurand", "libcusolver", "libcusparse", "libcufft"};
 
 std::optional<std::string> cuda_lib_stem(const std::string& base) {
   for (const char* stem : kCudaLibs)
@@ -36,9 +36,11 @@ bool version_older(const std::string& a, const std::string& b) {
 
 // The folders a pip-installed copy of `lib` lies in under `site` (Paddle's flag folders and
 // libpaddle.so's RUNPATH point there).
-std::vector<scan::SearchDir> pip_dirs(const matrix::NvidiaLibrary& lib, const std::string& key, const std::string& site) {
+std::vector<scan::SearchDir> pip_dirs(const matrix::NvidiaLibrary& lib, const std::string& key,
+                                      const std::string& site) {
   std::vector<scan::SearchDir> out;
-  if (auto d = lib.wheel_dirs.find(key); d != lib.wheel_dirs.end()) out.push_back({site + "/" + d->second, "Paddle (pip layout)"});
+  if (auto d = lib.wheel_dirs.find(key); d != lib.wheel_dirs.end())
+    out.push_back({site + "/" + d->second, "Paddle (pip layout)"});
   return out;
 }
 
@@ -80,11 +82,13 @@ CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, 
     for (const auto& c : copies) held.push_back(c.path);
     r.found = "dlopen(\"" + name + "\") finds nothing in " + dir_list(dirs) +
               (held.empty() ? "; the image holds no " + soname : "; the image holds " + strings::join(held, ", "));
-    r.fix = held.empty() ? "install " + soname + " in the image (the base's CUDA libraries, or the nvidia-* wheel)"
-            : name == soname
-                ? "add " + scan::dirname_of(held.front()) + " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image"
-                : "link it in a folder the loader searches: ln -s " + held.front() + " /usr/local/lib/paddle-dynload/" + name +
-                      " plus that folder in /etc/ld.so.conf.d/ and ldconfig (imgtool's template does this for Paddle's cells)";
+    r.fix = held.empty()     ? "install " + soname + " in the image (the base's CUDA libraries, or the nvidia-* wheel)"
+            : name == soname ? "add " + scan::dirname_of(held.front()) +
+                                   " to a file in /etc/ld.so.conf.d/ and run ldconfig in the image"
+                             : "link it in a folder the loader searches: ln -s " + held.front() +
+                                   " /usr/local/lib/paddle-dynload/" + name +
+                                   " plus that folder in /etc/ld.so.conf.d/ and ldconfig (imgtool's template does this "
+                                   "for Paddle's cells)";
     return r;
   }
   r.found = res.describe();
@@ -92,8 +96,8 @@ CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, 
     if (c.path != res.real && version_older(res.version, c.version)) {
       r.status = Status::kFail;
       r.found += "; a newer copy, " + c.path + " (" + c.version + "), comes after it";
-      r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " + scan::dirname_of(res.path) +
-              " in the loader's order";
+      r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " +
+              scan::dirname_of(res.path) + " in the loader's order";
     }
   return r;
 }
@@ -141,7 +145,8 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
   if (!loads)
     return {{{"loader.paddle", "the libraries Paddle loads are known", Status::kWarn,
               "a load table for Paddle " + d.version + (d.pip_cuda_libraries ? " (pip CUDA libraries)" : ""),
-              "none in " + kb.dir() + "/libraries.yaml", "add its paddle_loads row (phi/backends/dynload of that release)"}},
+              "none in " + kb.dir() + "/libraries.yaml",
+              "add its paddle_loads row (phi/backends/dynload of that release)"}},
             {}};
   scan::ImageLoader loader(tree, facts, env);
   std::vector<scan::SearchDir> base_dirs = paddle_dirs(loader.system_dirs(), build->site);
@@ -150,15 +155,16 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
     const matrix::NvidiaLibrary* lib = kb.library(l.lib);
     std::string key = key_for(*lib, *build), soname = lib->soname(key);
     if (soname.empty()) continue;  // nvJitLink on CUDA 11: no such library
-    bool unversioned = loads->dlopen == "unversioned" ||
-                       std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
+    bool unversioned =
+        loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
     std::string name = unversioned ? lib->unversioned() : soname;
-    std::vector<scan::SearchDir> dirs = d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<scan::SearchDir>{};
+    std::vector<scan::SearchDir> dirs =
+        d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<scan::SearchDir>{};
     dirs.insert(dirs.end(), base_dirs.begin(), base_dirs.end());
     if (auto x = loads->extra_dirs.find(l.lib); x != loads->extra_dirs.end())
       for (const auto& e : x->second) dirs.push_back({e, "Paddle's extra folder"});
-    CheckResult r = library_row(loader, "loader." + l.lib, "Paddle " + d.version + " loads " + name + ": " + l.feature, name,
-                                soname, dirs);
+    CheckResult r = library_row(loader, "loader." + l.lib, "Paddle " + d.version + " loads " + name + ": " + l.feature,
+                                name, soname, dirs);
     if (l.lib == "cudnn") check_cudnn_claim(r, loader, name, dirs, claims.label("cudnn"));
     if (r.status == Status::kFail && l.need == "feature") {
       r.status = Status::kWarn;
@@ -177,8 +183,9 @@ std::vector<CheckResult> check_base_libraries(const scan::ContentsTree& tree, co
   const matrix::CudaWheelBase* pins = kb.cuda_wheels(cuda);
   const matrix::RuntimeSet* set = kb.runtime_set(major_part(cuda));
   if (!pins || !set)
-    return {{"base.libraries", "the base's library set is known", Status::kFail, "a kb/cuda_wheels.yaml row for CUDA " + cuda,
-             "none", "add the CUDA " + cuda + " row (its wheels) to matrix/kb/cuda_wheels.yaml"}};
+    return {{"base.libraries", "the base's library set is known", Status::kFail,
+             "a kb/cuda_wheels.yaml row for CUDA " + cuda, "none",
+             "add the CUDA " + cuda + " row (its wheels) to matrix/kb/cuda_wheels.yaml"}};
   scan::ImageLoader loader(tree, facts, env);
   std::vector<CheckResult> out;
   for (const auto& name : set->libs) {
@@ -200,7 +207,8 @@ std::vector<CheckResult> check_base_libraries(const scan::ContentsTree& tree, co
 }
 
 std::vector<CheckResult> check_loader_paths(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
-                                            const std::vector<std::string>& env, const std::vector<std::string>& covered) {
+                                            const std::vector<std::string>& env,
+                                            const std::vector<std::string>& covered) {
   std::map<std::string, std::string> soname;  // stem -> the shortest versioned name present
   for (const auto& [path, e] : tree.entries()) {
     std::string base = scan::basename_of(path);
@@ -214,11 +222,13 @@ std::vector<CheckResult> check_loader_paths(const scan::ContentsTree& tree, cons
   for (const auto& p : facts.paddles)
     if (auto site = names::site_packages(p.location)) {
       dirs.push_back({site->dir + "/paddle/libs", "Paddle"});
-      std::set<std::string> libdirs;  // <site>/nvidia/<pkg>/lib, from any entry under it (layers may omit directory entries)
+      std::set<std::string>
+          libdirs;  // <site>/nvidia/<pkg>/lib, from any entry under it (layers may omit directory entries)
       const std::string nv = site->dir + "/nvidia/";
       for (auto it = tree.entries().lower_bound(nv); it != tree.entries().end() && it->first.rfind(nv, 0) == 0; ++it) {
         auto slash = it->first.find('/', nv.size());
-        if (slash != std::string::npos && it->first.compare(slash, 5, "/lib/") == 0) libdirs.insert(it->first.substr(0, slash + 4));
+        if (slash != std::string::npos && it->first.compare(slash, 5, "/lib/") == 0)
+          libdirs.insert(it->first.substr(0, slash + 4));
       }
       for (const auto& d : libdirs) dirs.push_back({d, "Paddle (pip layout)"});
     }

@@ -1,13 +1,14 @@
 // The loader rows (loader_rows.h) on crafted tar layers.
+#include "verify/loader_rows.h"
+
 #include <doctest/doctest.h>
 
 #include "image/blob.h"
 #include "scan/contents_facts.h"
 #include "scan/contents_tree.h"
 #include "scan/loader.h"
-#include "verify/claims_model.h"
-#include "verify/loader_rows.h"
 #include "scan/testing/layers.h"
+#include "verify/claims_model.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
@@ -15,7 +16,8 @@ using namespace imgtool::scan::testing;
 
 namespace {
 scan::ContentsTree tree_of(const std::vector<TarItem>& items) {
-  scan::ContentsTree t([](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
+  scan::ContentsTree t(
+      [](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
   image::StringReader r(make_tar(items));
   t.add_layer(r, "test layer");
   return t;
@@ -38,7 +40,9 @@ std::vector<TarItem> cuda_base(bool with_conf) {
       {"usr/local/cuda", "cuda-11.8", 'l'},
       {"etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n"},
       {"etc/ld.so.conf.d/libc.conf", "# libc default\n/usr/local/lib\n"}};
-  if (with_conf) items.push_back({"etc/ld.so.conf.d/000_cuda.conf", "/usr/local/cuda/targets/x86_64-linux/lib\n/usr/local/cuda/lib64\n"});
+  if (with_conf)
+    items.push_back(
+        {"etc/ld.so.conf.d/000_cuda.conf", "/usr/local/cuda/targets/x86_64-linux/lib\n/usr/local/cuda/lib64\n"});
   return items;
 }
 }  // namespace
@@ -80,7 +84,8 @@ namespace {
 std::vector<TarItem> paddle26_image(const std::string& drop = "") {
   auto items = cuda_base(true);
   const std::string d = "usr/local/cuda-11.8/", lib = d + "targets/x86_64-linux/lib/";
-  auto wheel = [&](const std::string& pkg, const std::string& ver, const std::string& dir, std::vector<std::string> files) {
+  auto wheel = [&](const std::string& pkg, const std::string& ver, const std::string& dir,
+                   std::vector<std::string> files) {
     std::string record;
     for (const auto& f : files) {
       if (f != "libcudart.so.11.0" && f != "libcudnn.so.8") {
@@ -104,11 +109,16 @@ std::vector<TarItem> paddle26_image(const std::string& drop = "") {
   auto paddle = python_paddle_layer("3.11", "paddlepaddle_gpu", "2.6.2", "11.8", "8.6.0");
   items.insert(items.end(), paddle.begin(), paddle.end());
   const std::string dyn = "usr/local/lib/paddle-dynload/";
-  for (auto [name, so] : std::vector<std::pair<std::string, std::string>>{
-           {"libcublas.so", "libcublas.so.11"}, {"libcublasLt.so", "libcublasLt.so.11"}, {"libcudnn.so", "libcudnn.so.8"},
-           {"libcurand.so", "libcurand.so.10"}, {"libcusolver.so", "libcusolver.so.11"}, {"libcusparse.so", "libcusparse.so.11"},
-           {"libcufft.so", "libcufft.so.10"}, {"libnvrtc.so", "libnvrtc.so.11.2"}, {"libnccl.so", "libnccl.so.2"},
-           {"libnvjpeg.so", "libnvjpeg.so.11"}})
+  for (auto [name, so] : std::vector<std::pair<std::string, std::string>>{{"libcublas.so", "libcublas.so.11"},
+                                                                          {"libcublasLt.so", "libcublasLt.so.11"},
+                                                                          {"libcudnn.so", "libcudnn.so.8"},
+                                                                          {"libcurand.so", "libcurand.so.10"},
+                                                                          {"libcusolver.so", "libcusolver.so.11"},
+                                                                          {"libcusparse.so", "libcusparse.so.11"},
+                                                                          {"libcufft.so", "libcufft.so.10"},
+                                                                          {"libnvrtc.so", "libnvrtc.so.11.2"},
+                                                                          {"libnccl.so", "libnccl.so.2"},
+                                                                          {"libnvjpeg.so", "libnvjpeg.so.11"}})
     if (name != drop) items.push_back({dyn + name, "/usr/local/cuda/targets/x86_64-linux/lib/" + so, 'l'});
   items.push_back({"etc/ld.so.conf.d/zz-paddle-dynload.conf", "/usr/local/lib/paddle-dynload\n"});
   return items;
@@ -131,36 +141,46 @@ TEST_CASE("Paddle 2.6 rows: every library Paddle dlopens resolves, through its d
   auto t = tree_of(paddle26_image());
   auto rows = check_paddle_libraries(t, scan::gather_facts(t), {}, gpu_claims(), test_kb());
   auto r = by_id(rows.rows);
-  for (auto lib : {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
+  for (auto lib :
+       {"cublas", "cublasLt", "cudnn", "curand", "cusolver", "cusparse", "cufft", "nvrtc", "nccl", "nvjpeg"}) {
     REQUIRE_MESSAGE(r.count(std::string("loader.") + lib), lib);
     INFO(lib << ": " << r[std::string("loader.") + lib]->found);
     CHECK(r[std::string("loader.") + lib]->status == Status::kPass);
   }
-  CHECK(r["loader.cublas"]->found == "/usr/local/lib/paddle-dynload/libcublas.so -> /usr/local/cuda-11.8/redist/nvidia/cublas/lib/"
-                                     "libcublas.so.11 (11.11.3.6, from nvidia_cublas_cu11-11.11.3.6.dist-info; via "
-                                     "/etc/ld.so.conf.d/zz-paddle-dynload.conf)");
+  CHECK(r["loader.cublas"]->found ==
+        "/usr/local/lib/paddle-dynload/libcublas.so -> /usr/local/cuda-11.8/redist/nvidia/cublas/lib/"
+        "libcublas.so.11 (11.11.3.6, from nvidia_cublas_cu11-11.11.3.6.dist-info; via "
+        "/etc/ld.so.conf.d/zz-paddle-dynload.conf)");
   CHECK(r["loader.cupti"]->status == Status::kWarn);  // the profiler's: no CUPTI in a runtime image
   CHECK(r["loader.cupti"]->fix.rfind("only the profiler's GPU tracing (paddle.profiler) needs it", 0) == 0);
   CHECK(r["loader.cudnn"]->found.find("8.6.0.163") != std::string::npos);
   CHECK(std::count(rows.sonames.begin(), rows.sonames.end(), "libcublas.so.11") == 1);
 }
 
-TEST_CASE("Paddle 2.6 rows: a missing dev link fails, naming what the loader searched, what the image holds and the fix") {
+TEST_CASE(
+    "Paddle 2.6 rows: a missing dev link fails, naming what the loader searched, what the image holds and the fix") {
   auto t = tree_of(paddle26_image("libcufft.so"));
-  auto rows = check_paddle_libraries(t, scan::gather_facts(t), {}, gpu_claims(), test_kb());  // kept alive: by_id points into it
+  auto rows = check_paddle_libraries(t, scan::gather_facts(t), {}, gpu_claims(),
+                                     test_kb());  // kept alive: by_id points into it
   auto r = by_id(rows.rows);
   const CheckResult* fft = r["loader.cufft"];
   REQUIRE(fft);
   CHECK(fft->status == Status::kFail);
   CHECK(fft->title.find("paddle.fft") != std::string::npos);
   CHECK(fft->found.rfind("dlopen(\"libcufft.so\") finds nothing in /usr/local/lib/python3.11/dist-packages/paddle/libs:"
-                         "/usr/local/cuda/targets/x86_64-linux/lib:", 0) == 0);  // libphi.so's RUNPATH, then the cache
-  CHECK(fft->found.find("the image holds /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10") != std::string::npos);
-  CHECK(fft->fix.rfind("link it in a folder the loader searches: ln -s /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10 "
-                       "/usr/local/lib/paddle-dynload/libcufft.so", 0) == 0);
+                         "/usr/local/cuda/targets/x86_64-linux/lib:",
+                         0) == 0);  // libphi.so's RUNPATH, then the cache
+  CHECK(fft->found.find("the image holds /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10") !=
+        std::string::npos);
+  CHECK(
+      fft->fix.rfind(
+          "link it in a folder the loader searches: ln -s /usr/local/cuda-11.8/redist/nvidia/cufft/lib/libcufft.so.10 "
+          "/usr/local/lib/paddle-dynload/libcufft.so",
+          0) == 0);
 }
 
-TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the version opened is held against the claim") {
+TEST_CASE(
+    "Paddle 2.6 rows: an older cuDNN found first fails naming both; the version opened is held against the claim") {
   auto items = paddle26_image();
   // An older cuDNN 8 in a folder the loader searches before the CUDA one (LD_LIBRARY_PATH).
   items.push_back({"opt/old/libcudnn.so.8.2.1", "old"});
@@ -171,9 +191,11 @@ TEST_CASE("Paddle 2.6 rows: an older cuDNN found first fails naming both; the ve
   const CheckResult* c = r["loader.cudnn"];
   REQUIRE(c);
   CHECK(c->status == Status::kFail);
-  CHECK(c->found.find("/opt/old/libcudnn.so -> /opt/old/libcudnn.so.8.2.1 (8.2.1, from its file name; via LD_LIBRARY_PATH)") !=
+  CHECK(c->found.find(
+            "/opt/old/libcudnn.so -> /opt/old/libcudnn.so.8.2.1 (8.2.1, from its file name; via LD_LIBRARY_PATH)") !=
         std::string::npos);
-  CHECK(c->found.find("a newer copy, /usr/local/cuda-11.8/redist/nvidia/cudnn/lib/libcudnn.so.8 (8.6.0.163), comes after it") !=
+  CHECK(c->found.find(
+            "a newer copy, /usr/local/cuda-11.8/redist/nvidia/cudnn/lib/libcudnn.so.8 (8.6.0.163), comes after it") !=
         std::string::npos);
   CHECK(c->fix.rfind("remove the older copy /opt/old/libcudnn.so.8.2.1", 0) == 0);
   // The image claiming cuDNN 8.9 while the loader opens 8.6.0.163: a failure naming both.
@@ -226,6 +248,6 @@ TEST_CASE("long paths under the cap reach the loader-path rows without std::rege
   auto rows = check_loader_paths(t, f, {});
   std::map<std::string, Status> status;
   for (auto& r : rows) status[r.id] = r.status;
-  CHECK(status["contents.loader.libcudnn.so.8"] == Status::kPass);  // found through <site>/nvidia/*/lib
+  CHECK(status["contents.loader.libcudnn.so.8"] == Status::kPass);      // found through <site>/nvidia/*/lib
   CHECK(status["contents.loader.libcudart.so.11.0"] == Status::kFail);  // in no searched directory
 }

@@ -10,10 +10,14 @@ namespace imgtool::verify {
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kPass: return "pass";
-    case Status::kFail: return "fail";
-    case Status::kWarn: return "warn";
-    case Status::kSkip: return "skip";
+    case Status::kPass:
+      return "pass";
+    case Status::kFail:
+      return "fail";
+    case Status::kWarn:
+      return "warn";
+    case Status::kSkip:
+      return "skip";
   }
   return "?";
 }
@@ -39,8 +43,9 @@ std::string render_table(const Report& r) {
   using strings::printable;  // found/expected carry text from the image and the registry
   o << "verify " << printable(r.image) << (r.digest.empty() ? "" : " (" + printable(r.digest) + ")") << "\n";
   for (const auto& c : r.checks) {
-    o << "  " << strings::upper(status_name(c.status)) << std::string(5 - std::string(status_name(c.status)).size(), ' ')
-      << c.id << std::string(w + 2 - c.id.size(), ' ') << "found " << printable(c.found) << "\n";
+    o << "  " << strings::upper(status_name(c.status))
+      << std::string(5 - std::string(status_name(c.status)).size(), ' ') << c.id
+      << std::string(w + 2 - c.id.size(), ' ') << "found " << printable(c.found) << "\n";
     if (c.status == Status::kFail || c.status == Status::kWarn) {
       o << "        expected: " << printable(c.expected) << "\n";
       if (!c.fix.empty()) o << "        fix:      " << printable(c.fix) << "\n";
@@ -54,10 +59,16 @@ std::string render_table(const Report& r) {
 nlohmann::json report_json(const Report& r) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks)
-    checks.push_back({{"id", c.id}, {"title", c.title}, {"status", status_name(c.status)},
-                      {"expected", strings::printable(c.expected)}, {"found", strings::printable(c.found)},
+    checks.push_back({{"id", c.id},
+                      {"title", c.title},
+                      {"status", status_name(c.status)},
+                      {"expected", strings::printable(c.expected)},
+                      {"found", strings::printable(c.found)},
                       {"fix", strings::printable(c.fix)}});
-  return {{"image", strings::printable(r.image)}, {"digest", strings::printable(r.digest)}, {"ok", r.ok()}, {"checks", checks}};
+  return {{"image", strings::printable(r.image)},
+          {"digest", strings::printable(r.digest)},
+          {"ok", r.ok()},
+          {"checks", checks}};
 }
 
 std::string render_junit(const Report& r) {

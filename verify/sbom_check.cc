@@ -9,10 +9,12 @@ namespace imgtool::verify {
 namespace {
 
 CheckResult attestation_row(const sign::AttestationCheck& c, const std::string& digest, const std::string& key_name) {
-  CheckResult r{"sbom.attestation", "SBOM attested for this digest, signed by the given key",
+  CheckResult r{"sbom.attestation",
+                "SBOM attested for this digest, signed by the given key",
                 c.ok ? Status::kPass : Status::kFail,
                 "an SPDX attestation (" + c.attestation_tag + ") signed by " + key_name + " with subject " + digest,
-                c.summary(), ""};
+                c.summary(),
+                ""};
   if (!c.ok)
     r.fix = !c.found ? "publish through the pipeline (imgtool nightly), which attaches the SBOM before moving the tag"
                      : "re-publish the image: its attestation is for another image, by another key, or was altered";
@@ -23,8 +25,11 @@ CheckResult document_row(const nlohmann::json& doc) {
   auto problems = sbom::check_required(doc);
   std::string found = problems.empty() ? "all required fields" : problems.front();
   if (problems.size() > 1) found += " (+" + std::to_string(problems.size() - 1) + " more)";
-  return {"sbom.document", "SBOM is an SPDX 2.3 document", problems.empty() ? Status::kPass : Status::kFail,
-          "SPDX-2.3 required fields and relationships", found,
+  return {"sbom.document",
+          "SBOM is an SPDX 2.3 document",
+          problems.empty() ? Status::kPass : Status::kFail,
+          "SPDX-2.3 required fields and relationships",
+          found,
           problems.empty() ? "" : "re-publish the image with this imgtool"};
 }
 
@@ -36,10 +41,13 @@ CheckResult packages_row(image::Repository& repo, image::ImageSource& src, const
                                      : sbom::sbom_of(src, m, repo.name(), m.digest(), opt);
   sbom::PackageDiff d = sbom::compare_packages(attested, nlohmann::json(scanned.to_json()));
   size_t n = sbom::package_keys(attested).size();
-  return {"sbom.packages", "SBOM packages match the image's layers", d.empty() ? Status::kPass : Status::kFail,
-          "the packages a scan of the layers finds (dpkg, Python dist-infos, NVIDIA libraries, base image)",
-          d.empty() ? std::to_string(n) + " packages, the same" : d.summary(),
-          d.empty() ? "" : "the SBOM does not describe this image: re-publish it (imgtool nightly) to attest a fresh one"};
+  return {
+      "sbom.packages",
+      "SBOM packages match the image's layers",
+      d.empty() ? Status::kPass : Status::kFail,
+      "the packages a scan of the layers finds (dpkg, Python dist-infos, NVIDIA libraries, base image)",
+      d.empty() ? std::to_string(n) + " packages, the same" : d.summary(),
+      d.empty() ? "" : "the SBOM does not describe this image: re-publish it (imgtool nightly) to attest a fresh one"};
 }
 
 CheckResult skipped(const std::string& id, const std::string& why) {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "image/image.h"
-#include "sbom/inventory.h"
 #include "image/repository.h"
+#include "sbom/inventory.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {

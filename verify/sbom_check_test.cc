@@ -1,5 +1,7 @@
 // verify's SBOM rows (sbom_check.h) over an in-memory repository, and the one-scan contract: the
 // claims scan gathers the SBOM inventory, so verify reads the layers once.
+#include "verify/sbom_check.h"
+
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -11,7 +13,6 @@
 #include "sign/attestation.h"
 #include "sign/keys.h"
 #include "sign/sign_image.h"
-#include "verify/sbom_check.h"
 #include "verify/static_checks.h"
 
 using namespace imgtool;
@@ -55,7 +56,6 @@ TEST_CASE("verify's SBOM rows over an in-memory repository: pass, other image, a
     CHECK(s.find("pkg:deb/debian/libc6@2.36-9%2Bdeb12u4?arch=amd64") != std::string::npos);
   }
 }
-
 
 TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers are read once") {
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");

@@ -20,11 +20,13 @@ std::string signature_fix(const sign::SignatureCheck& c) {
 CheckResult signature_result(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
                              const std::string& key_name, const std::string& identity) {
   sign::SignatureCheck c = sign::check_signature(repo, digest, key, identity);
-  CheckResult r{"signature", "signed by the given key for this digest and identity",
+  CheckResult r{"signature",
+                "signed by the given key for this digest and identity",
                 c.ok ? Status::kPass : Status::kFail,
                 "a valid cosign signature by " + key_name + " for " + digest +
                     (identity.empty() ? "" : " and identity " + identity),
-                c.summary(), ""};
+                c.summary(),
+                ""};
   if (!c.ok) r.fix = signature_fix(c);
   return r;
 }

@@ -6,11 +6,11 @@
 #include "core/error.h"
 #include "image/blob.h"
 #include "image/trace.h"
+#include "scan/contents_facts.h"
+#include "scan/contents_tree.h"
 #include "sign/check_signature.h"
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
-#include "scan/contents_facts.h"
-#include "scan/contents_tree.h"
 #include "verify/loader_rows.h"
 #include "verify/signature_check.h"
 
@@ -19,8 +19,9 @@ namespace imgtool::verify {
 namespace {
 
 CheckResult read_failure(const std::string& what, const std::string& why) {
-  return {"read", "image readable", Status::kFail, what, why,
-          "check the reference, network and credentials (docker login / ~/.docker/config.json)"};
+  return {"read",        "image readable",
+          Status::kFail, what,
+          why,           "check the reference, network and credentials (docker login / ~/.docker/config.json)"};
 }
 
 void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::string& digest, Report& r) {
@@ -34,14 +35,17 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
            "a transport without signatures (" + in.ref + ")", "verify the image in its registry (docker://...)"});
     return;
   }
-  std::string identity = !opt.identity.empty() ? opt.identity
-                                               : sign::required_identity(in.signatures->name(), in.tag, opt.any_tag_of_repository);
-  if (in.index_digest.empty()) return r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
+  std::string identity = !opt.identity.empty()
+                             ? opt.identity
+                             : sign::required_identity(in.signatures->name(), in.tag, opt.any_tag_of_repository);
+  if (in.index_digest.empty())
+    return r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
   // The tag names an index (what `imgtool sign` and `cosign sign` of that tag sign): its signature
   // binds the image read, which was taken by digest from those very bytes. Else the image's own.
   CheckResult on_index = signature_result(*in.signatures, in.index_digest, *opt.public_key, opt.key_name, identity);
   if (on_index.status == Status::kPass) {
-    on_index.found += " (on the index " + in.index_digest + "; its linux/amd64 image " + digest + " read from it by digest)";
+    on_index.found +=
+        " (on the index " + in.index_digest + "; its linux/amd64 image " + digest + " read from it by digest)";
     return r.add(std::move(on_index));
   }
   CheckResult on_image = signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity);
@@ -49,8 +53,12 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
 }
 
 CheckResult not_scanned() {
-  return {"claims", "claims match contents", Status::kSkip, "layers scanned once the signature holds",
-          "not scanned: the signature check failed", "fix the signature first"};
+  return {"claims",
+          "claims match contents",
+          Status::kSkip,
+          "layers scanned once the signature holds",
+          "not scanned: the signature check failed",
+          "fix the signature first"};
 }
 
 std::string mib(int64_t bytes) {
@@ -67,8 +75,8 @@ void trace_scan(const std::vector<scan::LayerStats>& stats, std::chrono::steady_
   for (size_t i = 0; i < stats.size(); ++i) {
     const scan::LayerStats& s = stats[i];
     std::string chunks = s.parallel_chunks ? " (" + std::to_string(s.parallel_chunks) + " chunks in parallel)" : "";
-    image::trace("verify: layer " + std::to_string(i) + ": " + mib(s.compressed) + " " + s.codec + chunks + " -> " + mib(s.tar) +
-                 " tar, " + std::to_string(s.entries) + " entries, " + std::to_string(s.seconds) + " s");
+    image::trace("verify: layer " + std::to_string(i) + ": " + mib(s.compressed) + " " + s.codec + chunks + " -> " +
+                 mib(s.tar) + " tar, " + std::to_string(s.entries) + " entries, " + std::to_string(s.seconds) + " s");
     tar += s.tar;
     blob += s.compressed;
   }
@@ -94,12 +102,14 @@ std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader>
 // Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
 scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, bool for_inventory) {
   scan::ContentsTree tree([for_inventory](const std::string& p, int64_t n) {
-    return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) || (for_inventory && sbom::keep_for_inventory(p, n));
+    return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) ||
+           (for_inventory && sbom::keep_for_inventory(p, n));
   });
   tree.examine_code(scan::examine_for_facts);
   std::vector<scan::LayerInput> layers;
   for (const auto& l : m.layers())
-    layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
+    layers.push_back(
+        {src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
   auto t0 = std::chrono::steady_clock::now();
   image::trace("verify: scanning " + std::to_string(layers.size()) + " layers");
   trace_scan(tree.add_layers(layers), t0);

@@ -7,8 +7,8 @@
 // and every layer are read by digest from that manifest; the layers are
 // streamed (never written to disk) through ContentsTree; claims are checked
 // against the facts. An image whose signature failed is not scanned at all
-// (hostile layers are only parsed once the key vouches for them). A failure to read the image is a "read" row (fail), not an exception,
-// so the report still renders; bad options throw InputError.
+// (hostile layers are only parsed once the key vouches for them). A failure to read the image is a "read" row (fail),
+// not an exception, so the report still renders; bad options throw InputError.
 //
 // The claims scan is the only read of the layers: given `inventory`, the same scan also gathers the
 // SBOM inventory (sbom/inventory.h), so verify's SBOM rows and the nightly's attestation decode no
@@ -19,8 +19,8 @@
 #include <string>
 
 #include "image/image.h"
-#include "matrix/kb.h"
 #include "image/repository.h"
+#include "matrix/kb.h"
 #include "sbom/inventory.h"
 #include "verify/report_model.h"
 
@@ -29,7 +29,7 @@ namespace imgtool::verify {
 struct StaticInputs {
   std::string ref;                          // as the user wrote it (for messages, smoke)
   image::ImageSource* source = nullptr;     // required
-  image::Repository* signatures = nullptr;   // where sha256-<hex>.sig lives (nullptr: none)
+  image::Repository* signatures = nullptr;  // where sha256-<hex>.sig lives (nullptr: none)
   std::string signed_digest;                // if set, the manifest read must have this digest, else a read row fails
   std::string tag;                          // tag the image was referenced by ("" if by digest)
   std::string index_digest;                 // the tag named an index and `source` is its linux/amd64 image
@@ -42,8 +42,8 @@ struct VerifyOptions {
   // Required docker-reference; "" = sign::required_identity of the reference: a tag needs
   // exactly REGISTRY/REPO:TAG, a digest REGISTRY/REPO (any tag or digest of it).
   std::string identity;
-  bool signature = true;           // check the signature
-  bool claims = true;              // check claims vs contents (streams the layers)
+  bool signature = true;                      // check the signature
+  bool claims = true;                         // check claims vs contents (streams the layers)
   const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when claims
   // With `identity` empty and a tag reference: accept a signature made for any tag of the
   // repository (REGISTRY/REPO), the rule before exact identities (--any-tag-of-repository).

@@ -4,11 +4,11 @@
 #include <random>
 #include <regex>
 
-#include "verify/claims_check.h"
-#include "verify/claims_model.h"
 #include "scan/contents_facts.h"
 #include "scan/testing/fatbin_bytes.h"
 #include "scan/testing/layers.h"
+#include "verify/claims_check.h"
+#include "verify/claims_model.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
@@ -41,7 +41,7 @@ bool all_pass(const std::vector<CheckResult>& rows) {
 
 std::map<std::string, std::string> gpu_labels() {
   return {{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "gpu"},
-          {"io.imgtool.cuda", "12.6"}, {"io.imgtool.cudnn", "9.5"}, {"io.imgtool.min-driver", "560.28.03"}};
+          {"io.imgtool.cuda", "12.6"},    {"io.imgtool.cudnn", "9.5"},   {"io.imgtool.min-driver", "560.28.03"}};
 }
 
 std::vector<TarItem> honest_gpu_fs() {
@@ -115,9 +115,11 @@ std::map<std::string, std::string> regex_tag_claims(const std::string& tag) {
 // The written-out token rules answer what the regular expressions they replace answered.
 TEST_CASE("parse_tag_claims: the same claims as the old regular expressions, on random tags") {
   const std::vector<std::string> parts{
-      "", "0", "3", "1", "12", "311", "9", "3.2.0", "3.", ".", "..", "1.2", "12.6", ".6", "rc", "rc1", "b", "b2", "a", "a3",
-      ".post", ".post1", "post", "py", "py3", "py31", "py311", "py3111", "python", "python3.11", "py3.11", "cuda", "cudnn",
-      "cuda12.6", "cudnn9.5", "trt", "tensorrt", "trt10.5", "gpu", "cpu", "gpux", "cpu1", "x", "dev", "_", "é", "\xff", " "};
+      "",       "0",      "3",     "1",        "12",       "311",  "9",        "3.2.0",   "3.",     ".",
+      "..",     "1.2",    "12.6",  ".6",       "rc",       "rc1",  "b",        "b2",      "a",      "a3",
+      ".post",  ".post1", "post",  "py",       "py3",      "py31", "py311",    "py3111",  "python", "python3.11",
+      "py3.11", "cuda",   "cudnn", "cuda12.6", "cudnn9.5", "trt",  "tensorrt", "trt10.5", "gpu",    "cpu",
+      "gpux",   "cpu1",   "x",     "dev",      "_",        "é",    "\xff",     " "};
   const std::vector<std::string> seps{"-", "-", "-", "", "", ".", "--"};
   std::mt19937 rng(23);
   std::map<std::string, int> hits;
@@ -205,9 +207,11 @@ TEST_CASE("an honest cpu image passes; a stale tag or wrong cuDNN fails") {
   Claims cpu = claims_of(
       config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}),
       "3.2.0");
-  CHECK(all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb())));
+  CHECK(
+      all_pass(check_claims(cpu, facts_of(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False")), test_kb())));
 
-  Claims stale = claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
+  Claims stale =
+      claims_of(config_with(gpu_labels(), {"NVIDIA_REQUIRE_CUDA=cuda>=12.6"}), "3.2.0-gpu-cuda12.3-cudnn9.5");
   CHECK(row(check_claims(stale, facts_of(honest_gpu_fs()), test_kb()), "claims.tag")->status == Status::kFail);
 
   auto labels = gpu_labels();
@@ -267,17 +271,21 @@ TEST_CASE("no driver NVIDIA_REQUIRE_CUDA or min-driver admits may be below the C
   CHECK(r->fix.find("cuda>=12.6 driver>=525.60.13") != std::string::npos);
   auto drv = rows_for("cuda>=12.6 driver>=470", "470.57.02");
   CHECK(row(drv, "env.runtime-floor")->status == Status::kFail);
-  CHECK(row(drv, "env.runtime-floor")->found == "NVIDIA_REQUIRE_CUDA admits driver 470; io.imgtool.min-driver 470.57.02");
+  CHECK(row(drv, "env.runtime-floor")->found ==
+        "NVIDIA_REQUIRE_CUDA admits driver 470; io.imgtool.min-driver 470.57.02");
   // NVIDIA's forward-compatibility terms (brand=…,driver>=470) are served by cuda-compat, not a floor.
-  CHECK(row(rows_for("cuda>=12.6 brand=tesla,driver>=470,driver<471", "525.60.13"), "env.runtime-floor")->status == Status::kPass);
+  CHECK(row(rows_for("cuda>=12.6 brand=tesla,driver>=470,driver<471", "525.60.13"), "env.runtime-floor")->status ==
+        Status::kPass);
 }
 
 TEST_CASE("io.imgtool.cuda-archs is held against the fat binaries in Paddle's own libraries") {
   using namespace imgtool::scan::testing;
   auto items = honest_gpu_fs();
   std::string site = "usr/local/lib/python3.11/dist-packages/";
-  items.push_back({site + "paddle/libs/libphi.so", fat_library({{{2, 80, 40}, {2, 90, 40}}, {{2, 80, 8}, {2, 90, 8}}})});
-  items.push_back({site + "paddle/libs/libwarpctc.so", fat_library({{{2, 35, 8}}})});  // a bundled third party: not Paddle's
+  items.push_back(
+      {site + "paddle/libs/libphi.so", fat_library({{{2, 80, 40}, {2, 90, 40}}, {{2, 80, 8}, {2, 90, 8}}})});
+  items.push_back(
+      {site + "paddle/libs/libwarpctc.so", fat_library({{{2, 35, 8}}})});  // a bundled third party: not Paddle's
   scan::ContentsTree t([](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n); });
   t.examine_code(scan::examine_for_facts);
   add(t, items);
@@ -291,7 +299,10 @@ TEST_CASE("io.imgtool.cuda-archs is held against the fat binaries in Paddle's ow
   labels["io.imgtool.cuda-archs"] = "sm_61,sm_70,sm_75,sm_80,sm_86";
   auto bad = check_claims(claims_of(config_with(labels, {}), ""), f, test_kb());
   CHECK(row(bad, "contents.cuda-archs")->status == Status::kFail);
-  CHECK(row(bad, "contents.cuda-archs")->found.rfind("sm_80,sm_90 (2 fat binaries in /usr/local/lib/python3.11/dist-packages/paddle/libs/libphi.so)", 0) == 0);
+  CHECK(row(bad, "contents.cuda-archs")
+            ->found.rfind(
+                "sm_80,sm_90 (2 fat binaries in /usr/local/lib/python3.11/dist-packages/paddle/libs/libphi.so)", 0) ==
+        0);
   auto none = check_claims(claims_of(config_with(gpu_labels(), {}), ""), f, test_kb());
   CHECK(row(none, "contents.cuda-archs")->status == Status::kWarn);
 }

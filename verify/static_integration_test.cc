@@ -23,13 +23,16 @@ namespace {
 
 // Builds NAME from the local base with LABELs and a fake Paddle install
 // (dist-info + paddle/version/__init__.py) in Python 3.11's dist-packages.
-void build_image(const std::string& name, const std::map<std::string, std::string>& labels, const std::string& extra = "") {
+void build_image(const std::string& name, const std::map<std::string, std::string>& labels,
+                 const std::string& extra = "") {
   std::string df = "FROM " + base_image() + "\n";
   for (const auto& [k, v] : labels) df += "LABEL " + k + "=\"" + v + "\"\n";
-  df += "RUN d=/usr/local/lib/python3.11/dist-packages && mkdir -p $d/paddlepaddle-3.2.0.dist-info $d/paddle/version && "
-        "printf 'Name: paddlepaddle\\nVersion: 3.2.0\\n' > $d/paddlepaddle-3.2.0.dist-info/METADATA && "
-        "printf \"full_version = '3.2.0'\\ncuda_version = 'False'\\ncudnn_version = 'False'\\n\" > $d/paddle/version/__init__.py\n" +
-        extra;
+  df +=
+      "RUN d=/usr/local/lib/python3.11/dist-packages && mkdir -p $d/paddlepaddle-3.2.0.dist-info $d/paddle/version && "
+      "printf 'Name: paddlepaddle\\nVersion: 3.2.0\\n' > $d/paddlepaddle-3.2.0.dist-info/METADATA && "
+      "printf \"full_version = '3.2.0'\\ncuda_version = 'False'\\ncudnn_version = 'False'\\n\" > "
+      "$d/paddle/version/__init__.py\n" +
+      extra;
   ScratchDir ctx("ctx-" + std::to_string(std::hash<std::string>{}(name)));
   write_file_atomic(ctx.path / "Dockerfile", df);
   auto r = run({"docker", "build", "-q", "-t", name, ctx.path.string()});
@@ -105,10 +108,13 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     CHECK(r.exit_code == 1);  // before: the signature for :3.2.0 was accepted for :candidate
     CHECK(r.out.find("signed identity is " + server.host() + "/ai/paddle:3.2.0, expected " + server.host() +
                      "/ai/paddle:candidate") != std::string::npos);
-    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository"}).exit_code == 0);
+    CHECK(
+        cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository"}).exit_code ==
+        0);
     CHECK(cli({"verify", repo + "@" + honest, "--key", k + ".pub", "--no-smoke"}).exit_code == 0);
-    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository", "--identity",
-               server.host() + "/ai/paddle"}).exit_code == 2);  // one rule or the other
+    CHECK(cli({"verify", repo + ":candidate", "--key", k + ".pub", "--no-smoke", "--any-tag-of-repository",
+               "--identity", server.host() + "/ai/paddle"})
+              .exit_code == 2);  // one rule or the other
   }
   SUBCASE("tampered manifest under the tag") {
     auto m = reg.get_manifest("ai/paddle", honest);
@@ -157,7 +163,9 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
   }
   SUBCASE("a multi-platform tag is narrowed to its linux/amd64 image, as promote does") {
     auto m = reg.get_manifest("ai/paddle", honest);
-    json entry = {{"mediaType", m.media_type}, {"digest", honest}, {"size", m.raw.size()},
+    json entry = {{"mediaType", m.media_type},
+                  {"digest", honest},
+                  {"size", m.raw.size()},
                   {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}};
     json index = {{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", json::array({entry})}};
     reg.put_manifest("ai/paddle", "multi", index.dump(), image::media::kOciIndex);
@@ -171,7 +179,9 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     j["annotations"] = {{"org.opencontainers.image.ref.name", "multi"}};  // the same image under a digest not signed
     std::string image = sha256_digest(j.dump());
     reg.put_manifest("ai/paddle", image, j.dump(), m.media_type);
-    json entry = {{"mediaType", m.media_type}, {"digest", image}, {"size", j.dump().size()},
+    json entry = {{"mediaType", m.media_type},
+                  {"digest", image},
+                  {"size", j.dump().size()},
                   {"platform", {{"os", "linux"}, {"architecture", "amd64"}}}};
     json index = {{"schemaVersion", 2}, {"mediaType", image::media::kOciIndex}, {"manifests", json::array({entry})}};
     reg.put_manifest("ai/paddle", "multi", index.dump(), image::media::kOciIndex);
@@ -204,7 +214,8 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     CHECK(r.exit_code == 0);
     CHECK(reg.resolve("ai/paddle", "stable") == honest);
     // Signed as :3.2.0 only: the promoted tag does not verify exactly, and promote says so with the fix.
-    CHECK(r.err.find("no signature by the key for exactly " + server.host() + "/ai/paddle:stable") != std::string::npos);
+    CHECK(r.err.find("no signature by the key for exactly " + server.host() + "/ai/paddle:stable") !=
+          std::string::npos);
     CHECK(r.err.find("--sign-key") != std::string::npos);
     CHECK(cli({"verify", repo + ":stable", "--key", k + ".pub", "--no-smoke"}).exit_code == 1);
     r = cli({"promote", repo + "@" + honest, "--tag", "stable", "--key", k + ".pub", "--sign-key", k + ".key"});
@@ -232,13 +243,17 @@ TEST_CASE("verify: a registry's control characters and pre-signed query strings 
   ScratchDir d("ctl-registry");
   image::testing::HostileRegistry h(d.path, "hostile");
   std::string config = "{}", cfg = sha256_digest(config), layer = "sha256:" + std::string(64, 'a');
-  json manifest = {{"schemaVersion", 2}, {"mediaType", image::media::kOciManifest},
-                   {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"}, {"digest", cfg}, {"size", 2}}},
-                   {"layers", json::array({{{"mediaType", "application/vnd.oci.image.layer.v1.tar+gzip"},
-                                           {"digest", layer}, {"size", 10}}})}};
+  json manifest = {
+      {"schemaVersion", 2},
+      {"mediaType", image::media::kOciManifest},
+      {"config", {{"mediaType", "application/vnd.oci.image.config.v1+json"}, {"digest", cfg}, {"size", 2}}},
+      {"layers",
+       json::array({{{"mediaType", "application/vnd.oci.image.layer.v1.tar+gzip"}, {"digest", layer}, {"size", 10}}})}};
   auto routes = [&](json blob_route) {
     return json{{"routes", json::array({{{"method", "GET"}, {"path", "^/v2/$"}, {"status", 200}, {"body", "{}"}},
-                                        {{"method", "GET"}, {"path", "^/v2/ai/x/manifests/"}, {"status", 200},
+                                        {{"method", "GET"},
+                                         {"path", "^/v2/ai/x/manifests/"},
+                                         {"status", 200},
                                          {"headers", {{"Content-Type", image::media::kOciManifest}}},
                                          {"body", manifest.dump()}},
                                         blob_route})}};
@@ -256,7 +271,9 @@ TEST_CASE("verify: a registry's control characters and pre-signed query strings 
     return r.out + r.err + junit;
   };
   SUBCASE("an error body with ESC[2J and BEL") {
-    h.script(routes({{"method", "GET"}, {"path", "^/v2/ai/x/blobs/" + cfg}, {"status", 403},
+    h.script(routes({{"method", "GET"},
+                     {"path", "^/v2/ai/x/blobs/" + cfg},
+                     {"status", 403},
                      {"body", R"({"errors":[{"code":"DENIED","message":"\u001b[2J\u001b[31mdenied\u0007"}]})"}}));
     std::string shown = verify();  // before: the table and junit.xml carried ESC and BEL raw
     CHECK(shown.find("HTTP 403 DENIED: \\x1b[2J\\x1b[31mdenied\\x07") != std::string::npos);
@@ -267,13 +284,16 @@ TEST_CASE("verify: a registry's control characters and pre-signed query strings 
       image::testing::HostileRegistry gone(d.path, "gone");
       closed = gone.port();
     }
-    std::string presigned = "http://127.0.0.1:" + std::to_string(closed) + "/bucket/blob?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+    std::string presigned = "http://127.0.0.1:" + std::to_string(closed) +
+                            "/bucket/blob?X-Amz-Algorithm=AWS4-HMAC-SHA256"
                             "&X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=0123456789abcdef";
-    h.script(routes({{"method", "GET"}, {"path", "^/v2/ai/x/blobs/" + cfg}, {"status", 307},
+    h.script(routes({{"method", "GET"},
+                     {"path", "^/v2/ai/x/blobs/" + cfg},
+                     {"status", 307},
                      {"headers", {{"Location", presigned}}}}));
     std::string shown = verify();
-    CHECK(shown.find("/bucket/blob?…") != std::string::npos);  // the URL, named
-    CHECK(shown.find("X-Amz-Signature") == std::string::npos);   // before: the whole query, signature included
+    CHECK(shown.find("/bucket/blob?…") != std::string::npos);   // the URL, named
+    CHECK(shown.find("X-Amz-Signature") == std::string::npos);  // before: the whole query, signature included
     CHECK(shown.find("AKIAEXAMPLE") == std::string::npos);
   }
 }

@@ -1,11 +1,11 @@
 // verify_static end to end on an in-memory image and repository; renderings.
 #include <doctest/doctest.h>
 
+#include "scan/testing/layers.h"
 #include "sign/keys.h"
 #include "sign/sign_image.h"
 #include "verify/report_render.h"
 #include "verify/static_checks.h"
-#include "scan/testing/layers.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
@@ -13,9 +13,9 @@ using namespace imgtool::scan::testing;
 
 namespace {
 MemorySource cpu_image(const std::string& python_label) {
-  return MemorySource(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", python_label},
-                                   {"io.imgtool.variant", "cpu"}}),
-                      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
+  return MemorySource(
+      config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", python_label}, {"io.imgtool.variant", "cpu"}}),
+      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
 }
 }  // namespace
 
@@ -41,7 +41,7 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   Report unsigned_lie = verify_static(in, opt);
   CHECK_FALSE(unsigned_lie.ok());
   std::string table = render_table(unsigned_lie);
-  CHECK(table.find("FAIL signature") != std::string::npos);  // the liar was never signed ...
+  CHECK(table.find("FAIL signature") != std::string::npos);                           // the liar was never signed ...
   CHECK(table.find("not scanned: the signature check failed") != std::string::npos);  // ... so never scanned
 
   sign::sign_digest(repo, *key, {liar.manifest().digest(), repo.name() + ":3.2.0", {}});

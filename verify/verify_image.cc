@@ -4,10 +4,10 @@
 #include <optional>
 
 #include "core/error.h"
+#include "image/config.h"
 #include "image/platform.h"
 #include "image/reference.h"
 #include "image/registry_repository.h"
-#include "image/config.h"
 #include "matrix/labels.h"
 #include "sign/check_signature.h"
 #include "verify/evidence_check.h"
@@ -73,14 +73,15 @@ Report verify_image(const VerifyRequest& req) {
   auto source = image::open_platform_source(r, req.transport, {}, &index_digest);
   auto repo = signature_repository(r, req.transport);
   StaticInputs in{req.ref, source.get(), repo.get(), "", r.tag, index_digest};
-  VerifyOptions opt{req.public_key, req.key_name, req.identity, req.signature, req.claims, req.kb,
+  VerifyOptions opt{req.public_key,           req.key_name, req.identity, req.signature, req.claims, req.kb,
                     req.any_tag_of_repository};
   bool sbom_rows = repo && req.public_key && req.signature && req.sbom;
   StaticResult s = check_static(in, opt, sbom_rows);  // the SBOM inventory from the claims scan: layers decoded once
   Report& report = s.report;
   if (report.digest.empty()) return report;  // unreadable: the read row says why
   if (sbom_rows)
-    add_sbom_rows(report, *repo, *source, s.manifest, *req.public_key, req.key_name, s.inventory ? &*s.inventory : nullptr);
+    add_sbom_rows(report, *repo, *source, s.manifest, *req.public_key, req.key_name,
+                  s.inventory ? &*s.inventory : nullptr);
   if (repo && req.public_key && req.signature) add_evidence_row(report, *repo, *source, s.manifest, req, r.tag);
   if (req.smoke) {
     VerifySmokeOptions so = req.smoke_options;

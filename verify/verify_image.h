@@ -26,11 +26,11 @@
 namespace imgtool::verify {
 
 struct VerifyRequest {
-  std::string ref;                            // docker://…, oci:DIR:TAG, docker-daemon:NAME:TAG
-  image::TransportOptions transport;          // registry TLS/auth options
-  EVP_PKEY* public_key = nullptr;             // required when `signature`
-  std::string key_name;                       // the key's file name, for messages
-  std::string identity;                       // required signed docker-reference; "" = REGISTRY/REPO (any tag)
+  std::string ref;                    // docker://…, oci:DIR:TAG, docker-daemon:NAME:TAG
+  image::TransportOptions transport;  // registry TLS/auth options
+  EVP_PKEY* public_key = nullptr;     // required when `signature`
+  std::string key_name;               // the key's file name, for messages
+  std::string identity;               // required signed docker-reference; "" = REGISTRY/REPO (any tag)
   bool signature = true, claims = true, sbom = true, smoke = true;
   bool require_gpu_smoke = false;             // a gpu image without a passing hardware smoke attestation fails
   bool any_tag_of_repository = false;         // a tag reference accepts a signature for any tag of the repository

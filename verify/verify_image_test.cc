@@ -1,6 +1,8 @@
 // verify_image (verify_image.h), the one call behind `imgtool verify`, on an oci: layout written from
 // crafted layers and the fake engine (engine/fake_engine.h) for the smoke: the parts run in order
 // (claims, then smoke), a failed signature stops the smoke, and a bad request is refused.
+#include "verify/verify_image.h"
+
 #include <doctest/doctest.h>
 
 #include "core/error.h"
@@ -11,7 +13,6 @@
 #include "sign/keys.h"
 #include "tests/fixtures.h"
 #include "verify/report_render.h"
-#include "verify/verify_image.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
@@ -20,14 +21,16 @@ using namespace imgtool::scan::testing;
 namespace {
 
 MemorySource cpu_image() {
-  return MemorySource(config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}),
-                      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
+  return MemorySource(
+      config_with({{"io.imgtool.paddle", "3.2.0"}, {"io.imgtool.python", "3.11"}, {"io.imgtool.variant", "cpu"}}),
+      {make_tar(python_paddle_layer("3.11", "paddlepaddle", "3.2.0", "False"), "gzip")});
 }
 
-const nlohmann::json kPass = {{"environment", {{"status", "ok"}, {"reason", "debian 12"}}},
-                              {"paddle", {{"status", "ok"}, {"reason", "paddle 3.2.0 works on CPU"}}},
-                              {"metrics", nlohmann::json::array()},
-                              {"verdict", {{"status", "pass"}, {"reasons", nlohmann::json::array()}, {"warnings", nlohmann::json::array()}}}};
+const nlohmann::json kPass = {
+    {"environment", {{"status", "ok"}, {"reason", "debian 12"}}},
+    {"paddle", {{"status", "ok"}, {"reason", "paddle 3.2.0 works on CPU"}}},
+    {"metrics", nlohmann::json::array()},
+    {"verdict", {{"status", "pass"}, {"reasons", nlohmann::json::array()}, {"warnings", nlohmann::json::array()}}}};
 
 std::vector<std::string> ids(const Report& r) {
   std::vector<std::string> out;

@@ -1,13 +1,12 @@
 #include "verify/verify_smoke.h"
 
-#include "smoke/smoke_judge.h"
-
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
 
 #include "core/error.h"
+#include "smoke/smoke_judge.h"
 #include "smoke/smoke_report.h"
 
 namespace imgtool::verify {
@@ -78,12 +77,19 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
   engine::Engine& docker = engine_of(o);
   if (local_id(config, docker) == config) {
     li.run_ref = config;
-    li.row = {"smoke.load", kLoadTitle, Status::kPass, expected,
-              "already present as image " + config.substr(0, 19) + "… (same config, same layers); not loaded", ""};
+    li.row = {"smoke.load",
+              kLoadTitle,
+              Status::kPass,
+              expected,
+              "already present as image " + config.substr(0, 19) + "… (same config, same layers); not loaded",
+              ""};
     return li;
   }
   if (r.transport == "docker-daemon") {
-    li.row = {"smoke.load", kLoadTitle, Status::kFail, expected,
+    li.row = {"smoke.load",
+              kLoadTitle,
+              Status::kFail,
+              expected,
               r.str() + " is no longer image " + config.substr(0, 19) + "… (removed or re-tagged during verify)",
               "re-run verify; do not rebuild or re-tag the image while it is verified"};
     return li;
@@ -97,8 +103,11 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
     auto res = docker.load(pinned, temp, o.log);
     std::string id = local_id(temp, docker);
     if (id != config) {
-      li.row = {"smoke.load", kLoadTitle, Status::kFail, expected,
-                "loaded as " + temp + " with image ID " + (id.empty() ? "(none)" : id), 
+      li.row = {"smoke.load",
+                kLoadTitle,
+                Status::kFail,
+                expected,
+                "loaded as " + temp + " with image ID " + (id.empty() ? "(none)" : id),
                 "the Docker engine re-encoded the image (containerd image store?): smoke it with "
                 "`imgtool smoke IMAGE` after `docker pull`"};
       return li;
@@ -106,12 +115,19 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
     li.run_ref = temp;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", res.seconds);
-    li.row = {"smoke.load", kLoadTitle, Status::kPass, expected,
+    li.row = {"smoke.load",
+              kLoadTitle,
+              Status::kPass,
+              expected,
               "loaded by digest " + m.digest().substr(0, 19) + "… as " + temp + " (" + std::to_string(res.blobs) +
                   " blobs, " + secs + " s); removed after the smoke test",
               ""};
   } catch (const std::exception& e) {
-    li.row = {"smoke.load", kLoadTitle, Status::kFail, expected, std::string("loading failed: ") + e.what(),
+    li.row = {"smoke.load",
+              kLoadTitle,
+              Status::kFail,
+              expected,
+              std::string("loading failed: ") + e.what(),
               "check that the Docker engine is running and reachable ($DOCKER_HOST or /var/run/docker.sock) "
               "and has disk space; or `docker pull` the image and verify docker-daemon:NAME:TAG"};
   }
@@ -179,8 +195,11 @@ CheckResult throughput_row(const smoke::Judgement& j) {
   if (!j.notes.empty()) found += " (" + join(j.notes, "; ") + ")";
   bool fail = j.status == "fail";
   Status st = fail ? Status::kFail : j.status == "warn" ? Status::kWarn : Status::kPass;
-  return {"smoke.throughput." + j.record.metric, j.record.metric + " throughput", st,
-          expected, found,
+  return {"smoke.throughput." + j.record.metric,
+          j.record.metric + " throughput",
+          st,
+          expected,
+          found,
           fail ? "check GPU clocks, power and thermal limits and the driver; compare with `imgtool history --tag " +
                      j.record.tag + "`"
                : ""};
@@ -209,8 +228,10 @@ std::string temporary_name(const image::Reference& r, const std::string& manifes
   };
   auto sep = [](char c) { return c == '.' || c == '_' || c == '-'; };
   for (char c : repo) {
-    if (c == '/') flush();
-    else if (!(sep(c) && !comp.empty() && sep(comp.back()))) comp += c;  // one separator at a time
+    if (c == '/')
+      flush();
+    else if (!(sep(c) && !comp.empty() && sep(comp.back())))
+      comp += c;  // one separator at a time
   }
   flush();
   if (clean.empty()) clean = "image";
@@ -246,12 +267,14 @@ std::vector<CheckResult> smoke_rows(const smoke::SmokeResult& res, const std::ve
     }
   }
   for (const auto& j : throughput) rows.push_back(throughput_row(j));
-  std::string expected = res.expect_variant == "gpu"   ? "a working GPU and a GPU Paddle (run_check on 1 GPU), --gpus " + gpus
+  std::string expected = res.expect_variant == "gpu"
+                             ? "a working GPU and a GPU Paddle (run_check on 1 GPU), --gpus " + gpus
                          : res.expect_variant == "cpu" ? "Paddle imports and run_check works on CPU, --gpus " + gpus
                                                        : "a known variant (io.imgtool.variant gpu|cpu)";
   if (res.passed()) {
     std::string found = "pass";
-    if (!res.warnings.empty()) found += " with " + std::to_string(res.warnings.size()) + " warning(s): " + join(res.warnings, "; ");
+    if (!res.warnings.empty())
+      found += " with " + std::to_string(res.warnings.size()) + " warning(s): " + join(res.warnings, "; ");
     rows.push_back({"smoke", "GPU smoke test verdict", Status::kPass, expected, found, ""});
   } else {
     std::string found = res.reasons.empty() ? "fail" : join(res.reasons, "; ");

@@ -47,9 +47,9 @@ struct VerifySmokeOptions {
   smoke::SmokeOptions smoke{.gpus = "auto"};  // the probe's run (gpus, host, shm, timeout, profile flags and
                                               // probe args, probe dir); `image` is set to the local image
   smoke::RecordOptions records;               // store + judge throughput (records file, clock, peaks)
-  bool require_signature = true;        // never run an image whose signature row failed
-  image::TransportOptions transport;    // to read docker:// / oci: images for loading
-  engine::Engine* engine = nullptr;     // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
+  bool require_signature = true;              // never run an image whose signature row failed
+  image::TransportOptions transport;          // to read docker:// / oci: images for loading
+  engine::Engine* engine = nullptr;  // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)
 };
 

@@ -17,8 +17,8 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "tests/fixtures.h"
-#include "tests/test_images.h"
 #include "tests/registry_fixture.h"
+#include "tests/test_images.h"
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -39,8 +39,8 @@ std::string honest_cpu_image(const std::string& base) {
 // --- helpers ---
 
 RunResult cli(std::vector<std::string> args, const std::string& records) {
-  RunResult r = imgtool::testing::imgtool(
-      args, {.timeout = std::chrono::seconds(1200), .env = {{"IMGTOOL_RECORDS", records}}});
+  RunResult r =
+      imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(1200), .env = {{"IMGTOOL_RECORDS", records}}});
   MESSAGE("imgtool " << args[0] << " " << args[1] << " -> " << r.exit_code << "\n"
                      << r.out.substr(0, 8000) << "\nstderr: " << r.err.substr(0, 4000));
   return r;
@@ -112,7 +112,7 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
     CHECK(status(j, "smoke") == "pass");
     CHECK(status(j, "smoke.paddle") == "pass");
     CHECK(status(j, "smoke.environment") == "pass");
-    CHECK(status(j, "smoke.shm") == "pass");  // --shm-size 2g reached docker run
+    CHECK(status(j, "smoke.shm") == "pass");        // --shm-size 2g reached docker run
     CHECK(status(j, "smoke.libraries") == "skip");  // none needed in a cpu image
     for (const auto& c : j["checks"]) CHECK_MESSAGE(c["status"] != "fail", c.dump());
     std::string junit = read_file(xml);
@@ -121,8 +121,8 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
     CHECK(junit.find("name=\"smoke\"") != std::string::npos);
     CHECK(junit.find("name=\"smoke.load\"") != std::string::npos);
     // the temporary name is gone, and with it the loaded image (nothing else referenced it)
-    auto left = run({"docker", "images", "-q", "--filter", "reference=imgtool-verify/ai/paddle:" +
-                                                              cpu_digest.substr(7, 12) + "-*"});
+    auto left = run({"docker", "images", "-q", "--filter",
+                     "reference=imgtool-verify/ai/paddle:" + cpu_digest.substr(7, 12) + "-*"});
     CHECK(left.out.empty());
     if (!cpu_id.empty()) CHECK_FALSE(image_exists(cpu_id.substr(0, cpu_id.find('\n'))));
   }
@@ -143,7 +143,8 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
     CHECK(check(j, "smoke.load") == nullptr);
   }
 
-  {  // gpu-labelled image, default --gpus auto = all: no NVIDIA runtime on this host (or, on a GPU host, CPU-only Paddle)
+  {  // gpu-labelled image, default --gpus auto = all: no NVIDIA runtime on this host (or, on a GPU host, CPU-only
+     // Paddle)
     std::string xml = (d.path / "gpu.xml").string();
     auto r = cli({"verify", repo + ":3.3.1-gpu-cuda12.6", "--key", k + ".pub", "--json", "--junit", xml}, records);
     CHECK(r.exit_code == 1);
@@ -152,14 +153,14 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
     CHECK(status(j, "smoke.load") == "pass");  // present locally: reused by image ID, not loaded
     CHECK((*check(j, "smoke.load"))["found"].get<std::string>().find("already present") != std::string::npos);
     CHECK(status(j, "smoke") == "fail");
-    bool no_runtime = status(j, "smoke.host") == "fail" &&
-                      (*check(j, "smoke.host"))["found"].get<std::string>().find("could not select device driver") !=
-                          std::string::npos &&
-                      (*check(j, "smoke.host"))["fix"].get<std::string>().find("nvidia-ctk runtime configure") !=
-                          std::string::npos;
-    bool cpu_only = status(j, "smoke.paddle") == "fail" &&
-                    (*check(j, "smoke.paddle"))["found"].get<std::string>().find("CPU-only Paddle build in a gpu image") !=
-                        std::string::npos;
+    bool no_runtime =
+        status(j, "smoke.host") == "fail" &&
+        (*check(j, "smoke.host"))["found"].get<std::string>().find("could not select device driver") !=
+            std::string::npos &&
+        (*check(j, "smoke.host"))["fix"].get<std::string>().find("nvidia-ctk runtime configure") != std::string::npos;
+    bool cpu_only =
+        status(j, "smoke.paddle") == "fail" && (*check(j, "smoke.paddle"))["found"].get<std::string>().find(
+                                                   "CPU-only Paddle build in a gpu image") != std::string::npos;
     CHECK_MESSAGE((no_runtime || cpu_only), j.dump(2));
     std::string argv_gpus = (*check(j, "smoke"))["expected"];
     CHECK(argv_gpus.find("--gpus all") != std::string::npos);

@@ -1,14 +1,14 @@
 // verify_smoke without Docker: the rows a smoke result becomes, --gpus auto,
 // temporary names, and the hook's flow on the fake engine (reuse by image
 // ID, no run for an unsigned image, a vanished local image).
-#include <doctest/doctest.h>
+#include "verify/verify_smoke.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "engine/fake_engine.h"
-#include "verify/verify_smoke.h"
 
 using namespace imgtool;
 using namespace imgtool::verify;
@@ -39,16 +39,22 @@ json gpu_no_gpus_probe() {
   return {{"environment", {{"status", "ok"}, {"reason", "debian 12, glibc 2.36, python 3.11.2"}}},
           {"shm", {{"status", "warn"}, {"reason", "/dev/shm is 64.0 MiB"}, {"fix", "run with --shm-size 2g"}}},
           {"libraries", {{"status", "warn"}, {"reason", "not found: cudart, cublas, cudnn"}}},
-          {"driver", {{"status", "skipped"}, {"code", "no_gpus_flag"}, {"reason", "no --gpus: libcuda.so.1 missing"},
-                      {"fix", "run with --gpus all"}}},
+          {"driver",
+           {{"status", "skipped"},
+            {"code", "no_gpus_flag"},
+            {"reason", "no --gpus: libcuda.so.1 missing"},
+            {"fix", "run with --gpus all"}}},
           {"kernels", {{"status", "skipped"}, {"reason", "GPU part not run: see driver (no_gpus_flag)"}}},
-          {"paddle", {{"status", "fail"}, {"code", "cpu_only_paddle"},
-                      {"reason", "CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False"},
-                      {"fix", "install paddlepaddle-gpu"}}},
+          {"paddle",
+           {{"status", "fail"},
+            {"code", "cpu_only_paddle"},
+            {"reason", "CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False"},
+            {"fix", "install paddlepaddle-gpu"}}},
           {"metrics", json::array()},
-          {"verdict", {{"status", "fail"},
-                       {"reasons", {"paddle: CPU-only Paddle build in a gpu image", "driver: no --gpus"}},
-                       {"warnings", {"shm: /dev/shm is 64.0 MiB"}}}}};
+          {"verdict",
+           {{"status", "fail"},
+            {"reasons", {"paddle: CPU-only Paddle build in a gpu image", "driver: no --gpus"}},
+            {"warnings", {"shm: /dev/shm is 64.0 MiB"}}}}};
 }
 
 json cpu_pass_probe() {
@@ -69,11 +75,15 @@ struct FakeDocker : engine::FakeEngine {
   json probe = cpu_pass_probe();
   // Fills the engine from the fields above (call after setting them: options() does).
   void stock() {
-    if (present) add_image({"imgtool-test/x:cpu", "imgtool-test/x:gpu"}, {.id = kConfig, .labels = {{"io.imgtool.variant", variant}}});
+    if (present)
+      add_image({"imgtool-test/x:cpu", "imgtool-test/x:gpu"},
+                {.id = kConfig, .labels = {{"io.imgtool.variant", variant}}});
     on_run = [this](const engine::RunRequest&) { return RunResult{0, false, probe.dump(), ""}; };
   }
   bool ran(const std::string& what) const { return called(what + " "); }
-  std::vector<std::string> run_argv() const { return runs.empty() ? std::vector<std::string>{} : engine::run_argv(runs[0]); }
+  std::vector<std::string> run_argv() const {
+    return runs.empty() ? std::vector<std::string>{} : engine::run_argv(runs[0]);
+  }
 };
 
 VerifySmokeOptions options(FakeDocker& d) {
@@ -126,8 +136,8 @@ TEST_CASE("rows: a host diagnosis becomes smoke.host with its fix") {
   res.expect_variant = "gpu";
   res.argv = {"docker", "run", "--gpus", "all", "IMAGE"};
   res.host = smoke::HostDiagnosis{"nvidia_runtime_missing", "NVIDIA Container Toolkit not installed",
-                           "install nvidia-container-toolkit; nvidia-ctk runtime configure", "could not select device driver",
-                           false};
+                                  "install nvidia-container-toolkit; nvidia-ctk runtime configure",
+                                  "could not select device driver", false};
   res.reasons = {"host: NVIDIA Container Toolkit not installed"};
   auto rows = smoke_rows(res, {});
   REQUIRE(rows.size() == 2);
@@ -222,7 +232,8 @@ TEST_CASE("hook: a docker-daemon image gone from the engine fails with a load ro
   CHECK_FALSE(d.ran("run"));
 }
 
-TEST_CASE("hook: a records store that cannot be written fails the smoke (one rule with imgtool smoke and the nightly)") {
+TEST_CASE(
+    "hook: a records store that cannot be written fails the smoke (one rule with imgtool smoke and the nightly)") {
   FakeDocker d;
   d.probe["driver"] = {{"status", "ok"}, {"name", "NVIDIA H100"}, {"driver_branch", "550"}};
   d.probe["metrics"] = json::array({{{"metric", "gemm_fp16"}, {"value", 100.0}, {"unit", "TFLOP/s"}}});

@@ -20,12 +20,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "tests/test_dirs.h"
@@ -34,7 +33,9 @@ extern char** environ;
 
 namespace imgtool::image::testing {
 
-inline std::filesystem::path testing_dir() { return std::filesystem::path(imgtool::testing::source_dir()) / "image" / "testing"; }
+inline std::filesystem::path testing_dir() {
+  return std::filesystem::path(imgtool::testing::source_dir()) / "image" / "testing";
+}
 
 inline std::string python3() { return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
 
@@ -98,9 +99,9 @@ class HostileRegistry {
  public:
   // tls: {cert, key} for https, {"--tls-reset"} for a port that resets every TLS handshake
   // (and answers plain http with 400 as a TLS port does), or empty for plain http.
-  HostileRegistry(const std::filesystem::path& dir, const std::string& name,
-                  std::vector<std::string> tls = {})
-      : script_(dir / (name + ".script.json")), log_(dir / (name + ".requests.jsonl")),
+  HostileRegistry(const std::filesystem::path& dir, const std::string& name, std::vector<std::string> tls = {})
+      : script_(dir / (name + ".script.json")),
+        log_(dir / (name + ".requests.jsonl")),
         server_("hostile_registry.py", dir, name, args(tls)) {}
 
   std::string host() const { return server_.host(); }

@@ -40,15 +40,20 @@ const DockerFlags& known() {
 }
 
 // The words' structure: docker run, known flags (with their values), the image, the command.
-std::string argv_problem(const std::vector<std::string>& w, const std::string& image, const std::vector<std::string>& command) {
+std::string argv_problem(const std::vector<std::string>& w, const std::string& image,
+                         const std::vector<std::string>& command) {
   if (w.size() < 3 || w[0] != "docker" || w[1] != "run") return "expected `docker run …`";
   size_t i = 2;
   for (; i < w.size() && w[i][0] == '-'; ++i) {
-    if (known().with_value.count(w[i])) ++i;
-    else if (!known().without_value.count(w[i])) return "flag " + w[i] + " is not a `docker run` flag";
+    if (known().with_value.count(w[i]))
+      ++i;
+    else if (!known().without_value.count(w[i]))
+      return "flag " + w[i] + " is not a `docker run` flag";
   }
-  if (i >= w.size() || w[i] != image) return "expected the image " + image + " after the flags, found " + (i < w.size() ? w[i] : "nothing");
-  if (std::vector<std::string>(w.begin() + long(i) + 1, w.end()) != command) return "the words after the image are not the command";
+  if (i >= w.size() || w[i] != image)
+    return "expected the image " + image + " after the flags, found " + (i < w.size() ? w[i] : "nothing");
+  if (std::vector<std::string>(w.begin() + long(i) + 1, w.end()) != command)
+    return "the words after the image are not the command";
   return "";
 }
 
@@ -62,13 +67,15 @@ std::vector<std::string> shell_words(const std::string& line) {
   return w;
 }
 
-std::string docker_run_problem(const std::string& line, const std::string& image, const std::vector<std::string>& command) {
+std::string docker_run_problem(const std::string& line, const std::string& image,
+                               const std::vector<std::string>& command) {
   auto words = shell_words(line);
   if (auto p = argv_problem(words, image, command); !p.empty()) return p;
   RunOptions no_daemon;
   no_daemon.env["DOCKER_HOST"] = "unix:///nonexistent/imgtool-test/docker.sock";
   auto r = imgtool::run(words, no_daemon);
-  if (r.err.find("Cannot connect to the Docker daemon") == std::string::npos) return "docker refused the words: " + r.err;
+  if (r.err.find("Cannot connect to the Docker daemon") == std::string::npos)
+    return "docker refused the words: " + r.err;
   return "";
 }
 
@@ -81,7 +88,8 @@ std::map<std::string, std::string> k8s_problems(const std::vector<std::filesyste
   std::vector<std::string> argv = {"kubernetes-validate", "--strict", "-k", kK8sVersion};
   for (auto& f : files) argv.push_back(f.string());
   auto r = imgtool::run(argv);
-  std::map<std::string, std::string> out;  // "INFO F passed for …" clears a file; any other line about it is its problem
+  std::map<std::string, std::string>
+      out;  // "INFO F passed for …" clears a file; any other line about it is its problem
   for (auto& f : files) out[f.string()] = "not named in kubernetes-validate's output: " + r.out + r.err;
   std::set<std::string> failed;
   std::istringstream in(r.out + r.err);

@@ -18,7 +18,8 @@ namespace imgtool::runconf::testing {
 std::vector<std::string> shell_words(const std::string& line);
 
 // "" when `line` is a `docker run` of `image` with `command` that docker accepts; else what is wrong.
-std::string docker_run_problem(const std::string& line, const std::string& image, const std::vector<std::string>& command);
+std::string docker_run_problem(const std::string& line, const std::string& image,
+                               const std::vector<std::string>& command);
 
 // "" when `docker-compose -f file config` accepts the file; else its output.
 std::string compose_problem(const std::filesystem::path& file);

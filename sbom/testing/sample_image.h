@@ -1,9 +1,8 @@
 // A two-layer sample image (dpkg status, venv and system site-packages, a whiteout, os-release, a
 // CUDA library) shared by the SBOM tests and verify's SBOM-row tests.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "scan/testing/layers.h"
 
@@ -18,17 +17,18 @@ inline const char* kStatus =
     "Package: zlib1g\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1:1.2.13.dfsg-1\n";
 
 inline std::string lower_layer() {
-  return make_tar({{"var/lib/dpkg/status", kStatus},
-                   {"usr/lib/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n"},
-                   {"etc/os-release", "../usr/lib/os-release", 'l'},
-                   {"opt/venv/lib/python3.11/site-packages/pip-24.3.1.dist-info/METADATA",
-                    "Metadata-Version: 2.1\nName: pip\nVersion: 24.3.1\n\nlong description\nName: not-a-header\n"},
-                   {"opt/venv/lib/python3.11/site-packages/PyYAML-6.0.2.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0.2\n"},
-                   {"opt/venv/lib/python3.11/site-packages/old-1.0.dist-info/METADATA", "Name: old\nVersion: 1.0\n"},
-                   {"usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.1\nName: six\nVersion: 1.16.0\n"},
-                   {"usr/lib/python3.11/os.py", ""},
-                   {"usr/local/cuda/lib64/libcudart.so.12.6.77", "elf"}},
-                  "gzip");
+  return make_tar(
+      {{"var/lib/dpkg/status", kStatus},
+       {"usr/lib/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n"},
+       {"etc/os-release", "../usr/lib/os-release", 'l'},
+       {"opt/venv/lib/python3.11/site-packages/pip-24.3.1.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: pip\nVersion: 24.3.1\n\nlong description\nName: not-a-header\n"},
+       {"opt/venv/lib/python3.11/site-packages/PyYAML-6.0.2.dist-info/METADATA", "Name: PyYAML\nVersion: 6.0.2\n"},
+       {"opt/venv/lib/python3.11/site-packages/old-1.0.dist-info/METADATA", "Name: old\nVersion: 1.0\n"},
+       {"usr/lib/python3/dist-packages/six-1.16.0.egg-info", "Metadata-Version: 1.1\nName: six\nVersion: 1.16.0\n"},
+       {"usr/lib/python3.11/os.py", ""},
+       {"usr/local/cuda/lib64/libcudart.so.12.6.77", "elf"}},
+      "gzip");
 }
 
 // Removes `old` (a whiteout) and adds pip to the system Python as well.

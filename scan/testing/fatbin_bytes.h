@@ -38,7 +38,9 @@ inline std::string fat_container(const std::vector<FatEntry>& entries) {
 
 // A stand-in shared library: some bytes, then `containers` one after another (8-aligned), then more.
 inline std::string fat_library(const std::vector<std::vector<FatEntry>>& containers) {
-  std::string f = "\x7f" "ELF stand-in library";
+  std::string f =
+      "\x7f"
+      "ELF stand-in library";
   for (const auto& c : containers) {
     while (f.size() % 8) f.push_back('\0');
     f += fat_container(c);

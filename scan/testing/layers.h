@@ -5,10 +5,9 @@
 #include <archive_entry.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/hash.h"
 #include "image/blob.h"
@@ -24,8 +23,8 @@ inline const matrix::KnowledgeBase& test_kb() { return imgtool::testing::source_
 
 struct TarItem {
   std::string path;
-  std::string content;   // file bytes
-  char type = 'f';       // 'f' file, 'd' dir, 'l' symlink (content = target), 'h' hardlink (content = target)
+  std::string content;  // file bytes
+  char type = 'f';      // 'f' file, 'd' dir, 'l' symlink (content = target), 'h' hardlink (content = target)
 };
 
 inline std::string make_tar(const std::vector<TarItem>& items, const std::string& filter = "") {
@@ -81,6 +80,7 @@ class MemorySource : public image::ImageSource {
   }
   std::string describe() const override { return "memory:"; }
   std::map<std::string, std::string> blobs_;
+
  private:
   image::Descriptor add(const std::string& bytes, const char* mt) {
     blobs_[sha256_digest(bytes)] = bytes;
@@ -103,8 +103,11 @@ struct CountingLayers : image::ImageSource {
   int layer_opens = 0;
 };
 
-inline nlohmann::json config_with(const std::map<std::string, std::string>& labels, const std::vector<std::string>& env = {}) {
-  nlohmann::json c = {{"architecture", "amd64"}, {"os", "linux"}, {"config", {{"Labels", labels}, {"Env", env}}},
+inline nlohmann::json config_with(const std::map<std::string, std::string>& labels,
+                                  const std::vector<std::string>& env = {}) {
+  nlohmann::json c = {{"architecture", "amd64"},
+                      {"os", "linux"},
+                      {"config", {{"Labels", labels}, {"Env", env}}},
                       {"rootfs", {{"type", "layers"}, {"diff_ids", nlohmann::json::array()}}}};
   return c;
 }
@@ -120,7 +123,8 @@ inline std::vector<TarItem> python_paddle_layer(const std::string& py, const std
                                                 const std::string& cudnn = "False") {
   std::string site = "usr/local/lib/python" + py + "/dist-packages";
   return {{"usr/lib/python" + py + "/os.py", "# os", 'f'},
-          {site + "/" + dist + "-" + version + ".dist-info/METADATA", "Name: " + dist + "\nVersion: " + version + "\n", 'f'},
+          {site + "/" + dist + "-" + version + ".dist-info/METADATA", "Name: " + dist + "\nVersion: " + version + "\n",
+           'f'},
           {site + "/paddle/version/__init__.py", paddle_version_py(cuda, cudnn), 'f'}};
 }
 
