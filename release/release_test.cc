@@ -166,7 +166,7 @@ TEST_CASE(
                              .kb = &test_kb()});
   CHECK(r.resigned);
   CHECK(sign::check_signature(repo, m.digest(), *release_key, repo.name() + ":3.2.0-cpu").ok);
-  for (const auto& [id, status] : sbom_rows_with(*release_key)) CHECK_MESSAGE(status == verify::Status::kPass, id);
+  for (const auto& row : sbom_rows_with(*release_key)) CHECK_MESSAGE(row.second == verify::Status::kPass, row.first);
 }
 
 TEST_CASE("promote across: staging -> release by digest, attested and signed there, the tag last") {
