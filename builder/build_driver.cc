@@ -14,7 +14,6 @@
 #include "builder/task_pool.h"
 #include "core/fs.h"
 #include "core/strings.h"
-#include "dockerfiles/stages.h"
 
 namespace imgtool::builder {
 namespace {
@@ -106,11 +105,6 @@ std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int at
   return "exit " + std::to_string(r.run.exit_code) + ": " + why;
 }
 
-// The final stage of `dockerfile` already sets key="value" (the generator's LABEL lines do).
-bool final_stage_sets(const std::string& dockerfile, const std::string& key, const std::string& value) {
-  return dockerfiles::final_stage(dockerfile).find(key + "=\"" + value + "\"") != std::string_view::npos;
-}
-
 BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   BuildRequest req;
   req.context = g.dir;
@@ -119,13 +113,12 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   req.labels = {{kInputsHashLabel, g.inputs_hash}, {labels::kTag, g.cell.tag}, {labels::kStageKey, base_key(g)}};
   if (!g.kb_version.empty()) req.labels[labels::kKbVersion] = g.kb_version;
   // The classic builder turns each --label into one more step (a container created and committed:
-  // ~2 s on a GB image), so a label the Dockerfile's final stage already sets is not passed again.
-  std::string text;
-  try {
-    text = read_file(req.dockerfile);
-  } catch (const Error&) {
-  }
-  std::erase_if(req.labels, [&](const auto& kv) { return final_stage_sets(text, kv.first, kv.second); });
+  // ~2 s on a GB image), so a label the Dockerfile already sets (cell.json says which) is not
+  // passed again; the Dockerfile itself is not read.
+  std::erase_if(req.labels, [&](const auto& kv) {
+    auto it = g.labels.find(kv.first);
+    return it != g.labels.end() && it->second == kv.second;
+  });
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
   return req;

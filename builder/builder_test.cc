@@ -497,7 +497,7 @@ TEST_CASE(
                        doctest::Contains("expected matrix files with different names, found 'a'"), InputError);
 }
 
-TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --label (one classic-builder step each)") {
+TEST_CASE("a label cell.json says the Dockerfile sets is not passed again as --label (one classic-builder step each)") {
   Fixture f;
   matrix::Cell c;
   c.tag = "t1";
@@ -505,27 +505,25 @@ TEST_CASE("a label the Dockerfile's final stage sets is not passed again as --la
   c.paddle = "3.2.0";
   c.base_image = "imgtool-base/debian:bookworm-py3";
   const std::string hash = "sha256:" + std::string(64, 'a');
-  std::string dockerfile =
-      "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\nFROM base\n"
-      "LABEL io.imgtool.tag=\"t1\" \\\n      io.imgtool.kb-version=\"kb1\"\n"
-      "LABEL io.imgtool.inputs-hash=\"" +
-      hash + "\"\n";
-  nlohmann::json j = {{"cell", c}, {"inputs_hash", hash}, {"kb_version", "kb1"}};
+  nlohmann::json j = {{"cell", c},
+                      {"inputs_hash", hash},
+                      {"kb_version", "kb1"},
+                      {"labels",
+                       {{"io.imgtool.tag", "t1"}, {"io.imgtool.kb-version", "kb1"}, {"io.imgtool.inputs-hash", hash}}}};
   write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
-  write_file_atomic(f.root / "gen/t1/Dockerfile", dockerfile);
+  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base\n");  // never read by the builder
   FakeEngine docker;
   StateStore store(f.root / "state");
   REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), docker, store).ok());
   REQUIRE(docker.builds.size() == 1);
   auto& labels = docker.builds[0].labels;
-  CHECK(labels.count("io.imgtool.stage-key") == 1);  // not in the Dockerfile: passed
+  CHECK(labels.count("io.imgtool.stage-key") == 1);  // not in cell.json's list: passed
   CHECK(labels.count("io.imgtool.tag") == 0);
   CHECK(labels.count("io.imgtool.kb-version") == 0);
   CHECK(labels.count("io.imgtool.inputs-hash") == 0);
-  // A stage other than the final one does not count (FROM in any case), nor does another value.
-  write_file_atomic(f.root / "gen/t1/Dockerfile",
-                    "FROM base AS build\nLABEL io.imgtool.tag=\"t1\"\n  from base\n"
-                    "LABEL io.imgtool.kb-version=\"other\"\n");
+  // Another value does not count, nor does a cell.json without the list (an older generator).
+  j["labels"] = {{"io.imgtool.kb-version", "other"}};
+  write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
   FakeEngine again;
   StateStore store2(f.root / "state2");
   REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), again, store2).ok());

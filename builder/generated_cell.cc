@@ -8,6 +8,7 @@
 #include "core/hash.h"
 #include "core/refname.h"
 #include "core/strings.h"
+#include "dockerfiles/cell_file.h"
 
 namespace imgtool::builder {
 
@@ -63,12 +64,13 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
   GeneratedCell g;
   g.dir = dir;
   try {
-    g.cell = j.at("cell").get<matrix::Cell>();
-    g.inputs_hash = j.at("inputs_hash").get<std::string>();
-    g.kb_version = j.value("kb_version", "");
-    const auto build = j.value("build", nlohmann::json::object());
-    g.stage = build.value("stage", "");
-    g.stage_key = build.value("stage_key", "");
+    auto f = j.get<dockerfiles::CellFile>();
+    g.cell = std::move(f.cell);
+    g.inputs_hash = std::move(f.inputs_hash);
+    g.kb_version = std::move(f.kb_version);
+    g.stage = std::move(f.build.stage);
+    g.stage_key = std::move(f.build.stage_key);
+    g.labels = std::move(f.labels);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file.string() + ": expected {\"cell\", \"inputs_hash\", \"kb_version\"}, found: " + e.what());
   }

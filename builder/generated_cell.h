@@ -1,11 +1,11 @@
 // A generated cell folder, the builder's input contract (ARCHITECTURE.md):
 //   D/<tag>/Dockerfile   D/<tag>/cell.json   D/<tag>/<context files>
-// cell.json = {"cell": <matrix::Cell>, "inputs_hash": "sha256:…", "kb_version": "…",
-//              "build": {"stage": "…", "stage_key": "…"}}  (dockerfiles/stages.h; optional).
+// cell.json: dockerfiles/cell_file.h (one struct, written by the generator, read here).
 // The folder is the docker build context; the inputs hash names everything
 // that went into it, so an unchanged hash means an unchanged image.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +22,7 @@ struct GeneratedCell {
   std::string kb_version;
   std::string stage;      // the generator's shared first stage ("" = none)
   std::string stage_key;  // its key: cells with equal keys share it ("" = none)
+  std::map<std::string, std::string> labels;  // what the Dockerfile's final stage already sets
   // Set when the cell could not be generated (build/nightly: it fails alone
   // with this reason; `dir` is empty and nothing is built for it).
   std::string generate_error;

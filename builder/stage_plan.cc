@@ -2,17 +2,11 @@
 
 #include <map>
 
-#include "core/hash.h"
+#include "dockerfiles/cell_file.h"
 
 namespace imgtool::builder {
 
-std::string base_key(const GeneratedCell& g) {
-  if (!g.stage_key.empty()) return g.stage_key;
-  const matrix::Cell& c = g.cell;
-  std::string joined =
-      c.base_image + '\n' + c.base_digest + '\n' + c.os + '\n' + c.python + '\n' + c.cuda + '\n' + c.cudnn;
-  return sha256_hex(joined).substr(0, 12);
-}
+std::string base_key(const GeneratedCell& g) { return dockerfiles::group_key({g.stage, g.stage_key}, g.cell); }
 
 std::vector<StageGroup> group_by_base(const std::vector<GeneratedCell>& cells) {
   std::vector<StageGroup> groups;

@@ -174,7 +174,7 @@ Values cell_values(const Cell& cell, const std::string& kb_version) {
   return v;
 }
 
-std::string render_labels(const SourceFile& table, const Values& values) {
+std::string render_labels(const SourceFile& table, const Values& values, std::map<std::string, std::string>* set) {
   std::istringstream in(table.bytes);
   std::string line, out;
   int n = 0;
@@ -187,13 +187,15 @@ std::string render_labels(const SourceFile& table, const Values& values) {
     std::string value = render_text(line.substr(tab + 1), values, where);
     while (!value.empty() && value.back() == '\n') value.pop_back();
     if (value.empty()) continue;
+    if (set) (*set)[line.substr(0, tab)] = value;
     out += (out.empty() ? "LABEL " : " \\\n      ") + line.substr(0, tab) + "=\"" + label_escape(value) + "\"";
   }
   return out.empty() ? "" : out + "\n";
 }
 
-std::string inputs_hash_label(const std::string& inputs_hash) {
-  return std::string("LABEL ") + kHashLabelKey + "=\"" + inputs_hash + "\"";
+std::string inputs_hash_label(const std::string& inputs_hash, const std::string& stage_key) {
+  return std::string("LABEL ") + kHashLabelKey + "=\"" + inputs_hash + "\" " + labels::kStageKey + "=\"" + stage_key +
+         "\"";
 }
 
 std::string strip_inputs_hash_label(const std::string& dockerfile) {

@@ -23,6 +23,7 @@
 // '$', '\', backquote, ';', '&', '|', '<', '>', control characters); a
 // violation is an InputError naming the cell and the field.
 #pragma once
+#include <map>
 #include <string>
 
 #include "dockerfiles/template.h"
@@ -42,12 +43,15 @@ std::string nvidia_require_cuda(const matrix::Cell& cell);
 
 // Renders labels.tsv (KEY<TAB>VALUE lines, placeholders allowed) into one
 // LABEL instruction; labels whose value renders empty are omitted.
-std::string render_labels(const SourceFile& table, const Values& values);
+// `set` (when given) receives each label rendered, KEY -> VALUE.
+std::string render_labels(const SourceFile& table, const Values& values,
+                          std::map<std::string, std::string>* set = nullptr);
 
-// The separate instruction that carries the inputs hash. The hash is taken
-// over the Dockerfile WITHOUT this line (it cannot contain itself), so a
-// reader recomputes it by deleting the line (strip_inputs_hash_label).
-std::string inputs_hash_label(const std::string& inputs_hash);
+// The separate instruction that carries the inputs hash and the cell's group key (cell_file.h:
+// group_key, derived from what is hashed). The hash is taken over the Dockerfile WITHOUT this
+// line (it cannot contain itself), so a reader recomputes it by deleting the line
+// (strip_inputs_hash_label).
+std::string inputs_hash_label(const std::string& inputs_hash, const std::string& stage_key);
 std::string strip_inputs_hash_label(const std::string& dockerfile);
 
 // The index used when a cell has neither a wheelhouse nor an index URL.

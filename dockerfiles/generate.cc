@@ -7,9 +7,11 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "dockerfiles/cell_file.h"
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/lint.h"
 #include "dockerfiles/stages.h"
+#include "matrix/labels.h"
 
 namespace imgtool::dockerfiles {
 namespace {
@@ -43,16 +45,6 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   return m;
 }
 
-// cell.json: the cell, its inputs hash, and what the builder needs to know of
-// the Dockerfile (its shared first stage), so it never re-parses it.
-std::string cell_json(const matrix::Cell& c, const std::string& hash, const std::string& kb_version,
-                      const SharedStage& shared) {
-  nlohmann::json j = {{"cell", c},
-                      {"inputs_hash", hash},
-                      {"kb_version", kb_version},
-                      {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
-  return j.dump(2) + "\n";
-}
 
 fs::path templates_dir(const GenerateOptions& opt) {
   return opt.templates_dir.empty() ? fs::path(data_dir()) / "dockerfiles" : opt.templates_dir;
@@ -89,16 +81,21 @@ GeneratedCell write_cell(const RenderedCell& r, const fs::path& stage, const fs:
 RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version) {
   Values v = cell_values(cell, kb_version);
   std::vector<SourceFile> sources{templates.read(kLabelsFile)};
-  v["labels"] = render_labels(sources[0], v);
+  CellFile file{.cell = cell, .kb_version = kb_version};
+  v["labels"] = render_labels(sources[0], v, &file.labels);
   std::string unhashed = templates.render(cell.template_name, v, &sources);
   lint_or_throw(sources, unhashed, cell.tag);
   RenderedCell r{cell, "", "", "", {}, ""};
   if (!cell.wheelhouse.empty()) r.context = wheelhouse_files(cell);
   r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version);
-  r.inputs_hash = sha256_digest(r.inputs_manifest);
-  v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash);
+  r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
+  file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
+  std::string key = group_key(file.build, cell);
+  v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash, key);
+  file.labels[labels::kInputsHash] = r.inputs_hash;
+  file.labels[labels::kStageKey] = key;
   r.dockerfile = templates.render(cell.template_name, v);
-  r.cell_json = cell_json(cell, r.inputs_hash, kb_version, shared_stage(r.dockerfile));
+  r.cell_json = nlohmann::json(file).dump(2) + "\n";
   return r;
 }
 

@@ -2,7 +2,8 @@
 //
 //   <out>/<tag>/Dockerfile    rendered from dockerfiles/<template_name>.Dockerfile.in
 //   <out>/<tag>/cell.json     {"cell": <Cell>, "inputs_hash": "sha256:…", "kb_version": "…",
-//                              "build": {"stage": "build", "stage_key": "<12 hex>"}}  (stages.h)
+//                              "build": {"stage": "build", "stage_key": "<12 hex>"},
+//                              "labels": {every label the Dockerfile sets}}  (cell_file.h)
 //   <out>/<tag>/inputs.txt    the manifest the inputs hash is taken over (why a hash changed)
 //   <out>/<tag>/wheels/…      context files the Dockerfile copies (offline cells)
 //   <out>/.imgtool-generated  marks <out> as ours (we only ever replace such a folder)

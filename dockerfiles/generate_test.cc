@@ -13,6 +13,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/process.h"
+#include "dockerfiles/cell_file.h"
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/lint.h"
 #include "dockerfiles/stages.h"
@@ -72,7 +73,7 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
     std::string hash = j.at("inputs_hash");
     CHECK(hash == sha256_digest(read_file(dir / "inputs.txt")));
     std::string df = read_file(dir / "Dockerfile");
-    CHECK(contains(df, "LABEL io.imgtool.inputs-hash=\"" + hash + "\"\n"));
+    CHECK(contains(df, "LABEL io.imgtool.inputs-hash=\"" + hash + "\" io.imgtool.stage-key=\""));
     CHECK(contains(df, "io.imgtool.paddle=\"" + c.paddle + "\""));
     CHECK(contains(df, "io.imgtool.tag=\"" + c.tag + "\""));
     CHECK(contains(df, "io.imgtool.kb-version=\"" + std::string(kKb) + "\""));
@@ -425,9 +426,17 @@ TEST_CASE("pinned requirements and tags: the same answers as the old regular exp
   CHECK(accepted > 100);  // the inputs reach both answers
 }
 
-TEST_CASE("final_stage: from the last FROM line, in any case and after blanks, to the end") {
-  CHECK(final_stage("FROM a AS build\nRUN x\nFROM a\nLABEL k=\"v\"\n") == "FROM a\nLABEL k=\"v\"\n");
-  CHECK(final_stage("FROM a AS build\n\t from a\nRUN y") == "\t from a\nRUN y");
-  CHECK(final_stage("FROM a\nRUN echo FROM b\n") == "FROM a\nRUN echo FROM b\n");
-  CHECK(final_stage("RUN x\n") == "RUN x\n");  // no FROM: the whole text
+TEST_CASE("cell.json lists every label the Dockerfile sets, the inputs hash and group key included") {
+  TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
+  RenderedCell r = render_cell(gpu_cell(), t, kKb);
+  auto f = nlohmann::json::parse(r.cell_json).get<CellFile>();
+  REQUIRE(f.labels.size() > 10);
+  for (auto& [k, v] : f.labels)  // each one, with its value, is in the Dockerfile's last stage
+    CHECK_MESSAGE(r.dockerfile.substr(r.dockerfile.rfind("\nFROM ")).find(k + "=\"" + v + "\"") != std::string::npos, k);
+  CHECK(f.labels.at("io.imgtool.inputs-hash") == r.inputs_hash);
+  CHECK(f.labels.at("io.imgtool.stage-key") == group_key(f.build, f.cell));
+  CHECK(f.labels.at("io.imgtool.tag") == f.cell.tag);
+  CHECK(f.labels.at("io.imgtool.kb-version") == kKb);
+  // The reader and the writer are one struct: a round trip changes nothing.
+  CHECK(nlohmann::json(f).dump(2) + "\n" == r.cell_json);
 }

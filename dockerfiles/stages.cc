@@ -43,14 +43,4 @@ SharedStage shared_stage(std::string_view dockerfile) {
   return {name, sha256_hex(text).substr(0, 12)};
 }
 
-std::string_view final_stage(std::string_view dockerfile) {
-  size_t start = 0;
-  for (size_t at = 0; at < dockerfile.size();) {
-    size_t end = std::min(dockerfile.find('\n', at), dockerfile.size());
-    if (is_from(words(std::string(dockerfile.substr(at, end - at))))) start = at;
-    at = end + 1;
-  }
-  return dockerfile.substr(start);
-}
-
 }  // namespace imgtool::dockerfiles
