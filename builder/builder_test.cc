@@ -505,11 +505,11 @@ TEST_CASE("a label cell.json says the Dockerfile sets is not passed again as --l
   c.paddle = "3.2.0";
   c.base_image = "imgtool-base/debian:bookworm-py3";
   const std::string hash = "sha256:" + std::string(64, 'a');
-  nlohmann::json j = {{"cell", c},
-                      {"inputs_hash", hash},
-                      {"kb_version", "kb1"},
-                      {"labels",
-                       {{"io.imgtool.tag", "t1"}, {"io.imgtool.kb-version", "kb1"}, {"io.imgtool.inputs-hash", hash}}}};
+  nlohmann::json j = {
+      {"cell", c},
+      {"inputs_hash", hash},
+      {"kb_version", "kb1"},
+      {"labels", {{"io.imgtool.tag", "t1"}, {"io.imgtool.kb-version", "kb1"}, {"io.imgtool.inputs-hash", hash}}}};
   write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
   write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base\n");  // never read by the builder
   FakeEngine docker;

@@ -20,8 +20,8 @@ struct GeneratedCell {
   matrix::Cell cell;
   std::string inputs_hash;  // "sha256:…"
   std::string kb_version;
-  std::string stage;      // the generator's shared first stage ("" = none)
-  std::string stage_key;  // its key: cells with equal keys share it ("" = none)
+  std::string stage;                          // the generator's shared first stage ("" = none)
+  std::string stage_key;                      // its key: cells with equal keys share it ("" = none)
   std::map<std::string, std::string> labels;  // what the Dockerfile's final stage already sets
   // Set when the cell could not be generated (build/nightly: it fails alone
   // with this reason; `dir` is empty and nothing is built for it).

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "builder/nightly_tag.h"
+#include "builder/step_records.h"
 #include "builder/task_pool.h"
 #include "core/error.h"
 
@@ -62,17 +63,7 @@ struct Pipeline {
 
   std::optional<SmokeStep> cached_smoke(const GeneratedCell& g, const CellBuild& b) {
     if (opt.fresh_smoke) return std::nullopt;
-    auto cached = store.step("smoke", g.cell.tag, smoke_key(b));
-    if (!cached || cached->value != to_string(SmokeStatus::pass)) return std::nullopt;
-    json j = json::parse(cached->detail, nullptr, false);
-    try {
-      SmokeStep s = j.get<SmokeStep>();
-      s.status = SmokeStatus::cached;
-      s.seconds = 0;
-      return s;
-    } catch (const std::exception&) {
-      return std::nullopt;  // an unreadable record: run the smoke again
-    }
+    return passed_smoke(store, g.cell.tag, smoke_key(b));
   }
 
   SmokeStep smoke(const GeneratedCell& g, const CellBuild& b) {
@@ -92,7 +83,7 @@ struct Pipeline {
       s = {.status = SmokeStatus::error, .error = e.what()};
     }
     s.seconds = since(t0);
-    store.record_step({"smoke", g.cell.tag, smoke_key(b), to_string(s.status), json(s).dump(), 0});
+    record_smoke(store, g.cell.tag, smoke_key(b), s);
     event("smoke " + g.cell.tag + ": " + to_string(s.status));
     return s;
   }
@@ -104,9 +95,7 @@ struct Pipeline {
   // The release gate on the built image, before anything is pushed. --fresh-smoke re-runs it too.
   GateStep gate(const GeneratedCell& g, const CellBuild& b) {
     if (!steps) return {.status = GateStatus::error, .error = steps_missing};
-    if (!opt.fresh_smoke)
-      if (auto rec = store.step("gate", g.cell.tag, gate_key(g, b)); rec && rec->value == to_string(GateStatus::pass))
-        return {.status = GateStatus::cached};
+    if (!opt.fresh_smoke && gate_passed(store, g.cell.tag, gate_key(g, b))) return {.status = GateStatus::cached};
     event("gate " + g.cell.tag + " (claims vs contents)");
     auto t0 = Clock::now();
     GateStep s;
@@ -117,7 +106,7 @@ struct Pipeline {
       s = {.status = GateStatus::error, .error = e.what()};
     }
     s.seconds = since(t0);
-    store.record_step({"gate", g.cell.tag, gate_key(g, b), to_string(s.status), "", 0});
+    record_gate(store, g.cell.tag, gate_key(g, b), s.status);
     return s;
   }
 
@@ -139,7 +128,7 @@ struct Pipeline {
     auto t0 = Clock::now();
     try {
       PublishOutcome p = steps->publish(g, b, c.smoke.evidence);
-      store.record_step({"publish", g.cell.tag, ref, p.digest, b.image_id, 0});
+      record_publish(store, g.cell.tag, ref, {p.digest, b.image_id});
       c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published,
                    since(t0),
                    p.ref,
@@ -178,14 +167,14 @@ struct Pipeline {
 
   // Published before for this very image, and the tag still names that digest.
   std::optional<PublishStep> unchanged(const GeneratedCell& g, const CellBuild& b, const std::string& ref) {
-    auto rec = store.step("publish", g.cell.tag, ref);
-    if (!rec || rec->detail != b.image_id) return std::nullopt;
+    auto rec = last_publish(store, g.cell.tag, ref);
+    if (!rec || rec->image_id != b.image_id) return std::nullopt;
     try {
-      if (steps->registry_digest(g) != rec->value) return std::nullopt;
+      if (steps->registry_digest(g) != rec->digest) return std::nullopt;
     } catch (const std::exception&) {
       return std::nullopt;  // the publish attempt reports the registry's error
     }
-    return PublishStep{.status = PublishStatus::unchanged, .ref = ref, .digest = rec->value};
+    return PublishStep{.status = PublishStatus::unchanged, .ref = ref, .digest = rec->digest};
   }
 
   // The header and the smoke: true when the cell goes on to its gate.

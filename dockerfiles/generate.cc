@@ -45,7 +45,6 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   return m;
 }
 
-
 fs::path templates_dir(const GenerateOptions& opt) {
   return opt.templates_dir.empty() ? fs::path(data_dir()) / "dockerfiles" : opt.templates_dir;
 }

@@ -7,11 +7,9 @@
 
 namespace imgtool::host {
 
-const char* to_string(Status s) { return s == Status::kOk ? "ok" : s == Status::kWarn ? "warn" : "fail"; }
+const char* to_string(Status s) { return s == Status::kPass ? "ok" : status_name(s); }
 
-bool DoctorReport::failed() const {
-  return std::any_of(rows.begin(), rows.end(), [](auto& r) { return r.status == Status::kFail; });
-}
+bool DoctorReport::failed() const { return any_failed(rows); }
 
 std::string newest_cuda_for_driver(const std::string& driver, const matrix::KnowledgeBase& kb) {
   auto d = Version::parse(driver);
@@ -25,6 +23,24 @@ std::string newest_cuda_for_driver(const std::string& driver, const matrix::Know
 
 namespace {
 
+// "doctor.<title in lower case, words joined by '-'>": "NVIDIA driver" -> "doctor.nvidia-driver".
+std::string row_id(const std::string& title) {
+  std::string id = "doctor.";
+  for (char c : title) {
+    if (isalnum((unsigned char)c))
+      id += (char)tolower((unsigned char)c);
+    else if (id.back() != '-' && id.back() != '.')
+      id += '-';
+  }
+  while (id.back() == '-') id.pop_back();
+  return id;
+}
+
+DoctorRow row(const std::string& title, Status s, std::string found, std::string fix, std::string id = "") {
+  if (id.empty()) id = row_id(title);
+  return {.id = std::move(id), .title = title, .status = s, .found = std::move(found), .fix = std::move(fix)};
+}
+
 // The oldest engine with `docker run --gpus` (Docker 19.03 added it).
 constexpr const char* kMinEngine = "19.03";
 
@@ -36,21 +52,22 @@ std::string engine_number(const std::string& v) {
 
 DoctorRow driver_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
   if (f.driver.empty())
-    return {"NVIDIA driver", Status::kWarn,
-            "no NVIDIA driver (" + f.driver_from +
-                "): this host runs cpu images only; gpu images would fail with \"could not select device driver\"",
-            "to run gpu images install the NVIDIA driver (>= 525.60.13 for CUDA 12.x images, >= 580 for CUDA 13); for "
-            "this host pick a cpu tag: imgtool select"};
+    return row(
+        "NVIDIA driver", Status::kWarn,
+        "no NVIDIA driver (" + f.driver_from +
+            "): this host runs cpu images only; gpu images would fail with \"could not select device driver\"",
+        "to run gpu images install the NVIDIA driver (>= 525.60.13 for CUDA 12.x images, >= 580 for CUDA 13); for "
+        "this host pick a cpu tag: imgtool select");
   std::string cuda = newest_cuda_for_driver(f.driver, kb);
   if (cuda.empty())
-    return {"NVIDIA driver", Status::kFail,
-            f.driver + " (from " + f.driver_from + "): older than every CUDA in the knowledge base",
-            "upgrade the driver (>= 450.80.02 for CUDA 11.x images, >= 525.60.13 for 12.x)"};
+    return row("NVIDIA driver", Status::kFail,
+               f.driver + " (from " + f.driver_from + "): older than every CUDA in the knowledge base",
+               "upgrade the driver (>= 450.80.02 for CUDA 11.x images, >= 525.60.13 for 12.x)");
   const matrix::CudaRelease* cr = kb.cuda(cuda);
-  DoctorRow r{"NVIDIA driver", Status::kOk,
-              f.driver + " (from " + f.driver_from + "): serves CUDA images up to " + cuda +
-                  " (minor-version compatibility, source: cuda.yaml)",
-              ""};
+  DoctorRow r = row("NVIDIA driver", Status::kPass,
+                    f.driver + " (from " + f.driver_from + "): serves CUDA images up to " + cuda +
+                        " (minor-version compatibility, source: cuda.yaml)",
+                    "");
   if (Version::parse(cuda)->major() < 12) {
     r.status = Status::kWarn;
     r.fix =
@@ -63,10 +80,10 @@ DoctorRow driver_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
 
 DoctorRow gpu_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
   if (f.driver.empty())
-    return {"GPUs", Status::kWarn, "none visible (no driver)", "without a GPU only cpu images are useful here"};
+    return row("GPUs", Status::kWarn, "none visible (no driver)", "without a GPU only cpu images are useful here");
   if (f.gpus.empty())
-    return {"GPUs", Status::kFail, "driver loaded but no GPU listed (" + f.gpus_error + ")",
-            "check `nvidia-smi`; the driver may not match the kernel module"};
+    return row("GPUs", Status::kFail, "driver loaded but no GPU listed (" + f.gpus_error + ")",
+               "check `nvidia-smi`; the driver may not match the kernel module");
   std::string found, unknown;
   for (auto& g : f.gpus) {
     const matrix::GpuSpec* spec = kb.find_gpu(g.name);
@@ -80,31 +97,32 @@ DoctorRow gpu_row(const HostFacts& f, const matrix::KnowledgeBase& kb) {
     if (!spec) unknown += (unknown.empty() ? "" : ", ") + g.name;
   }
   if (!unknown.empty())
-    return {"GPUs", Status::kWarn, found,
-            "add " + unknown +
-                " to matrix/kb/gpus.yaml (name as nvidia-smi prints it) so select and the smoke floors know it"};
-  return {"GPUs", Status::kOk, found, ""};
+    return row("GPUs", Status::kWarn, found,
+               "add " + unknown +
+                   " to matrix/kb/gpus.yaml (name as nvidia-smi prints it) so select and the smoke floors know it");
+  return row("GPUs", Status::kPass, found, "");
 }
 
 std::vector<DoctorRow> engine_rows(const HostFacts& f) {
   const EngineInfo& e = f.engine;
   if (!e.reachable)
-    return {{"Docker engine", Status::kFail, "not reachable: " + e.error,
-             "start the engine (systemctl start docker) and make sure this user may use /var/run/docker.sock (docker "
-             "group)"}};
+    return {
+        row("Docker engine", Status::kFail, "not reachable: " + e.error,
+            "start the engine (systemctl start docker) and make sure this user may use /var/run/docker.sock (docker "
+            "group)")};
   std::vector<DoctorRow> rows;
   auto v = Version::parse(engine_number(e.version));
   if (!v || *v < *Version::parse(kMinEngine))
-    rows.push_back({"Docker engine", Status::kFail, e.version + ": older than 19.03, no `docker run --gpus`",
-                    "upgrade Docker Engine to a supported release (>= 19.03 for --gpus; 20.10+ recommended)"});
+    rows.push_back(row("Docker engine", Status::kFail, e.version + ": older than 19.03, no `docker run --gpus`",
+                       "upgrade Docker Engine to a supported release (>= 19.03 for --gpus; 20.10+ recommended)"));
   else
-    rows.push_back({"Docker engine", Status::kOk, e.version, ""});
+    rows.push_back(row("Docker engine", Status::kPass, e.version, ""));
   bool slow = e.storage_driver == "vfs" || e.storage_driver == "devicemapper";
   rows.push_back(
-      {"storage driver", slow ? Status::kWarn : Status::kOk, e.storage_driver,
-       slow ? "use overlay2: " + e.storage_driver + " copies or thin-provisions every layer of multi-GB CUDA images"
-            : ""});
-  rows.push_back({"cgroup", Status::kOk, "v" + e.cgroup_version, ""});
+      row("storage driver", slow ? Status::kWarn : Status::kPass, e.storage_driver,
+          slow ? "use overlay2: " + e.storage_driver + " copies or thin-provisions every layer of multi-GB CUDA images"
+               : ""));
+  rows.push_back(row("cgroup", Status::kPass, "v" + e.cgroup_version, ""));
   return rows;
 }
 
@@ -113,14 +131,14 @@ std::vector<DoctorRow> engine_rows(const HostFacts& f) {
 DoctorRow toolkit_row(const HostFacts& f) {
   std::string v = toolkit_version(f);
   if (v.empty())
-    return {"NVIDIA container toolkit", Status::kWarn, "not installed (no nvidia-ctk, no nvidia-container-cli)",
-            "install nvidia-container-toolkit (nvidia-ctk configures the runtime and CDI) to run gpu images"};
+    return row("NVIDIA container toolkit", Status::kWarn, "not installed (no nvidia-ctk, no nvidia-container-cli)",
+               "install nvidia-container-toolkit (nvidia-ctk configures the runtime and CDI) to run gpu images");
   std::string from =
       f.ctk_version.empty() ? "nvidia-container-cli: " + f.container_cli : "nvidia-ctk: " + f.ctk_version;
   if (f.ctk_version.empty())
-    return {"NVIDIA container toolkit", Status::kWarn, v + " (" + from + "; no nvidia-ctk)",
-            "upgrade nvidia-container-toolkit: nvidia-ctk configures the runtime and CDI"};
-  return {"NVIDIA container toolkit", Status::kOk, v + " (" + from + ")", ""};
+    return row("NVIDIA container toolkit", Status::kWarn, v + " (" + from + "; no nvidia-ctk)",
+               "upgrade nvidia-container-toolkit: nvidia-ctk configures the runtime and CDI");
+  return row("NVIDIA container toolkit", Status::kPass, v + " (" + from + ")", "");
 }
 
 std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
@@ -132,29 +150,29 @@ std::vector<DoctorRow> runtime_rows(const HostFacts& f) {
       "install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd";
   std::vector<DoctorRow> rows;
   if (f.driver.empty())
-    rows.push_back({"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kWarn, found,
-                    runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"});
+    rows.push_back(row("NVIDIA container runtime", runtime || hook ? Status::kPass : Status::kWarn, found,
+                       runtime || hook ? "" : "not needed without a GPU; " + fix + " when one is added"));
   else
-    rows.push_back(
-        {"NVIDIA container runtime", runtime || hook ? Status::kOk : Status::kFail, found, runtime || hook ? "" : fix});
+    rows.push_back(row("NVIDIA container runtime", runtime || hook ? Status::kPass : Status::kFail, found,
+                       runtime || hook ? "" : fix));
   rows.push_back(toolkit_row(f));
   return rows;
 }
 
 DoctorRow gpu_run_row(const HostFacts& f) {
   if (!f.gpu_run_tried && (f.driver.empty() || !f.engine.reachable))
-    return {"docker run --gpus all", Status::kWarn,
-            std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
-            f.driver.empty() ? "run cpu images without --gpus" : "fix the engine row first"};
+    return row("docker run --gpus all", Status::kWarn,
+               std::string("not tried: ") + (f.driver.empty() ? "no NVIDIA driver" : "engine not reachable"),
+               f.driver.empty() ? "run cpu images without --gpus" : "fix the engine row first");
   if (!f.gpu_run_tried)
-    return {
+    return row(
         "docker run --gpus all", Status::kWarn, "not tried: " + f.gpu_run_detail,
         "make the probe image local once (`docker pull ubuntu:22.04`; any image with glibc will do: nvidia-smi comes "
-        "from the driver), or pass --probe-image with a local name, image ID or repo@sha256 digest"};
-  if (f.gpu_run_ok) return {"docker run --gpus all", Status::kOk, f.gpu_run_detail, ""};
-  return {"docker run --gpus all", Status::kFail, f.gpu_run_detail,
-          "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid "
-          "runtime` = daemon.json names a missing runtime"};
+        "from the driver), or pass --probe-image with a local name, image ID or repo@sha256 digest");
+  if (f.gpu_run_ok) return row("docker run --gpus all", Status::kPass, f.gpu_run_detail, "");
+  return row("docker run --gpus all", Status::kFail, f.gpu_run_detail,
+             "see the runtime rows; `could not select device driver` = no NVIDIA runtime/hook; `unknown or invalid "
+             "runtime` = daemon.json names a missing runtime");
 }
 
 }  // namespace
@@ -162,11 +180,12 @@ DoctorRow gpu_run_row(const HostFacts& f) {
 std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, const matrix::KnowledgeBase& kb) {
   std::string what = "image " + img.ref;
   if (img.variant != "gpu")
-    return {{what, Status::kOk,
-             "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) + " image: no GPU needed", ""}};
+    return {row(what, Status::kPass,
+                "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) + " image: no GPU needed", "",
+                "doctor.image")};
   if (f.driver.empty() || f.gpus.empty())
-    return {{what, Status::kFail, "a gpu image (CUDA " + img.cuda + "), and this host has no usable GPU",
-             "run it on a GPU host, or use the cpu tag of the same Paddle"}};
+    return {row(what, Status::kFail, "a gpu image (CUDA " + img.cuda + "), and this host has no usable GPU",
+                "run it on a GPU host, or use the cpu tag of the same Paddle", "doctor.image")};
   std::vector<DoctorRow> rows;
   std::string runs, cannot;
   for (const auto& g : f.gpus) {
@@ -177,20 +196,23 @@ std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, con
                                      g.name + (gap.empty() ? "" : ": " + gap);
   }
   if (img.cuda_archs.empty())
-    rows.push_back({what + " GPU code", Status::kWarn,
-                    "the image does not say which GPUs its Paddle has kernels for (no io.imgtool.cuda-archs)",
-                    "rebuild it with imgtool (the KB's compiled_archs label it)"});
+    rows.push_back(row(what + " GPU code", Status::kWarn,
+                       "the image does not say which GPUs its Paddle has kernels for (no io.imgtool.cuda-archs)",
+                       "rebuild it with imgtool (the KB's compiled_archs label it)", "doctor.image.gpu-code"));
   else if (!cannot.empty())
-    rows.push_back({what + " GPU code", Status::kFail, cannot,
-                    "use a tag built for this GPU: imgtool select --repository … (or --matrix …) picks one"});
+    rows.push_back(row(what + " GPU code", Status::kFail, cannot,
+                       "use a tag built for this GPU: imgtool select --repository … (or --matrix …) picks one",
+                       "doctor.image.gpu-code"));
   else
-    rows.push_back({what + " GPU code", Status::kOk, img.cuda_archs + " runs on " + runs, ""});
+    rows.push_back(
+        row(what + " GPU code", Status::kPass, img.cuda_archs + " runs on " + runs, "", "doctor.image.gpu-code"));
   auto have = Version::parse(f.driver), need = Version::parse(img.min_driver);
   if (have && need)
     rows.push_back(
-        {what + " driver", *have >= *need ? Status::kOk : Status::kFail,
-         "driver " + f.driver + (*have >= *need ? " >= " : " < ") + img.min_driver + " (io.imgtool.min-driver)",
-         *have >= *need ? "" : "upgrade the driver to " + img.min_driver + " or newer, or use an older CUDA tag"});
+        row(what + " driver", *have >= *need ? Status::kPass : Status::kFail,
+            "driver " + f.driver + (*have >= *need ? " >= " : " < ") + img.min_driver + " (io.imgtool.min-driver)",
+            *have >= *need ? "" : "upgrade the driver to " + img.min_driver + " or newer, or use an older CUDA tag",
+            "doctor.image.driver"));
   return rows;
 }
 
@@ -207,7 +229,8 @@ DoctorReport diagnose(const HostFacts& f, const matrix::KnowledgeBase& kb) {
 nlohmann::json to_json(const DoctorReport& r) {
   nlohmann::json rows = nlohmann::json::array(), gpus = nlohmann::json::array();
   for (auto& x : r.rows)
-    rows.push_back({{"check", x.check}, {"status", to_string(x.status)}, {"found", x.found}, {"fix", x.fix}});
+    rows.push_back(
+        {{"id", x.id}, {"check", x.title}, {"status", to_string(x.status)}, {"found", x.found}, {"fix", x.fix}});
   for (auto& g : r.facts.gpus) gpus.push_back({{"name", g.name}, {"cc", g.cc}, {"memory", g.memory}});
   return {{"driver", r.facts.driver},
           {"gpus", gpus},
@@ -219,7 +242,7 @@ nlohmann::json to_json(const DoctorReport& r) {
 std::string render_table(const DoctorReport& r) {
   std::string out;
   for (auto& x : r.rows) {
-    std::string c = x.check;
+    std::string c = x.title;
     c.resize(std::max<size_t>(c.size(), 26), ' ');
     std::string s = to_string(x.status);
     s.resize(5, ' ');

@@ -11,20 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "core/check_row.h"
 #include "host/detect.h"
 #include "matrix/kb.h"
 
 namespace imgtool::host {
 
-enum class Status { kOk, kWarn, kFail };
-const char* to_string(Status s);
-
-struct DoctorRow {
-  std::string check;  // "NVIDIA driver"
-  Status status = Status::kOk;
-  std::string found;  // what was found, with where from
-  std::string fix;    // empty when ok
-};
+// The one check-row model (core/check_row.h): doctor fills id ("doctor.nvidia-driver"), title
+// ("NVIDIA driver"), status (pass/warn/fail), found (with where from) and fix; it says "ok" for pass.
+using Status = CheckStatus;
+using DoctorRow = CheckRow;
+const char* to_string(Status s);  // doctor's words: "ok", "warn", "fail"
 
 struct DoctorReport {
   HostFacts facts;

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "host/recorded_host.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
@@ -22,7 +24,7 @@ DoctorReport doctor(const std::string& name) {
 }
 const DoctorRow& row(const DoctorReport& r, const std::string& check) {
   for (auto& x : r.rows)
-    if (x.check == check) return x;
+    if (x.title == check) return x;
   FAIL("no row " << check);
   throw 0;
 }
@@ -61,20 +63,28 @@ TEST_CASE("doctor: a V100 with 470.82.01 serves CUDA 11.x images only") {
   CHECK(row(r, "NVIDIA driver").fix.find("525.60.13") != std::string::npos);
   CHECK(row(r, "GPUs").found.find("cc 7.0 from the KB") != std::string::npos);
   CHECK(row(r, "GPUs").found.find("Volta: CUDA 9.0 to 12.9") != std::string::npos);
-  CHECK(row(r, "NVIDIA container runtime").status == Status::kOk);
+  CHECK(row(r, "NVIDIA container runtime").status == Status::kPass);
   CHECK(row(r, "NVIDIA container toolkit").status == Status::kWarn);  // nvidia-container-cli only, no nvidia-ctk
-  CHECK(row(r, "docker run --gpus all").status == Status::kOk);
+  CHECK(row(r, "docker run --gpus all").status == Status::kPass);
   CHECK_FALSE(r.failed());
 }
 
 TEST_CASE("doctor: an H100 with 550 is all ok") {
   auto r = doctor("h100-550.json");
-  for (auto& x : r.rows) CHECK_MESSAGE(x.status == Status::kOk, x.check << ": " << x.found);
+  for (auto& x : r.rows) CHECK_MESSAGE(x.status == Status::kPass, x.title << ": " << x.found);
   CHECK(row(r, "NVIDIA driver").found.find("up to 12.9") != std::string::npos);
   CHECK(row(r, "GPUs").found.find("NVIDIA H100 80GB HBM3 (cc 9.0, 81559 MiB, Hopper") != std::string::npos);
   auto j = to_json(r);
   CHECK(j["ok"] == true);
   CHECK(j["driver"] == "550.54.15");
+  // The one check-row model (core/check_row.h): stable, unique ids, in the JSON as well.
+  std::set<std::string> ids;
+  for (auto& x : r.rows) CHECK_MESSAGE(ids.insert(x.id).second, x.id);
+  CHECK(row(r, "NVIDIA driver").id == "doctor.nvidia-driver");
+  CHECK(row(r, "docker run --gpus all").id == "doctor.docker-run-gpus-all");
+  CHECK(j["rows"][0]["id"] == "doctor.nvidia-driver");
+  CHECK(j["rows"][0]["check"] == "NVIDIA driver");
+  CHECK(j["rows"][0]["status"] == "ok");  // doctor's word for pass
 }
 
 // Issue 24 section 3: `doctor --image` refuses a tag whose Paddle has no kernels for the host's GPU.
@@ -84,17 +94,19 @@ TEST_CASE("doctor --image: PyPI's Paddle 2.6.2 on the recorded H100 host has no 
   auto h100 = doctor("h100-550.json");
   auto rows = image_rows(h100.facts, p262, kb());
   REQUIRE(rows.size() == 2);
+  CHECK(rows[0].id == "doctor.image.gpu-code");  // never the reference: ids stay stable
+  CHECK(rows[1].id == "doctor.image.driver");
   CHECK(rows[0].status == Status::kFail);
   CHECK(rows[0].found.find(
             "NVIDIA H100 80GB HBM3: its GPU code is sm_61,sm_70,sm_75,sm_80,sm_86 (machine code only, no PTX") == 0);
   CHECK(rows[0].fix.find("imgtool select") != std::string::npos);
-  CHECK(rows[1].status == Status::kOk);  // 550.54.15 >= 450.80.02
+  CHECK(rows[1].status == Status::kPass);  // 550.54.15 >= 450.80.02
   auto v100 = image_rows(doctor("v100-470.json").facts, p262, kb());
-  CHECK(v100[0].status == Status::kOk);
+  CHECK(v100[0].status == Status::kPass);
   CHECK(v100[0].found.find("runs on Tesla V100") != std::string::npos);
   auto none = image_rows(doctor("no-gpu.json").facts, p262, kb());
   CHECK(none[0].status == Status::kFail);
-  CHECK(image_rows(doctor("no-gpu.json").facts, {"paddle:3.3.1", "cpu", "", "", ""}, kb())[0].status == Status::kOk);
+  CHECK(image_rows(doctor("no-gpu.json").facts, {"paddle:3.3.1", "cpu", "", "", ""}, kb())[0].status == Status::kPass);
 }
 
 TEST_CASE("doctor: no GPU is said plainly, not a failure") {
@@ -132,13 +144,13 @@ TEST_CASE("doctor on this machine (real detections) reports no NVIDIA driver cle
   if (!f.driver.empty()) return;  // a GPU machine: the recorded hosts above cover the logic
   auto r = diagnose(f, kb());
   CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);
-  CHECK(row(r, "Docker engine").status == Status::kOk);
+  CHECK(row(r, "Docker engine").status == Status::kPass);
   CHECK_FALSE(r.failed());
 }
 
 TEST_CASE("doctor: the NVIDIA container toolkit's version is a row; \"not installed\" without one") {
   auto h100 = doctor("h100-550.json");
-  CHECK(row(h100, "NVIDIA container toolkit").status == Status::kOk);
+  CHECK(row(h100, "NVIDIA container toolkit").status == Status::kPass);
   CHECK(row(h100, "NVIDIA container toolkit").found ==
         "1.14.6 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.14.6)");
   auto v100 = doctor("v100-470.json");

@@ -43,7 +43,7 @@ void judge_floor(Judgement& j, const std::optional<GpuPeaks>& peaks) {
   }
   j.floor = rule->fraction * peak;
   if (j.record.value >= *j.floor) return;
-  j.status = "fail";
+  j.status = CheckStatus::kFail;
   j.notes.push_back(j.record.metric + " " + num(j.record.value) + " " + j.record.unit + " is below the floor " +
                     num(*j.floor) + " (" + num(rule->fraction * 100) + "% of the " + peaks->model + " peak " +
                     num(peak) + ")");
@@ -65,11 +65,11 @@ void judge_history(Judgement& j, const std::vector<double>& earlier, const Histo
                      num(p.max_drop * 100) + "% below the median " + num(*j.median) + " of the last " +
                      std::to_string(j.history_runs) + " runs on " + j.record.gpu;
   if (is_host_cpu_series(j.record)) {  // a warning, not a failure: see records_judge.h
-    j.status = "warn";
+    j.status = CheckStatus::kWarn;
     j.notes.push_back(drop + " (a CPU baseline warns, never fails: the host CPU is shared)");
     return;
   }
-  j.status = "fail";
+  j.status = CheckStatus::kFail;
   j.notes.push_back(drop + ", driver " + j.record.driver);
 }
 
@@ -157,9 +157,12 @@ std::vector<Record> records_from_probe(const json& probe, const std::string& dig
   return out;
 }
 
+const char* verdict_word(CheckStatus s) { return s == CheckStatus::kPass ? "ok" : status_name(s); }
+
 json Judgement::to_json() const {
-  json j = {{"metric", record.metric}, {"value", record.value},   {"unit", record.unit},          {"status", status},
-            {"gpu", record.gpu},       {"driver", record.driver}, {"history_runs", history_runs}, {"notes", notes}};
+  json j = {{"metric", record.metric},        {"value", record.value}, {"unit", record.unit},
+            {"status", verdict_word(status)}, {"gpu", record.gpu},     {"driver", record.driver},
+            {"history_runs", history_runs},   {"notes", notes}};
   j["floor"] = floor ? json(*floor) : json(nullptr);
   j["median"] = median ? json(*median) : json(nullptr);
   return j;

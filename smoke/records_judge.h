@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/check_row.h"
 #include "matrix/kb.h"
 #include "smoke/records.h"
 
@@ -50,13 +51,16 @@ const std::vector<FloorRule>& floor_rules();
 
 struct Judgement {
   Record record;
-  std::string status = "ok";     // "ok" | "warn" (a CPU baseline's drop) | "fail"
+  // The verdict (core/check_row.h): pass, warn (a CPU baseline's drop) or fail; its JSON word is
+  // "ok" | "warn" | "fail" (the records' and the reports' vocabulary).
+  CheckStatus status = CheckStatus::kPass;
   std::optional<double> floor;   // value the metric must reach, if known
   std::optional<double> median;  // of earlier runs, if enough
   int history_runs = 0;
   std::vector<std::string> notes;  // why it failed, or why a rule was skipped
   nlohmann::json to_json() const;
 };
+const char* verdict_word(CheckStatus s);  // "ok", "warn", "fail"
 
 // The probe's CPU baseline ("device": "cpu: <model>", no driver). It is judged against
 // its own history only, and a drop is a warning ("warn"), never a failure: a host CPU's

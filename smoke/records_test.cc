@@ -12,6 +12,7 @@
 #include "tests/test_dirs.h"
 
 using namespace imgtool::smoke;
+using imgtool::CheckStatus;
 namespace fs = std::filesystem;
 
 namespace {
@@ -61,17 +62,17 @@ TEST_CASE("store: creates folders and schema, queries series in time order, surv
 
 TEST_CASE("floor: a fraction of the KB peak; unknown GPU skips with a note") {
   auto ok = judge_record(rec(1, 2900), kH100, {});
-  CHECK(ok.status == "ok");
+  CHECK(ok.status == CheckStatus::kPass);
   CHECK(*ok.floor == doctest::Approx(0.6 * 3350));
   auto low = judge_record(rec(1, 1500), kH100, {});
-  CHECK(low.status == "fail");
+  CHECK(low.status == CheckStatus::kFail);
   CHECK(low.notes[0].find("below the floor 2010.0") != std::string::npos);
   auto unknown = judge_record(rec(1, 10), std::nullopt, {});
-  CHECK(unknown.status == "ok");
+  CHECK(unknown.status == CheckStatus::kPass);
   CHECK_FALSE(unknown.floor);
   CHECK(unknown.notes[0].find("not in the knowledge base") != std::string::npos);
   auto gemm = judge_record(rec(1, 250, "gemm_fp16"), kH100, {});
-  CHECK(gemm.status == "fail");  // floor 0.3 * 989 = 296.7
+  CHECK(gemm.status == CheckStatus::kFail);  // floor 0.3 * 989 = 296.7
 }
 
 TEST_CASE("history: more than 10% below the median of the last 7 fails") {
@@ -79,12 +80,12 @@ TEST_CASE("history: more than 10% below the median of the last 7 fails") {
   auto j = judge_record(rec(9, 2750), kH100, earlier);
   CHECK(j.history_runs == 7);
   CHECK(*j.median == doctest::Approx(3000));
-  CHECK(j.status == "ok");  // 2750 >= 2700
+  CHECK(j.status == CheckStatus::kPass);  // 2750 >= 2700
   auto bad = judge_record(rec(9, 2650), kH100, earlier);
-  CHECK(bad.status == "fail");
+  CHECK(bad.status == CheckStatus::kFail);
   CHECK(bad.notes.back().find("more than 10.0% below the median 3000.0 of the last 7 runs") != std::string::npos);
   auto few = judge_record(rec(9, 2650), kH100, {3000, 3000});
-  CHECK(few.status == "ok");
+  CHECK(few.status == CheckStatus::kPass);
   CHECK_FALSE(few.median);
 }
 
@@ -93,10 +94,10 @@ TEST_CASE("record_and_judge: history per GPU and driver, stored after judging") 
   RecordStore s(t.path);
   for (int i = 0; i < 7; ++i) record_and_judge(s, {rec(i, 3000)}, fixed_peaks());
   auto drop = record_and_judge(s, {rec(10, 2500)}, fixed_peaks());
-  CHECK(drop[0].status == "fail");
+  CHECK(drop[0].status == CheckStatus::kFail);
   CHECK(drop[0].history_runs == 7);
   auto new_driver = record_and_judge(s, {rec(11, 2500, "bandwidth_copy", "560.28")}, fixed_peaks());
-  CHECK(new_driver[0].status == "ok");
+  CHECK(new_driver[0].status == CheckStatus::kPass);
   CHECK(new_driver[0].history_runs == 0);
   CHECK(s.query({"3.2.0-gpu"}).size() == 9);
 }
@@ -135,7 +136,7 @@ TEST_CASE("CPU baseline metrics are their own series; a drop below their history
   slow.value = 20;
   // >10% below its own median: a warning, not a failure (a shared host's CPU is noisy, not the image's doing)
   auto judged = record_and_judge(s, {slow}, kb_peaks())[0];
-  CHECK(judged.status == "warn");
+  CHECK(judged.status == CheckStatus::kWarn);
   CHECK(judged.median == doctest::Approx(40));
   REQUIRE(judged.notes.size() == 1);
   CHECK(judged.notes[0].find("% below the median 40.0 of the last 5 runs") != std::string::npos);
@@ -148,7 +149,7 @@ TEST_CASE("CPU baseline metrics are their own series; a drop below their history
     record_and_judge(s, {gpu}, kb_peaks());
   }
   gpu.time = 400, gpu.value = 2200;
-  CHECK(record_and_judge(s, {gpu}, kb_peaks())[0].status == "fail");
+  CHECK(record_and_judge(s, {gpu}, kb_peaks())[0].status == CheckStatus::kFail);
 }
 
 TEST_CASE("history view: series per GPU/driver/metric, text and last N") {
@@ -190,7 +191,7 @@ TEST_CASE("a real H100's probe document: its series carry the device's name and 
     CHECK(r.gpu == "NVIDIA H100 80GB HBM3");
     CHECK(r.driver == "580.159.04");
     auto j = judge_record(r, h100, {});
-    CHECK_MESSAGE(j.status == "ok", r.metric);
+    CHECK_MESSAGE(j.status == CheckStatus::kPass, r.metric);
     REQUIRE(j.floor);
     // Real hardware reaches well above the deliberately low floors: at least 1.3x each.
     const std::string what = r.metric + " " + std::to_string(r.value);  // doctest takes one operand

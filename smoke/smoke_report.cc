@@ -31,7 +31,7 @@ void throughput_lines(std::ostringstream& o, const std::vector<Judgement>& t) {
   for (auto& j : t) {
     char line[160];
     std::snprintf(line, sizeof line, "  %-20s %10.1f %-8s %s", j.record.metric.c_str(), j.record.value,
-                  j.record.unit.c_str(), j.status.c_str());
+                  j.record.unit.c_str(), verdict_word(j.status));
     o << line << "\n";
     for (auto& n : j.notes) o << "      " << n << "\n";
   }
@@ -41,9 +41,9 @@ void throughput_lines(std::ostringstream& o, const std::vector<Judgement>& t) {
 
 void apply_throughput(SmokeResult& res, const std::vector<Judgement>& throughput) {
   for (auto& j : throughput) {
-    if (j.status == "warn")
+    if (j.status == CheckStatus::kWarn)
       for (auto& n : j.notes) res.warnings.push_back("throughput: " + n);
-    if (j.status != "fail") continue;
+    if (j.status != CheckStatus::kFail) continue;
     for (auto& n : j.notes) res.reasons.push_back("throughput: " + n);
     res.verdict = "fail";
   }

@@ -6,19 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "core/check_row.h"
+
 namespace imgtool::verify {
 
-enum class Status { kPass, kFail, kWarn, kSkip };  // kWarn and kSkip do not fail the run
-const char* status_name(Status s);                 // "pass", "fail", "warn", "skip"
-
-struct CheckResult {
-  std::string id;     // stable, dotted: "signature", "claims.python", "contents.cudnn"
-  std::string title;  // one short human line
-  Status status = Status::kPass;
-  std::string expected;
-  std::string found;
-  std::string fix;  // empty when passed
-};
+// The one check-row model (core/check_row.h), under verify's names.
+using Status = CheckStatus;
+using CheckResult = CheckRow;
+using imgtool::status_name;
 
 struct Report {
   std::string image;   // the reference as given

@@ -8,23 +8,7 @@
 
 namespace imgtool::verify {
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kPass:
-      return "pass";
-    case Status::kFail:
-      return "fail";
-    case Status::kWarn:
-      return "warn";
-    case Status::kSkip:
-      return "skip";
-  }
-  return "?";
-}
-
-bool Report::ok() const {
-  return std::none_of(checks.begin(), checks.end(), [](auto& c) { return c.status == Status::kFail; });
-}
+bool Report::ok() const { return !any_failed(checks); }
 
 namespace {
 

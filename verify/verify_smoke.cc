@@ -193,11 +193,10 @@ CheckResult throughput_row(const smoke::Judgement& j) {
   if (expected.empty()) expected = "recorded (no floor or history to judge against yet)";
   std::string found = num(j.record.value) + " " + j.record.unit + " on " + j.record.gpu + ", driver " + j.record.driver;
   if (!j.notes.empty()) found += " (" + join(j.notes, "; ") + ")";
-  bool fail = j.status == "fail";
-  Status st = fail ? Status::kFail : j.status == "warn" ? Status::kWarn : Status::kPass;
+  bool fail = j.status == Status::kFail;
   return {"smoke.throughput." + j.record.metric,
           j.record.metric + " throughput",
-          st,
+          j.status,
           expected,
           found,
           fail ? "check GPU clocks, power and thermal limits and the driver; compare with `imgtool history --tag " +

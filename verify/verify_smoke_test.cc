@@ -157,7 +157,7 @@ TEST_CASE("rows: throughput judgements become rows; a failed one fails") {
   ok.record = {1, "d", "t", "NVIDIA H100", "550.54", "bandwidth_copy", 3000, "GB/s"};
   ok.floor = 1000;
   bad.record = {1, "d", "t", "NVIDIA H100", "550.54", "gemm_fp16", 10, "TFLOP/s"};
-  bad.status = "fail";
+  bad.status = Status::kFail;
   bad.floor = 200;
   bad.notes = {"gemm_fp16 10.0 TFLOP/s is below the floor 200.0"};
   auto rows = smoke_rows(res, {ok, bad});
