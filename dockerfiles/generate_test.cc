@@ -431,9 +431,10 @@ TEST_CASE("cell.json lists every label the Dockerfile sets, the inputs hash and 
   RenderedCell r = render_cell(gpu_cell(), t, kKb);
   auto f = nlohmann::json::parse(r.cell_json).get<CellFile>();
   REQUIRE(f.labels.size() > 10);
-  for (auto& [k, v] : f.labels)  // each one, with its value, is in the Dockerfile's last stage
-    CHECK_MESSAGE(r.dockerfile.substr(r.dockerfile.rfind("\nFROM ")).find(k + "=\"" + v + "\"") != std::string::npos,
-                  k);
+  for (auto& kv : f.labels)  // each one, with its value, is in the Dockerfile's last stage
+    CHECK_MESSAGE(r.dockerfile.substr(r.dockerfile.rfind("\nFROM ")).find(kv.first + "=\"" + kv.second + "\"") !=
+                      std::string::npos,
+                  kv.first);
   CHECK(f.labels.at("io.imgtool.inputs-hash") == r.inputs_hash);
   CHECK(f.labels.at("io.imgtool.stage-key") == group_key(f.build, f.cell));
   CHECK(f.labels.at("io.imgtool.tag") == f.cell.tag);

@@ -134,8 +134,9 @@ TEST_CASE("every shipped profile x variant x format x gpus: the real validators 
             }
           }
         }
-  for (auto& [text, problem] : compose) CHECK_MESSAGE(problem.get() == "", text);
-  for (auto& [file, problem] : rv::k8s_problems(k8s_files)) CHECK_MESSAGE(problem == "", file);
+  // (no structured bindings inside CHECK_MESSAGE: clang 14 cannot capture them)
+  for (auto& tp : compose) CHECK_MESSAGE(tp.second.get() == "", tp.first);
+  for (auto& fp : rv::k8s_problems(k8s_files)) CHECK_MESSAGE(fp.second == "", fp.first);
   // The matrix is what it says: per profile 2 variants x 3 formats x 4 gpus values, each rendered or refused.
   CHECK(rendered + refusals == int(profiles.size()) * 24);
   CHECK(rendered >=

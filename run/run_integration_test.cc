@@ -70,8 +70,8 @@ TEST_CASE("run-config renders what the real validators accept, and refuses what 
     REQUIRE(gpu.exit_code == 0);
     CHECK(gpu.out.find("nvidia.com/gpu: \"1\"") != std::string::npos);  // auto on Kubernetes: one GPU
     write_file_atomic(d.path / "gpu-job.yaml", gpu.out);
-    for (auto& [file, problem] : rv::k8s_problems({d.path / "cpu-job.yaml", d.path / "gpu-job.yaml"}))
-      CHECK_MESSAGE(problem == "", file);
+    for (auto& fp : rv::k8s_problems({d.path / "cpu-job.yaml", d.path / "gpu-job.yaml"}))
+      CHECK_MESSAGE(fp.second == "", fp.first);
   }
   SUBCASE("compose passes docker-compose config") {
     auto r = cli({"run-config", "docker-daemon:" + std::string(kGpu), "--profile", project, "--format", "compose"});

@@ -100,14 +100,14 @@ TEST_CASE(
       smoke({img, "--profile", "base", "--set", "gpus=0", "--set", "ulimit.memlock=8388608", "--set", "ipc=host"}, 0);
   const json& argv = j["docker"]["argv"];
   INFO(argv.dump());
-  for (auto [flag, value] : std::vector<std::pair<const char*, const char*>>{{"--network", "none"},
-                                                                             {"--cap-drop", "ALL"},
-                                                                             {"--security-opt", "no-new-privileges"},
-                                                                             {"--pids-limit", "4096"},
-                                                                             {"--log-driver", "none"},
-                                                                             {"--user", "1000:1000"},
-                                                                             {"--ulimit", "memlock=8388608"}})
-    CHECK_MESSAGE(has_seq(argv, flag, value), flag);
+  for (auto fv : std::vector<std::pair<const char*, const char*>>{{"--network", "none"},
+                                                                  {"--cap-drop", "ALL"},
+                                                                  {"--security-opt", "no-new-privileges"},
+                                                                  {"--pids-limit", "4096"},
+                                                                  {"--log-driver", "none"},
+                                                                  {"--user", "1000:1000"},
+                                                                  {"--ulimit", "memlock=8388608"}})
+    CHECK_MESSAGE(has_seq(argv, fv.first, fv.second), fv.first);
   CHECK_FALSE(has_seq(argv, "--ipc", "host"));
   CHECK(j["probe"]["paddle"]["run_check"]["works_on"] == "cpu");
   CHECK(j["verdict"]["warnings"].dump().find("'--ipc host' not applied") != std::string::npos);
