@@ -71,13 +71,21 @@ void attest(NightlyCell& c, EVP_PKEY& key, const image::RegistryOptions& ro) {
 
 }  // namespace
 
-nlohmann::json judgement_with_history(const smoke::Judgement& j, const std::string& records_file) {
-  nlohmann::json out = j.to_json();
-  smoke::RecordStore store(records_file);
+ThroughputPoint judgement_with_history(const smoke::Judgement& j, const std::string& records_file) {
   const auto& r = j.record;
-  out["history"] = nlohmann::json::array();
+  ThroughputPoint out{.metric = r.metric,
+                      .unit = r.unit,
+                      .gpu = r.gpu,
+                      .driver = r.driver,
+                      .value = r.value,
+                      .status = j.status,
+                      .floor = j.floor,
+                      .median = j.median,
+                      .history_runs = j.history_runs,
+                      .notes = j.notes};
+  smoke::RecordStore store(records_file);
   for (auto& h : store.query({.tag = r.tag, .gpu = r.gpu, .driver = r.driver, .metric = r.metric, .limit = 30}))
-    out["history"].push_back({{"time", h.time}, {"value", h.value}});
+    out.history.push_back({h.time, h.value});
   return out;
 }
 

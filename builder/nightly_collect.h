@@ -47,6 +47,6 @@ NightlyReport collect_results(const CollectOptions& o);
 
 // A judgement plus its series' last 30 values (same tag, GPU, driver, metric)
 // for the report's chart; the nightly's own smoke and collect both use it.
-nlohmann::json judgement_with_history(const smoke::Judgement& j, const std::string& records_file);
+ThroughputPoint judgement_with_history(const smoke::Judgement& j, const std::string& records_file);
 
 }  // namespace imgtool::builder

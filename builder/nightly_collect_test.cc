@@ -153,8 +153,8 @@ TEST_CASE(
     const auto& c = cell(out, kTag);
     CHECK(c.smoke.status == SmokeStatus::pass);
     REQUIRE(c.smoke.throughput.size() == 1);
-    CHECK(c.smoke.throughput[0]["status"] == "ok");
-    CHECK(c.smoke.throughput[0]["gpu"] == "NVIDIA H100 80GB HBM3");
+    CHECK(c.smoke.throughput[0].status == CheckStatus::kPass);
+    CHECK(c.smoke.throughput[0].gpu == "NVIDIA H100 80GB HBM3");
     now += 86400;
   }
   smoke::RecordStore store(db);
@@ -167,8 +167,8 @@ TEST_CASE(
   const auto& c = cell(out, kTag);
   CHECK(c.smoke.status == SmokeStatus::fail);
   REQUIRE(c.smoke.throughput.size() == 1);
-  CHECK(c.smoke.throughput[0]["status"] == "fail");
-  CHECK(c.smoke.throughput[0]["history"].size() == 5);
+  CHECK(c.smoke.throughput[0].status == CheckStatus::kFail);
+  CHECK(c.smoke.throughput[0].history.size() == 5);
   CHECK_FALSE(c.smoke.reasons.empty());
 }
 

@@ -81,7 +81,58 @@ const json& part(const json& j, const char* key) {
   return j.contains(key) && j[key].is_object() ? j[key] : none;
 }
 
+double number(const json& j, const char* key, double fallback = 0) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+std::optional<double> maybe_number(const json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+std::string text(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+const Names<CheckStatus> kVerdict = {
+    {CheckStatus::kPass, "ok"}, {CheckStatus::kWarn, "warn"}, {CheckStatus::kFail, "fail"}};
+
 }  // namespace
+
+void to_json(json& j, const ThroughputPoint& t) {
+  json history = json::array();
+  for (auto& h : t.history) history.push_back({{"time", h.time}, {"value", h.value}});
+  j = {{"metric", t.metric},
+       {"value", t.value},
+       {"unit", t.unit},
+       {"status", name_of(kVerdict, t.status)},
+       {"gpu", t.gpu},
+       {"driver", t.driver},
+       {"history_runs", t.history_runs},
+       {"notes", t.notes},
+       {"floor", t.floor ? json(*t.floor) : json(nullptr)},
+       {"median", t.median ? json(*t.median) : json(nullptr)},
+       {"history", history}};
+}
+
+// Lenient as the report's other detail fields: what is missing or mistyped reads as empty, except a
+// verdict word nobody knows or a count that is not an integer (the report's error, InputError).
+void from_json(const json& j, ThroughputPoint& t) {
+  const json& r = j.contains("record") && j["record"].is_object() ? j["record"] : j;  // older reports nested it
+  t.metric = text(r, "metric");
+  t.unit = text(r, "unit");
+  t.gpu = text(r, "gpu");
+  t.driver = text(r, "driver");
+  t.value = number(r, "value");
+  t.status = j.contains("status") ? parse(kVerdict, j, "status") : CheckStatus::kPass;
+  t.floor = maybe_number(j, "floor");
+  t.median = maybe_number(j, "median");
+  t.history_runs = integer<int>(j, "history_runs", 0);
+  t.notes = strings(j, "notes");
+  t.history.clear();
+  for (auto& h : j.value("history", json::array()))
+    if (h.is_object()) t.history.push_back({integer<int64_t>(h, "time", 0), number(h, "value")});
+}
 
 std::string to_string(SmokeStatus s) { return name_of(kSmoke, s); }
 std::string to_string(GateStatus s) { return name_of(kGate, s); }
@@ -144,7 +195,10 @@ void from_json(const json& j, SmokeStep& s) {
   s.seconds = j.value("seconds", 0.0);
   s.reasons = strings(j, "reasons");
   s.warnings = strings(j, "warnings");
-  s.throughput = j.contains("throughput") && j["throughput"].is_array() ? j["throughput"] : json::array();
+  s.throughput.clear();
+  if (j.contains("throughput") && j["throughput"].is_array())
+    for (auto& t : j["throughput"])
+      if (t.is_object()) s.throughput.push_back(t.get<ThroughputPoint>());
   s.error = j.value("error", "");
   s.source = j.value("source", "");
   s.evidence = j.contains("evidence") ? j["evidence"] : json();

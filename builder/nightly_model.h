@@ -15,12 +15,15 @@
 //            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error,
 //            dated_tag}}]}
 #pragma once
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "builder/build_driver.h"
+#include "core/check_row.h"
 
 namespace imgtool::builder {
 
@@ -44,11 +47,28 @@ struct BuildStep {
   bool ok() const { return status != CellStatus::failed; }
 };
 
+// One judged throughput metric of a cell (smoke::Judgement) with its series' history, typed; its
+// JSON is flat: {metric, value, unit, status: ok|warn|fail, gpu, driver, floor, median,
+// history_runs, notes, history: [{time, value}…]} (a report's older nested {"record": {…}} is read too).
+struct ThroughputPoint {
+  std::string metric, unit, gpu, driver;
+  double value = 0;
+  CheckStatus status = CheckStatus::kPass;
+  std::optional<double> floor, median;
+  int history_runs = 0;
+  std::vector<std::string> notes;
+  struct Earlier {
+    int64_t time = 0;
+    double value = 0;
+  };
+  std::vector<Earlier> history;  // the series' stored runs, as the records store returns them
+};
+
 struct SmokeStep {
   SmokeStatus status = SmokeStatus::skipped;
   double seconds = 0;
   std::vector<std::string> reasons, warnings;
-  nlohmann::json throughput = nlohmann::json::array();  // smoke::Judgement JSON + "history"
+  std::vector<ThroughputPoint> throughput;
   std::string error;
   std::string source;       // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
   nlohmann::json evidence;  // smoke::to_predicate of how it was smoked (smoke/evidence.h); null = none
@@ -123,6 +143,8 @@ struct NightlyReport {
   std::vector<std::string> without_hardware_evidence() const;
 };
 
+void to_json(nlohmann::json& j, const ThroughputPoint& t);
+void from_json(const nlohmann::json& j, ThroughputPoint& t);
 void to_json(nlohmann::json& j, const SmokeStep& s);
 void from_json(const nlohmann::json& j, SmokeStep& s);
 void to_json(nlohmann::json& j, const NightlyCell& c);

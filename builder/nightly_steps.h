@@ -27,9 +27,9 @@ struct SmokeOutcome {
   bool passed = false;
   std::vector<std::string> reasons;  // why it failed (the smoke's diagnosis)
   std::vector<std::string> warnings;
-  nlohmann::json detail;      // the smoke result as JSON (probe document, verdict…)
-  nlohmann::json throughput;  // [{metric, value, unit, status, floor, median}…]
-  nlohmann::json evidence;    // smoke::to_predicate: how it was smoked (smoke/evidence.h)
+  nlohmann::json detail;                    // the smoke result as JSON (probe document, verdict…)
+  std::vector<ThroughputPoint> throughput;  // each metric judged, with its series' history
+  nlohmann::json evidence;                  // smoke::to_predicate: how it was smoked (smoke/evidence.h)
 };
 
 struct GateOutcome {

@@ -33,7 +33,7 @@ class FakeSteps : public NightlySteps {
   std::map<std::string, std::string> registry;  // tag -> digest
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("smoke " + g.cell.tag);
-    if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, json::array()};
+    if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, {}};
     return {true,
             {},
             {},
@@ -43,7 +43,8 @@ class FakeSteps : public NightlySteps {
                           {"unit", "TFLOP/s"},
                           {"status", "ok"},
                           {"floor", 1.0},
-                          {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})};
+                          {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})
+                .get<std::vector<ThroughputPoint>>()};
   }
   // A cell named "lying…" carries labels its contents contradict.
   GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
@@ -502,4 +503,30 @@ TEST_CASE("nightly report, KB --kb-check: up to date, stale releases listed, pag
   write_report(f.root / "s2",
                run_nightly({f.cell("gpu", "gpu")}, kb_checked(f.options(), recorded_index()), docker, store, &steps));
   CHECK(merge_reports({f.root / "s1", f.root / "s2"}, f.root / "merged").kb.check == KbCheckStatus::up_to_date);
+}
+
+TEST_CASE("throughput points are typed: the report's JSON round-trips, an older nested record is read") {
+  ThroughputPoint p{.metric = "gemm_fp16",
+                    .unit = "TFLOP/s",
+                    .gpu = "NVIDIA H200",
+                    .driver = "580.159.04",
+                    .value = 789.96,
+                    .status = CheckStatus::kWarn,
+                    .floor = 296.7,
+                    .history_runs = 2,
+                    .notes = {"below the median"},
+                    .history = {{1, 780.0}, {2, 795.5}}};
+  json j = p;
+  CHECK(j["status"] == "warn");
+  CHECK(j["median"].is_null());
+  auto back = j.get<ThroughputPoint>();
+  CHECK(json(back) == j);
+  json old = {{"record", {{"metric", "bandwidth_copy"}, {"value", 3808.7}, {"unit", "GB/s"}, {"gpu", "NVIDIA H200"}}},
+              {"status", "fail"}};
+  auto o = old.get<ThroughputPoint>();
+  CHECK(o.metric == "bandwidth_copy");
+  CHECK(o.value == 3808.7);
+  CHECK(o.status == CheckStatus::kFail);
+  CHECK_THROWS_AS((json{{"metric", "m"}, {"status", "great"}}.get<ThroughputPoint>()), InputError);
+  CHECK_THROWS_AS((json{{"metric", "m"}, {"history_runs", 1e300}}.get<ThroughputPoint>()), InputError);
 }

@@ -12,6 +12,7 @@
 #include "core/junit.h"
 #include "core/refname.h"
 #include "core/strings.h"
+#include "smoke/records_judge.h"
 
 namespace imgtool::builder {
 namespace {
@@ -46,29 +47,19 @@ std::string headline(const NightlyReport& r) {
          std::to_string(r.docker_builds) + " docker build(s); " + fixed(r.seconds) + " s";
 }
 
-// A throughput entry (smoke::Judgement::to_json: flat metric/value/unit) field.
-std::string metric_field(const json& t, const char* key) {
-  return t.contains("record") ? str(t["record"], key) : str(t, key);
-}
-
-double metric_value(const json& t) {
-  const json& r = t.contains("record") ? t["record"] : t;
-  return r.contains("value") && r["value"].is_number() ? r["value"].get<double>() : 0.0;
-}
-
 // One sparkline per metric: this run's value last, earlier runs before it, the floor dashed.
-std::string metric_svg(const json& t, int y0, int width, int height) {
+std::string metric_svg(const ThroughputPoint& t, int y0, int width, int height) {
   std::vector<double> values;
-  for (auto& h : t.value("history", json::array())) values.push_back(h.value("value", 0.0));
-  double value = metric_value(t);
+  for (auto& h : t.history) values.push_back(h.value);
+  double value = t.value;
   if (values.empty() || values.back() != value) values.push_back(value);
-  double floor = t.contains("floor") && t["floor"].is_number() ? t["floor"].get<double>() : 0;
+  double floor = t.floor.value_or(0);
   double hi = std::max(*std::max_element(values.begin(), values.end()), floor) * 1.1;
   if (hi <= 0) hi = 1;
   auto y = [&](double v) { return y0 + height - static_cast<int>(v / hi * height); };
   std::ostringstream s;
   int left = 170, span = width - left - 90;
-  std::string metric = metric_field(t, "metric"), unit = metric_field(t, "unit");
+  const std::string &metric = t.metric, &unit = t.unit;
   s << "<text x=\"4\" y=\"" << y0 + height / 2 + 4 << "\">" << xml_escape(metric) << "</text>";
   s << "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"";
   for (size_t i = 0; i < values.size(); ++i)
@@ -76,9 +67,9 @@ std::string metric_svg(const json& t, int y0, int width, int height) {
       << ' ';
   s << "\"/>";
   s << "<circle cx=\"" << left + span << "\" cy=\"" << y(value) << "\" r=\"3\" fill=\""
-    << (t.value("status", "ok") == "ok"     ? "#2ca02c"
-        : t.value("status", "ok") == "warn" ? "#ff7f0e"
-                                            : "#d62728")
+    << (t.status == CheckStatus::kPass   ? "#2ca02c"
+        : t.status == CheckStatus::kWarn ? "#ff7f0e"
+                                         : "#d62728")
     << "\"/>";
   if (floor > 0)
     s << "<line x1=\"" << left << "\" x2=\"" << left + span << "\" y1=\"" << y(floor) << "\" y2=\"" << y(floor)
@@ -211,7 +202,7 @@ void check_tags(const fs::path& file, const NightlyReport& r) {
 }  // namespace
 
 std::string render_svg_chart(const NightlyCell& cell) {
-  const json& tp = cell.smoke.throughput;
+  const auto& tp = cell.smoke.throughput;
   if (tp.empty()) {
     std::string why = cell.smoke.status == SmokeStatus::skipped ? "smoke did not run"
                                                                 : "no throughput measured (GPU part did not run)";
@@ -226,7 +217,7 @@ std::string render_svg_chart(const NightlyCell& cell) {
   std::ostringstream body;
   std::string device = "\x01";
   for (auto& t : tp) {
-    std::string dev = metric_field(t, "gpu");
+    const std::string& dev = t.gpu;
     if (dev != device) {
       device = dev;
       body << "<text class=\"device\" x=\"4\" y=\"" << y + 14 << "\" fill=\"#444\" font-weight=\"bold\">"
@@ -303,9 +294,8 @@ void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous)
   for (auto& ch : c.changes) s << "\n  - " << escape_md(ch);
   s << "\n";
   for (auto& t : c.smoke.throughput)
-    s << "- throughput " << metric_field(t, "metric") << ": " << metric_field(t, "value") << ' '
-      << metric_field(t, "unit") << " (" << str(t, "status") << ")"
-      << (metric_field(t, "gpu").empty() ? "" : " on " + metric_field(t, "gpu")) << "\n";
+    s << "- throughput " << escape_md(t.metric) << ": " << json(t.value).dump() << ' ' << escape_md(t.unit) << " ("
+      << smoke::verdict_word(t.status) << ")" << (t.gpu.empty() ? "" : " on " + escape_md(t.gpu)) << "\n";
 }
 
 void html_details(std::ostream& s, const std::string& summary, const std::vector<std::string>& lines) {

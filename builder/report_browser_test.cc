@@ -40,7 +40,7 @@ NightlyCell cell(const std::string& tag, bool ok, json throughput, std::vector<L
              .reasons = ok ? std::vector<std::string>{}
                            : std::vector<std::string>{"paddle: CPU-only Paddle build in a gpu image"},
              .warnings = {"shm: /dev/shm is 64 MiB, below 1 GiB (fix: docker run --shm-size 2g)"},
-             .throughput = throughput};
+             .throughput = throughput.get<std::vector<ThroughputPoint>>()};
   c.gate.status = ok ? GateStatus::pass : GateStatus::skipped;
   if (ok)
     c.publish = {PublishStatus::published,         4,     "127.0.0.1:5000/ai/paddle-local:" + tag,

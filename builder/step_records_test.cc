@@ -12,14 +12,19 @@ TEST_CASE("the nightly's state records are typed: smoke, gate and publish round-
   imgtool::testing::ScratchDir d("step-records");
   StateStore store(d.path / "state");
   SmokeStep passed{.status = SmokeStatus::pass, .seconds = 12.5, .reasons = {}, .warnings = {"shm 64 MB"}};
-  passed.throughput = nlohmann::json::array({{{"metric", "gemm_fp16"}, {"value", 790.0}, {"status", "ok"}}});
+  passed.throughput = {
+      {.metric = "gemm_fp16", .unit = "TFLOP/s", .gpu = "NVIDIA H200", .value = 790.0, .floor = 300.0}};
   record_smoke(store, "t1", "sha256:img|gpus=all", passed);
   auto cached = passed_smoke(store, "t1", "sha256:img|gpus=all");
   REQUIRE(cached);
   CHECK(cached->status == SmokeStatus::cached);  // a record is never a fresh pass
   CHECK(cached->seconds == 0);
   CHECK(cached->warnings == passed.warnings);
-  CHECK(cached->throughput == passed.throughput);
+  REQUIRE(cached->throughput.size() == 1);
+  CHECK(cached->throughput[0].metric == "gemm_fp16");
+  CHECK(cached->throughput[0].value == 790.0);
+  CHECK(cached->throughput[0].floor == 300.0);
+  CHECK_FALSE(cached->throughput[0].median);
   CHECK_FALSE(passed_smoke(store, "t1", "sha256:img|gpus=0"));  // another key
   record_smoke(store, "t2", "k", {.status = SmokeStatus::fail, .reasons = {"no GPU"}});
   CHECK_FALSE(passed_smoke(store, "t2", "k"));  // only a pass is reused
