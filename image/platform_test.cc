@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "core/error.h"
 #include "core/hash.h"
 
@@ -14,8 +16,10 @@ using nlohmann::json;
 
 namespace {
 
-Manifest index_of(json entries) {
-  return Manifest{json{{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", entries}}.dump(),
+// A vector, not a json: `{entry(x)}` into a json parameter is an array under gcc but a copy of the
+// entry under clang (nlohmann's single-element brace initialisation), which the CI build uses.
+Manifest index_of(const std::vector<json>& entries) {
+  return Manifest{json{{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", json(entries)}}.dump(),
                   media::kOciIndex};
 }
 
