@@ -301,8 +301,9 @@ TEST_CASE("control characters in a shard report reach neither the terminal nor r
       {"smoke", {{"status", "fail"}, {"reasons", {std::string("paddle: import failed \0 here", 28) + esc}}}},
       {"gate", {{"status", "skipped"}, {"error", "smoke did not pass" + esc}}},
       {"publish", {{"status", "failed"}, {"digest", "sha256:" + esc}, {"error", "HTTP 403 DENIED: " + esc}}}};
-  nlohmann::json report = {
-      {"kind", "imgtool-nightly-report"}, {"kb", {{"version", "2026.11.3" + esc}}}, {"cells", {cell}}};
+  nlohmann::json report = {{"kind", "imgtool-nightly-report"},
+                           {"kb", {{"version", "2026.11.3" + esc}}},
+                           {"cells", nlohmann::json::array({cell})}};
   write(d.path / "shard" / "nightly.json", report.dump());
   auto out = d.path / "merged";
   auto r = cli({"nightly", "merge", (d.path / "shard").string(), "--report", out.string()});
@@ -321,7 +322,7 @@ TEST_CASE("control characters in a shard report reach neither the terminal nor r
 
   // A tag with ESC is refused as the report is read; the message shows it escaped.
   cell["tag"] = "3.2.0\u001b[2J";
-  report["cells"] = {cell};
+  report["cells"] = nlohmann::json::array({cell});  // not {cell}: under clang a copy of cell, not an array
   write(d.path / "evil" / "nightly.json", report.dump());
   auto t = cli({"nightly", "merge", (d.path / "evil").string(), "--report", (d.path / "m2").string()});
   check_refused(t, "cell tag: expected a Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), found '3.2.0\\x1b[2J'");
