@@ -10,8 +10,11 @@
 #     the debootstrap rootfs tarball), so the number measures imgtool and Docker, not the network;
 #   - the demo's images are removed (paddle-local:*, imgtool-base/*, imgtool-stage/*) and the
 #     dangling ones pruned, so the Debian base is imported, the CUDA base and both cells built anew.
-# The compile that `make demo` does counts (ccache is shared, so both compile from the same cache).
+# The compile that `make demo` does counts, with ccache off for both (CCACHE_DISABLE=1): a fresh
+# machine has no compiler cache, and a shared one would favour whichever revision was compiled last.
 # On a truly fresh machine add the downloads (about 2 GB of wheels) and debootstrap to both sides.
+# Each side's log gets phase times from the cache folder's timestamps: before the nightly (compile
+# and fixtures, side by side), the nightly, after it (OCI layout copy, verify, the no-op nightly).
 #
 # Prints each side's wall time and after/before; OUT=dir keeps both demos' logs (default a temp folder).
 set -euo pipefail
@@ -37,11 +40,25 @@ run_demo() {  # run_demo NAME REV -> prints seconds
   cold "$cache"
   local t0 t1 rc=0
   t0=$(date +%s.%N)
-  (cd "$wt" && IMGTOOL_CACHE="$cache" make demo) >"$OUT/$name.log" 2>&1 || rc=$?
+  (cd "$wt" && CCACHE_DISABLE=1 IMGTOOL_CACHE="$cache" make demo) >"$OUT/$name.log" 2>&1 || rc=$?
   t1=$(date +%s.%N)
   git -C "$ROOT" worktree remove --force "$wt" >/dev/null 2>&1 || true
   [ "$rc" = 0 ] || { echo "demo-cold: make demo at $rev failed (rc $rc); log: $OUT/$name.log" >&2; exit 1; }
+  phases "$name" "$cache" "$t0" "$t1" >&2
   python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$t1"
+}
+
+# phases NAME CACHE T0 T1: the nightly starts when it makes CACHE/logs and ends with its last state.db write.
+phases() {
+  python3 - "$@" <<'PY'
+import os, sys
+name, cache, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+try:
+    start, end = os.stat(os.path.join(cache, "logs")).st_mtime, os.stat(os.path.join(cache, "state.db")).st_mtime
+    print("demo-cold: %s: before the nightly %.0f s, nightly %.0f s, after it %.0f s" % (name, start - t0, end - start, t1 - end))
+except OSError as e:
+    print("demo-cold: %s: no phase times (%s)" % (name, e))
+PY
 }
 
 echo "demo-cold: $(git -C "$ROOT" rev-parse --short "$BEFORE") (before) vs $(git -C "$ROOT" rev-parse --short "$AFTER") (after); logs in $OUT" >&2
