@@ -7,7 +7,7 @@
 
 namespace imgtool::host {
 
-const char* to_string(Status s) { return s == Status::kPass ? "ok" : status_name(s); }
+const char* to_string(Status s) { return ok_name(s); }
 
 bool DoctorReport::failed() const { return any_failed(rows); }
 

@@ -157,7 +157,7 @@ std::vector<Record> records_from_probe(const json& probe, const std::string& dig
   return out;
 }
 
-const char* verdict_word(CheckStatus s) { return s == CheckStatus::kPass ? "ok" : status_name(s); }
+const char* verdict_word(CheckStatus s) { return ok_name(s); }
 
 json Judgement::to_json() const {
   json j = {{"metric", record.metric},        {"value", record.value}, {"unit", record.unit},
