@@ -37,6 +37,17 @@ using imgtool::engine::FakeEngine;
 
 namespace {
 
+// A Unix socket that accepts connections and never answers: an engine that hangs.
+int silent_engine(const fs::path& sock) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 64) == 0);
+  return fd;
+}
+
 struct Fixture {
   fs::path root = fs::temp_directory_path() / ("imgtool-builder-test-" + std::to_string(::getpid()));
   Fixture() {
@@ -317,12 +328,7 @@ TEST_CASE("one run per state folder: a second imgtool process is refused while t
   Fixture f;
   fs::path sock = f.root / "silent.sock", state = f.root / "state", wh = f.root / "wh";
   write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
-  int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
-  REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(silent, 64) == 0);
+  int silent = silent_engine(sock);
   std::string bin = imgtool::testing::imgtool_bin(), matrix = imgtool::testing::source_dir() + "/matrix/local.yaml";
   RunOptions o;
   o.env = {{"IMGTOOL_WHEELHOUSE", wh.string()}, {"DOCKER_HOST", "unix://" + sock.string()}};
@@ -380,12 +386,7 @@ TEST_CASE("a killed imgtool leaves no private temp folder behind (SIGTERM, SIGIN
     fs::path sock = f.root / "silent.sock", state = f.root / "state", wh = f.root / "wh", tmp = f.root / "tmp";
     fs::create_directories(tmp);
     write_file_atomic(wh / "paddlepaddle-3.3.1-cp311-cp311-manylinux1_x86_64.whl", "paddle wheel");
-    int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
-    REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(silent, 64) == 0);
+    int silent = silent_engine(sock);
     std::string bin = imgtool::testing::imgtool_bin(), matrix = imgtool::testing::source_dir() + "/matrix/local.yaml";
     pid_t pid = ::fork();
     if (pid == 0) {
