@@ -84,7 +84,9 @@ BuildResult build_with_retry(Run& run, const BuildRequest& req, const std::strin
   }
 }
 
-// Last non-empty line of a failed build's output: usually the RUN step's error.
+// Last non-empty line of a failed build's output: usually the RUN step's error ("The command '…'
+// returned a non-zero code: 4"). A long one keeps its start and its end, where the exit code is:
+// a RUN of several commands is a long line.
 std::string last_line(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
@@ -93,7 +95,7 @@ std::string last_line(const std::string& text) {
         line.find("BuildKit is currently disabled") == std::string::npos &&
         line.find("environment-variable.") == std::string::npos)
       last = line;
-  return last.size() > 240 ? last.substr(0, 240) + "…" : last;
+  return last.size() > 240 ? last.substr(0, 120) + " … " + last.substr(last.size() - 110) : last;
 }
 
 std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int attempts) {

@@ -107,6 +107,22 @@ TEST_CASE("a transient failure is retried, then succeeds") {
   CHECK(read_file(rep.cells[0].log).find("transient failure") != std::string::npos);
 }
 
+TEST_CASE(
+    "a failed RUN of many commands keeps its exit code in the cell's error (the start and the end of a long line)") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a", "3.11")};
+  FakeEngine docker;
+  docker.build_script["paddle:a"] = {"The command '/bin/bash -o pipefail -c { missing=\"\"; " + std::string(500, 'x') +
+                                     " && useradd paddle' returned a non-zero code: 4"};
+  StateStore store(f.root / "state");
+  auto rep = build_cells(cells, f.options(), docker, store);
+  REQUIRE(rep.cells[0].status == CellStatus::failed);
+  CHECK(rep.cells[0].error.find("The command '/bin/bash -o pipefail -c { missing=") != std::string::npos);
+  CHECK(rep.cells[0].error.find(" … ") != std::string::npos);
+  CHECK(rep.cells[0].error.find("useradd paddle' returned a non-zero code: 4") != std::string::npos);
+  CHECK(rep.cells[0].error.size() < 300);
+}
+
 TEST_CASE("a deterministic failure is not retried, and fails its cell alone") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a", "3.10"), f.cell("b", "3.11"), f.cell("c", "3.12")};

@@ -19,11 +19,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 using strings::xml_escape;
 
 // One Markdown table cell or line: printable (no control character of a shard's or an image's

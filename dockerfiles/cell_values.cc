@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -16,6 +17,8 @@ namespace {
 using matrix::Cell;
 
 const char* kHashLabelKey = labels::kInputsHash;
+// The hash goes on the last line of the LABEL instruction the labels table renders (one step).
+const char* kHashLinePrefix = "      ";
 
 // The pinned-requirement matcher written out (std::regex recursed once per character: a long
 // matrix value crashed generate). run_of: the end of the run of [A-Za-z0-9] and `extra` from `at`.
@@ -194,16 +197,36 @@ std::string render_labels(const SourceFile& table, const Values& values, std::ma
 }
 
 std::string inputs_hash_label(const std::string& inputs_hash, const std::string& stage_key) {
-  return std::string("LABEL ") + kHashLabelKey + "=\"" + inputs_hash + "\" " + labels::kStageKey + "=\"" + stage_key +
-         "\"";
+  return std::string(kHashLinePrefix) + kHashLabelKey + "=\"" + inputs_hash + "\" " + labels::kStageKey + "=\"" +
+         stage_key + "\"";
 }
 
+std::string labels_before_hash(const std::string& labels) {
+  if (labels.empty()) return "LABEL \\\n";
+  std::string out = labels;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out + " \\\n";
+}
+
+// Drops the hash line and the continuation that led to it: the text the hash was taken over.
 std::string strip_inputs_hash_label(const std::string& dockerfile) {
-  std::string prefix = std::string("LABEL ") + kHashLabelKey + "=";
+  std::string prefix = std::string(kHashLinePrefix) + kHashLabelKey + "=";
   std::istringstream in(dockerfile);
-  std::string line, out;
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) != 0) out += line + "\n";
+  std::vector<std::string> kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) {
+      kept.push_back(line);
+      continue;
+    }
+    std::string& before = kept.empty() ? line : kept.back();
+    if (before == "LABEL \\")
+      kept.pop_back();
+    else if (before.size() >= 2 && before.compare(before.size() - 2, 2, " \\") == 0)
+      before.resize(before.size() - 2);
+  }
+  std::string out;
+  for (const auto& l : kept) out += l + "\n";
   return out;
 }
 

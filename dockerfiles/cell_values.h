@@ -47,11 +47,14 @@ std::string nvidia_require_cuda(const matrix::Cell& cell);
 std::string render_labels(const SourceFile& table, const Values& values,
                           std::map<std::string, std::string>* set = nullptr);
 
-// The separate instruction that carries the inputs hash and the cell's group key (cell_file.h:
-// group_key, derived from what is hashed). The hash is taken over the Dockerfile WITHOUT this
-// line (it cannot contain itself), so a reader recomputes it by deleting the line
-// (strip_inputs_hash_label).
+// The last line of the image's one LABEL instruction: the inputs hash and the cell's group key
+// (cell_file.h: group_key, derived from what is hashed); labels_before_hash() ends the labels
+// table's instruction with the continuation that leads to it (a LABEL of its own would be one
+// more build step: a container created and committed). The hash is taken over the Dockerfile
+// WITHOUT this line and that continuation (it cannot contain itself), so a reader recomputes it
+// by deleting them (strip_inputs_hash_label).
 std::string inputs_hash_label(const std::string& inputs_hash, const std::string& stage_key);
+std::string labels_before_hash(const std::string& labels);
 std::string strip_inputs_hash_label(const std::string& dockerfile);
 
 // The index used when a cell has neither a wheelhouse nor an index URL.

@@ -58,7 +58,7 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
       CHECK(df.find("--index-url \"https://pypi.org/simple\" \"tensorrt-cu12==10.5.0\"\n") != std::string::npos);
     if (dir.filename() == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0") {
       CHECK(df.find("--index-url \"https://pypi.ngc.nvidia.com\" \"nvidia-tensorrt==8.0.3.4\"\n") != std::string::npos);
-      CHECK(df.find("RUN python3.8 -m venv /opt/venv\n") != std::string::npos);
+      CHECK(df.find("    fi && \\\n    python3.8 -m venv /opt/venv\n") != std::string::npos);
       // nvidia/cuda's 11.2 cudnn image ships 8.1.1: the runtime image and cuDNN 8.2.1 from NVIDIA's repository.
       CHECK(df.find("FROM nvidia/cuda:11.2.2-runtime-ubuntu20.04 AS build\n") != std::string::npos);
       CHECK(df.find("apt-get install -y --no-install-recommends libcudnn8=8.2.1.32-1+cuda11.3") != std::string::npos);

@@ -90,6 +90,7 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
   file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
   std::string key = group_key(file.build, cell);
+  v["labels"] = labels_before_hash(v["labels"]);
   v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash, key);
   file.labels[labels::kInputsHash] = r.inputs_hash;
   file.labels[labels::kStageKey] = key;

@@ -73,7 +73,8 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
     std::string hash = j.at("inputs_hash");
     CHECK(hash == sha256_digest(read_file(dir / "inputs.txt")));
     std::string df = read_file(dir / "Dockerfile");
-    CHECK(contains(df, "LABEL io.imgtool.inputs-hash=\"" + hash + "\" io.imgtool.stage-key=\""));
+    CHECK(contains(
+        df, " \\\n      io.imgtool.inputs-hash=\"" + hash + "\" io.imgtool.stage-key=\""));  // the LABEL's last line
     CHECK(contains(df, "io.imgtool.paddle=\"" + c.paddle + "\""));
     CHECK(contains(df, "io.imgtool.tag=\"" + c.tag + "\""));
     CHECK(contains(df, "io.imgtool.kb-version=\"" + std::string(kKb) + "\""));
@@ -121,7 +122,7 @@ TEST_CASE(
   CHECK(df.find("apt-mark hold") < df.find("COPY --from=build /opt/venv"));  // as root, before USER
   CHECK(contains(df, "io.imgtool.cuda-archs=\"sm_61,sm_70,sm_75,sm_80,sm_86\""));
   CHECK(contains(df, "io.imgtool.min-driver=\"470.82.01\""));
-  CHECK(contains(df, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=11.2 driver>=470.82.01\""));
+  CHECK(contains(df, "    NVIDIA_REQUIRE_CUDA=\"cuda>=11.2 driver>=470.82.01\" \\\n"));
   // The generated Dockerfile passes the lint and BuildKit's parser like every other.
   CHECK(lint_text(df, "Dockerfile").empty());
   // A Paddle 3.x cell (its wheel brings CUDA) gets neither.
@@ -140,8 +141,16 @@ TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   std::string gpu = read_file(d.path / "out" / cells[0].tag / "Dockerfile");
   CHECK(contains(gpu,
                  "FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04@sha256:" + std::string(64, 'a') + " AS build\n"));
-  CHECK(contains(gpu, "ENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\" \\\n"));
-  CHECK(contains(gpu, "    NVIDIA_DRIVER_CAPABILITIES=compute,utility\n"));  // the runtime mounts libcuda.so
+  CHECK(contains(gpu, "    NVIDIA_REQUIRE_CUDA=\"cuda>=12.6 driver>=525.60.13\" \\\n"));
+  CHECK(contains(gpu, "    NVIDIA_DRIVER_CAPABILITIES=compute,utility \\\n"));  // the runtime mounts libcuda.so
+  // One ENV and one RUN in the final stage, one LABEL with the hash as its last line: each
+  // instruction of the classic builder is a container created and committed.
+  std::string final_stage = gpu.substr(gpu.rfind("\nFROM "));
+  for (const char* instruction : {"\nENV ", "\nRUN ", "\nLABEL "}) {
+    size_t first = final_stage.find(instruction);
+    CHECK_MESSAGE((first != std::string::npos && final_stage.find(instruction, first + 1) == std::string::npos),
+                  instruction);
+  }
   CHECK(contains(gpu, "io.imgtool.cuda=\"12.6\""));
   CHECK(contains(gpu, "io.imgtool.cudnn=\"9.5\""));
   CHECK(contains(gpu, "io.imgtool.min-driver=\"525.60.13\""));

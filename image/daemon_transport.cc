@@ -151,8 +151,10 @@ std::string read_entry_string(struct archive* a) {
 }
 
 // Compresses the current entry into `out` and, while `stream` is set, into
-// the stream as well (dropped once its reader has abandoned it).
-CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, AtomicFile& out, GrowingBlob* stream) {
+// the stream as well (dropped once its reader has abandoned it); `tar`, while
+// set, gets the entry's bytes uncompressed (BlobEvents::tar).
+CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, AtomicFile& out, GrowingBlob* stream,
+                               GrowingBlob* tar) {
   using clk = std::chrono::steady_clock;
   double t_read = 0, t_comp = 0, t_out = 0;
   auto t0 = clk::now();
@@ -176,8 +178,12 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, Atomi
     if (rc == ARCHIVE_EOF) break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
       throw Error(std::string("docker save stream: ") + archive_error_string(a));
-    for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size()))  // a sparse hole (not in docker's tars)
-      comp.write(zeros.data(), static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size())));
+    for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size())) {  // a sparse hole (not in docker's tars)
+      size_t hole = static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size()));
+      if (tar && !tar->push(zeros.data(), hole)) tar = nullptr;
+      comp.write(zeros.data(), hole);
+    }
+    if (tar && !tar->push(static_cast<const char*>(p), n)) tar = nullptr;
     comp.write(static_cast<const char*>(p), n);
     at += static_cast<la_int64_t>(n);
     t_comp += std::chrono::duration<double>(clk::now() - r1).count();
@@ -222,13 +228,18 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
       known && cache_.find(*known))
     return;
   auto blob = cache_.new_blob();  // removed when an error leaves here without its commit
-  std::shared_ptr<GrowingBlob> stream;
+  std::shared_ptr<GrowingBlob> stream, tar;
   try {
     if (ev_.streaming) {
       stream = std::make_shared<GrowingBlob>(oci_layer_media_type(opt_.compression));
       ev_.streaming(stream);
     }
-    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), *blob, stream.get());
+    if (ev_.tar) {
+      tar = std::make_shared<GrowingBlob>(media::kOciLayerTar);
+      ev_.tar(tar);
+    }
+    CompressedLayer l = compress_entry(a, opt_.compression, jobs_of(opt_), *blob, stream.get(), tar.get());
+    if (tar) tar->end(Descriptor{media::kOciLayerTar, l.diff_id, l.uncompressed_size});
     // The stream ends once the blob is in place (a reader that gave up reads it from there),
     // before the cache's fsync'd bookkeeping: the upload's PUT need not wait for the disk.
     Descriptor d = cache_.commit(*blob, l, [&](const Descriptor& placed) {
@@ -239,6 +250,7 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
     if (ev_.ready && std::find(diff_ids.begin(), diff_ids.end(), l.diff_id) != diff_ids.end()) ev_.ready(d);
   } catch (...) {
     if (stream && !stream->descriptor()) stream->fail(std::current_exception());
+    if (tar && !tar->descriptor()) tar->fail(std::current_exception());
     throw;
   }
 }

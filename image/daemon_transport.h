@@ -18,7 +18,11 @@
 //                      cache file and the stream in the same pass (the copy
 //                      uploads it chunked as it is made). The stream is parsed without copies
 //                      (curl's chunks go to libarchive as they are; entry data is
-//                      taken with archive_read_data_block).
+//                      taken with archive_read_data_block). With BlobEvents::tar,
+//                      each saved layer's tar bytes go to a stream as well, as
+//                      they are compressed, for a reader of the contents
+//                      (the release gate: scan/stream_scans.h), which then
+//                      never inflates the blob it just made.
 //                      The manifest is an OCI manifest (OCI config/layer types).
 //   DaemonDestination  stages blobs in a temporary folder, then put_manifest()
 //                      writes a `docker save`-format tar and POSTs /images/load

@@ -87,6 +87,12 @@ struct BlobEvents {
   // A blob still being produced; empty = the consumer cannot take streams
   // (then the source announces the blob through `ready` once it is whole).
   std::function<void(std::shared_ptr<StreamingBlob>)> streaming;
+  // Each layer the source reads UNCOMPRESSED while it works (a daemon's save stream): its tar
+  // bytes as they are read, in the source's order; descriptor() at the end names it by its diff_id
+  // (media type kOciLayerTar). For a reader of the contents (scan/stream_scans.h), which then
+  // need not inflate the compressed blob again. A layer the source has already (cached) is not
+  // streamed; abandon() leaves the source to carry on without that stream.
+  std::function<void(std::shared_ptr<StreamingBlob>)> tar;
 };
 
 // Where a source's blobs already lie in a registry: a destination on the same registry can mount

@@ -15,6 +15,7 @@
 #include "image/docker_transport.h"
 #include "image/registry.h"
 #include "image/registry_repository.h"
+#include "matrix/kb.h"
 #include "release/publish.h"
 #include "sbom/inventory.h"
 #include "sbom/publish.h"
@@ -23,6 +24,7 @@
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
 #include "tests/test_images.h"
+#include "verify/release_gate.h"
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -224,4 +226,54 @@ TEST_CASE("publish with the SBOM attestation, verify, spdx-tools, dpkg/pip cross
     CHECK(row(report, "sbom.attestation").find("another image") != std::string::npos);
     CHECK(cli({"sbom", ref + ":3.3.1-cpu", "--key", k + ".pub"}).exit_code == 1);
   }
+}
+
+// The nightly's gate reads a built image once: every layer the docker save stream carries is
+// scanned as it goes by (no inflate of what was just compressed); with the layers already in the
+// cache, nothing is saved and they are read from it. Both reads give the same rows and the same
+// inventory (the SBOM publish attests).
+TEST_CASE("the release gate scans a saved image's layers from the save stream, once") {
+  ScratchDir d("gate-once");
+  std::string img = ensure_image("imgtool-test/gate-once:3.3.1",
+                                 "FROM " + paddle_cpu_image() +
+                                     "\nLABEL io.imgtool.paddle=3.3.1 io.imgtool.python=3.11 io.imgtool.variant=cpu "
+                                     "io.imgtool.tag=3.3.1\n",
+                                 d.path.string());
+  auto kb = matrix::KnowledgeBase::load_default();
+  auto gate = [&] {
+    image::DaemonSource src(img, {.cache_root = (d.path / "layers").string()});
+    return verify::release_gate(
+        {.ref = "docker-daemon:" + img, .source = &src, .tag = "3.3.1", .kb = &kb, .inventory = true});
+  };
+  verify::GateResult cold = gate();
+  verify::GateResult warm = gate();
+  size_t layers = warm.layer_reads.from_source;
+  CHECK(layers >= 2);
+  CHECK(cold.layer_reads.as_saved == layers);
+  CHECK(cold.layer_reads.from_source == 0);
+  CHECK(warm.layer_reads.as_saved == 0);
+  REQUIRE(cold.inventory);
+  REQUIRE(warm.inventory);
+  auto names = [](const sbom::Inventory& inv) {
+    std::vector<std::string> out;
+    for (const auto& p : inv.debs) out.push_back("deb " + p.name + "@" + p.version);
+    for (const auto& p : inv.python) out.push_back("py " + p.name + "@" + p.version + " " + p.site);
+    for (const auto& p : inv.nvidia) out.push_back("nv " + p.name + "@" + p.version);
+    return out;
+  };
+  CHECK(names(*cold.inventory).size() > 20);
+  CHECK(names(*cold.inventory) == names(*warm.inventory));
+  auto rows = [](const verify::GateResult& g) {
+    std::vector<std::string> out;
+    for (const auto& c : g.report.checks) out.push_back(c.id + " " + verify::status_name(c.status) + " " + c.found);
+    return out;
+  };
+  CHECK(rows(cold) == rows(warm));
+  for (const auto& c : cold.report.checks) CHECK_MESSAGE(c.status != verify::Status::kFail, c.id << ": " << c.found);
+  auto found = [&](const std::string& id) {  // read off the layers
+    for (const auto& c : cold.report.checks)
+      if (c.id == id) return c.found;
+    return std::string("absent");
+  };
+  CHECK(found("claims.paddle") == "paddlepaddle 3.3.1");
 }

@@ -34,6 +34,12 @@ struct ContentsTree::LayerScan {
   LayerStats stats;
 };
 
+struct ScannedLayer {
+  ContentsTree::LayerScan scan;
+  size_t entries = 0;  // what it counts against the caps once merged
+  int64_t kept = 0;
+};
+
 namespace {
 
 constexpr const char* kWhiteout = ".wh.";
@@ -156,6 +162,16 @@ std::string error_of(archive* a) {
   return e ? e : "unknown libarchive error";
 }
 
+Error entries_cap(const std::string& where, const ContentsLimits& limits) {
+  return Error(where + ": expected at most " + std::to_string(limits.max_entries) +
+               " tar entries in the image, found more (a hostile or broken layer?)");
+}
+
+Error kept_cap(const std::string& where, const ContentsLimits& limits) {
+  return Error(where + ": expected at most " + std::to_string(limits.max_kept_bytes) +
+               " bytes of kept small files in the image, found more (a hostile layer?)");
+}
+
 [[noreturn]] void rethrow_or(const ReadCtx& ctx, const std::string& message) {
   if (ctx.error) std::rethrow_exception(ctx.error);
   throw Error(message);
@@ -165,9 +181,7 @@ std::string error_of(archive* a) {
 
 ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, const std::string& where,
                                                 Budget& budget) const {
-  if (budget.entries.fetch_add(1) + 1 > limits_.max_entries)
-    throw Error(where + ": expected at most " + std::to_string(limits_.max_entries) +
-                " tar entries in the image, found more (a hostile or broken layer?)");
+  if (budget.entries.fetch_add(1) + 1 > limits_.max_entries) throw entries_cap(where, limits_);
   RawEntry r{normalize(checked_path(archive_entry_pathname(e), limits_.max_path, where, "path")), {}, {}};
   if (const char* hl = archive_entry_hardlink(e))
     r.hardlink = normalize(checked_path(hl, limits_.max_path, where, "link target"));
@@ -179,9 +193,7 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
   if (const char* l = archive_entry_symlink(e)) r.entry.link = checked_path(l, limits_.max_path, where, "link target");
   if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && keep_ && keep_(r.path, r.entry.size)) {
     int64_t n = r.entry.size;  // not negative: refused above
-    if (budget.kept.fetch_add(n) + n > limits_.max_kept_bytes)
-      throw Error(where + ": expected at most " + std::to_string(limits_.max_kept_bytes) +
-                  " bytes of kept small files in the image, found more (a hostile layer?)");
+    if (budget.kept.fetch_add(n) + n > limits_.max_kept_bytes) throw kept_cap(where, limits_);
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
   } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && examine_ && examine_(r.path)) {
     r.entry.gpu_code = std::make_shared<const GpuCode>(scan_code(a));
@@ -284,8 +296,8 @@ std::vector<LayerStats> ContentsTree::add_layers(const std::vector<LayerInput>& 
     for (size_t k; (k = next.fetch_add(1)) < layers.size() && !b.stop;) {
       size_t i = order[k];
       try {
-        auto blob = layers[i].open();
-        LayerScan s = scan(*blob, layers[i].where, b);
+        LayerScan s = layers[i].scanned ? merged_counts(*layers[i].scanned, layers[i].where, b)
+                                        : scan(*layers[i].open(), layers[i].where, b);
         std::lock_guard lk(mu);
         ready[i] = std::move(s);
       } catch (const Stopped&) {
@@ -315,6 +327,25 @@ std::vector<LayerStats> ContentsTree::add_layers(const std::vector<LayerInput>& 
   kept_bytes_ = b.kept;
   if (error) std::rethrow_exception(error);
   return stats;
+}
+
+std::shared_ptr<const ScannedLayer> ContentsTree::scan_unmerged(image::BlobReader& layer,
+                                                                const std::string& where) const {
+  Budget b;  // this layer alone: counted over all layers when add_layers merges it
+  auto out = std::make_shared<ScannedLayer>();
+  out->scan = scan(layer, where, b);
+  out->entries = b.entries;
+  out->kept = b.kept;
+  return out;
+}
+
+// A layer scan_unmerged() read, counted against the caps over all layers (a copy: the same
+// layer may sit twice in an image).
+ContentsTree::LayerScan ContentsTree::merged_counts(const ScannedLayer& l, const std::string& where,
+                                                    Budget& budget) const {
+  if (budget.entries.fetch_add(l.entries) + l.entries > limits_.max_entries) throw entries_cap(where, limits_);
+  if (budget.kept.fetch_add(l.kept) + l.kept > limits_.max_kept_bytes) throw kept_cap(where, limits_);
+  return l.scan;
 }
 
 bool ContentsTree::has_children(const std::string& dir) const {

@@ -58,12 +58,18 @@ struct ContentsLimits {
   int64_t max_kept_bytes = 64ll << 20;  // kept file bytes over all layers
 };
 
+// A layer read but not merged (ContentsTree::scan_unmerged): what its tar held, in tar order.
+struct ScannedLayer;
+
 // One layer for add_layers(): where it is (for messages) and how to open its
 // blob. open() runs on a scanning thread, only when that layer's turn comes.
 struct LayerInput {
   std::string where;
   std::function<std::unique_ptr<image::BlobReader>()> open;
   int64_t size = 0;  // blob size, a hint: the biggest layers are started first (longest job first)
+  // Already read (scan_unmerged: scan/stream_scans.h, the layer's tar as the image was saved):
+  // merged as it is, open() never called.
+  std::shared_ptr<const ScannedLayer> scanned;
 };
 
 // What scanning one layer read (for traces and the bench).
@@ -101,6 +107,12 @@ class ContentsTree {
   // entry); the tree then holds an unspecified prefix of the layers.
   std::vector<LayerStats> add_layers(const std::vector<LayerInput>& layers, unsigned jobs = 0);
 
+  // Reads one layer WITHOUT merging it, on the calling thread (any thread: only the tree's
+  // settings are read, so several may run at once), for layers that arrive out of order; merged
+  // later, in layer order, by add_layers (LayerInput::scanned). The caps hold for this layer
+  // here and over all layers when it is merged. Throws as add_layer() does.
+  std::shared_ptr<const ScannedLayer> scan_unmerged(image::BlobReader& layer, const std::string& where) const;
+
   const std::map<std::string, FsEntry>& entries() const { return entries_; }
   const FsEntry* find(const std::string& path) const;  // no symlink following
 
@@ -116,6 +128,7 @@ class ContentsTree {
   void erase_under(const std::string& dir, bool include_self);
   struct RawEntry;
   struct LayerScan;
+  friend struct ScannedLayer;
   struct Budget {  // the caps' counters, shared by concurrent scans
     std::atomic<size_t> entries{0};
     std::atomic<int64_t> kept{0};
@@ -123,6 +136,7 @@ class ContentsTree {
   };
   // scan() only reads keep_, limits_ and `budget`: safe on several threads at once.
   LayerScan scan(image::BlobReader& layer, const std::string& where, Budget& budget) const;
+  LayerScan merged_counts(const ScannedLayer& l, const std::string& where, Budget& budget) const;
   void apply(LayerScan&& s);
   RawEntry read_entry(::archive* a, ::archive_entry* e, const std::string& where, Budget& budget) const;
   std::map<std::string, FsEntry> entries_;

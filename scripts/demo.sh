@@ -10,8 +10,8 @@
 #      PyPI wheels), both cells built at once (-j 2), then each smoked, gated, pushed by digest,
 #      signed and tagged; on a host without a GPU the smoke runs with --no-gpu-host (gpu images
 #      judged up to the driver; the report says the GPU part was not run);
-#   4. an OCI layout copy of the published images (out/layout);
-#   5. signature + claims check of the published tags (imgtool verify), if available;
+#   4. an OCI layout copy of the published images (out/layout) and, side by side,
+#   5. signature + claims check of the published tags (imgtool verify);
 #   6. the same nightly again: nothing changed, so no build/smoke/push (timed);
 #   then a one-screen summary and where the report is. Exits non-zero if any step fails.
 #
@@ -113,24 +113,21 @@ PY
 )
 [ ${#PUBLISHED[@]} -gt 0 ] || die "no cell was published; report: $REPORT/report.md"
 
-if "$IMGTOOL" copy --help >/dev/null 2>&1; then
-  step "OCI layout copy"
-  for line in "${PUBLISHED[@]}"; do
-    read -r repo tag digest _ <<<"$line"
-    "$IMGTOOL" copy "docker://$repo:$tag" "oci:$OUT/layout:$tag" >/dev/null || die "copy to oci:$OUT/layout:$tag failed"
-    echo "oci:$OUT/layout:$tag"
-  done
-fi
-
-if "$IMGTOOL" verify --help >/dev/null 2>&1; then
-  step "verify the published tags (signature + claims, no GPU smoke)"
-  for line in "${PUBLISHED[@]}"; do
-    read -r repo tag digest _ <<<"$line"
-    "$IMGTOOL" verify "docker://$repo:$tag" --key "$TMP/keys/release.pub" --no-smoke >"$TMP/verify-$tag.txt" \
-      || { cat "$TMP/verify-$tag.txt"; die "verify docker://$repo:$tag failed"; }
-    echo "docker://$repo:$tag verified"
-  done
-fi
+# The OCI layout copies and the verifies read the registry side by side (each its own output file);
+# a failure of any fails the demo, with its output.
+step "OCI layout copy, and verify the published tags (signature + claims, no GPU smoke)"
+pids=(); outs=(); done_lines=()
+for line in "${PUBLISHED[@]}"; do
+  read -r repo tag digest _ <<<"$line"
+  "$IMGTOOL" copy "docker://$repo:$tag" "oci:$OUT/layout:$tag" >"$TMP/copy-$tag.txt" 2>&1 &
+  pids+=($!); outs+=("$TMP/copy-$tag.txt"); done_lines+=("oci:$OUT/layout:$tag")
+  "$IMGTOOL" verify "docker://$repo:$tag" --key "$TMP/keys/release.pub" --no-smoke >"$TMP/verify-$tag.txt" 2>&1 &
+  pids+=($!); outs+=("$TMP/verify-$tag.txt"); done_lines+=("docker://$repo:$tag verified")
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { cat "${outs[$i]}"; die "failed: ${done_lines[$i]% verified} (output above)"; }
+  echo "${done_lines[$i]}"
+done
 
 step "nightly again (nothing changed)"
 t2=$(date +%s.%N)

@@ -13,8 +13,9 @@
 # usage: scripts/make-cuda-base.sh [--fetch] CUDA [TAG] [BASE]
 #   e.g. scripts/make-cuda-base.sh 11.8   -> imgtool-base/cuda:11.8-cudnn8-runtime-bookworm
 #        scripts/make-cuda-base.sh 13.0   -> imgtool-base/cuda:13.0-cudnn9-runtime-bookworm
-# prints the image ID on the last line. --fetch only fills the wheelhouse (no base image needed:
-# the demo downloads while debootstrap runs) and prints its folder.
+# prints the image ID on the last line. --fetch only fills the wheelhouse and unpacks the build
+# context ahead (no base image needed: the demo does it while debootstrap runs) and prints the
+# wheelhouse's folder.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FETCH_ONLY=0; [ "${1:-}" = --fetch ] && { FETCH_ONLY=1; shift; }
@@ -23,7 +24,7 @@ CUDA=$1
 BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
 KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
 RECIPE=$ROOT/dockerfiles/bases/cuda-runtime.Dockerfile
-SCRIPT_VERSION=3
+SCRIPT_VERSION=4
 
 # "cuda_full cudnn_full pkg==ver..." for this CUDA, or one clear line and exit 2.
 read -r CUDA_FULL CUDNN_FULL PINS < <(python3 - "$KB" "$CUDA" <<'PY'
@@ -47,7 +48,33 @@ TAG=${2:-imgtool-base/cuda:$CUDA-cudnn$CUDNN_MAJOR-runtime-bookworm}
 
 # shellcheck disable=SC2086
 WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
-if [ "$FETCH_ONLY" = 1 ]; then echo "$WHEELS"; exit 0; fi
+CACHE=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}
+# The build context unpacked ahead (--fetch, while the Debian base is still being made), by the
+# wheelhouse it came from; the build takes it (a rename: one taker) and removes it when done.
+UNPACKED=$CACHE/cuda-context/$(basename "$WHEELS")
+LIB=targets/x86_64-linux/lib
+
+unpack() {  # unpack DIR: the wheels' libraries as /usr/local/cuda-X.Y/ will hold them
+  mkdir -p "$1/cuda/redist" "$1/cuda/$LIB"
+  local pids=() p w
+  for w in "$WHEELS"/nvidia_*.whl; do python3 -m zipfile -e "$w" "$1/cuda/redist/" & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || { echo "make-cuda-base: cannot unpack a wheel of $WHEELS" >&2; return 1; }; done
+  ( cd "$1/cuda"
+    for f in redist/nvidia/*/lib/lib*.so*; do ln -s "../../../$f" "$LIB/"; done
+    ln -s "$LIB" lib64
+    find redist -name '__pycache__' -prune -exec rm -rf {} + )
+}
+
+if [ "$FETCH_ONLY" = 1 ]; then
+  # Unpack ahead unless the tag already holds these wheels (then the build most likely has nothing to do).
+  have_pins=$(docker image inspect -f '{{ index .Config.Labels "io.imgtool.base.wheels" }}' "$TAG" 2>/dev/null || true)
+  if [ "$have_pins" != "$PINS" ] && [ ! -d "$UNPACKED" ]; then
+    mkdir -p "$CACHE/cuda-context"
+    tmp=$(mktemp -d "$CACHE/cuda-context/.unpack.XXXXXX")
+    if unpack "$tmp"; then mv -T "$tmp" "$UNPACKED" 2>/dev/null || rm -rf "$tmp"; else rm -rf "$tmp"; exit 1; fi
+  fi
+  echo "$WHEELS"; exit 0
+fi
 BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null) \
   || { echo "make-cuda-base: base image $BASE not found; fix: scripts/make-base.sh $BASE" >&2; exit 2; }
 KEY=$( { printf '%s\n' "$CUDA" "$CUDA_FULL" "$CUDNN_FULL" "$PINS" "$BASE_ID" "$SCRIPT_VERSION"; cat "$RECIPE"; } \
@@ -58,27 +85,19 @@ if [ "$have" = "$KEY" ]; then docker image inspect -f '{{.Id}}' "$TAG"; exit 0; 
 
 CTX=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-cuda-base.XXXXXX")
 trap 'rm -rf "$CTX"' EXIT
-# The wheels unpacked here, on the host (the recipe's header says the layout), one unzip per wheel
-# at once; the image gets them in one COPY.
-LIB=targets/x86_64-linux/lib
-mkdir -p "$CTX/cuda/redist" "$CTX/cuda/$LIB"
-pids=()
-for w in "$WHEELS"/nvidia_*.whl; do python3 -m zipfile -e "$w" "$CTX/cuda/redist/" & pids+=($!); done
-for p in "${pids[@]}"; do wait "$p" || { echo "make-cuda-base: cannot unpack a wheel of $WHEELS" >&2; exit 1; }; done
-# CUDA 11/12 wheels keep one folder per library (nvidia/cublas/lib); CUDA 13's share nvidia/cu13/lib.
-# No development links (libcudnn.so): a runtime image has none; the Paddle template adds the ones
-# Paddle dlopens (kb/libraries.yaml paddle_loads).
-( cd "$CTX/cuda"
-  for f in redist/nvidia/*/lib/lib*.so*; do ln -s "../../../$f" "$LIB/"; done
-  ln -s "$LIB" lib64
-  find redist -name '__pycache__' -prune -exec rm -rf {} + )
+if mv -T "$UNPACKED" "$CTX/ahead" 2>/dev/null; then
+  mv "$CTX/ahead/cuda" "$CTX/cuda" && rmdir "$CTX/ahead"
+else
+  unpack "$CTX" || exit 1
+fi
 cp "$RECIPE" "$CTX/Dockerfile"
 echo "make-cuda-base: building $TAG (CUDA $CUDA_FULL, cuDNN $CUDNN_FULL) from $PINS" >&2
 MAJOR=${CUDA%%.*}
+# The labels are build args of the recipe's one LABEL: a --label each would be one more step of
+# the classic builder (a container created and committed on a 3.7 GB image).
 DOCKER_BUILDKIT=0 docker build -q -t "$TAG" \
   --build-arg BASE="$BASE" --build-arg CUDA_MM="$CUDA" --build-arg CUDA_FULL="$CUDA_FULL" \
   --build-arg CUDNN_FULL="$CUDNN_FULL" --build-arg REQUIRE="cuda>=$CUDA" \
-  --label imgtool.base.key="$KEY" --label io.imgtool.base.cuda="$CUDA" --label io.imgtool.base.cudnn="$CUDNN_FULL" \
-  --label io.imgtool.base.wheels="$PINS" --label io.imgtool.base.cuda-major="$MAJOR" \
+  --build-arg BASE_KEY="$KEY" --build-arg PINS="$PINS" --build-arg CUDA_MAJOR="$MAJOR" \
   "$CTX" >/dev/null
 docker image inspect -f '{{.Id}}' "$TAG"

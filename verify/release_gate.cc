@@ -22,7 +22,7 @@ GateResult release_gate(const GateInputs& in) {
   if (!in.source || !in.kb) throw InputError("release gate: expected an image source and a knowledge base");
   VerifyOptions opt{.signature = false, .claims = true, .kb = in.kb};
   StaticResult s = check_static({.ref = in.ref, .source = in.source, .tag = in.tag}, opt, in.inventory);
-  return {std::move(s.report), std::move(s.inventory)};
+  return {std::move(s.report), std::move(s.inventory), s.layer_reads};
 }
 
 }  // namespace imgtool::verify

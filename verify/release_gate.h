@@ -17,6 +17,7 @@
 #include "matrix/kb.h"
 #include "sbom/inventory.h"
 #include "verify/report_model.h"
+#include "verify/static_checks.h"
 
 namespace imgtool::verify {
 
@@ -33,6 +34,9 @@ struct GateResult {
   // The image's SBOM inventory from the gate's own scan (GateInputs::inventory): the nightly attests
   // it for the pushed digest without reading the image again.
   std::optional<sbom::Inventory> inventory;
+  // A built image's layers are scanned from the docker save stream as the source compresses them
+  // (as_saved); only layers the source already had (its layer cache) are read again.
+  LayerReads layer_reads;
   bool passed() const { return report.ok(); }
   std::vector<CheckResult> failed() const;
   // One line per failed row: "claims.paddle: expected 3.1.0, found 3.2.0".

@@ -8,6 +8,7 @@
 #include "image/trace.h"
 #include "scan/contents_facts.h"
 #include "scan/contents_tree.h"
+#include "scan/stream_scans.h"
 #include "sign/check_signature.h"
 #include "verify/claims_check.h"
 #include "verify/claims_model.h"
@@ -99,27 +100,43 @@ std::unique_ptr<image::BlobReader> read_ahead(std::unique_ptr<image::BlobReader>
       8 << 20);
 }
 
-// Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers).
-scan::ContentsTree read_contents(image::ImageSource& src, const image::Manifest& m, bool for_inventory) {
+// The tree the claims are read from: the files the facts, the loader's view and (for_inventory)
+// the SBOM keep, the GPU code examined.
+scan::ContentsTree contents_tree(bool for_inventory) {
   scan::ContentsTree tree([for_inventory](const std::string& p, int64_t n) {
     return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) ||
            (for_inventory && sbom::keep_for_inventory(p, n));
   });
   tree.examine_code(scan::examine_for_facts);
-  std::vector<scan::LayerInput> layers;
-  for (const auto& l : m.layers())
-    layers.push_back(
-        {src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size});
-  auto t0 = std::chrono::steady_clock::now();
-  image::trace("verify: scanning " + std::to_string(layers.size()) + " layers");
-  trace_scan(tree.add_layers(layers), t0);
   return tree;
 }
 
+// Layers are read in parallel (one per core, biggest first) and merged in order (ContentsTree::add_layers);
+// a layer already scanned as the source saved it (`scans`) is not read again.
+LayerReads read_contents(scan::ContentsTree& tree, image::ImageSource& src, const image::Manifest& m,
+                         const image::ImageConfig& config, const scan::StreamScans& scans) {
+  LayerReads reads;
+  std::vector<scan::LayerInput> layers;
+  std::vector<image::Descriptor> blobs = m.layers();
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    const image::Descriptor& l = blobs[i];
+    layers.push_back({src.describe() + " layer " + l.digest, [&src, l] { return read_ahead(src.open_blob(l)); }, l.size,
+                      i < config.diff_ids.size() ? scans.find(config.diff_ids[i]) : nullptr});
+    ++(layers.back().scanned ? reads.as_saved : reads.from_source);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  image::trace("verify: scanning " + std::to_string(layers.size()) + " layers (" + std::to_string(scans.scanned()) +
+               " read as the image was saved)");
+  trace_scan(tree.add_layers(layers), t0);
+  return reads;
+}
+
 void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::Manifest& m, Report& r,
-                std::optional<sbom::Inventory>* inventory) {
-  Claims claims = read_claims(image::read_image_config(*in.source, m), in.tag);
-  scan::ContentsTree tree = read_contents(*in.source, m, inventory != nullptr);
+                scan::ContentsTree& tree, const scan::StreamScans& scans, std::optional<sbom::Inventory>* inventory,
+                LayerReads& reads) {
+  image::ImageConfig config = image::read_image_config(*in.source, m);
+  Claims claims = read_claims(config, in.tag);
+  reads = read_contents(tree, *in.source, m, config, scans);
   if (inventory) *inventory = sbom::gather_inventory(tree);
   const matrix::KnowledgeBase& kb = *opt.kb;
   scan::ContentsFacts facts = scan::gather_facts(tree);
@@ -143,8 +160,16 @@ StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool
   StaticResult out;
   Report& r = out.report;
   r.image = in.ref;
+  scan::ContentsTree tree = contents_tree(gather_inventory);
+  // Without a signature to hold first (the release gate, on a built image): the layers a source
+  // reads uncompressed as it works out the manifest (a docker save) are scanned as they go by, so
+  // the image is read once. Otherwise nothing is scanned before the signature holds.
+  scan::StreamScans scans(tree, in.ref);
+  image::BlobEvents ev;
+  if (opt.claims && !opt.signature) ev.tar = scans.callback();
   try {
-    out.manifest = in.source->manifest();
+    out.manifest = in.source->manifest_streaming(ev);
+    scans.wait();
   } catch (const std::exception& e) {
     r.add(read_failure("the manifest of " + in.ref, e.what()));
     return out;
@@ -160,7 +185,7 @@ StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool
     r.add(not_scanned());
   } else if (opt.claims) {
     try {
-      add_claims(in, opt, m, r, gather_inventory ? &out.inventory : nullptr);
+      add_claims(in, opt, m, r, tree, scans, gather_inventory ? &out.inventory : nullptr, out.layer_reads);
     } catch (const std::exception& e) {
       r.add(read_failure("config and layers of " + in.ref, e.what()));
     }

@@ -50,8 +50,16 @@ struct VerifyOptions {
   bool any_tag_of_repository = false;
 };
 
+// How the claims scan read the layers: scanned from the source's save stream as it was read
+// (scan/stream_scans.h), or read from the source (a registry, a layout, the layer cache).
+struct LayerReads {
+  size_t as_saved = 0;
+  size_t from_source = 0;
+};
+
 struct StaticResult {
   Report report;
+  LayerReads layer_reads;
   image::Manifest manifest;                  // the one read (empty when it could not be read)
   std::optional<sbom::Inventory> inventory;  // from the claims scan, when asked for and scanned
 };

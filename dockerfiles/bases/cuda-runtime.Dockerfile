@@ -15,6 +15,9 @@ ARG CUDA_MM
 ARG CUDA_FULL
 ARG CUDNN_FULL
 ARG REQUIRE
+ARG CUDA_MAJOR
+ARG PINS
+ARG BASE_KEY
 COPY cuda/ /usr/local/cuda-${CUDA_MM}/
 RUN ln -s "cuda-${CUDA_MM}" /usr/local/cuda \
  && printf '%s\n' /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64 > /etc/ld.so.conf.d/000_cuda.conf \
@@ -29,4 +32,9 @@ ENV CUDA_VERSION=${CUDA_FULL} \
     NVIDIA_REQUIRE_CUDA=${REQUIRE}
 LABEL com.nvidia.cudnn.version="${CUDNN_FULL}" \
       com.nvidia.cuda.version="${CUDA_FULL}" \
-      io.imgtool.base.kind="cuda-runtime-from-pypi-redistributables"
+      io.imgtool.base.kind="cuda-runtime-from-pypi-redistributables" \
+      io.imgtool.base.cuda="${CUDA_MM}" \
+      io.imgtool.base.cuda-major="${CUDA_MAJOR}" \
+      io.imgtool.base.cudnn="${CUDNN_FULL}" \
+      io.imgtool.base.wheels="${PINS}" \
+      imgtool.base.key="${BASE_KEY}"
