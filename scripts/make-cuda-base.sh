@@ -13,9 +13,9 @@
 # usage: scripts/make-cuda-base.sh [--fetch] CUDA [TAG] [BASE]
 #   e.g. scripts/make-cuda-base.sh 11.8   -> imgtool-base/cuda:11.8-cudnn8-runtime-bookworm
 #        scripts/make-cuda-base.sh 13.0   -> imgtool-base/cuda:13.0-cudnn9-runtime-bookworm
-# prints the image ID on the last line. --fetch only fills the wheelhouse and unpacks the build
-# context ahead (no base image needed: the demo does it while debootstrap runs) and prints the
-# wheelhouse's folder.
+# prints the image ID on the last line. --fetch only fills the wheelhouse and makes the files layer
+# ahead (scripts/cuda-files-layer.py; no base image needed: the demo does it while debootstrap
+# runs) and prints the wheelhouse's folder.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FETCH_ONLY=0; [ "${1:-}" = --fetch ] && { FETCH_ONLY=1; shift; }
@@ -24,7 +24,7 @@ CUDA=$1
 BASE=${3:-${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}}
 KB=${IMGTOOL_KB:-$ROOT/matrix/kb}/cuda_wheels.yaml
 RECIPE=$ROOT/dockerfiles/bases/cuda-runtime.Dockerfile
-SCRIPT_VERSION=4
+SCRIPT_VERSION=5
 
 # "cuda_full cudnn_full pkg==ver..." for this CUDA, or one clear line and exit 2.
 read -r CUDA_FULL CUDNN_FULL PINS < <(python3 - "$KB" "$CUDA" <<'PY'
@@ -49,54 +49,56 @@ TAG=${2:-imgtool-base/cuda:$CUDA-cudnn$CUDNN_MAJOR-runtime-bookworm}
 # shellcheck disable=SC2086
 WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
 CACHE=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}
-# The build context unpacked ahead (--fetch, while the Debian base is still being made), by the
+LAYER_TOOL=$ROOT/scripts/cuda-files-layer.py
+# The files layer made ahead (--fetch, while the Debian base is still being made), by the
 # wheelhouse it came from; the build takes it (a rename: one taker) and removes it when done.
-UNPACKED=$CACHE/cuda-context/$(basename "$WHEELS")
-LIB=targets/x86_64-linux/lib
-
-unpack() {  # unpack DIR: the wheels' libraries as /usr/local/cuda-X.Y/ will hold them
-  mkdir -p "$1/cuda/redist" "$1/cuda/$LIB"
-  local pids=() p w
-  for w in "$WHEELS"/nvidia_*.whl; do python3 -m zipfile -e "$w" "$1/cuda/redist/" & pids+=($!); done
-  for p in "${pids[@]}"; do wait "$p" || { echo "make-cuda-base: cannot unpack a wheel of $WHEELS" >&2; return 1; }; done
-  ( cd "$1/cuda"
-    for f in redist/nvidia/*/lib/lib*.so*; do ln -s "../../../$f" "$LIB/"; done
-    ln -s "$LIB" lib64
-    find redist -name '__pycache__' -prune -exec rm -rf {} + )
-}
+AHEAD=$CACHE/cuda-context/$(basename "$WHEELS")-$CUDA
 
 if [ "$FETCH_ONLY" = 1 ]; then
-  # Unpack ahead unless the tag already holds these wheels (then the build most likely has nothing to do).
+  # Ahead unless the tag already holds these wheels (then the build most likely has nothing to do).
   have_pins=$(docker image inspect -f '{{ index .Config.Labels "io.imgtool.base.wheels" }}' "$TAG" 2>/dev/null || true)
-  if [ "$have_pins" != "$PINS" ] && [ ! -d "$UNPACKED" ]; then
+  if [ "$have_pins" != "$PINS" ] && [ ! -d "$AHEAD" ]; then
     mkdir -p "$CACHE/cuda-context"
-    tmp=$(mktemp -d "$CACHE/cuda-context/.unpack.XXXXXX")
-    if unpack "$tmp"; then mv -T "$tmp" "$UNPACKED" 2>/dev/null || rm -rf "$tmp"; else rm -rf "$tmp"; exit 1; fi
+    tmp=$(mktemp -d "$CACHE/cuda-context/.layer.XXXXXX")
+    if python3 "$LAYER_TOOL" layer "$WHEELS" "$CUDA" "$tmp"; then
+      mv -T "$tmp" "$AHEAD" 2>/dev/null || rm -rf "$tmp"
+    else
+      rm -rf "$tmp"; echo "make-cuda-base: cannot make the files layer from $WHEELS" >&2; exit 1
+    fi
   fi
   echo "$WHEELS"; exit 0
 fi
 BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE" 2>/dev/null) \
   || { echo "make-cuda-base: base image $BASE not found; fix: scripts/make-base.sh $BASE" >&2; exit 2; }
-KEY=$( { printf '%s\n' "$CUDA" "$CUDA_FULL" "$CUDNN_FULL" "$PINS" "$BASE_ID" "$SCRIPT_VERSION"; cat "$RECIPE"; } \
+KEY=$( { printf '%s\n' "$CUDA" "$CUDA_FULL" "$CUDNN_FULL" "$PINS" "$BASE_ID" "$SCRIPT_VERSION"; cat "$RECIPE" "$LAYER_TOOL"; } \
        | sha256sum | cut -c1-16)
 
 have=$(docker image inspect -f '{{ index .Config.Labels "imgtool.base.key" }}' "$TAG" 2>/dev/null || true)
 if [ "$have" = "$KEY" ]; then docker image inspect -f '{{.Id}}' "$TAG"; exit 0; fi
 
-CTX=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-cuda-base.XXXXXX")
-trap 'rm -rf "$CTX"' EXIT
-if mv -T "$UNPACKED" "$CTX/ahead" 2>/dev/null; then
-  mv "$CTX/ahead/cuda" "$CTX/cuda" && rmdir "$CTX/ahead"
-else
-  unpack "$CTX" || exit 1
-fi
-cp "$RECIPE" "$CTX/Dockerfile"
+# Work folder beside the cache (the layer is GBs: not a tmpfs /tmp).
+mkdir -p "$CACHE/cuda-context"
+CTX=$(mktemp -d "$CACHE/cuda-context/.build.XXXXXX")
+FILES_TAG=imgtool-base/cuda-files:$KEY
+trap 'rm -rf "$CTX"; docker image rm "$FILES_TAG" >/dev/null 2>&1 || true' EXIT
 echo "make-cuda-base: building $TAG (CUDA $CUDA_FULL, cuDNN $CUDNN_FULL) from $PINS" >&2
+# 1. the files: one layer on the base, written by docker load straight into the engine's layer store.
+if ! mv -T "$AHEAD" "$CTX/image" 2>/dev/null; then
+  python3 "$LAYER_TOOL" layer "$WHEELS" "$CUDA" "$CTX/image" \
+    || { echo "make-cuda-base: cannot make the files layer from $WHEELS" >&2; exit 1; }
+fi
+docker save "$BASE" | tar -xO -f - "${BASE_ID#sha256:}.json" >"$CTX/base-config.json" \
+  || { echo "make-cuda-base: cannot read the config of $BASE (docker save)" >&2; exit 1; }
+python3 "$LAYER_TOOL" image "$CTX/image" "$CTX/base-config.json" "$FILES_TAG"
+tar -C "$CTX/image" -cf - . | docker load -q >/dev/null \
+  || { echo "make-cuda-base: docker load of the files layer failed" >&2; exit 1; }
+rm -rf "$CTX/image"
+# 2. the recipe on top: the loader's configuration, nvidia/cuda's env and labels. The labels are
+# build args of its one LABEL: a --label each would be one more step of the classic builder.
+cp "$RECIPE" "$CTX/Dockerfile"
 MAJOR=${CUDA%%.*}
-# The labels are build args of the recipe's one LABEL: a --label each would be one more step of
-# the classic builder (a container created and committed on a 3.7 GB image).
 DOCKER_BUILDKIT=0 docker build -q -t "$TAG" \
-  --build-arg BASE="$BASE" --build-arg CUDA_MM="$CUDA" --build-arg CUDA_FULL="$CUDA_FULL" \
+  --build-arg BASE="$FILES_TAG" --build-arg CUDA_MM="$CUDA" --build-arg CUDA_FULL="$CUDA_FULL" \
   --build-arg CUDNN_FULL="$CUDNN_FULL" --build-arg REQUIRE="cuda>=$CUDA" \
   --build-arg BASE_KEY="$KEY" --build-arg PINS="$PINS" --build-arg CUDA_MAJOR="$MAJOR" \
   "$CTX" >/dev/null

@@ -4,11 +4,13 @@
 # Layout as nvidia/cuda: libraries under /usr/local/cuda-<mm>/targets/x86_64-linux/lib
 # (= /usr/local/cuda/lib64), found by the dynamic loader through /etc/ld.so.conf.d +
 # ldconfig; /usr/local/nvidia/lib{,64} on LD_LIBRARY_PATH for the driver the runtime injects.
-# scripts/make-cuda-base.sh unpacks the wheels on the host (zip files: the stdlib's zipfile, no pip)
-# into the build context as cuda/ = /usr/local/cuda-<mm>: redist/ (every wheel's files, dist-info
-# folders kept, so the image says which NVIDIA packages and versions it carries; no __pycache__),
-# targets/x86_64-linux/lib/ (links to the libraries), lib64 -> targets/x86_64-linux/lib and the
-# libcudnn.so dev link. One COPY: the files are written into the image once.
+# BASE is the Debian base plus ONE layer of files, /usr/local/cuda-<mm>/, that
+# scripts/cuda-files-layer.py makes on the host from the wheels (zip files streamed into a tar: the
+# stdlib's zipfile, no pip) and `docker load` writes into the engine's layer store: redist/ (every
+# wheel's files, dist-info folders kept, so the image says which NVIDIA packages and versions it
+# carries; no __pycache__), targets/x86_64-linux/lib/ (links to the libraries), lib64 ->
+# targets/x86_64-linux/lib. Not a COPY: through a build container's fuse-overlayfs, that took most
+# of the base's build time (and both cores) here. This recipe adds what the files need to be found.
 ARG BASE
 FROM ${BASE}
 ARG CUDA_MM
@@ -18,7 +20,6 @@ ARG REQUIRE
 ARG CUDA_MAJOR
 ARG PINS
 ARG BASE_KEY
-COPY cuda/ /usr/local/cuda-${CUDA_MM}/
 RUN ln -s "cuda-${CUDA_MM}" /usr/local/cuda \
  && printf '%s\n' /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib64 > /etc/ld.so.conf.d/000_cuda.conf \
  && printf '%s\n' /usr/local/nvidia/lib /usr/local/nvidia/lib64 > /etc/ld.so.conf.d/nvidia.conf \
