@@ -150,6 +150,11 @@ std::string read_entry_string(struct archive* a) {
   return s;
 }
 
+// Hands `n` bytes to a stream while it is taken; a stream its reader abandoned is dropped (nullptr).
+void push_or_drop(GrowingBlob*& s, const char* p, size_t n) {
+  if (s && !s->push(p, n)) s = nullptr;
+}
+
 // Compresses the current entry into `out` and, while `stream` is set, into
 // the stream as well (dropped once its reader has abandoned it); `tar`, while
 // set, gets the entry's bytes uncompressed (BlobEvents::tar).
@@ -161,7 +166,7 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, Atomi
   LayerCompressor comp(c, jobs, [&](const char* p, size_t n) {
     auto w0 = clk::now();
     out.write(std::string_view(p, n));
-    if (stream && !stream->push(p, n)) stream = nullptr;
+    push_or_drop(stream, p, n);
     t_out += std::chrono::duration<double>(clk::now() - w0).count();
   });
   // archive_read_data_block: the entry's bytes where libarchive holds them
@@ -180,10 +185,10 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, Atomi
       throw Error(std::string("docker save stream: ") + archive_error_string(a));
     for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size())) {  // a sparse hole (not in docker's tars)
       size_t hole = static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size()));
-      if (tar && !tar->push(zeros.data(), hole)) tar = nullptr;
+      push_or_drop(tar, zeros.data(), hole);
       comp.write(zeros.data(), hole);
     }
-    if (tar && !tar->push(static_cast<const char*>(p), n)) tar = nullptr;
+    push_or_drop(tar, static_cast<const char*>(p), n);
     comp.write(static_cast<const char*>(p), n);
     at += static_cast<la_int64_t>(n);
     t_comp += std::chrono::duration<double>(clk::now() - r1).count();

@@ -59,14 +59,6 @@ std::vector<LayerInput> slow_bottom(const std::vector<std::string>& blobs, int s
   return out;
 }
 
-using Snapshot = std::map<std::string, std::tuple<FsEntry::Type, std::string, int64_t, std::string>>;
-
-Snapshot snapshot(const ContentsTree& t) {
-  Snapshot s;
-  for (const auto& [p, e] : t.entries()) s[p] = {e.type, e.link, e.size, e.content ? *e.content : "<none>"};
-  return s;
-}
-
 const std::vector<std::vector<TarItem>> kStack = {
     {{"etc/", "", 'd'},
      {"etc/a", "a0"},

@@ -26,13 +26,6 @@ const std::vector<std::vector<TarItem>> kStack = {
     {{"etc/b", "b2"}, {"usr/lib/libfoo.so", "libfoo.so.1", 'l'}},
 };
 
-using Snapshot = std::map<std::string, std::tuple<FsEntry::Type, std::string, int64_t, std::string>>;
-Snapshot snapshot(const ContentsTree& t) {
-  Snapshot s;
-  for (const auto& [p, e] : t.entries()) s[p] = {e.type, e.link, e.size, e.content ? *e.content : "<none>"};
-  return s;
-}
-
 ContentsTree keep_all(ContentsLimits limits = {}) {
   return ContentsTree([](const std::string&, int64_t) { return true; }, limits);
 }

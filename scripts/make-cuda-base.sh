@@ -51,8 +51,9 @@ WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
 CACHE=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}
 LAYER_TOOL=$ROOT/scripts/cuda-files-layer.py
 # The files layer made ahead (--fetch, while the Debian base is still being made), by the
-# wheelhouse it came from; the build takes it (a rename: one taker) and removes it when done.
-AHEAD=$CACHE/cuda-context/$(basename "$WHEELS")-$CUDA
+# wheelhouse it came from and the tool that made it (a changed tool never hands over an older
+# layer); the build takes it (a rename: one taker) and removes it when done.
+AHEAD=$CACHE/cuda-context/$(basename "$WHEELS")-$CUDA-$(sha256sum "$LAYER_TOOL" | cut -c1-12)
 
 if [ "$FETCH_ONLY" = 1 ]; then
   # Ahead unless the tag already holds these wheels (then the build most likely has nothing to do).

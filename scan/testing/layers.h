@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/hash.h"
@@ -17,6 +18,15 @@
 #include "tests/source_kb.h"
 
 namespace imgtool::scan::testing {
+
+// A tree's every path with its type, link, size and kept bytes: two trees that mean the same
+// filesystem compare equal.
+using Snapshot = std::map<std::string, std::tuple<FsEntry::Type, std::string, int64_t, std::string>>;
+inline Snapshot snapshot(const ContentsTree& t) {
+  Snapshot s;
+  for (const auto& [p, e] : t.entries()) s[p] = {e.type, e.link, e.size, e.content ? *e.content : "<none>"};
+  return s;
+}
 
 // The source tree's knowledge base (driver floors for the claims check).
 inline const matrix::KnowledgeBase& test_kb() { return imgtool::testing::source_kb(); }
