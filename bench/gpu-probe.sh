@@ -55,7 +55,10 @@ def run_probe(i):
         if subprocess.call(cmd, stdout=f, stderr=e) != 0:
             print("gpu-probe: probe.py crashed in round %d; stderr in %s.stderr" % (i, path), file=sys.stderr)
             sys.exit(2)
-    p = json.load(open(path))
+    p = probe_mod.extract_document(open(path).read())  # the document between the probe's sentinel lines
+    if p is None:
+        print("gpu-probe: no probe document in round %d (%s)" % (i, path), file=sys.stderr)
+        sys.exit(2)
     if p.get("driver", {}).get("status") != "ok" or p.get("kernels", {}).get("status") != "ok":
         for sec in ("driver", "kernels", "blas"):
             s = p.get(sec, {})

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 #include "core/refname.h"
 #include "core/strings.h"
 #include "dockerfiles/cell_file.h"
@@ -55,12 +56,7 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
   fs::path file = dir / "cell.json";
   if (!fs::exists(file))
     throw InputError(file.string() + ": expected a generated cell (imgtool generate), found no cell.json");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(file));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(file.string() + ": expected JSON, found a parse error: " + e.what());
-  }
+  nlohmann::json j = read_json_file(file, "a generated cell (imgtool generate)");
   GeneratedCell g;
   g.dir = dir;
   try {

@@ -44,6 +44,8 @@ NightlyCell cell_header(const GeneratedCell& g, const CellBuild& b) {
   c.cuda = g.cell.cuda;
   c.python = g.cell.python;
   c.paddle = g.cell.paddle;
+  c.cudnn = g.cell.cudnn;
+  c.cuda_archs = g.cell.cuda_archs;
   c.build = {b.status, b.attempts, b.seconds, b.log, b.error};
   return c;
 }
@@ -121,6 +123,7 @@ struct Pipeline {
     if (auto done = unchanged(g, b, ref)) {
       c.publish = *done;
       c.layers = layers_of(g, done->digest);
+      attest_tonight(g, b, c);
       dated_tag(g, c);
       return;
     }
@@ -140,6 +143,18 @@ struct Pipeline {
       dated_tag(g, c);
     } catch (const std::exception& e) {
       c.publish = {PublishStatus::failed, since(t0), ref, "", "", e.what()};
+    }
+  }
+
+  // An unchanged digest still gets tonight's evidence when the smoke ran tonight (a cached smoke's was
+  // attested the night it ran): otherwise the report would say one thing and the registry another.
+  void attest_tonight(const GeneratedCell& g, const CellBuild& b, NightlyCell& c) {
+    if (c.smoke.status != SmokeStatus::pass || c.smoke.evidence.is_null()) return;
+    try {
+      steps->attest(g, b, c.publish.digest, c.smoke.evidence);
+    } catch (const std::exception& e) {
+      c.publish.status = PublishStatus::failed;
+      c.publish.error = std::string("tonight's smoke evidence was not attested for the unchanged digest: ") + e.what();
     }
   }
 

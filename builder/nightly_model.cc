@@ -215,6 +215,8 @@ void to_json(json& j, const NightlyCell& c) {
        {"cuda", c.cuda},
        {"python", c.python},
        {"paddle", c.paddle},
+       {"cudnn", c.cudnn},
+       {"cuda_archs", c.cuda_archs},
        {"ok", c.ok()},
        {"smoke", c.smoke},
        {"packages", c.packages},
@@ -250,7 +252,9 @@ void from_json(const json& j, NightlyCell& c) {
                                                        {"variant", &c.variant},
                                                        {"cuda", &c.cuda},
                                                        {"python", &c.python},
-                                                       {"paddle", &c.paddle}})
+                                                       {"paddle", &c.paddle},
+                                                       {"cudnn", &c.cudnn},
+                                                       {"cuda_archs", &c.cuda_archs}})
     *to = j.value(field, "");
   const json &b = part(j, "build"), &g = part(j, "gate"), &p = part(j, "publish");
   c.build = {parse(kBuild, b, "status"), integer(b, "attempts", 0), b.value("seconds", 0.0), b.value("log", ""),

@@ -6,7 +6,7 @@
 //   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous, release,
 //    kb:{version, released, age_days, check: not checked|up to date|stale|incomplete|error, index, stale:[line…],
 //        errors:[line…]},
-//    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, ok,
+//    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, cudnn, cuda_archs, ok,
 //            layers:[{digest, size}] (the published manifest's, compressed), packages:{"<purl type>/<name>": version}
 //            (from the SBOM), changes:["what changed since the previous run", …], promote (staged cells),
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
@@ -102,6 +102,7 @@ struct LayerSize {
 
 struct NightlyCell {
   std::string tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle;
+  std::string cudnn, cuda_archs;  // the cell's claims a collected document is bound against (smoke/binding.h)
   BuildStep build;
   SmokeStep smoke;
   GateStep gate;

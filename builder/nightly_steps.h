@@ -72,6 +72,11 @@ class NightlySteps {
   // Points `tag` of the cell's repository at `digest` (already published: signed, attested), unless
   // it does already: the dated nightly tag (nightly_tag.h) that `imgtool prune --keep N` ages out.
   virtual void add_tag(const GeneratedCell& g, const std::string& digest, const std::string& tag) = 0;
+  // Attests tonight's smoke `evidence` (a predicate) for the cell's already published `digest`, whose
+  // config must be the smoked image b.image_id (release::attest_evidence): an unchanged cell's
+  // registry then says what tonight's smoke says, not what an earlier night's did.
+  virtual void attest(const GeneratedCell& g, const CellBuild& b, const std::string& digest,
+                      const nlohmann::json& evidence) = 0;
 };
 
 }  // namespace imgtool::builder

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "image/registry.h"
 #include "image/registry_repository.h"
+#include "release/evidence.h"
 #include "release/publish.h"
 #include "sbom/inventory.h"
 #include "sign/keys.h"
@@ -35,7 +36,14 @@ class RealSteps : public NightlySteps {
     smoke::SmokeOptions so = o_.smoke;
     so.image = image_of(b);
     auto [res, judged] = smoke::smoke_and_judge(so, o_.records, engine_);
-    SmokeOutcome out{res.passed(), res.reasons, res.warnings, res.to_json(), nlohmann::json::array(), nlohmann::json()};
+    // A document that contradicts the image it ran in is no smoke of that image (smoke/binding.h).
+    for (auto& line : res.binding) res.reasons.push_back("binding: " + line);
+    SmokeOutcome out{res.passed() && res.binding.empty(),
+                     res.reasons,
+                     res.warnings,
+                     res.to_json(),
+                     nlohmann::json::array(),
+                     nlohmann::json()};
     out.evidence = smoke::to_predicate(smoke::evidence_from_result(out.detail, o_.profile));
     for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path(o_.records)));
     return out;
@@ -77,6 +85,12 @@ class RealSteps : public NightlySteps {
     if (auto cur = reg_->head_manifest(repo, tag); cur && cur->digest == digest) return;
     image::Manifest m = reg_->get_manifest(repo, digest);  // the published bytes, by digest
     reg_->put_manifest(repo, tag, m.raw, m.media_type);
+  }
+
+  void attest(const GeneratedCell& g, const CellBuild& b, const std::string& digest,
+              const nlohmann::json& evidence) override {
+    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    release::attest_evidence(repo, *key_, digest, b.image_id, smoke::from_predicate(evidence));
   }
 
   std::vector<LayerSize> layers_of(const GeneratedCell& g, const std::string& digest) override {

@@ -73,6 +73,11 @@ class FakeSteps : public NightlySteps {
   std::vector<LayerSize> layers_of(const GeneratedCell&, const std::string& digest) override {
     return {{"sha256:base", 30 << 20}, {"sha256:own-" + digest.substr(7, 12), 5 << 20}};
   }
+  std::map<std::string, nlohmann::json> attested;  // digest -> the evidence attested for it after publish
+  void attest(const GeneratedCell& g, const CellBuild&, const std::string& digest, const nlohmann::json& e) override {
+    calls.push_back("attest " + g.cell.tag);
+    attested[digest] = e;
+  }
   std::string registry_digest(const GeneratedCell& g) override {
     calls.push_back("head " + g.cell.tag);
     return registry.count(g.cell.tag) ? registry[g.cell.tag] : "";

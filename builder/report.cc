@@ -463,6 +463,12 @@ NightlyReport merge_reports(const std::vector<fs::path>& dirs, const fs::path& o
   for (auto& d : dirs) {
     NightlyReport r = read_report(d);
     merged.matrix = r.matrix, merged.registry = r.registry, merged.builder = r.builder, merged.gpus = r.gpus;
+    if (!r.release.empty() && !merged.release.empty() && r.release != merged.release)
+      throw InputError((d / "nightly.json").string() + ": release '" + r.release + "', another shard's is '" +
+                       merged.release + "'; expected one release registry for every shard");
+    if (!r.release.empty()) merged.release = r.release;  // what `nightly promote` reads
+    if (merged.started.empty() || (!r.started.empty() && r.started < merged.started))
+      merged.started = r.started;  // the earliest shard: collected documents must be newer
     if (merged.kb.version.empty() ||
         (merged.kb.check == KbCheckStatus::not_checked && r.kb.check != KbCheckStatus::not_checked))
       merged.kb = r.kb;  // every shard plans with one KB; a shard that checked it says more

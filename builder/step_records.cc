@@ -1,5 +1,7 @@
 #include "builder/step_records.h"
 
+#include "core/json_file.h"
+
 namespace imgtool::builder {
 
 void record_smoke(StateStore& s, const std::string& tag, const std::string& key, const SmokeStep& step) {
@@ -10,7 +12,9 @@ std::optional<SmokeStep> passed_smoke(StateStore& s, const std::string& tag, con
   auto rec = s.step("smoke", tag, key);
   if (!rec || rec->value != to_string(SmokeStatus::pass)) return std::nullopt;
   try {
-    SmokeStep step = nlohmann::json::parse(rec->detail).get<SmokeStep>();
+    auto j = parse_json_or_discarded(rec->detail);
+    if (j.is_discarded()) return std::nullopt;
+    SmokeStep step = j.get<SmokeStep>();
     step.status = SmokeStatus::cached;
     step.seconds = 0;
     return step;

@@ -245,7 +245,26 @@ TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one 
   CHECK_FALSE(fs::exists(d.path / "state"));
   check_refused(cli({"nightly", "collect", (d.path / "x.json").string(), "--report", (d.path / "r").string()}),
                 "nightly collect: expected RESULT.json… --from-report DIR --report OUT");
+  CHECK_FALSE(fs::exists(
+      d.path /
+      "r"));  // A --from-report folder that is missing or holds `{}`: refused before OUT is made (issue 33 item 7).
+  std::string res = write(d.path / "res/x.json", "{}");
+  check_refused(cli({"nightly", "collect", res, "--from-report", (d.path / "nowhere").string(), "--report",
+                     (d.path / "r").string()}),
+                "expected a nightly report folder (nightly.json), found none");
+  write(d.path / "empty/nightly.json", "{}");
+  check_refused(cli({"nightly", "collect", res, "--from-report", (d.path / "empty").string(), "--report",
+                     (d.path / "r").string()}),
+                "nightly.json: nightly report: field 'kind' expected imgtool-nightly-report");
   CHECK_FALSE(fs::exists(d.path / "r"));
+}
+
+TEST_CASE("imgtool evidence: a document that is not an object, or nested 300 KB deep, is one line and exit 2") {
+  fx::ScratchDir d("bad-evidence");
+  check_refused(cli({"evidence", write(d.path / "a.json", "[1,2,3]")}),
+                "a.json: expected the probe's JSON document (an object), found a JSON array");
+  check_refused(cli({"evidence", write(d.path / "deep.json", std::string(150000, '[') + std::string(150000, ']'))}),
+                "deep.json:1:101: expected the probe's JSON document in JSON nested at most 100 levels deep");
 }
 
 TEST_CASE("generated folders are input: a hostile cell.json is refused before a log, an image or bake.sh is made") {

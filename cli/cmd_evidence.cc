@@ -30,6 +30,8 @@ std::vector<sign::Subject> subjects(const std::string& s) {
 
 int run_evidence(const EvidenceFlags& f) {
   nlohmann::json probe = read_json_file(f.probe, "the probe's JSON document");
+  if (!probe.is_object())
+    throw InputError(f.probe + ": expected the probe's JSON document (an object), found a JSON " + probe.type_name());
   smoke::SmokeEvidence e = smoke::evidence_from_probe(probe, f.source.empty() ? "probe document " + f.probe : f.source);
   sign::Statement st{sign::kInTotoStatementV01, smoke::kSmokePredicateType, subjects(f.subject),
                      smoke::to_predicate(e)};

@@ -182,6 +182,8 @@ Registration plan_registration{
                       "k8s: nightly report folder whose published digests the Jobs run");
        sub.add_flag("!--no-resolve", o.resolve_digests, "k8s: do not ask the registry for digests the report lacks");
        sub.add_option("--gpu", o.gpu_model, "k8s: GPU model for the nodeSelector (GPU feature discovery)");
+       sub.add_option("--nonce", o.nonce,
+                      "k8s: this run's nonce (8-12 lowercase hex; default: random) in every Job's name and probe");
        sub.add_option("--profile", o.profiles, "k8s: run profile(s) the Jobs run with (default: base)");
        sub.add_option("--set", o.sets, "k8s: key=value on top of the profile (imgtool run-config --keys)");
        sub.add_option("--kb", o.kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");

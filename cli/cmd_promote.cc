@@ -15,6 +15,7 @@ namespace {
 struct PromoteFlags {
   std::string ref, tag, key, identity, sign_key, passphrase_env, to;
   bool no_verify_contents = false, no_sbom = false, allow_without_gpu_smoke = false;
+  std::vector<std::string> require_gpu;
   RegistryFlags registry;
 };
 
@@ -75,6 +76,7 @@ int run_promote(const PromoteFlags& f) {
                               .verify_contents = !f.no_verify_contents,
                               .require_sbom = !f.no_sbom,
                               .allow_without_gpu_smoke = f.allow_without_gpu_smoke,
+                              .require_gpu = f.require_gpu,
                               .kb = &kb};
   release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
   print_result(from, to ? *to : from, f, r, res);
@@ -104,6 +106,10 @@ Registration promote_registration{
        sub.add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
                     "promote a gpu image without hardware evidence (a signed smoke attestation from a real "
                     "GPU); needs --sign-key: the override is recorded on the signature and verify shows it");
+       sub.add_option("--require-gpu", f->require_gpu,
+                      "compute capabilities (sm_80,sm_90) each needing its own bound hardware pass: the newest "
+                      "smoke attestation from a device of each must be one")
+           ->delimiter(',');
        f->registry.add(sub);
        return [f] { return run_promote(*f); };
      }}};

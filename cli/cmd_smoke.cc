@@ -37,12 +37,16 @@ void check_attest_flags(const SmokeCmdFlags& f) {
     throw InputError("smoke --attest: expected --key KEY (the private key the evidence is signed with), found none");
 }
 
-void attest(const SmokeCmdFlags& f, const smoke::SmokeResult& res) {
+// Only a document about the image just smoked (smoke/binding.h) is attested; the key was loaded
+// (and an env:// variable removed) before docker or any credential helper started.
+void attest(const SmokeCmdFlags& f, const smoke::SmokeResult& res, EVP_PKEY& key) {
+  if (!res.binding.empty())
+    throw CheckFailed("smoke --attest: refusing to attest: the probe's document contradicts the image " + res.image.id +
+                      ":\n  " + strings::join(res.binding, "\n  "));
   image::Reference r = docker_reference(f.attest, "smoke --attest");
-  sign::Pkey key = sign::load_signing_key(f.key, f.passphrase_env);
   image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, f.registry.options()), r.name);
   smoke::SmokeEvidence e = smoke::evidence_from_result(res.to_json(), strings::join(f.smoke.profiles, ","));
-  auto a = release::attest_evidence(repo, *key, r.digest, res.image.id, e);
+  auto a = release::attest_evidence(repo, key, r.digest, res.image.id, e);
   std::cerr << "attested the smoke evidence (" << e.summary() << ") -> " << a.attestation_tag << "\n";
 }
 
@@ -50,8 +54,9 @@ int run_smoke_cmd(SmokeCmdFlags& f) {
   smoke::RecordOptions records;
   f.smoke.fill(f.opt, records);
   check_attest_flags(f);
+  sign::Pkey key = f.attest.empty() ? nullptr : sign::load_signing_key(f.key, f.passphrase_env);
   auto [res, throughput] = smoke::smoke_and_judge(f.opt, records, engine::local_engine());
-  if (!f.attest.empty() && res.probe.is_object()) attest(f, res);
+  if (key && res.probe.is_object()) attest(f, res, *key);
   if (f.json) {
     auto j = res.to_json();
     j["throughput"] = nlohmann::json::array();

@@ -235,6 +235,25 @@ TEST_CASE(
         "'" + std::string(59, 'a') + "…' (161 bytes)");
 }
 
+TEST_CASE("strings::printable: bidi overrides, isolates, marks and zero-width characters become escapes") {
+  using strings::printable;
+  // "Trojan Source": U+202E makes "3.2.0-gpu\u202e" + "upc" read as "3.2.0-gpucpu" reversed on a terminal.
+  CHECK(printable("3.2.0-gpu\u202Eupc") == "3.2.0-gpu\\u202eupc");
+  for (char32_t cp : {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200B, 0x200C, 0x200D,
+                      0x200E, 0x200F, 0x2060, 0x061C, 0xFEFF, 0x2028, 0x2029}) {
+    std::string utf8;
+    if (cp < 0x800)
+      utf8 = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+    else
+      utf8 = {static_cast<char>(0xE0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+              static_cast<char>(0x80 | (cp & 0x3F))};
+    std::string shown = printable("a" + utf8 + "b");
+    CHECK_MESSAGE(shown.find("\\u") == 1, "U+" << std::hex << static_cast<unsigned>(cp) << " -> " << shown);
+    CHECK(printable(shown) == shown);
+  }
+  CHECK(printable("\u2010\u2030\u2070") == "\u2010\u2030\u2070");  // neighbours are plain text
+}
+
 TEST_CASE("strings::url_for_message: the query (a pre-signed URL's signature) never reaches a message") {
   CHECK(strings::url_for_message(
             "https://bucket.s3.amazonaws.com/blobs/ab?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA") ==

@@ -18,7 +18,44 @@ std::string line_col_at(const std::string& text, size_t byte) {
   return std::to_string(line) + ":" + std::to_string(col);
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& what) {
+std::optional<size_t> json_too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+nlohmann::json parse_json_or_discarded(std::string_view text) {
+  if (json_too_deep_at(text)) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+nlohmann::ordered_json parse_ordered_json_or_discarded(std::string_view text) {
+  if (json_too_deep_at(text)) return nlohmann::ordered_json(nlohmann::ordered_json::value_t::discarded);
+  return nlohmann::ordered_json::parse(text, nullptr, false);
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& what, size_t max_bytes) {
+  std::error_code ec;
+  if (auto size = std::filesystem::file_size(path, ec); !ec && size > max_bytes)
+    throw InputError(path.string() + ": expected " + what + " of at most " + std::to_string(max_bytes) +
+                     " bytes, found " + std::to_string(size) + " bytes");
   std::string text;
   try {
     text = read_file(path);
@@ -29,6 +66,9 @@ nlohmann::json read_json_file(const std::filesystem::path& path, const std::stri
 }
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& name, const std::string& expected) {
+  if (auto at = json_too_deep_at(text))
+    throw InputError(name + ":" + line_col_at(text, *at) + ": expected " + expected + " nested at most " +
+                     std::to_string(kMaxJsonDepth) + " levels deep, found deeper nesting");
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

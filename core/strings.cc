@@ -62,6 +62,29 @@ std::string hex_escape(const char* prefix, unsigned v, int digits) {
   return out;
 }
 
+// Code points that are valid text but hide or reorder what a reader sees: bidirectional
+// overrides, embeddings, isolates and marks (a "Trojan Source" line reads other than it runs),
+// zero-width characters (a name that looks like another) and the Unicode line/paragraph separators.
+struct HiddenRange {
+  char32_t first, last;
+};
+constexpr HiddenRange kHidden[] = {
+    {0x0000, 0x009F},  // C0, DEL, C1
+    {0x061C, 0x061C},  // ARABIC LETTER MARK
+    {0x200B, 0x200F},  // zero width space/non-joiner/joiner, LRM, RLM
+    {0x2028, 0x202E},  // line/paragraph separators, LRE RLE PDF LRO RLO
+    {0x2060, 0x2064},  // word joiner, invisible operators
+    {0x2066, 0x2069},  // LRI RLI FSI PDI
+    {0xFEFF, 0xFEFF},  // zero width no-break space (BOM)
+    {0xFFFE, 0xFFFF},  // not XML characters
+};
+
+bool hidden(char32_t cp) {
+  for (const auto& r : kHidden)
+    if (cp >= r.first && cp <= r.last) return true;
+  return false;
+}
+
 std::string printable_text(std::string_view s, bool keep_lines) {
   std::string out;
   out.reserve(s.size());
@@ -76,8 +99,7 @@ std::string printable_text(std::string_view s, bool keep_lines) {
     } else if (c < 0x80) {
       out += hex_escape("\\x", c, 2), ++i;  // C0, DEL
     } else if (char32_t cp; size_t n = utf8_at(s, i, cp)) {
-      bool hidden = cp <= 0x9F || cp == 0xFFFE || cp == 0xFFFF;  // C1; not XML characters
-      out += hidden ? hex_escape("\\u", static_cast<unsigned>(cp), 4) : std::string(s.substr(i, n));
+      out += hidden(cp) ? hex_escape("\\u", static_cast<unsigned>(cp), 4) : std::string(s.substr(i, n));
       i += n;
     } else {
       out += hex_escape("\\x", c, 2), ++i;  // not UTF-8

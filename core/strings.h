@@ -26,9 +26,11 @@ std::string xml_escape(std::string_view s);
 // from images and registries) on its way to a terminal, a report or a JSON message: every
 // control character — C0 (U+0000–U+001F), DEL, C1 (U+0080–U+009F) — and every byte that is
 // not part of valid UTF-8 becomes a visible escape (ESC -> \x1b, a bad byte 0xff -> \xff,
-// U+009B -> \u009b; U+FFFE/U+FFFF, illegal in XML, -> \ufffe), so an ESC sequence cannot
-// repaint a terminal and the text is legal XML character data. Nothing is cut (a long value is
-// kept whole), other text — backslashes included — is unchanged, and printable(printable(s))
+// U+009B -> \u009b; U+FFFE/U+FFFF, illegal in XML, -> \ufffe), and so does every code point
+// that hides or reorders text (bidi overrides and isolates U+202A–202E, U+2066–2069, marks,
+// zero-width characters, U+2028/2029: U+202E -> \u202e), so an ESC sequence cannot repaint a
+// terminal, a name cannot read backwards or pass for another, and the text is legal XML data. Nothing is cut (a long
+// value is kept whole), other text — backslashes included — is unchanged, and printable(printable(s))
 // == printable(s). printable() makes one line (tab and newline escaped too); printable_lines()
 // keeps tab and newline (a CR before a newline is dropped), for multi-line text.
 std::string printable(std::string_view text);

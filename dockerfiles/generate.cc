@@ -11,6 +11,7 @@
 #include "dockerfiles/cell_values.h"
 #include "dockerfiles/lint.h"
 #include "dockerfiles/stages.h"
+#include "matrix/label_claims.h"
 #include "matrix/labels.h"
 
 namespace imgtool::dockerfiles {
@@ -33,7 +34,8 @@ void lint_or_throw(const std::vector<SourceFile>& sources, const std::string& do
 }
 
 std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sources, const std::string& unhashed,
-                     const std::vector<ContextFile>& context, const std::string& kb_version) {
+                     const std::vector<ContextFile>& context, const std::string& kb_version,
+                     const std::string& identity) {
   std::set<std::string> src;
   for (auto& s : sources) src.insert("source " + s.label + " " + sha256_digest(s.bytes) + "\n");
   std::string m = "imgtool-inputs 1\nkb-version " + kb_version + "\n";
@@ -41,6 +43,7 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   m += "pip " + c.pip_requirement + " " + (c.wheelhouse.empty() ? "index " + c.pip_index_url : "wheelhouse") + "\n";
   for (auto& s : src) m += s;
   m += "dockerfile " + sha256_digest(unhashed) + "\n";
+  m += "identity " + sha256_digest(identity) + "\n";
   for (auto& f : context) m += "context " + f.dest + " " + f.sha256 + "\n";
   return m;
 }
@@ -71,11 +74,18 @@ GeneratedCell write_cell(const RenderedCell& r, const fs::path& stage, const fs:
   write_file_atomic(dir / "Dockerfile", r.dockerfile);
   write_file_atomic(dir / "cell.json", r.cell_json);
   write_file_atomic(dir / "inputs.txt", r.inputs_manifest);
+  write_file_atomic(dir / "identity.json", r.identity_json);
   size_t linked = place_context_files(r.context, dir);
   return {r.cell.tag, final_out / r.cell.tag, r.inputs_hash, r.context.size(), linked, r.cell.warnings};
 }
 
 }  // namespace
+
+std::string identity_json(const std::map<std::string, std::string>& labels) {
+  matrix::LabelClaims l = matrix::read_label_claims(labels);
+  nlohmann::ordered_json j = {{"tag", l.tag}, {"kb_version", l.kb_version}, {"claims", l.claims()}};
+  return j.dump(2) + "\n";
+}
 
 RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version) {
   Values v = cell_values(cell, kb_version);
@@ -84,9 +94,9 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   v["labels"] = render_labels(sources[0], v, &file.labels);
   std::string unhashed = templates.render(cell.template_name, v, &sources);
   lint_or_throw(sources, unhashed, cell.tag);
-  RenderedCell r{cell, "", "", "", {}, ""};
+  RenderedCell r{cell, "", "", "", {}, "", identity_json(file.labels)};
   if (!cell.wheelhouse.empty()) r.context = wheelhouse_files(cell);
-  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version);
+  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version, r.identity_json);
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
   file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
   std::string key = group_key(file.build, cell);

@@ -20,6 +20,7 @@
 // placeholder) leaves <out> as it was.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,13 @@ struct RenderedCell {
   std::string inputs_hash;      // "sha256:<hex>" of inputs_manifest
   std::vector<ContextFile> context;
   std::string cell_json;  // cell.json text
+  // identity.json: the image's own identity, COPYed to /etc/imgtool/identity.json (the probe reports
+  // it; smoke/binding.h holds it against the labels): {"tag", "kb_version", "claims": {field: value}}.
+  std::string identity_json;
 };
+
+// The identity file's text for an image with these labels (one function for the generator and tests).
+std::string identity_json(const std::map<std::string, std::string>& labels);
 
 // Renders and lints one cell. InputError on a bad cell, an unknown
 // placeholder (file:line), or lint findings (one "file:line: …" per line).

@@ -195,7 +195,7 @@ TEST_CASE("generation is deterministic: same inputs, byte-identical folders") {
   generate(cells, {d.path / "a", "", kKb});
   generate(cells, {d.path / "b", "", kKb});
   auto a = snapshot(d.path / "a"), b = snapshot(d.path / "b");
-  CHECK(a.size() == 3 * 3 + 2 + 1);  // Dockerfile, cell.json, inputs.txt per cell; 2 wheels; marker
+  CHECK(a.size() == 3 * 4 + 2 + 1);  // Dockerfile, cell.json, inputs.txt, identity.json per cell; 2 wheels; marker
   CHECK(a == b);
   generate(cells, {d.path / "a", "", kKb});  // regenerate in place: replaced, same bytes
   CHECK(snapshot(d.path / "a") == b);
@@ -450,4 +450,20 @@ TEST_CASE("cell.json lists every label the Dockerfile sets, the inputs hash and 
   CHECK(f.labels.at("io.imgtool.kb-version") == kKb);
   // The reader and the writer are one struct: a round trip changes nothing.
   CHECK(nlohmann::json(f).dump(2) + "\n" == r.cell_json);
+}
+
+TEST_CASE("every image carries its identity: /etc/imgtool/identity.json = its tag and claims, hashed as an input") {
+  TemplateDir t(imgtool::testing::source_dir() + "/dockerfiles");
+  auto r = render_cell(gpu_cell(), t, kKb);
+  auto id = nlohmann::json::parse(r.identity_json);
+  CHECK(id["tag"] == gpu_cell().tag);
+  CHECK(id["kb_version"] == kKb);
+  CHECK(id["claims"]["paddle"] == gpu_cell().paddle);
+  CHECK(id["claims"]["variant"] == "gpu");
+  CHECK(id["claims"]["cuda"] == gpu_cell().cuda);
+  CHECK(contains(r.dockerfile, "COPY identity.json /etc/imgtool/identity.json\n"));
+  CHECK(contains(r.inputs_manifest, "identity " + sha256_digest(r.identity_json) + "\n"));
+  // The claims are the labels' own (one reading: matrix::read_label_claims), so binding compares like with like.
+  auto cell = nlohmann::json::parse(r.cell_json);
+  CHECK(id["claims"]["python"] == cell["labels"]["io.imgtool.python"]);
 }

@@ -37,10 +37,14 @@ TEST_CASE("k8s: digests resolved from the registry; a tag the registry lacks is 
   REQUIRE(gpu_cells >= 2);  // the default matrix's GPU cells, each pushed under its own tag
   REQUIRE(pushed.size() == gpu_cells);
   fx::ScratchDir d("emit-k8s-registry");
-  emit::emit_plan(
-      {.input = matrix, .emit = emit::Emit::k8s, .out = d.path / "k8s", .registry = registry.host() + "/ai"});
+  emit::emit_plan({.input = matrix,
+                   .emit = emit::Emit::k8s,
+                   .out = d.path / "k8s",
+                   .registry = registry.host() + "/ai",
+                   .nonce = "0123456789ab"});
   for (auto& [tag, digest] : pushed) {
-    auto job = YAML::LoadFile((d.path / "k8s" / ("job-" + emit::smoke_job_name(tag) + ".yaml")).string());
+    auto job = YAML::LoadFile(
+        (d.path / "k8s" / ("job-" + emit::smoke_job_name(tag, digest, "0123456789ab") + ".yaml")).string());
     CHECK(job["spec"]["template"]["spec"]["containers"][0]["image"].as<std::string>() ==
           registry.host() + "/ai/paddle@" + digest);
     CHECK(job["metadata"]["annotations"]["io.imgtool.digest"].as<std::string>() == digest);

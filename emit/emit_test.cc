@@ -312,13 +312,16 @@ TEST_CASE(
   c.cuda = "12.6";
   cells.push_back({c, fake_digest("b")});
   std::string probe = read_file(fx::source_dir() + "/smoke/probe/probe.py");
-  auto files = smoke_jobs(cells, {.registry = "registry.example.com/ai", .gpu_model = "H100", .probe_text = probe}, kb);
+  auto files = smoke_jobs(
+      cells, {.registry = "registry.example.com/ai", .gpu_model = "H100", .probe_text = probe, .nonce = "0123456789ab"},
+      kb);
   REQUIRE(files.size() == 4);
   for (auto& f : files) write_file_atomic(d.path / f.name, f.text, f.mode);
 
   YAML::Node cm = YAML::LoadFile((d.path / "configmap-probe.yaml").string());
   CHECK(cm["data"]["probe.py"].as<std::string>() == probe);  // the probe, byte for byte
-  std::string job_file = (d.path / ("job-" + smoke_job_name(c.tag) + ".yaml")).string();
+  std::string job_file =
+      (d.path / ("job-" + smoke_job_name(c.tag, fake_digest("b"), "0123456789ab") + ".yaml")).string();
   YAML::Node job = YAML::LoadFile(job_file);
   auto pod = job["spec"]["template"]["spec"];
   auto ctr = pod["containers"][0];
@@ -341,9 +344,21 @@ TEST_CASE(
   for (auto w : ctr["command"]) cmd += w.as<std::string>() + " ";
   CHECK(cmd ==
         "python3 /imgtool-probe/probe.py --gpus-requested 1 --expect-variant gpu --expect-cuda 12.6 "
-        "--expect-shm 8589934592 --expect-user 1000:1000 ");
-  CHECK(smoke_job_name(c.tag).size() <= 63);
-  CHECK(read_file(d.path / "collect.sh").find("save " + smoke_job_name(c.tag) + " " + c.tag) != std::string::npos);
+        "--nonce 0123456789ab --expect-shm 8589934592 --expect-user 1000:1000 ");
+  CHECK(job["spec"]["ttlSecondsAfterFinished"].as<int>() == 86400);
+  CHECK(job["metadata"]["annotations"]["io.imgtool.nonce"].as<std::string>() == "0123456789ab");
+  // Tomorrow's run of the same digest: other Job names (a Job's pod template is immutable).
+  CHECK(smoke_job_name(c.tag, fake_digest("b"), "ba9876543210") !=
+        smoke_job_name(c.tag, fake_digest("b"), "0123456789ab"));
+  CHECK(smoke_job_name(c.tag, fake_digest("c"), "0123456789ab") !=
+        smoke_job_name(c.tag, fake_digest("b"), "0123456789ab"));
+  std::string collect = read_file(d.path / "collect.sh");
+  CHECK(collect.find("kubectl get pods --selector \"job-name=$j\" -o json") != std::string::npos);
+  CHECK(collect.find("nonce=0123456789ab") != std::string::npos);
+  CHECK(smoke_job_name(c.tag, fake_digest("b"), "0123456789ab").size() <= 63);
+  CHECK(read_file(d.path / "collect.sh")
+            .find("save " + smoke_job_name(c.tag, fake_digest("b"), "0123456789ab") + " " + c.tag) !=
+        std::string::npos);
   // Isolation: run/'s least privilege, no service links, never hostIPC, and the deny-all policy selects the pod.
   CHECK_FALSE(pod["automountServiceAccountToken"].as<bool>());
   CHECK_FALSE(pod["enableServiceLinks"].as<bool>());
@@ -359,8 +374,9 @@ TEST_CASE(
   CHECK_FALSE(np["spec"]["egress"]);
   runconf::RunSpec host_ipc;
   host_ipc.ipc = "host";  // the detection profile's setting: a smoke Job never shares the node's IPC namespace
-  auto ipc_files =
-      smoke_jobs(cells, {.registry = "registry.example.com/ai", .profile = host_ipc, .probe_text = probe}, kb);
+  auto ipc_files = smoke_jobs(
+      cells, {.registry = "registry.example.com/ai", .profile = host_ipc, .probe_text = probe, .nonce = "0123456789ab"},
+      kb);
   CHECK_FALSE(YAML::Load(ipc_files.at(2).text)["spec"]["template"]["spec"]["hostIPC"]);
   CHECK(np["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/part-of"].as<std::string>() ==
         job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"].as<std::string>());
@@ -377,11 +393,15 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
   for (auto& c : plan.kept)
     if (c.variant == "gpu") digests[c.tag] = fake_digest(std::string(1, "abcdef"[digests.size() % 6]));
   auto rep = publish_report(d.path / "report", digests);
-  auto r = emit_to(Emit::k8s, d.path / "a",
-                   {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
+  auto r = emit_to(
+      Emit::k8s, d.path / "a",
+      {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false, .nonce = "00000000aaaa"});
   CHECK(r.notes.size() == 5);  // the five cpu cells get no Job
   {
-    auto job = YAML::LoadFile((d.path / "a" / ("job-" + smoke_job_name(digests.begin()->first) + ".yaml")).string());
+    auto job = YAML::LoadFile(
+        (d.path / "a" /
+         ("job-" + smoke_job_name(digests.begin()->first, digests.begin()->second, "00000000aaaa") + ".yaml"))
+            .string());
     auto ctr = job["spec"]["template"]["spec"]["containers"][0];
     std::string cmd;
     for (auto w : ctr["command"]) cmd += w.as<std::string>() + " ";
@@ -390,8 +410,9 @@ TEST_CASE("k8s through plan: digests come from the report; a cell without one is
           std::string::npos);
     CHECK(job["spec"]["template"]["metadata"]["annotations"]["imgtool.io/ulimits"]);
   }
-  emit_to(Emit::k8s, d.path / "b",
-          {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false});
+  emit_to(
+      Emit::k8s, d.path / "b",
+      {.registry = "registry.example.com/ai", .from_report = rep, .resolve_digests = false, .nonce = "00000000aaaa"});
   std::vector<std::string> yamls;
   for (auto& e : fs::directory_iterator(d.path / "a")) {
     CHECK(read_file(e.path()) == read_file(d.path / "b" / e.path().filename()));

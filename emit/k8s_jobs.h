@@ -55,6 +55,10 @@ struct SmokeJobOptions {
   std::string shm_size = "8g";  // when the profile sets no /dev/shm size
   std::string probe_text;       // probe.py
   std::string probe_file = "smoke/probe/probe.py";  // for the header comment
+  // This run's nonce (`plan --emit k8s` draws 12 random hex digits when none is given): in every Job's
+  // name and its probe's --nonce, so tonight's Jobs never clash with yesterday's (whose pod templates
+  // are immutable) and `nightly collect` can tell tonight's document from an older one.
+  std::string nonce;
 };
 
 struct EmittedFile {
@@ -64,7 +68,10 @@ struct EmittedFile {
 };
 
 // Job name for a tag: DNS-1123, at most 63 characters, unique per tag.
-std::string smoke_job_name(const std::string& tag);
+std::string smoke_job_name(const std::string& tag, const std::string& digest, const std::string& nonce);
+
+// 12 random hex digits (OpenSSL's RAND_bytes): a run's nonce.
+std::string new_nonce();
 
 // The ConfigMap, one Job per cell and collect.sh. InputError for a cell without
 // a digest, a non-gpu cell, or a missing registry.

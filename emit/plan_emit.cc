@@ -89,9 +89,13 @@ Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
                                   .ca_file = o.ca_file,
                                   .insecure_http = o.insecure_http});
   std::string probe = data_dir() + "/smoke/probe/probe.py";
-  return smoke_jobs(
-      cells, {.registry = o.registry, .profile = profile, .gpu_model = o.gpu_model, .probe_text = read_file(probe)},
-      kb);
+  return smoke_jobs(cells,
+                    {.registry = o.registry,
+                     .profile = profile,
+                     .gpu_model = o.gpu_model,
+                     .probe_text = read_file(probe),
+                     .nonce = o.nonce.empty() ? new_nonce() : o.nonce},
+                    kb);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ struct PlanEmitOptions {
   std::vector<std::string> sets;      // k8s: --set key=value on top
   std::filesystem::path from_report;  // k8s: digests from this nightly report
   bool resolve_digests = true;        // k8s: ask the registry for digests the report lacks
+  std::string nonce;                  // k8s: the run's nonce (SmokeJobOptions::nonce); "" = a random one
   std::string ca_file;
   bool insecure_http = false;
 };

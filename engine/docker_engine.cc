@@ -32,6 +32,7 @@ ImageInfo image_info_from_json(const json& j) {
   i.repo_digests = strings(j, "RepoDigests");
   i.os = j.value("Os", "");
   i.architecture = j.value("Architecture", "");
+  if (j.contains("Created") && j["Created"].is_string()) i.created = j["Created"].get<std::string>();
   if (j.contains("Size") && j["Size"].is_number_integer()) i.size = j["Size"].get<int64_t>();
   const json cfg = j.contains("Config") && j["Config"].is_object() ? j["Config"] : json::object();
   if (cfg.contains("Labels") && cfg["Labels"].is_object())

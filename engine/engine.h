@@ -65,6 +65,7 @@ struct ImageInfo {
   std::map<std::string, std::string> labels;  // Config.Labels (the image's claims)
   std::vector<std::string> env;               // Config.Env ("K=V")
   std::string os, architecture;               // "linux", "amd64"
+  std::string created;                        // RFC 3339, as the engine reports it ("" = unknown)
   std::vector<std::string> diff_ids;          // RootFS.Layers
   int64_t size = 0;                           // bytes, as the engine counts them
 };

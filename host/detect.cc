@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/json_file.h"
 #include "engine/engine.h"
 
 namespace imgtool::host {
@@ -79,7 +80,7 @@ std::vector<GpuInfo> detect_gpus(HostSystem& h, std::string& error) {
 EngineInfo detect_engine(HostSystem& h) {
   EngineInfo e;
   auto r = h.run({"docker", "info", "--format", "{{json .}}"}, 30);
-  nlohmann::json j = r.ok() ? nlohmann::json::parse(r.out, nullptr, false) : nlohmann::json();
+  nlohmann::json j = r.ok() ? parse_json_or_discarded(r.out) : nlohmann::json();
   if (!r.ok() || !j.is_object() || !j.contains("ServerVersion")) {
     e.error = r.exit_code == 127 ? "docker: command not found" : first_line(r.err.empty() ? r.out : r.err);
     return e;

@@ -1,13 +1,14 @@
 #include "host/recorded_host.h"
 
 #include "core/fs.h"
+#include "core/json_file.h"
 
 namespace imgtool::host {
 
 RecordedHost::RecordedHost(const nlohmann::json& r) : rec_(r) {}
 
 RecordedHost RecordedHost::load(const std::string& path) {
-  return RecordedHost(nlohmann::json::parse(imgtool::read_file(path)));
+  return RecordedHost(read_json_file(path, "a recorded host"));
 }
 
 std::optional<std::string> RecordedHost::read_file(const std::string& path) {

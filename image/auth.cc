@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/json_file.h"
 #include "core/process.h"
 
 namespace imgtool::image {
@@ -59,7 +60,7 @@ std::optional<Credentials> from_helper(const std::string& helper, const std::str
   o.timeout = std::chrono::seconds(30);
   auto r = run({prog, "get"}, o);
   if (!r.ok()) return std::nullopt;  // "credentials not found" is a non-zero exit
-  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  auto j = parse_json_or_discarded(r.out);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Credentials c;
   std::string user = j.value("Username", ""), secret = j.value("Secret", "");
@@ -113,7 +114,7 @@ std::vector<Challenge> parse_challenges(const std::string& h) {
 CredentialLookup find_credentials(const std::string& host) {
   auto path = docker_config_path();
   if (!std::filesystem::exists(path)) return {};
-  auto j = nlohmann::json::parse(read_file(path), nullptr, false);
+  auto j = parse_json_or_discarded(read_file(path));
   if (j.is_discarded() || !j.is_object())
     throw InputError(path.string() + ": expected a JSON object (Docker config), found invalid JSON");
   if (j.contains("credHelpers") && j["credHelpers"].contains(host)) {

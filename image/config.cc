@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/strings.h"
 
 namespace imgtool::image {
@@ -120,7 +121,7 @@ std::optional<std::string> ImageConfig::env_value(const std::string& name) const
 }
 
 ImageConfig parse_image_config(std::string_view bytes, const std::string& what) {
-  json j = json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  json j = parse_json_or_discarded(bytes);
   if (j.is_discarded()) throw InputError(what + ": expected a JSON object, found text that is not JSON");
   if (!j.is_object()) throw InputError(what + ": expected a JSON object, found " + j.type_name());
   ConfigReader in{what};

@@ -2,6 +2,7 @@
 
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/strings.h"
 
 namespace imgtool::image {
@@ -17,7 +18,7 @@ HttpOptions engine_http(const std::string& socket, long stall_s) {
 
 // The engine's own words: {"message": "No such image: x"}, else the start of the body, in one line.
 std::string engine_message(const std::string& body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_or_discarded(body);
   bool message = j.is_object() && j.contains("message") && j["message"].is_string();
   std::string line = strings::trim(message ? j["message"].get<std::string>().substr(0, 400) : body.substr(0, 200));
   for (char& c : line)
@@ -50,7 +51,7 @@ std::optional<nlohmann::json> EngineApi::get_json(const std::string& path, const
   HttpResponse r = send(metadata_, {.method = "GET", .url = kApi + path, .max_body = max_body});
   if (r.status == 404) return std::nullopt;
   if (r.status != 200) refuse(what, r);
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  auto j = parse_json_or_discarded(r.body);
   if (j.is_discarded())
     throw Error(what + ": expected JSON from the engine, found " + strings::quoted(engine_message(r.body)));
   return j;

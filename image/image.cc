@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 
 namespace imgtool::image {
 
@@ -26,6 +27,9 @@ void from_json(const nlohmann::json& j, Descriptor& d) {
 std::string Manifest::digest() const { return sha256_digest(raw); }
 
 nlohmann::json Manifest::json() const {
+  if (json_too_deep_at(raw))
+    throw Error("manifest " + digest() + " is nested deeper than " + std::to_string(kMaxJsonDepth) +
+                " levels: not an image manifest");
   try {
     return nlohmann::json::parse(raw);
   } catch (const nlohmann::json::exception& e) {

@@ -2,6 +2,7 @@
 
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 
 namespace imgtool::image {
 namespace {
@@ -27,7 +28,7 @@ std::filesystem::path LayerCache::blob_path(const std::string& digest) const {
 std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id) const {
   auto entry = read_opt(root_ / "map" / hex_of(diff_id));
   if (!entry) return std::nullopt;
-  auto j = nlohmann::json::parse(*entry, nullptr, false);
+  auto j = parse_json_or_discarded(*entry);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Descriptor d{oci_layer_media_type(c_), j.value("digest", ""), j.value("size", int64_t{0})};
   if (!is_sha256_digest(d.digest)) return std::nullopt;

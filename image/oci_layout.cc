@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 #include "image/blob.h"
 
 namespace imgtool::image {
@@ -16,7 +17,7 @@ nlohmann::json read_index(const std::filesystem::path& dir) {
   auto p = dir / "index.json";
   if (!std::filesystem::exists(p))
     return {{"schemaVersion", 2}, {"mediaType", media::kOciIndex}, {"manifests", nlohmann::json::array()}};
-  auto j = nlohmann::json::parse(read_file(p), nullptr, false);
+  auto j = parse_json_or_discarded(read_file(p));
   if (j.is_discarded() || !j.contains("manifests")) throw Error(p.string() + ": not an OCI image index");
   return j;
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/hash.h"
+#include "core/json_file.h"
 #include "core/refname.h"
 #include "core/strings.h"
 #include "image/blob.h"
@@ -33,7 +34,7 @@ namespace {
 enum class Access { kPull, kPush, kDelete };
 
 std::string registry_error_code(const std::string& body, std::string* message) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_or_discarded(body);
   if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array() || j["errors"].empty())
     return "";
   auto& e = j["errors"][0];
@@ -63,7 +64,7 @@ constexpr size_t kMaxTags = 1000000;
 // The tags of one page (`{"name": …, "tags": [...]}`; "tags" null or absent: none). Anything
 // else — not JSON, a tag that is not a tag — throws: a listing is complete or it is an error.
 std::vector<std::string> page_tags(const std::string& body, const std::string& where) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_or_discarded(body);
   if (j.is_discarded() || !j.is_object())
     throw Error(where + ": expected a JSON object {\"tags\": [...]}, found " + strings::quoted(body));
   auto it = j.find("tags");
@@ -404,7 +405,7 @@ struct Registry::Impl {
     if (t.status != 200)
       throw Error("token request to " + realm + " failed: HTTP " + std::to_string(t.status),
                   retryable_status(t.status));
-    auto j = nlohmann::json::parse(t.body, nullptr, false);
+    auto j = parse_json_or_discarded(t.body);
     std::string tok;
     for (const char* k : {"token", "access_token"})
       if (tok.empty() && j.is_object() && j.contains(k) && j[k].is_string()) tok = j[k].get<std::string>();
@@ -538,7 +539,7 @@ std::vector<Descriptor> Registry::referrers(const std::string& repo, const std::
   } else {
     throw impl_->fail("GET referrers of " + repo + "@" + digest, resp);
   }
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_or_discarded(body);
   std::vector<Descriptor> out;
   if (!j.is_object() || !j.contains("manifests")) return out;
   for (auto& m : j["manifests"]) {

@@ -352,6 +352,10 @@ TEST_CASE("hostile registry: a tag listing is whole or an error, and its Links a
                   route("GET", "^/v2/r/tags/list\\?last=a$", 200, {{"body", "<html>busy</html>"}})}}});
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected a JSON object"), Error);
   }
+  SUBCASE("a page of 300 KB of nested brackets (a stack overflow in any recursive walk)") {
+    reg.script({{"routes", {v2_ok(), page("n=1000", std::string(150000, '[') + std::string(150000, ']'))}}});
+    CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected a JSON object"), Error);
+  }
   SUBCASE("a page naming something that is not a tag") {
     reg.script({{"routes", {v2_ok(), page("n=1000", R"(["a", "b c"])")}}});
     CHECK_THROWS_WITH_AS(client.list_tags("r"), doctest::Contains("expected tag names"), Error);

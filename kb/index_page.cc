@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/strings.h"
 
 namespace imgtool::kb {
@@ -98,6 +99,10 @@ std::string keys_of(const json& j) {
 }
 
 json parse_json_page(std::string_view body, const std::string& url, const std::string& project) {
+  if (auto at = json_too_deep_at(body))
+    bad_page(
+        url, "PyPI's JSON API answer for " + project,
+        "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at) + ")");
   try {
     return json::parse(body);
   } catch (const json::parse_error& e) {

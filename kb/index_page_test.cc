@@ -160,6 +160,14 @@ TEST_CASE("PyPI JSON: a broken page is one line naming the URL and what was expe
           .find("expected releases['1.0'] 'yanked' to be true or false, found \"no\"") != std::string::npos);
 }
 
+TEST_CASE("PyPI JSON: a page of 300 KB of nested brackets is one line, not a crash") {
+  std::string deep =
+      R"({"info": {"name": "p"}, "releases": {"1.0": )" + std::string(150000, '[') + std::string(150000, ']') + "}}";
+  std::string m = pypi_error(deep);
+  CHECK(m.find("found JSON nested deeper than 100 levels (at byte") != std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);
+}
+
 TEST_CASE("PEP 503: the constructed cu126 page, and odd but valid pages") {
   auto rs = read_simple_page(testdata("packages/stable/cu126/paddlepaddle-gpu/index.html"), "u", "paddlepaddle-gpu");
   std::vector<std::string> versions;

@@ -2,10 +2,12 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
 #include "core/error.h"
+#include "core/gpu_arch.h"
 #include "core/hash.h"
 #include "image/config.h"
 #include "image/platform.h"
@@ -42,9 +44,37 @@ void check_request(const PromoteRequest& req, bool across) {
 const char* const kOverrideNote =
     "promoted with --allow-without-gpu-smoke: no hardware evidence was required (recorded on the signature)";
 
-std::string variant_of(image::Repository& repo, const image::Manifest& m) {
+image::ImageConfig config_of(image::Repository& repo, const image::Manifest& m) {
   auto src = repo.source(image::platform_digest(m, repo.name() + "@" + m.digest()));
-  return image::read_image_config(*src, src->manifest()).label(labels::kVariant);
+  return image::read_image_config(*src, src->manifest());
+}
+
+// "" when `e` is a bound hardware pass on devices the image was compiled for, else what it lacks.
+std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs) {
+  if (!e.hardware_pass()) return e.summary();
+  for (const auto& d : e.devices)
+    if (std::string gap = kernel_gap(archs, d.cc); !gap.empty())
+      return e.summary() + ", but the image was not compiled for " + d.name + " (" + gap + ")";
+  return "";
+}
+
+bool has_device(const smoke::SmokeEvidence& e, int cc) {
+  for (const auto& d : e.devices)
+    if (parse_arch(d.cc) == cc) return true;
+  return false;
+}
+
+// Per --require-gpu family: the newest valid attestation with a device of it must be a bound pass.
+std::string family_gap(const verify::EvidenceCheck& e, const std::vector<std::string>& families,
+                       const std::string& archs) {
+  for (const auto& f : families) {
+    auto cc = parse_arch(f);
+    if (!cc) throw InputError("--require-gpu: expected sm_XY (e.g. sm_90), found '" + f + "'");
+    auto it = std::find_if(e.all.begin(), e.all.end(), [&](const auto& x) { return has_device(x, *cc); });
+    if (it == e.all.end()) return "no smoke attestation from an " + f + " device (--require-gpu " + f + ")";
+    if (std::string gap = hardware_gap(*it, archs); !gap.empty()) return "on " + f + ": " + gap;
+  }
+  return "";
 }
 
 // The release gate on the image (an index: its linux/amd64 manifest), claims read against the new tag.
@@ -69,12 +99,16 @@ struct Checked {
 void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req, Checked& c, PromoteResult& r) {
   verify::EvidenceCheck e = verify::check_evidence(repo, req.digest, *req.public_key);
   if (e.ok) c.evidence = e.evidence;
-  bool gpu = variant_of(repo, c.manifest) == "gpu";
-  if (!gpu || (e.ok && e.evidence->hardware_pass())) {
+  image::ImageConfig cfg = config_of(repo, c.manifest);
+  bool gpu = cfg.label(labels::kVariant) == "gpu";
+  std::string archs = cfg.label(labels::kCudaArchs);
+  std::string gap = !e.ok ? "" : hardware_gap(*e.evidence, archs);
+  if (e.ok && gap.empty()) gap = family_gap(e, req.require_gpu, archs);
+  if (!gpu || (e.ok && gap.empty())) {
     r.evidence = e.ok ? e.evidence->summary() : "";
     return;
   }
-  std::string found = e.ok      ? e.evidence->summary()
+  std::string found = e.ok      ? gap
                       : e.found ? "a smoke attestation that does not hold: " + e.why
                                 : "no smoke attestation";
   if (!req.allow_without_gpu_smoke)

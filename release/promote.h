@@ -44,6 +44,9 @@ struct PromoteRequest {
   // verdict pass) that verifies with public_key; this lets it through without one, and the
   // promoted signature (sign_key: required then) carries the override as an annotation.
   bool allow_without_gpu_smoke = false;
+  // Compute capabilities ("sm_80", "sm_90") each of which needs its own bound hardware pass: the newest
+  // attestation from a device of that capability must be one. Empty: the newest attestation alone.
+  std::vector<std::string> require_gpu;
   const matrix::KnowledgeBase* kb = nullptr;  // required when verify_contents
 };
 

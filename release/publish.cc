@@ -86,7 +86,8 @@ PublishResult publish(image::Repository& repo, EVP_PKEY& key, const PublishReque
   if (req.attest_sbom) attest_sbom(repo, key, m, req, out);
   if (req.evidence)  // 4. how it was smoked
     sign::attach_attestation(repo, key,
-                             {m.digest(), repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(*req.evidence)});
+                             {m.digest(), repo.name(), smoke::kSmokePredicateType,
+                              smoke::to_predicate(smoke::stamped(*req.evidence, m.config().digest))});
   repo.put_manifest(m, req.tag);  // 5. tag last
   return out;
 }

@@ -235,14 +235,25 @@ TEST_CASE("promote across: a copy that stores other bytes moves no tag") {
 namespace {
 
 // A gpu-labelled image (the evidence rules key on io.imgtool.variant), stored, signed and SBOM-attested.
-image::Manifest gpu_image_in(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& seed = "a") {
-  MemorySource src(config_with({{"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", "2.6.2"}, {"seed", seed}}),
-                   {make_tar({{"etc/seed", seed}}, "gzip")});
+image::Manifest gpu_image_in(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& seed = "a",
+                             const std::string& archs = "") {
+  std::map<std::string, std::string> labels = {
+      {"io.imgtool.variant", "gpu"}, {"io.imgtool.paddle", "2.6.2"}, {"seed", seed}};
+  if (!archs.empty()) labels["io.imgtool.cuda-archs"] = archs;
+  MemorySource src(config_with(labels), {make_tar({{"etc/seed", seed}}, "gzip")});
   return stored(repo, src, &key, true);
 }
 
 nlohmann::json h100_probe() {
   return nlohmann::json::parse(read_file(imgtool::testing::source_dir() + "/smoke/probe/testdata/h100-probe.json"));
+}
+
+smoke::SmokeEvidence bound(smoke::SmokeEvidence e, const std::string& verdict, const std::string& attested) {
+  e.bound = true;
+  e.verdict = verdict;
+  e.attested = attested;
+  e.source = "";
+  return e;
 }
 
 void attest_evidence(image::MemoryRepository& repo, EVP_PKEY& key, const std::string& digest,
@@ -258,9 +269,11 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
   image::Manifest m = gpu_image_in(repo, *key);
   PromoteRequest req{.digest = m.digest(), .tag = "2.6.2-gpu", .public_key = key.get(), .verify_contents = false};
   // The H100 document recorded by bench/gpu-probe.sh on a lent GPU, REPLAYED here (source says so).
-  smoke::SmokeEvidence hardware =
+  smoke::SmokeEvidence replayed =
       smoke::evidence_from_probe(h100_probe(), "replayed: smoke/probe/testdata/h100-probe.json");
-  hardware.verdict = "pass";
+  replayed.verdict = "pass";
+  // What a bound run on that H100 attests (the kind and verdict are imgtool's: smoke/evidence_test.cc).
+  smoke::SmokeEvidence hardware = bound(replayed, "pass", "2026-11-27T10:00:00Z");
   smoke::SmokeEvidence fake = hardware;
   fake.host = smoke::HostKind::test_double;
   fake.devices[0].name = smoke::kTestDoubleDevice;
@@ -309,6 +322,39 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
     REQUIRE(again.ok);
     CHECK(again.evidence->hardware_pass());
     CHECK(verify::evidence_row(again, "gpu", true, "").status == verify::Status::kPass);
+  }
+  SUBCASE("a replayed document (unbound) is never hardware evidence, whatever it says") {
+    smoke::SmokeEvidence newest = replayed;
+    newest.attested = "2026-11-28T00:00:00Z";  // signed after the test-double run: the one that counts
+    attest_evidence(repo, *key, m.digest(), newest);
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("(unbound: a bare document"), CheckFailed);
+    CHECK(!repo.tag("2.6.2-gpu"));
+  }
+  SUBCASE("an older passing attestation put in front of a newer failing one: the newer, by its signed time, counts") {
+    attest_evidence(repo, *key, m.digest(), bound(replayed, "fail", "2026-11-27T10:00:00Z"));
+    attest_evidence(repo, *key, m.digest(), bound(replayed, "pass", "2026-11-20T10:00:00Z"));  // last in the manifest
+    verify::EvidenceCheck e = verify::check_evidence(repo, m.digest(), *key);
+    REQUIRE(e.ok);
+    CHECK(e.considered == 3);
+    CHECK(e.evidence->attested == "2026-11-27T10:00:00Z");
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, req), doctest::Contains("(verdict fail)"), CheckFailed);
+    CHECK(!repo.tag("2.6.2-gpu"));
+  }
+  SUBCASE("evidence from a GPU the image was not compiled for, and --require-gpu per family") {
+    image::Manifest old = gpu_image_in(repo, *key, "sm86", "sm_61,sm_70,sm_75,sm_80,sm_86");
+    attest_evidence(repo, *key, old.digest(), hardware);
+    PromoteRequest r2{.digest = old.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false};
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, r2),
+                         doctest::Contains("but the image was not compiled for NVIDIA H100 80GB HBM3"), CheckFailed);
+    attest_evidence(repo, *key, m.digest(), hardware);
+    PromoteRequest a100 = req;
+    a100.require_gpu = {"sm_80"};
+    CHECK_THROWS_WITH_AS(promote(repo, nullptr, a100),
+                         doctest::Contains("no smoke attestation from an sm_80 device (--require-gpu sm_80)"),
+                         CheckFailed);
+    a100.require_gpu = {"sm_90"};
+    promote(repo, nullptr, a100);
+    CHECK(*repo.tag("2.6.2-gpu") == m.digest());
   }
   SUBCASE("--allow-without-gpu-smoke: needs --sign-key; the signature carries the override; verify shows it") {
     PromoteRequest allow = req;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/gpu_arch.h"
+#include "core/json_file.h"
 #include "core/process.h"
 #include "core/version.h"
 #include "image/config.h"
@@ -31,7 +32,7 @@ std::map<std::string, std::string> labels_of(const nlohmann::json& j) {
 std::map<std::string, std::string> local_labels(const std::string& name) {
   auto r = imgtool::run({"docker", "image", "inspect", "--format", "{{json .Config.Labels}}", name});
   if (!r.ok()) throw Error("docker image inspect " + name + ": " + r.err.substr(0, r.err.find('\n')));
-  return labels_of(nlohmann::json::parse(r.out));
+  return labels_of(parse_json_text(r.out, "docker image inspect " + name, "the image's labels as JSON"));
 }
 
 std::map<std::string, std::string> transport_labels(const std::string& ref, bool insecure) {

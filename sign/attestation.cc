@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 #include "sign/dsse.h"
 #include "sign/sig_manifest.h"
 
@@ -55,7 +56,7 @@ Subject parse_subject(const ordered_json& s) {
 }  // namespace
 
 Statement parse_statement(const std::string& bytes) {
-  ordered_json j = ordered_json::parse(bytes, nullptr, false);
+  ordered_json j = parse_ordered_json_or_discarded(bytes);
   if (!j.is_object()) bad_statement("a JSON object", "invalid JSON");
   Statement s;
   s.type = str(j, "_type");
@@ -226,6 +227,29 @@ AttestationCheck check_attestation(image::Repository& repo, const std::string& d
   if (c.layers == 0)
     c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
   return c;
+}
+
+std::vector<Statement> verified_attestations(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                             const std::string& type, AttestationCheck* summary) {
+  AttestationCheck c;
+  c.attestation_tag = attestation_tag(digest);
+  std::vector<Statement> out;
+  for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
+    ++c.layers;
+    c.found = true;
+    Statement st;
+    bool have = false;
+    std::string why = check_layer(repo, l, digest, key, type, st, have);
+    if (why.empty())
+      out.push_back(st);
+    else
+      c.reasons.push_back(why);
+  }
+  if (!out.empty()) c.ok = true, c.statement = out.front(), c.have_statement = true;
+  if (c.layers == 0)
+    c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
+  if (summary) *summary = c;
+  return out;
 }
 
 std::optional<Statement> read_attestation_unverified(image::Repository& repo, const std::string& digest,

@@ -98,6 +98,14 @@ struct AttestationCheck {
 AttestationCheck check_attestation(image::Repository& repo, const std::string& manifest_digest, EVP_PKEY& public_key,
                                    const std::string& predicate_type);
 
+// EVERY layer of the type that check_attestation would accept (up to kMaxAttestationLayers), for a
+// caller that orders them by what they say when signed (smoke evidence: its `attested` time), never
+// by their position in the manifest, which any registry writer can reorder without the key.
+// `summary` (optional) says what was examined and rejected, as check_attestation's result does.
+std::vector<Statement> verified_attestations(image::Repository& repo, const std::string& manifest_digest,
+                                             EVP_PKEY& public_key, const std::string& predicate_type,
+                                             AttestationCheck* summary = nullptr);
+
 // The newest statement of `predicate_type` for the digest WITHOUT checking a
 // signature (`imgtool sbom REF` without --key). nullopt if none is readable.
 std::optional<Statement> read_attestation_unverified(image::Repository& repo, const std::string& manifest_digest,

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "sign/ecdsa.h"
 
 namespace imgtool::sign {
@@ -58,7 +59,7 @@ DsseSignature parse_signature(const nlohmann::json& s) {
 }  // namespace
 
 Envelope parse_envelope(const std::string& bytes) {
-  nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
+  nlohmann::json j = parse_json_or_discarded(bytes);
   if (!j.is_object()) bad_envelope("a JSON object", "invalid JSON (" + std::to_string(bytes.size()) + " bytes)");
   for (const auto& [k, v] : j.items())
     if (k != "payloadType" && k != "payload" && k != "signatures")

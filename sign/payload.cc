@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 
 namespace imgtool::sign {
 
@@ -58,6 +59,8 @@ json parse_unique_keys(const std::string& bytes) {
       duplicate = parsed.get<std::string>();
     return true;
   };
+  if (json_too_deep_at(bytes))
+    bad("expected JSON nested at most " + std::to_string(kMaxJsonDepth) + " levels deep, found deeper nesting");
   json j = json::parse(bytes, cb, false);
   if (j.is_discarded()) bad("expected JSON, found unparsable bytes");
   if (!duplicate.empty()) bad("expected each key once, found \"" + duplicate + "\" twice in one object");

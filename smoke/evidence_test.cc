@@ -25,6 +25,28 @@ json test_double() {
   return p;
 }
 
+const char* const kUuid = "GPU-5f0c8b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f";
+
+std::vector<HostGpu> host_of_h100() { return {{kUuid, "NVIDIA H100 80GB HBM3", "580.159.04"}}; }
+
+// The H100 document as a current probe reports a passing run of a gpu image: the device's UUID,
+// Paddle ok with its result checks right on the GPU.
+json passing_h100() {
+  json p = h100();
+  p["driver"]["devices"][0]["uuid"] = kUuid;
+  p["paddle"] = {{"status", "ok"},
+                 {"version", "3.2.0"},
+                 {"compiled_with_cuda", true},
+                 {"cuda", "12.6"},
+                 {"checks", json::array({{{"op", "add"}, {"device", "gpu:0"}, {"ok", true}},
+                                         {{"op", "relu"}, {"device", "gpu:0"}, {"ok", true}},
+                                         {{"op", "matmul_fp16"}, {"device", "gpu:0"}, {"ok", true}}})}};
+  p["verdict"] = {{"status", "pass"}, {"reasons", json::array()}, {"expect_variant", "gpu"}};
+  return p;
+}
+
+std::vector<EvidenceDevice> devices(const json& p) { return evidence_from_probe(p, "").devices; }
+
 json no_gpus() {
   json p = h100();
   p["driver"] = {{"status", "skipped"}, {"code", "no_gpus_flag"}, {"reason", "no --gpus"}};
@@ -67,17 +89,139 @@ TEST_CASE("evidence from the probe's own report: hardware, test-double, none") {
   CHECK(nothing.host == HostKind::none);
 }
 
-TEST_CASE("evidence from a smoke result: the docker argv, --gpus, --shm-size, profile and imgtool's verdict") {
+TEST_CASE("evidence from a smoke result: argv, --gpus, --shm-size, profile; the kind from the run, not the document") {
   json result = {{"docker", {{"argv", {"docker", "run", "--rm", "--gpus", "all", "--shm-size", "8g", "img"}}}},
                  {"verdict", {{"status", "pass"}}},
-                 {"probe", h100()}};
+                 {"expect", {{"variant", "gpu"}}},
+                 {"run", to_json(RunFacts{.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()})},
+                 {"probe", passing_h100()}};
   SmokeEvidence e = evidence_from_result(result, "base");
   CHECK(e.gpus == "all");
   CHECK(e.shm_size == "8g");
   CHECK(e.profile == "base");
-  CHECK(e.verdict == "pass");  // the probe said fail (--skip-paddle); imgtool's judgement is what passed
+  CHECK(e.bound);
+  CHECK(e.host == HostKind::hardware);
+  CHECK(e.verdict == "pass");
   CHECK(e.hardware_pass());
-  CHECK(e.source.empty());
+  CHECK(e.checks.size() == 3);
+
+  // The H100 recorded with --skip-paddle, its verdict edited to pass: imgtool recomputes it.
+  json skipped = h100();
+  skipped["verdict"]["status"] = "pass";
+  skipped["driver"]["devices"][0]["uuid"] = kUuid;
+  result["probe"] = skipped;
+  SmokeEvidence edited = evidence_from_result(result, "base");
+  CHECK(edited.host == HostKind::hardware);
+  CHECK(edited.verdict == "fail");
+  CHECK_FALSE(edited.hardware_pass());
+  auto why = recheck_document(skipped, "gpu", HostKind::hardware);
+  REQUIRE(why.size() == 2);
+  CHECK(why[0] == "paddle: expected ok, found skipped: --skip-paddle");
+  CHECK(why[1].find("paddle: no result checks in the document") == 0);
+}
+
+TEST_CASE("a smoke without --gpus whose image prints an H100 is host none; the document only lowers the kind") {
+  json p = passing_h100();
+  std::string why;
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = false}, devices(p), true, &why) == HostKind::none);
+  CHECK(why == "no --gpus on the run");
+  SmokeEvidence e = evidence_of_run(p, {.mode = GpuHost::none, .gpus_passed = false}, "gpu");
+  CHECK(e.host == HostKind::none);
+  CHECK_FALSE(e.hardware_pass());
+  CHECK(e.summary().find("none: the GPU part never ran (no --gpus on the run)") == 0);
+  CHECK(host_kind({.mode = GpuHost::none, .gpus_passed = true}, devices(p), true, &why) == HostKind::none);
+  CHECK(why == "--gpu-host none");
+  CHECK(host_kind({.mode = GpuHost::test_double, .gpus_passed = true}, devices(p), true) == HostKind::test_double);
+  // --gpus on a GPU host, but nothing outside the container vouches for the devices.
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = true}, devices(p), true, &why) == HostKind::none);
+  CHECK(why.find("nvidia-smi") != std::string::npos);
+  // The host reports another GPU, or the same on another driver.
+  std::vector<HostGpu> other{{"GPU-00000000-0000-0000-0000-000000000000", "NVIDIA H100 80GB HBM3", "580.159.04"}};
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = other}, devices(p), true, &why) ==
+        HostKind::none);
+  CHECK(why.find("is not one this host reports outside the container") != std::string::npos);
+  std::vector<HostGpu> older{{kUuid, "NVIDIA H100 80GB HBM3", "570.86.15"}};
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = older}, devices(p), true, &why) ==
+        HostKind::none);
+  CHECK(why.find("runs driver 580.159.04 in the container but 570.86.15 on the host") != std::string::npos);
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()}, devices(p), false, &why) ==
+        HostKind::none);
+  CHECK(host_kind({.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()}, devices(p), true, &why) ==
+        HostKind::hardware);
+  // The document lowers: the same run whose probe saw imgtool's driver double.
+  json dbl = passing_h100();
+  dbl["driver"]["devices"][0]["name"] = kTestDoubleDevice;
+  CHECK(evidence_of_run(dbl, {.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()}, "gpu").host ==
+        HostKind::test_double);
+}
+
+TEST_CASE("a pod's facts decide a collected document's kind: granted GPUs and the node's product label") {
+  json p = passing_h100();
+  PodFacts pod{"smoke-x-1", "gpu-node-7", "NVIDIA-H100-80GB-HBM3", "reg/ai/p@sha256:" + std::string(64, 'a'), 1, "n"};
+  std::string why;
+  RunFacts run{.mode = GpuHost::gpu, .gpus_passed = true, .pod = pod};
+  CHECK(host_kind(run, devices(p), true, &why) == HostKind::hardware);
+  run.pod->gpu_product = "NVIDIA-A100-SXM4-80GB";
+  CHECK(host_kind(run, devices(p), true, &why) == HostKind::none);
+  CHECK(why == "the probe saw 'NVIDIA H100 80GB HBM3' but node gpu-node-7 is labelled 'NVIDIA-A100-SXM4-80GB'");
+  run.pod->gpu_product = "";
+  CHECK(host_kind(run, devices(p), true, &why) == HostKind::none);
+  run.pod->gpu_product = "NVIDIA-H100-80GB-HBM3";
+  run.pod->gpus = 0;
+  CHECK(host_kind(run, devices(p), true, &why) == HostKind::none);
+}
+
+TEST_CASE("the H100 run of Paddle 2.6.2 (no sm_90 code): wrong results behind a passing run_check fail the smoke") {
+  // Replayed: Paddle's checks as recorded on a real H100 (smoke/probe/testdata/README.md), in the
+  // H100 document with its paddle section as the probe reports it.
+  json p = passing_h100();
+  p["paddle"]["checks"] = json::array({{{"op", "add"},
+                                        {"device", "gpu:0"},
+                                        {"ok", false},
+                                        {"expected", {1, 1.1428572, 1.2857143, 1.4285715}},
+                                        {"found", {0, 0, 0, 0}}},
+                                       {{"op", "matmul_fp32"}, {"device", "gpu:0"}, {"ok", true}},
+                                       {{"op", "relu"},
+                                        {"device", "gpu:0"},
+                                        {"ok", false},
+                                        {"expected", {0, 0, 0, 0}},
+                                        {"found", {0.5, 0.5, 0.5, 0.5}}},
+                                       {{"op", "conv2d"}, {"device", "gpu:0"}, {"ok", true}}});
+  RunFacts run{.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()};
+  SmokeEvidence e = evidence_of_run(p, run, "gpu");
+  CHECK(e.host == HostKind::hardware);
+  CHECK(e.verdict == "fail");
+  auto why = recheck_document(p, "gpu", HostKind::hardware);
+  REQUIRE(why.size() == 2);
+  CHECK(why[0] ==
+        "paddle computes wrong results: add gpu:0 WRONG got [0,0,0,0] want [1,1.1428572,1.2857143,1.4285715]");
+  CHECK(why[1].find("relu gpu:0 WRONG got [0.5,0.5,0.5,0.5] want [0,0,0,0]") != std::string::npos);
+  CHECK(e.checks[1] == "matmul_fp32 gpu:0 ok");
+  // A check that ran on the CPU is no GPU result.
+  p["paddle"]["checks"] = json::array({{{"op", "add"}, {"device", "cpu"}, {"ok", true}}});
+  CHECK(recheck_document(p, "gpu", HostKind::hardware) ==
+        std::vector<std::string>{"paddle: check add ran on cpu, not on the GPU"});
+}
+
+TEST_CASE("a bare document is unbound: shown, never a hardware pass") {
+  SmokeEvidence e = evidence_from_probe(passing_h100(), "probe document forged.json");
+  CHECK(e.host == HostKind::hardware);  // what the document claims
+  CHECK(e.verdict == "pass");
+  CHECK_FALSE(e.bound);
+  CHECK_FALSE(e.hardware_pass());
+  CHECK(e.summary().find("(unbound: a bare document") != std::string::npos);
+  // An attestation written before `bound` existed reads as unbound.
+  json old = json::parse(to_predicate(e).dump());
+  old.erase("bound");
+  CHECK_FALSE(from_predicate(old).bound);
+}
+
+TEST_CASE("names from the image reach the summary as printable text (no bidi override, no ESC)") {
+  json p = passing_h100();
+  p["driver"]["devices"][0]["name"] = "H100\u202Egnp.exe\x1b[2J";
+  SmokeEvidence e = evidence_from_probe(p, "");
+  CHECK(e.summary().find("\\u202e") != std::string::npos);
+  CHECK(e.summary().find('\x1b') == std::string::npos);
 }
 
 TEST_CASE("the predicate round-trips and is read strictly") {

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/paths.h"
 #include "core/strings.h"
 #include "matrix/label_claims.h"
@@ -24,24 +25,27 @@ std::string container_name() {
 
 // Every string of the probe's document (keys too) through strings::printable: the probe runs
 // in the image, so its reasons and names reach terminals, reports and records as untrusted text.
-json printable_json(const json& j) {
+// The document was parsed bounded (kMaxJsonDepth); `depth` keeps this walk bounded on its own.
+json printable_json(const json& j, int depth = 0) {
   if (j.is_string()) return strings::printable(j.get<std::string>());
+  if ((j.is_array() || j.is_object()) && depth >= kMaxJsonDepth) return nullptr;
   if (j.is_array()) {
     json out = json::array();
-    for (auto& v : j) out.push_back(printable_json(v));
+    for (auto& v : j) out.push_back(printable_json(v, depth + 1));
     return out;
   }
   if (!j.is_object()) return j;
   json out = json::object();
-  for (auto& [k, v] : j.items()) out[strings::printable(k)] = printable_json(v);
+  for (auto& [k, v] : j.items()) out[strings::printable(k)] = printable_json(v, depth + 1);
   return out;
 }
 
-// The probe prints one JSON document on stdout; tolerate anything before it.
+// The probe prints one JSON document between its sentinel lines; an older probe printed it bare
+// (then: from the first '{', anything before it tolerated).
 json parse_probe(const std::string& out) {
-  size_t start = out.find('{');
-  if (start == std::string::npos) return nullptr;
-  json doc = json::parse(out.substr(start), nullptr, /*allow_exceptions=*/false);
+  auto text = probe_document_text(out, false);
+  if (!text) return nullptr;
+  json doc = parse_json_or_discarded(*text);
   return doc.is_discarded() ? json(nullptr) : printable_json(doc);
 }
 
@@ -68,6 +72,8 @@ json SmokeResult::to_json() const {
             {"expect", {{"variant", expect_variant}, {"cuda", expect_cuda}}},
             {"docker", {{"argv", argv}, {"exit", docker_exit}, {"timed_out", timed_out}}},
             {"verdict", {{"status", verdict}, {"reasons", reasons}, {"warnings", warnings}}},
+            {"run", smoke::to_json(run)},
+            {"binding", binding},
             {"probe", probe}};
   if (host)
     j["host_diagnosis"] = {{"code", host->code},
@@ -94,6 +100,8 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
   f.variant = l.variant;
   f.cuda = l.cuda;
   f.cuda_archs = l.cuda_archs;
+  f.claims = l;
+  f.created = i->created;
   return f;
 }
 
@@ -134,16 +142,46 @@ std::vector<std::string> refused_flag_warnings(const SmokeOptions& opt) {
 
 }  // namespace
 
+std::optional<std::string_view> probe_document_text(std::string_view out, bool require_sentinels) {
+  size_t begin = out.find(kDocumentBegin);
+  if (begin != std::string_view::npos && (begin == 0 || out[begin - 1] == '\n')) {
+    size_t from = out.find('\n', begin);
+    size_t end = from == std::string_view::npos ? from : out.find(std::string("\n") + kDocumentEnd, from);
+    if (end == std::string_view::npos) return std::nullopt;  // cut short: no document
+    return out.substr(from + 1, end - from);
+  }
+  if (require_sentinels) return std::nullopt;
+  size_t start = out.find('{');
+  if (start == std::string_view::npos) return std::nullopt;
+  return out.substr(start);
+}
+
+BindingFacts binding_facts(const ImageFacts& f, const std::string& nonce) {
+  std::string created = f.created.size() >= 19 ? f.created.substr(0, 19) + "Z" : "";
+  return {.claims = f.claims,
+          .image_id = f.id,
+          .created = parse_utc(created),
+          .nonce = nonce,
+          .require_identity = !f.claims.tag.empty()};
+}
+
 void judge_smoke(SmokeResult& res, const RunResult& docker) {
   res.docker_exit = docker.exit_code;
   res.timed_out = docker.timed_out;
   res.docker_stderr = strings::printable_lines(docker.err);  // the image's and the engine's text
   res.probe = docker.timed_out ? json(nullptr) : parse_probe(docker.out);
-  if (res.probe.is_object() && res.probe.contains("verdict")) {
+  if (res.probe.is_object() && res.probe.contains("verdict") && res.probe["verdict"].is_object()) {
     const json& v = res.probe["verdict"];
     res.verdict = v.value("status", "fail") == "pass" ? "pass" : "fail";
     res.reasons = strings(v.value("reasons", json::array()));
     res.warnings = strings(v.value("warnings", json::array()));
+    // imgtool's own verdict: the document's can only lower it (evidence.h).
+    SmokeEvidence e = evidence_of_run(res.probe, res.run, res.expect_variant);
+    if (e.verdict != "pass" && res.verdict == "pass") {
+      res.verdict = "fail";
+      for (auto& why : recheck_document(res.probe, res.expect_variant, e.host))
+        res.reasons.push_back("imgtool: " + why);
+    }
     if (docker.err_dropped)
       res.warnings.push_back("container stderr cut at " + std::to_string(engine::kMaxRunOutput) + " bytes (" +
                              std::to_string(docker.err_dropped) + " more dropped): the image's own logging");
@@ -167,7 +205,12 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   res.expect_cuda = opt.expect_cuda;
   engine::RunRequest req = smoke_request(opt, container_name());
   res.argv = engine::run_argv(req);
+  res.run = {.mode = opt.gpu_host, .gpus_passed = !req.gpus.empty() && req.gpus != "none"};
+  if (res.run.gpus_passed && opt.gpu_host == GpuHost::gpu)
+    res.run.host_gpus = opt.host_gpus ? opt.host_gpus : query_host_gpus();
   judge_smoke(res, docker.run(req));
+  if (res.probe.is_object())
+    res.binding = binding_contradictions(res.probe, binding_facts(res.image), std::time(nullptr));
   for (auto& w : refused_flag_warnings(opt)) res.warnings.push_back(std::move(w));
   return res;
 }

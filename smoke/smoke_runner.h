@@ -28,10 +28,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/process.h"
 #include "engine/engine.h"
+#include "matrix/label_claims.h"
+#include "smoke/binding.h"
+#include "smoke/evidence.h"
 #include "smoke/gpu_host.h"
 #include "smoke/smoke_diagnosis.h"
 
@@ -50,17 +54,22 @@ struct SmokeOptions {
   std::chrono::seconds timeout{900};    // whole docker run
   std::vector<std::string> probe_args;  // passed through to probe.py (e.g. --reps 5)
   std::vector<std::string> run_flags;   // extra docker run flags from a run profile (ulimits, user, env, limits)
+  // The host's own GPU list (host_gpus.h) for a run with --gpus on a GPU host; nullopt: run_smoke
+  // asks nvidia-smi itself. Tests set it; nothing read from the image ever does.
+  std::optional<std::vector<HostGpu>> host_gpus;
 };
 
 // What `docker image inspect` says about the image (labels are the claims).
 struct ImageFacts {
-  std::string ref;         // as given
-  std::string id;          // "sha256:…" image ID
-  std::string digest;      // first RepoDigest ("repo@sha256:…"), else the ID
-  std::string tag;         // io.imgtool.tag, else the reference as given
-  std::string variant;     // io.imgtool.variant
-  std::string cuda;        // io.imgtool.cuda
-  std::string cuda_archs;  // io.imgtool.cuda-archs: the probe names a missing kernel image with it
+  std::string ref;             // as given
+  std::string id;              // "sha256:…" image ID
+  std::string digest;          // first RepoDigest ("repo@sha256:…"), else the ID
+  std::string tag;             // io.imgtool.tag, else the reference as given
+  std::string variant;         // io.imgtool.variant
+  std::string cuda;            // io.imgtool.cuda
+  std::string cuda_archs;      // io.imgtool.cuda-archs: the probe names a missing kernel image with it
+  matrix::LabelClaims claims;  // every io.imgtool.* label: what a document is bound against (binding.h)
+  std::string created;         // RFC 3339, as the engine reports it
 };
 
 struct SmokeResult {
@@ -71,10 +80,14 @@ struct SmokeResult {
   std::optional<HostDiagnosis> host;  // set when docker failed before/around the probe
   nlohmann::json probe;               // the probe's document; null when none came back
   ImageFacts image;
+  RunFacts run;                             // what imgtool knows of the run (evidence.h), not the document's word
   std::string expect_variant, expect_cuda;  // after label defaults
   std::string verdict = "fail";             // "pass" | "fail"
   std::vector<std::string> reasons;         // why it failed
   std::vector<std::string> warnings;
+  // Where the document contradicts the image it ran in (binding.h); evidence is attested only
+  // when this is empty, and the nightly fails the smoke on any line.
+  std::vector<std::string> binding;
   bool passed() const { return verdict == "pass"; }
   nlohmann::json to_json() const;
 };
@@ -97,5 +110,16 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker = engine::local_e
 
 // Folds docker's outcome and the probe's output into `res` (exposed for tests).
 void judge_smoke(SmokeResult& res, const RunResult& docker);
+
+// The probe writes its document between these two lines; anything outside them is log.
+inline constexpr const char* kDocumentBegin = "-----BEGIN IMGTOOL PROBE DOCUMENT-----";
+inline constexpr const char* kDocumentEnd = "-----END IMGTOOL PROBE DOCUMENT-----";
+// The document's text in a probe's output (a container's stdout, a Job's log): between the
+// sentinel lines; without them, from the first '{' unless `require_sentinels`. nullopt: none.
+std::optional<std::string_view> probe_document_text(std::string_view out, bool require_sentinels);
+
+// What a document from this image is bound against: its labels, ID, creation time; the identity
+// file is required of an image imgtool labelled (io.imgtool.tag).
+BindingFacts binding_facts(const ImageFacts& f, const std::string& nonce = "");
 
 }  // namespace imgtool::smoke

@@ -230,3 +230,14 @@ TEST_CASE("stdout cut by the engine's cap with no report in it: the output_cut d
   REQUIRE(ok.warnings.size() == 1);
   CHECK(ok.warnings[0].find("container stderr cut at 4194304 bytes (5 more dropped)") != std::string::npos);
 }
+
+TEST_CASE("a hostile image's 300 KB of nested brackets is no probe document, not a crash") {
+  std::string deep = std::string(150000, '[') + std::string(150000, ']');
+  for (const std::string& out : {"{\"verdict\": " + deep + "}", deep, "{\"a\":" + std::string(150000, '{')}) {
+    SmokeResult res;
+    judge_smoke(res, {0, false, out, ""});
+    CHECK(res.probe.is_null());
+    CHECK(res.verdict == "fail");
+    CHECK(res.to_json().dump().size() < 20000);  // the report of it stays small and printable
+  }
+}

@@ -1,24 +1,41 @@
 #include "verify/evidence_check.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "core/error.h"
 #include "sign/attestation.h"
 
 namespace imgtool::verify {
 
+namespace {
+
+// Newer first: imgtool's signing time, then the probe's start (attestations written before
+// `attested` existed sort below every stamped one).
+bool newer(const smoke::SmokeEvidence& a, const smoke::SmokeEvidence& b) {
+  return std::tie(a.attested, a.time) > std::tie(b.attested, b.time);
+}
+
+}  // namespace
+
 EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest, EVP_PKEY& key) {
   EvidenceCheck c;
-  sign::AttestationCheck a = sign::check_attestation(repo, digest, key, smoke::kSmokePredicateType);
+  sign::AttestationCheck a;
+  std::vector<sign::Statement> valid = sign::verified_attestations(repo, digest, key, smoke::kSmokePredicateType, &a);
   c.found = a.found;
-  if (!a.ok) {
-    c.why = a.summary();
-    return c;
+  std::string bad;
+  for (const auto& st : valid) {
+    try {
+      c.all.push_back(smoke::from_predicate(st.predicate));
+    } catch (const CheckFailed& e) {
+      bad = e.what();
+    }
   }
-  try {
-    c.evidence = smoke::from_predicate(a.statement.predicate);
-    c.ok = true;
-  } catch (const CheckFailed& e) {
-    c.why = e.what();
-  }
+  std::stable_sort(c.all.begin(), c.all.end(), newer);
+  if (!c.all.empty()) c.evidence = c.all.front();
+  c.ok = c.evidence.has_value();
+  c.considered = valid.size();
+  if (!c.ok) c.why = bad.empty() ? a.summary() : bad;
   return c;
 }
 

@@ -26,10 +26,12 @@ namespace imgtool::verify {
 inline constexpr const char* kGpuSmokeOverride = "io.imgtool.gpu-smoke";
 
 struct EvidenceCheck {
-  bool found = false;  // a `.att` layer of the smoke predicate type exists
-  bool ok = false;     // one verifies with the key and names the digest
-  std::optional<smoke::SmokeEvidence> evidence;
-  std::string why;  // when !ok: what was found instead
+  bool found = false;                            // a `.att` layer of the smoke predicate type exists
+  bool ok = false;                               // one verifies with the key and names the digest
+  std::optional<smoke::SmokeEvidence> evidence;  // the newest by its signed `attested` time, pass or fail
+  size_t considered = 0;                         // valid attestations it was chosen among
+  std::vector<smoke::SmokeEvidence> all;         // every valid one, newest first
+  std::string why;                               // when !ok: what was found instead
 };
 
 EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key);

@@ -4,16 +4,17 @@
 Contract (see verify/smoke_runner.h for the host side):
   docker run --rm [--gpus SPEC] [--shm-size S] -v <dir>:/imgtool-probe:ro IMAGE \
       python3 /imgtool-probe/probe.py [--expect-variant gpu|cpu] [--expect-cuda 12.6]
-      [--gpus-requested none|SPEC]
+      [--gpus-requested none|SPEC] [--nonce STR]
 
 Design constraints: the image is never modified and nothing is compiled for it.
-Standard library only (Python 3.8+); the CUDA driver API through ctypes with
+Standard library only (Python 3.6+); the CUDA driver API through ctypes with
 explicit versioned symbol names (cuMemAlloc_v2, ...); kernels are PTX text the
 driver JIT-compiles (`.target sm_<device CC>` with that target's minimum
 `.version`, which every driver that supports the device accepts); cuBLAS,
 cuDNN and cudart are the image's own, loaded by soname (also from
 site-packages/nvidia/*/lib). Paddle runs in a child process so its prints and
-crashes are captured, not mixed into our JSON.
+crashes are captured, not mixed into our JSON. The document is printed between
+the lines DOC_BEGIN and DOC_END (below); anything else on stdout is not ours.
 
 Every section carries {"status": ok|warn|fail|skipped, "reason": ...}; with no
 GPU the probe still reports everything it can and says exactly why the GPU
@@ -23,16 +24,24 @@ take plain values so tests can call them without a GPU.
 """
 import argparse
 import ctypes
+import errno
 import glob
+import hashlib
 import json
 import os
 import platform
 import re
+import stat
 import subprocess
 import sys
 import time
 
-PROBE_VERSION = 1
+PROBE_VERSION = 2
+DOC_BEGIN = "-----BEGIN IMGTOOL PROBE DOCUMENT-----"
+DOC_END = "-----END IMGTOOL PROBE DOCUMENT-----"
+NONCE_MAX_CHARS = 128
+IDENTITY_FILE = "/etc/imgtool/identity.json"  # written by the generator; IMGTOOL_IDENTITY_FILE overrides
+IDENTITY_MAX_BYTES = 64 << 10
 SHM_MIN_BYTES = 1 << 30  # 1 GiB: enough for a few DataLoader workers; Docker's default is 64 MB
 PADDLE_TIMEOUT_S = 600
 
@@ -342,27 +351,43 @@ PADDLE_WARNINGS = [
     ("cannot_open_library", r"lib\w+\.so[\w.]*: cannot open shared object file"),
     ("driver_mismatch", r"unsupported display driver / cuda driver combination"),
     ("no_kernel_image", r"no kernel image is available for execution on the device"),
+    ("unsupported_cc", r"The GPU compute capability in your current machine is \d+, which is not supported by Paddle"),
 ]
+
+
+def arch_runs_on(item, dev):
+    """Whether one archs entry ("sm_86", "sm_90a", "sm_100f", "compute_80") runs on compute
+    capability `dev` ((major, minor)); None for an entry that is not one. CUDA's rules: sm_XY runs
+    on X.Z for Z >= Y; sm_XYa only on X.Y exactly; sm_XYf on the family, X.Z for Z >= Y; compute_XY
+    (PTX) on any cc >= X.Y, compute_XYa / compute_XYf as their cubins (arch-specific PTX does not
+    carry forward)."""
+    m = re.match(r"^(sm|compute)_(\d+)([af]?)$", item.strip().lower())
+    if not m:
+        return None
+    a = int(m.group(2))
+    own, suffix = (a // 10, a % 10), m.group(3)
+    if suffix == "a":
+        return tuple(dev) == own
+    if suffix == "f" or m.group(1) == "sm":
+        return dev[0] == own[0] and dev[1] >= own[1]
+    return tuple(dev) >= own
 
 
 def archs_serve(archs, cc):
     """Whether code compiled for `archs` ("sm_61,sm_86,compute_86", io.imgtool.cuda-archs) runs on a
-    GPU of compute capability `cc` ((9, 0)): a cubin of the same major with a minor not above its
-    own, or PTX for an arch not above it. None when either is unknown (CUDA's rules; the same as
-    core/gpu_arch.h's kernel_gap)."""
+    GPU of compute capability `cc` ((9, 0)): any entry that runs there (arch_runs_on). None when
+    either is unknown or no entry parses (the same rules as core/gpu_arch.h's kernel_gap, plus the
+    a/f variants)."""
     if not archs or not cc:
         return None
-    dev = cc[0] * 10 + cc[1]
-    for item in archs.split(","):
-        kind, _, num = item.partition("_")
-        if not num.isdigit():
-            continue
-        a = int(num)
-        if kind == "sm" and a // 10 == dev // 10 and a % 10 <= dev % 10:
-            return True
-        if kind == "compute" and a <= dev:
-            return True
-    return False
+    runs = [r for r in (arch_runs_on(item, tuple(cc)) for item in archs.split(",")) if r is not None]
+    return any(runs) if runs else None
+
+
+def arch_fix(cc):
+    """The fix for Paddle without code for this GPU (no_kernel_image, unsupported_cc, wrong_results)."""
+    return ("use an image whose io.imgtool.cuda-archs has sm_%s (or PTX at or below it): a newer Paddle/CUDA build; "
+            "`imgtool select --gpu` picks one" % ("%d%d" % tuple(cc) if cc else "XY"))
 
 
 def no_kernel_image(archs, cc, found_line):
@@ -372,17 +397,16 @@ def no_kernel_image(archs, cc, found_line):
     return {"status": "fail", "code": "no_kernel_image",
             "reason": "Paddle has no kernels for compute capability %s (\"no kernel image is available for execution "
                       "on the device\"): the image's GPU code is %s" % (dev, archs or "not labelled (io.imgtool.cuda-archs)"),
-            "evidence": found_line,
-            "fix": "use an image whose io.imgtool.cuda-archs has sm_%s (or PTX at or below it): a newer Paddle/CUDA build; "
-                   "`imgtool select --gpu` picks one" % (dev.replace(".", "") if cc else "XY")}
+            "evidence": found_line, "fix": arch_fix(cc)}
 
 
 def paddle_warnings(output):
     found = []
     for line in output.splitlines():
         for kind, rx in PADDLE_WARNINGS:
-            if re.search(rx, line):
-                found.append({"kind": kind, "line": line.strip()[:400]})
+            w = {"kind": kind, "line": line.strip()[:400]}
+            if re.search(rx, line) and w not in found:  # run_check's lines are in the tail too
+                found.append(w)
     return found
 
 
@@ -406,7 +430,7 @@ def verdict_without_gpu(report):
     sec = lambda k: report.get(k) or {}
     reasons, warnings = [], []
     paddle, libs = sec("paddle"), sec("libraries")
-    if paddle.get("status") != "ok":
+    if paddle.get("status") not in ("ok", "warn"):  # a warn is listed with the warnings below
         reasons.append("paddle: %s" % paddle.get("reason"))
     if libs.get("status") != "ok":
         reasons.append("libraries: %s (the image's loader must find them; fix: ld.so.conf.d + ldconfig or "
@@ -496,6 +520,9 @@ def cpu_model(cpuinfo="/proc/cpuinfo"):
     return platform.machine() or "unknown"
 
 
+PADDLE_SKIPPED_ON_GPU = "paddle skipped: not a hardware pass of this image"
+
+
 def verdict(report, expect_variant, gpu_host="gpu"):
     """Overall judgement. A gpu image passes only with a working GPU and a GPU Paddle;
     a cpu image passes when Paddle imports and run_check works on CPU. /dev/shm is a warning.
@@ -514,9 +541,9 @@ def verdict(report, expect_variant, gpu_host="gpu"):
         if isinstance(v, dict) and v.get("status") == "warn":
             warnings.append("%s: %s" % (k, v.get("reason")) + (" (fix: %s)" % v["fix"] if v.get("fix") else ""))
     paddle = sec("paddle")
-    if paddle.get("status") == "fail":
-        reasons.append("paddle: %s" % paddle.get("reason"))
-    elif paddle.get("status") == "skipped":
+    if paddle.get("status") == "skipped" and expect_variant == "gpu" and sec("driver").get("status") == "ok":
+        reasons.append(PADDLE_SKIPPED_ON_GPU)
+    elif paddle.get("status") in ("fail", "skipped"):
         reasons.append("paddle: %s" % paddle.get("reason"))
     if expect_variant == "gpu":
         drv = sec("driver")
@@ -526,11 +553,11 @@ def verdict(report, expect_variant, gpu_host="gpu"):
             if s.get("status") in ("fail", "skipped") and (k == "driver" or s.get("status") == "fail"):
                 reasons.append("%s: %s" % (k, s.get("reason")) + (" (fix: %s)" % s["fix"] if s.get("fix") else ""))
         rc = paddle.get("run_check") or {}
-        if paddle.get("status") == "ok" and rc.get("works_on") != "gpu":
+        if paddle.get("status") in ("ok", "warn") and rc.get("works_on") != "gpu":
             reasons.append("paddle: run_check did not report \"works well on 1 GPU\" (found: %s)" % rc.get("works_on"))
     elif expect_variant == "cpu":
         rc = paddle.get("run_check") or {}
-        if paddle.get("status") == "ok" and rc.get("works_on") is None:
+        if paddle.get("status") in ("ok", "warn") and rc.get("works_on") is None:
             reasons.append("paddle: run_check did not report \"works well\" on any device")
     else:
         reasons.append("expected variant unknown (pass --expect-variant gpu|cpu or set IMGTOOL_EXPECT_VARIANT)")
@@ -568,6 +595,35 @@ def environment_section(args):
             "python_executable": sys.executable, "machine": platform.machine(),
             "env": {k: os.environ[k] for k in env_keys if k in os.environ},
             "dev_nvidia": sorted(glob.glob("/dev/nvidia*")), "gpus_requested": args.gpus_requested}
+
+
+def identity_section(path):
+    """The image's /etc/imgtool/identity.json (the generator's claims): its bytes' sha256 and the parsed
+    object, {"missing": true} when absent, or an error string (too large, not a JSON object, unreadable)."""
+    res = {"path": path}
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return dict(res, error="not a regular file")
+        with open(path, "rb") as f:
+            data = f.read(IDENTITY_MAX_BYTES + 1)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return dict(res, missing=True)
+        return dict(res, error="unreadable: %s" % e)
+    if len(data) > IDENTITY_MAX_BYTES:
+        return dict(res, error="larger than %d KiB" % (IDENTITY_MAX_BYTES >> 10))
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=reject_json_constant)
+    except ValueError as e:  # UnicodeDecodeError is one
+        return dict(res, error="not JSON: %s" % str(e)[:300])
+    if not isinstance(doc, dict):
+        return dict(res, error="not a JSON object (a %s)" % type(doc).__name__)
+    return dict(res, sha256=hashlib.sha256(data).hexdigest(), document=doc)
+
+
+def reject_json_constant(name):
+    raise ValueError("%s is not JSON" % name)  # NaN / Infinity: no reader of our document accepts them
 
 
 def shm_section():
@@ -743,7 +799,7 @@ class CudaError(Exception):
 P, I, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
 _DRIVER_SIGS = {
     "cuInit": [U], "cuDriverGetVersion": [P], "cuDeviceGet": [P, I], "cuDeviceGetCount": [P], "cuDeviceGetName": [P, I, I],
-    "cuDeviceGetAttribute": [P, I, I], "cuDeviceTotalMem_v2": [P, I],
+    "cuDeviceGetAttribute": [P, I, I], "cuDeviceTotalMem_v2": [P, I], "cuDeviceGetUuid": [P, I],
     "cuDevicePrimaryCtxRetain": [P, I], "cuDevicePrimaryCtxRelease_v2": [I], "cuCtxSetCurrent": [P],
     "cuModuleLoadDataEx": [P, ctypes.c_char_p, U, P, P], "cuModuleGetFunction": [P, P, ctypes.c_char_p],
     "cuModuleUnload": [P],
@@ -835,6 +891,18 @@ def visible_devices(d):
     return [device_info(d, i) for i in range(max(1, n.value))]
 
 
+def device_uuid(d, dev):
+    """'GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx', the form nvidia-smi prints (imgtool holds it against
+    the host's own list outside the container); None when the driver has no cuDeviceGetUuid."""
+    raw = ctypes.create_string_buffer(16)
+    try:
+        d.cuDeviceGetUuid(raw, dev)
+    except (AttributeError, CudaError):
+        return None
+    h = "".join("%02x" % b for b in bytearray(raw.raw))
+    return "GPU-%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
 def device_info(d, ordinal):
     dev = ctypes.c_int()
     d.cuDeviceGet(ctypes.byref(dev), ordinal)
@@ -844,7 +912,8 @@ def device_info(d, ordinal):
     d.cuDeviceTotalMem_v2(ctypes.byref(mem), dev.value)
     a = lambda k: d.attr(k, dev.value)
     khz, bits = a(ATTR_MEM_CLOCK_KHZ), a(ATTR_BUS_WIDTH)
-    return {"device": dev.value, "name": name.value.decode(errors="replace"), "cc": [a(ATTR_CC_MAJOR), a(ATTR_CC_MINOR)],
+    return {"device": dev.value, "name": name.value.decode(errors="replace"), "uuid": device_uuid(d, dev.value),
+            "cc": [a(ATTR_CC_MAJOR), a(ATTR_CC_MINOR)],
             "memory_bytes": mem.value, "sm_count": a(ATTR_SM_COUNT), "l2_bytes": a(ATTR_L2),
             "peak_bandwidth_GBps": round(2.0 * khz * (bits / 8) / 1e6, 1) if khz and bits else None}
 
@@ -1118,9 +1187,10 @@ def blas_section(d, drv, libs, args):
 # --------------------------------------------------------------------------
 
 PADDLE_SCRIPT = r'''
-import json, sys, time
+import json, platform, re, sys, time
 def emit(**kv):
     sys.stdout.write("@@IMGTOOL@@ " + json.dumps(kv) + "\n"); sys.stdout.flush()
+emit(python=platform.python_version())
 try:
     import paddle
 except Exception as e:
@@ -1139,6 +1209,91 @@ try:
 except Exception as e:
     emit(run_check_raised="%s: %s" % (type(e).__name__, str(e)[:2000]))
 sys.stdout.write("@@RUN_CHECK_END@@\n"); sys.stdout.flush()
+# Result checks: ops whose answers are known exactly, on gpu:0 when there is one (else on the CPU),
+# against NumPy. Every tensor is kept alive (KEEP) so no freed buffer holding a right answer is handed
+# to an op whose kernel never runs; inputs come from the host (to_tensor: a copy, not a kernel).
+KEEP = []
+def T(a):
+    t = paddle.to_tensor(a); KEEP.append(t); return t
+def host(t):
+    KEEP.append(t); return t.numpy()
+def first4(a):
+    return [v if v == v and abs(v) != float("inf") else str(v) for v in a.reshape(-1)[:4].tolist()]
+def compare(op, dev, want, got, tol):
+    want, got = np.asarray(want, dtype=np.float64).reshape(-1), np.asarray(got, dtype=np.float64).reshape(-1)
+    rec = {"op": op, "device": dev, "expected": first4(want), "found": first4(got), "tol": tol}
+    if want.shape != got.shape:
+        rec.update(ok=False, max_abs_err=None, note="found %d values, want %d" % (got.size, want.size)); return rec
+    err = float(np.max(np.abs(want - got))) if want.size else 0.0
+    finite = err == err and err != float("inf")
+    rec.update(ok=bool(finite and err <= tol), max_abs_err=err if finite else None)
+    return rec
+def c_add():
+    one = np.ones(16, dtype=np.float32)
+    return X + one, host(paddle.add(T(X), T(one))), 1e-6
+def c_sum():
+    return [X.astype(np.float64).sum()], host(paddle.sum(T(X))), 1e-4
+def c_cast():  # k/7 is never a tie in fp16: any round-to-nearest gives NumPy's answer
+    h = paddle.cast(T(X), "float16"); KEEP.append(h)
+    return X.astype(np.float16).astype(np.float32), host(paddle.cast(h, "float32")), 0.0
+def c_relu():  # [-1, 1/7, -9/7, 3/7, ...]: negatives and positives among the first four
+    y = np.where(np.arange(16) % 2 == 0, -(X + np.float32(1)), X).astype(np.float32)
+    return np.maximum(y, 0), host(paddle.nn.functional.relu(T(y))), 0.0
+def c_randn():
+    r = host(paddle.randn([1000000], dtype="float32")).astype(np.float64)
+    return [0.0, 1.0], [r.mean(), r.std()], 0.05
+def mm_inputs():  # multiples of 1/8: every product and partial sum is exact in fp16 and TF32
+    i, k, j = np.arange(32)[:, None], np.arange(48), np.arange(40)
+    a = ((3 * i + 5 * k[None, :]) % 11 - 5) / 8.0
+    b = ((7 * k[:, None] + 2 * j[None, :]) % 9 - 4) / 8.0
+    return a.astype(np.float32), b.astype(np.float32)
+def c_matmul(dtype, tol):  # fp16 through astype, as the timed matmul below
+    a, b = mm_inputs()
+    ta, tb = T(a), T(b)
+    if dtype != "float32":
+        ta, tb = ta.astype(dtype), tb.astype(dtype); KEEP.extend([ta, tb])
+    return a.astype(np.float64).dot(b), host(paddle.matmul(ta, tb)), tol
+def c_conv2d():
+    c, h, w = np.meshgrid(np.arange(2), np.arange(7), np.arange(7), indexing="ij")
+    x = (((7 * c + 3 * h + 5 * w) % 9 - 4) / 8.0).astype(np.float32)[None]
+    o, c, kh, kw = np.meshgrid(np.arange(3), np.arange(2), np.arange(3), np.arange(3), indexing="ij")
+    wt = (((5 * o + 3 * c + 2 * kh + kw) % 7 - 3) / 8.0).astype(np.float32)
+    want = np.zeros((1, 3, 5, 5))
+    for oc in range(3):
+        for i in range(5):
+            for j in range(5):
+                want[0, oc, i, j] = np.sum(x[0, :, i:i + 3, j:j + 3].astype(np.float64) * wt[oc])
+    return want, host(paddle.nn.functional.conv2d(T(x), T(wt))), 1e-3
+CHECKS = [("add", c_add), ("sum", c_sum), ("cast_fp16", c_cast), ("relu", c_relu), ("randn_moments", c_randn),
+          ("matmul_fp32", lambda: c_matmul("float32", 1e-3)), ("matmul_fp16", lambda: c_matmul("float16", 0.02)),
+          ("conv2d", c_conv2d)]
+def run_result_checks():
+    gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+    dev = "gpu:0" if gpu else "cpu"
+    paddle.set_device(dev)
+    plan = [c for c in CHECKS if gpu or c[0] != "matmul_fp16"]  # Paddle's CPU matmul has no fp16 kernel
+    emit(checks_device=dev, checks_planned=[c[0] for c in plan])
+    for op, fn in plan:
+        try:
+            rec = compare(op, dev, *fn())
+        except Exception as e:
+            rec = {"op": op, "device": dev, "ok": False, "error": "%s: %s" % (type(e).__name__, str(e)[:500])}
+        emit(check=rec)
+try:
+    import numpy as np
+    X = np.arange(16, dtype=np.float32) / np.float32(7)
+    run_result_checks()
+except Exception as e:
+    emit(checks_error="%s: %s" % (type(e).__name__, str(e)[:2000]))
+def loaded_libraries():  # what Paddle's process really mapped (its dlopen names may differ from ours)
+    rx = re.compile(r"lib(cuda|cudart|cublas|cublasLt|cudnn\w*|nccl|nvrtc|curand|cusolver|cusparse|cufft)\.so")
+    with open("/proc/self/maps") as f:
+        paths = set(l.split()[-1] for l in f if len(l.split()) >= 6)
+    return sorted(p for p in paths if rx.match(p.rsplit("/", 1)[-1]))
+try:
+    emit(loaded_libraries=loaded_libraries())
+except Exception:
+    pass
 def matmul(device, n, dtype, reps):
     paddle.set_device(device)
     a = paddle.randn([n, n], dtype="float32").astype(dtype); b = paddle.randn([n, n], dtype="float32").astype(dtype)
@@ -1188,52 +1343,162 @@ def run_paddle(python, gemm_n, cpu_n=CPU_MATMUL_N, cpu_bytes=CPU_COPY_BYTES):
 
 
 def parse_paddle_output(rc, output):
-    """Merge the child's @@IMGTOOL@@ records; the rest is Paddle's own output."""
-    info, other = {}, []
+    """Merge the child's @@IMGTOOL@@ records (each `check` record appended to `checks`); the rest is
+    Paddle's own output."""
+    info, other, checks = {}, [], []
     for line in output.splitlines():
-        if line.startswith("@@IMGTOOL@@ "):
-            info.update(json.loads(line[len("@@IMGTOOL@@ "):]))
-        else:
+        if not line.startswith("@@IMGTOOL@@ "):
             other.append(line)
+            continue
+        try:
+            rec = json.loads(line[len("@@IMGTOOL@@ "):])
+        except ValueError:  # a line cut by a timeout or a crash
+            continue
+        if "check" in rec:
+            checks.append(rec.pop("check"))
+        info.update(rec)
     rc_out = output.split("@@RUN_CHECK_BEGIN@@")[-1].split("@@RUN_CHECK_END@@")[0] if "@@RUN_CHECK_BEGIN@@" in output else ""
     info["exit"] = rc
+    info["checks"] = checks
     info["run_check_output"] = "\n".join(l for l in rc_out.splitlines() if not l.startswith("@@"))[-4000:]
     info["output_tail"] = "\n".join(other)[-4000:]
     return info
 
 
+def fmt_values(vals):
+    return "[%s]" % ",".join(("%.8g" % v) if isinstance(v, (int, float)) else str(v) for v in (vals or []))
+
+
+def describe_check(c):
+    """'add got [0,0,0,0] want [1,1.1428572,…]' or 'conv2d raised RuntimeError: …'."""
+    if c.get("error"):
+        return "%s raised %s" % (c.get("op"), c["error"])
+    text = "%s got %s want %s" % (c.get("op"), fmt_values(c.get("found")), fmt_values(c.get("expected")))
+    if c.get("found") == c.get("expected"):  # the wrong values are further on
+        text += " (first values agree; max abs err %s)" % c.get("max_abs_err")
+    return text
+
+
+def on_gpu(check):
+    return str(check.get("device", "")).startswith("gpu")
+
+
+def wrong_results(bad, cc):
+    """The failure for result checks not ok on the GPU (Paddle's kernels did not run, or ran wrong)."""
+    devs = ", ".join(sorted(set(str(c.get("device")) for c in bad)))
+    return {"status": "fail", "code": "wrong_results",
+            "reason": "paddle computes wrong results on %s: %s" % (devs, "; ".join(describe_check(c) for c in bad)),
+            "fix": arch_fix(cc) + "; when it has, the wrong results are Paddle's or the driver's: report them "
+                                  "with this document"}
+
+
+def unsupported_cc(line, cc):
+    """Paddle's own "compute capability NN ... not supported" line: its kernels will not run here."""
+    m = re.search(r"machine is (\d+),", line)
+    n = int(m.group(1)) if m else None
+    dev = (n // 10, n % 10) if n is not None else (tuple(cc) if cc else None)
+    return {"status": "fail", "code": "unsupported_cc", "evidence": line,
+            "reason": "Paddle says this GPU's compute capability %s is not supported by its build: its own kernels "
+                      "do not run here (results come back wrong or zero) whatever run_check printed"
+                      % ("%d.%d" % dev if dev else "(unknown)"),
+            "fix": arch_fix(dev)}
+
+
+def missing_checks(info, expect_variant, gpu_present):
+    """A gpu image on a GPU must show result checks run on the GPU; the failure when it does not."""
+    checks = info.get("checks") or []
+    gpu_ops = set(c.get("op") for c in checks if on_gpu(c))
+    missing = [op for op in info.get("checks_planned") or [] if op not in set(c.get("op") for c in checks)]
+    if expect_variant != "gpu" or not gpu_present or (gpu_ops and not missing):
+        return None
+    if info.get("checks_error"):
+        why = "the result checks could not run: %s" % info["checks_error"]
+    elif gpu_ops:
+        why = "no result for %s (the paddle child exited %s)" % (", ".join(missing), info.get("exit"))
+    elif checks:
+        why = "the result checks ran on %s, not on the GPU (Paddle sees %s GPUs)" % (checks[0].get("device"),
+                                                                                    info.get("gpu_count"))
+    else:
+        why = "the paddle child reported no result checks (an older probe, or it stopped: exit %s)" % info.get("exit")
+    return {"status": "fail", "code": "no_result_checks", "reason": "no result checks on the GPU: " + why,
+            "fix": "run the image's Paddle by hand on this GPU (an op such as paddle.add on gpu:0) to see where it stops"}
+
+
+def paddle_failures(info, sec, works_on, expect_variant, expect_cuda, device_cc, archs):
+    """Every failure of the paddle section, most telling first (the section takes the first)."""
+    if info.get("import_error") or "version" not in info:
+        why = info.get("import_error") or "the paddle child process exited %s before importing paddle" % info.get("exit")
+        return [{"status": "fail", "code": "import_failed", "reason": "import paddle failed: %s" % why}]
+    if expect_variant == "gpu" and not info.get("compiled_with_cuda"):
+        return [{"status": "fail", "code": "cpu_only_paddle",
+                 "reason": "CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False "
+                           "(paddle %s); expected a CUDA %s build" % (info.get("version"), expect_cuda or "(any)"),
+                 "fix": "install paddlepaddle-gpu built for CUDA %s instead of paddlepaddle" % (expect_cuda or "<image CUDA>")}]
+    out = []
+    multi = multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", ""))
+    if multi:
+        out.append({"status": "fail", "code": "multi_gpu",
+                    "reason": "paddle.utils.run_check() works ONLY for a single GPU: %s" % multi,
+                    "fix": "check that every visible GPU is free and NCCL is installed (libnccl.so.2); "
+                           "or run with --gpus device=0 to use one GPU"})
+    kinds = dict((w["kind"], w["line"]) for w in reversed(sec["warnings"]))
+    if "no_kernel_image" in kinds or (expect_variant == "gpu" and archs_serve(archs, device_cc) is False):
+        out.append(no_kernel_image(archs, device_cc, kinds.get("no_kernel_image", info.get("run_check_raised"))))
+    if "unsupported_cc" in kinds:
+        out.append(unsupported_cc(kinds["unsupported_cc"], device_cc))
+    bad = [c for c in sec["checks"] if on_gpu(c) and not c.get("ok")]
+    if bad:
+        out.append(wrong_results(bad, device_cc))
+    if works_on is None:
+        out.append({"status": "fail", "code": "run_check_failed", "reason": "paddle.utils.run_check() failed: %s" %
+                    (info.get("run_check_raised") or "no \"works well\" line in its output")})
+    gpu_present = device_cc is not None or (info.get("gpu_count") or 0) > 0
+    return out + [f for f in [missing_checks(info, expect_variant, gpu_present)] if f]
+
+
+def gate_throughput(sec):
+    """paddle.matmul's throughput stands only on a matmul check that passed on its device and dtype."""
+    mm = sec.get("matmul")
+    if not mm:
+        return
+    op = "matmul_fp16" if mm.get("dtype") == "float16" else "matmul_fp32"
+    ok = [c for c in sec["checks"] if c.get("op") == op and c.get("device") == mm.get("device") and c.get("ok")]
+    if not ok:
+        del sec["matmul"]
+        sec["warnings"].append({"kind": "throughput_unverified",
+                                "line": "paddle.matmul throughput (%s on %s) not reported: the %s result check on %s "
+                                        "did not pass or did not run" % (mm.get("dtype"), mm.get("device"), op,
+                                                                         mm.get("device"))})
+
+
+PADDLE_FACTS = ("version", "python", "compiled_with_cuda", "cuda", "cudnn", "gpu_count", "matmul", "loaded_libraries")
+
+
 def judge_paddle(info, expect_variant, expect_cuda, device_cc=None, archs=None):
     """Paddle section from the child's records. `device_cc` (major, minor) and `archs` (the
-    image's io.imgtool.cuda-archs) name a missing kernel image for what it is."""
-    sec = {k: info.get(k) for k in ("version", "compiled_with_cuda", "cuda", "cudnn", "gpu_count", "matmul")
-           if info.get(k) is not None}
+    image's io.imgtool.cuda-archs) name a missing kernel image for what it is; result checks
+    not ok on the GPU fail it whatever run_check printed."""
+    sec = {k: info.get(k) for k in PADDLE_FACTS if info.get(k) is not None}
     works_on, count = run_check_outcome(info.get("run_check_output", ""))
     sec["run_check"] = {"works_on": works_on, "devices": count, "raised": info.get("run_check_raised"),
                         "output": info.get("run_check_output", "")}
     sec["warnings"] = paddle_warnings(info.get("output_tail", "") + "\n" + info.get("run_check_output", ""))
-    if info.get("import_error") or "version" not in info:
-        why = info.get("import_error") or "the paddle child process exited %s before importing paddle" % info.get("exit")
-        sec.update(status="fail", reason="import paddle failed: %s" % why)
-    elif expect_variant == "gpu" and not info.get("compiled_with_cuda"):
-        sec.update(status="fail", code="cpu_only_paddle",
-                   reason="CPU-only Paddle build in a gpu image: paddle.is_compiled_with_cuda() is False "
-                          "(paddle %s); expected a CUDA %s build" % (info.get("version"), expect_cuda or "(any)"),
-                   fix="install paddlepaddle-gpu built for CUDA %s instead of paddlepaddle" % (expect_cuda or "<image CUDA>"))
-    elif multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", "")):
-        sec.update(status="fail", code="multi_gpu",
-                   reason="paddle.utils.run_check() works ONLY for a single GPU: %s" %
-                   multi_gpu_failure(sec["run_check"]["output"] + "\n" + info.get("output_tail", "")),
-                   fix="check that every visible GPU is free and NCCL is installed (libnccl.so.2); "
-                       "or run with --gpus device=0 to use one GPU")
-    elif any(w["kind"] == "no_kernel_image" for w in sec["warnings"]) or \
-            (works_on != "gpu" and expect_variant == "gpu" and archs_serve(archs, device_cc) is False):
-        line = next((w["line"] for w in sec["warnings"] if w["kind"] == "no_kernel_image"), info.get("run_check_raised"))
-        sec.update(no_kernel_image(archs, device_cc, line))
-    elif works_on is None:
-        sec.update(status="fail", reason="paddle.utils.run_check() failed: %s" %
-                   (info.get("run_check_raised") or "no \"works well\" line in its output"))
+    sec["checks"] = list(info.get("checks") or [])
+    if info.get("checks_error"):
+        sec["checks_error"] = info["checks_error"]
+    failures = paddle_failures(info, sec, works_on, expect_variant, expect_cuda, device_cc, archs)
+    sec["failures"] = [{"code": f["code"], "reason": f["reason"]} for f in failures]
+    if failures:
+        sec.update(failures[0])
+        sec["reason"] = "; also: ".join(f["reason"] for f in failures)
     else:
         sec.update(status="ok", reason="paddle %s works well on %d %s" % (info["version"], count, works_on.upper()))
+        cpu_bad = [c for c in sec["checks"] if not on_gpu(c) and not c.get("ok")]
+        if cpu_bad:  # not the GPU's verdict: a warning, the run still judged by run_check
+            sec.update(status="warn", code="wrong_results_cpu", fix="report it with the image's Paddle version",
+                       reason=sec["reason"] + ", but computes wrong results on cpu: " +
+                       "; ".join(describe_check(c) for c in cpu_bad))
+    gate_throughput(sec)
     return sec
 
 
@@ -1290,7 +1555,9 @@ def metrics(report):
 
 
 def run_probe(args):
-    report = {"probe": {"version": PROBE_VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+    report = {"probe": {"version": PROBE_VERSION, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "nonce": args.nonce}}
+    report["identity"] = identity_section(os.environ.get("IMGTOOL_IDENTITY_FILE") or IDENTITY_FILE)
     report["environment"] = environment_section(args)
     report["shm"] = shm_section()
     report["run_settings"] = guarded(run_settings_section, args)
@@ -1417,22 +1684,59 @@ def parse_args(argv):
     ap.add_argument("--expect-stack", type=int, default=None)
     ap.add_argument("--expect-shm", type=int, default=None)
     ap.add_argument("--expect-user", default=None)
+    ap.add_argument("--nonce", help="echoed as probe.nonce (printable ASCII, at most %d characters; "
+                                     "default: $IMGTOOL_PROBE_NONCE)" % NONCE_MAX_CHARS)
     return ap.parse_args(argv)
+
+
+def check_nonce(value):
+    """(nonce or None, refusal or None): printable ASCII, at most NONCE_MAX_CHARS; empty = none."""
+    if not value:
+        return None, None
+    if len(value) > NONCE_MAX_CHARS:
+        return None, "%d characters, at most %d" % (len(value), NONCE_MAX_CHARS)
+    if any(not (" " <= ch <= "~") for ch in value):
+        return None, "printable ASCII only (0x20-0x7e)"
+    return value, None
+
+
+def document_text(report):
+    """The one document on stdout, between its sentinel lines (indented JSON: no line of it starts with '-')."""
+    return "%s\n%s\n%s\n" % (DOC_BEGIN, json.dumps(report, indent=2, sort_keys=True), DOC_END)
+
+
+def extract_document(text):
+    """The JSON object between the sentinel lines of `text` (a probe's stdout), or None."""
+    lines = text.splitlines()
+    if DOC_BEGIN not in lines or DOC_END not in lines[lines.index(DOC_BEGIN):]:
+        return None
+    start = lines.index(DOC_BEGIN) + 1
+    try:
+        return json.loads("\n".join(lines[start:start + lines[start:].index(DOC_END)]))
+    except ValueError:
+        return None
 
 
 def main(argv=None):
     args = parse_args(argv if argv is not None else sys.argv[1:])
-    # Libraries may print to fd 1; keep stdout for the JSON document only.
+    given = args.nonce if args.nonce is not None else os.environ.get("IMGTOOL_PROBE_NONCE")
+    args.nonce, refusal = check_nonce(given)
+    if refusal:
+        sys.stderr.write("probe.py: --nonce (or IMGTOOL_PROBE_NONCE) refused: %s\n" % refusal)
+        return 2
+    # Libraries may print to fd 1; keep stdout for the document only.
     sys.stdout.flush()
     json_fd = os.dup(1)
     os.dup2(2, 1)
     try:
         report = run_probe(args)
     except Exception as e:  # last resort: still one JSON document
-        report = {"probe": {"version": PROBE_VERSION}, "error": "%s: %s" % (type(e).__name__, e),
+        report = {"probe": {"version": PROBE_VERSION, "nonce": args.nonce}, "error": "%s: %s" % (type(e).__name__, e),
                   "verdict": {"status": "fail", "reasons": ["probe crashed: %s" % e], "warnings": []}}
     sys.stdout.flush()
-    os.write(json_fd, (json.dumps(report, indent=2, sort_keys=True) + "\n").encode())
+    data = document_text(report).encode()
+    while data:
+        data = data[os.write(json_fd, data):]
     return 0
 
 

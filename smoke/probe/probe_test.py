@@ -155,6 +155,32 @@ PaddlePaddle works well on 1 CPU.
 PaddlePaddle is installed successfully! Let's start deep learning with PaddlePaddle now."""
 
 
+CHECK_OPS = ["add", "sum", "cast_fp16", "relu", "randn_moments", "matmul_fp32", "matmul_fp16", "conv2d"]
+
+
+def check(op, ok=True, device="gpu:0", found=None, want=None, **kw):
+    rec = {"op": op, "device": device, "ok": ok, "expected": want or [1.0, 2.0], "found": found or [1.0, 2.0],
+           "max_abs_err": 0.0 if ok else 1.0, "tol": 1e-6}
+    rec.update(kw)
+    return rec
+
+
+def gpu_checks(device="gpu:0", **bad):
+    """A passing set of result records on `device`; bad={op: found} makes those ops wrong."""
+    ops = CHECK_OPS if device.startswith("gpu") else [o for o in CHECK_OPS if o != "matmul_fp16"]
+    return [check(op, op not in bad, device, found=bad.get(op)) for op in ops]
+
+
+def gpu_info(**over):
+    """The child's records for a GPU Paddle on which run_check worked and every result check passed."""
+    info = {"version": "3.2.0", "python": "3.11.9", "compiled_with_cuda": True, "cuda": "12.6", "gpu_count": 1,
+            "run_check_output": GPU_RUN_CHECK, "output_tail": "", "exit": 0, "run_check_raised": None,
+            "checks_device": "gpu:0", "checks_planned": list(CHECK_OPS), "checks": gpu_checks(),
+            "matmul": {"device": "gpu:0", "dtype": "float16", "n": 8192, "reps": 20, "tflops": 700.0}}
+    info.update(over)
+    return info
+
+
 class PaddleTest(unittest.TestCase):
     def test_run_check_outcome(self):
         self.assertEqual(probe.run_check_outcome(GPU_RUN_CHECK), ("gpu", 1))
@@ -230,9 +256,161 @@ class NoKernelImageTest(unittest.TestCase):
                 "exit": 0, "run_check_raised": "RuntimeError: CUDA error(209)"}
         r = probe.judge_paddle(info, "gpu", "11.8", [9, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
         self.assertEqual(r["code"], "no_kernel_image")
-        ok = probe.judge_paddle(dict(info, run_check_output=GPU_RUN_CHECK, run_check_raised=None), "gpu", "11.8",
-                                [8, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
-        self.assertEqual(ok["status"], "ok")
+        ok = probe.judge_paddle(dict(info, run_check_output=GPU_RUN_CHECK, run_check_raised=None, checks=gpu_checks()),
+                                "gpu", "11.8", [8, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
+        self.assertEqual(ok["status"], "ok", ok)
+
+
+class ArchsServeTest(unittest.TestCase):
+    """sm_XY: same major, minor >= Y; sm_XYa: X.Y only; sm_XYf: same major, minor >= Y; compute_XY: any cc >= X.Y."""
+
+    def test_arch_specific_runs_on_its_own_cc_only(self):
+        self.assertTrue(probe.archs_serve("sm_90a", (9, 0)))
+        self.assertFalse(probe.archs_serve("sm_90a", (9, 1)))
+        self.assertFalse(probe.archs_serve("sm_100a", (10, 3)))
+        self.assertFalse(probe.archs_serve("compute_90a", (10, 0)))  # arch-specific PTX does not carry forward
+
+    def test_family_runs_on_the_family(self):
+        self.assertTrue(probe.archs_serve("sm_100f", (10, 0)))
+        self.assertTrue(probe.archs_serve("sm_100f", (10, 3)))
+        self.assertFalse(probe.archs_serve("sm_103f", (10, 0)))
+        self.assertFalse(probe.archs_serve("sm_100f", (12, 0)))
+        self.assertTrue(probe.archs_serve("compute_120f", (12, 1)))
+        self.assertFalse(probe.archs_serve("compute_120f", (13, 0)))
+
+    def test_plain_cubins_and_ptx(self):
+        self.assertTrue(probe.archs_serve("sm_120", (12, 1)))
+        self.assertFalse(probe.archs_serve("sm_86", (9, 0)))
+        self.assertTrue(probe.archs_serve("compute_90", (12, 0)))
+        self.assertFalse(probe.archs_serve("compute_90", (8, 9)))
+        self.assertTrue(probe.archs_serve("sm_80, sm_90a ,SM_100F", (10, 3)))  # spaces and case
+        self.assertTrue(probe.archs_serve("sm_80,sm_90a,sm_100f", (9, 0)))
+
+    def test_unparsable_is_unknown_not_false(self):
+        self.assertIsNone(probe.archs_serve("garbage", (9, 0)))
+        self.assertFalse(probe.archs_serve("garbage,sm_80", (9, 0)))
+
+
+class ResultChecksTest(unittest.TestCase):
+    """Issue 31 section 0: run_check said "works well on 1 GPU" while x + 1 came back zeros."""
+
+    def test_all_right_on_the_gpu_passes_with_its_throughput(self):
+        r = probe.judge_paddle(gpu_info(), "gpu", "12.6", [9, 0], "sm_80,sm_90")
+        self.assertEqual(r["status"], "ok", r)
+        self.assertEqual((r["python"], r["failures"]), ("3.11.9", []))
+        self.assertEqual(len(r["checks"]), len(CHECK_OPS))
+        self.assertEqual(r["matmul"]["tflops"], 700.0)
+        self.assertEqual(probe.metrics({"paddle": r})[0]["metric"], "paddle_matmul_fp16")
+
+    def test_a_wrong_gpu_result_fails_whatever_run_check_printed(self):
+        bad = gpu_checks(add=[0.0, 0.0, 0.0, 0.0], relu=[0.5, 0.5])
+        bad[0]["expected"] = [1.0, 1.1428572, 1.2857143, 1.4285715]
+        bad.append(check("conv2d", False, error="RuntimeError: CUDA error(209)"))
+        r = probe.judge_paddle(gpu_info(checks=bad), "gpu", "12.6", [9, 0])
+        self.assertEqual((r["status"], r["code"]), ("fail", "wrong_results"))
+        self.assertEqual(r["run_check"]["works_on"], "gpu")
+        self.assertIn("paddle computes wrong results on gpu:0: add got [0,0,0,0] want [1,1.1428572,1.2857143,1.4285715]; "
+                      "relu got [0.5,0.5] want [1,2]; conv2d raised RuntimeError: CUDA error(209)", r["reason"])
+        self.assertIn("sm_90", r["fix"])
+        later = probe.describe_check(check("sum", False, max_abs_err=3.5))
+        self.assertEqual(later, "sum got [1,2] want [1,2] (first values agree; max abs err 3.5)")
+
+    def test_throughput_only_on_a_passing_fp16_matmul_check(self):
+        r = probe.judge_paddle(gpu_info(checks=gpu_checks(matmul_fp16=[0.5])), "gpu", "12.6", [9, 0])
+        self.assertEqual(r["code"], "wrong_results")
+        self.assertNotIn("matmul", r)
+        self.assertEqual(probe.metrics({"paddle": r}), [])
+        w = [x for x in r["warnings"] if x["kind"] == "throughput_unverified"]
+        self.assertEqual(len(w), 1)
+        self.assertIn("matmul_fp16 result check on gpu:0 did not pass", w[0]["line"])
+        cpu_only = gpu_info(checks=gpu_checks("cpu"), checks_device="cpu", gpu_count=0, run_check_output=CPU_RUN_CHECK,
+                            matmul={"device": "cpu", "dtype": "float32", "n": 512, "tflops": 0.1})
+        r = probe.judge_paddle(cpu_only, "cpu", None)
+        self.assertEqual((r["status"], r["matmul"]["device"]), ("ok", "cpu"))  # gated on matmul_fp32 on cpu
+
+    def test_missing_checks_on_a_gpu_do_not_pass(self):
+        cases = {"no result checks on the GPU: the paddle child reported no result checks (an older probe": {"checks": []},
+                 "could not run: ImportError: numpy": {"checks": [], "checks_error": "ImportError: numpy"},
+                 "ran on cpu, not on the GPU (Paddle sees 0 GPUs)": {"checks": gpu_checks("cpu"), "gpu_count": 0},
+                 "no result for conv2d (the paddle child exited -11)": {"checks": gpu_checks()[:-1], "exit": -11}}
+        for needle, over in cases.items():
+            r = probe.judge_paddle(gpu_info(**over), "gpu", "12.6", [9, 0])
+            self.assertEqual((r["status"], r["code"]), ("fail", "no_result_checks"), needle)
+            self.assertIn(needle, r["reason"])
+            self.assertEqual("matmul" in r, needle.startswith("no result for conv2d"))  # its fp16 check passed
+        older = gpu_info(checks=[], checks_planned=None)  # no GPU on this host: nothing to require
+        self.assertEqual(probe.judge_paddle(dict(older, gpu_count=0), "gpu", "12.6", None)["status"], "ok")
+        self.assertEqual(probe.judge_paddle(older, "cpu", None, [9, 0])["status"], "ok")  # a cpu image: not required
+
+    def test_wrong_results_on_cpu_only_warn(self):
+        info = gpu_info(checks=gpu_checks("cpu", add=[0.0]), gpu_count=0, run_check_output=CPU_RUN_CHECK, matmul=None)
+        r = probe.judge_paddle(info, "cpu", None)
+        self.assertEqual((r["status"], r["code"]), ("warn", "wrong_results_cpu"))
+        self.assertIn("works well on 1 CPU, but computes wrong results on cpu: add got [0]", r["reason"])
+        v = probe.verdict({"paddle": r}, "cpu")
+        self.assertEqual(v["status"], "pass")
+        self.assertIn("wrong results on cpu", v["warnings"][0])
+
+    def test_unsupported_cc_line_fails_whatever_run_check_printed(self):
+        line = ("W1127 16:28:36.333828   894 gpu_resources.cc:106] The GPU compute capability in your current machine "
+                "is 90, which is not supported by Paddle, it is recommended to install the corresponding wheel package")
+        r = probe.judge_paddle(gpu_info(run_check_output=line + "\n" + GPU_RUN_CHECK), "gpu", "11.8", [9, 0])
+        self.assertEqual((r["status"], r["code"]), ("fail", "unsupported_cc"))
+        self.assertIn("compute capability 9.0 is not supported", r["reason"])
+        self.assertEqual([w["kind"] for w in r["warnings"]], ["unsupported_cc"])  # once, not once per copy
+        self.assertIn("sm_90", r["fix"])
+        self.assertEqual(r["evidence"], line.strip())
+
+    def test_archs_without_this_gpu_fail_even_when_run_check_works(self):
+        r = probe.judge_paddle(gpu_info(), "gpu", "11.8", [9, 0], "sm_61,sm_70,sm_75,sm_80,sm_86")
+        self.assertEqual((r["status"], r["code"]), ("fail", "no_kernel_image"))
+        self.assertEqual(probe.judge_paddle(gpu_info(), "gpu", "12.6", [9, 0], "sm_80,sm_90a")["status"], "ok")
+
+    def test_parse_collects_check_records_in_order(self):
+        out = "".join('@@IMGTOOL@@ %s\n' % json.dumps(x) for x in (
+            {"python": "3.6.15"}, {"version": "2.6.2"}, {"checks_planned": ["add", "sum"]},
+            {"check": check("add")}, {"check": check("sum", False)})) + '@@IMGTOOL@@ {"check": {"op": "re\n'
+        info = probe.parse_paddle_output(-9, out)  # the last line cut by a kill
+        self.assertEqual([c["op"] for c in info["checks"]], ["add", "sum"])
+        self.assertEqual((info["python"], info["exit"]), ("3.6.15", -9))
+        self.assertNotIn("check", info)
+
+
+class PaddleScriptTest(unittest.TestCase):
+    """The child script: valid for old pythons; run for real where a python with paddle is named
+    (IMGTOOL_TEST_PADDLE_PYTHON=/venv/bin/python: a CPU paddlepaddle is enough)."""
+
+    def test_it_compiles_and_carries_every_check(self):
+        compile(probe.PADDLE_SCRIPT, "<paddle child>", "exec")
+        for op in CHECK_OPS:
+            self.assertIn('("%s", ' % op, probe.PADDLE_SCRIPT)
+
+    def run_child(self, prelude=""):
+        py = os.environ.get("IMGTOOL_TEST_PADDLE_PYTHON")
+        if not py:
+            self.skipTest("IMGTOOL_TEST_PADDLE_PYTHON not set (a python that imports paddle)")
+        p = subprocess.run([py, "-c", prelude + probe.PADDLE_SCRIPT, "256", "64", str(1 << 20)], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+        return probe.parse_paddle_output(p.returncode, p.stdout)
+
+    def test_real_paddle_on_cpu(self):
+        info = self.run_child()
+        self.assertEqual([c["op"] for c in info["checks"]], info["checks_planned"])
+        for c in info["checks"]:
+            self.assertTrue(c["ok"], c)
+            self.assertEqual(c["device"], info["checks_device"])
+        self.assertTrue(info["python"])
+        r = probe.judge_paddle(info, "cpu", None)
+        self.assertEqual(r["status"], "ok", r["reason"])
+
+    def test_real_paddle_with_kernels_that_do_not_run(self):
+        # paddle.add and relu answer zeros, as Paddle 2.6.2's did on an H100
+        info = self.run_child("import paddle\npaddle.add = lambda x, y, name=None: paddle.zeros_like(x)\n"
+                              "paddle.nn.functional.relu = lambda x, name=None: paddle.zeros_like(x) - 1\n")
+        bad = dict((c["op"], c) for c in info["checks"] if not c["ok"])
+        self.assertEqual(sorted(bad), ["add", "relu"])
+        self.assertEqual(bad["add"]["found"], [0.0, 0.0, 0.0, 0.0])
+        self.assertEqual(bad["add"]["expected"][:2], [1.0, 1.1428571939468384])
 
 
 class MultiGpuAndCpuTest(unittest.TestCase):
@@ -381,16 +559,172 @@ class VerdictTest(unittest.TestCase):
     def test_unknown_variant_fails(self):
         self.assertEqual(probe.verdict(self.report(), None)["status"], "fail")
 
+    def test_skipped_paddle_on_a_gpu_is_not_a_hardware_pass(self):
+        skipped = {"status": "skipped", "reason": "--skip-paddle"}
+        v = probe.verdict(self.report(paddle=skipped), "gpu")
+        self.assertEqual((v["status"], v["reasons"]), ("fail", ["paddle skipped: not a hardware pass of this image"]))
+        # elsewhere as before: a skipped paddle fails with its own reason
+        v = probe.verdict(self.report(paddle=skipped, driver={"status": "skipped", "reason": "no --gpus"}), "gpu")
+        self.assertEqual(v["reasons"], ["paddle: --skip-paddle", "driver: no --gpus"])
+        self.assertEqual(probe.verdict(self.report(paddle=skipped), "cpu")["reasons"], ["paddle: --skip-paddle"])
+        v = probe.verdict(self.report(paddle=skipped, driver={"status": "fail", "reason": "x"}), "gpu", gpu_host="none")
+        self.assertEqual(v["status"], "fail")
+
+
+class NonceAndDocumentTest(unittest.TestCase):
+    def test_nonce_rules(self):
+        self.assertEqual(probe.check_nonce("run-42 x:y/z~"), ("run-42 x:y/z~", None))
+        self.assertEqual(probe.check_nonce("a" * 128), ("a" * 128, None))
+        self.assertEqual(probe.check_nonce(""), (None, None))
+        self.assertEqual(probe.check_nonce(None), (None, None))
+        for bad in ("a" * 129, "tab\there", "new\nline", "caf\u00e9", "\x7f"):
+            nonce, why = probe.check_nonce(bad)
+            self.assertIsNone(nonce, bad)
+            self.assertTrue(why, bad)
+
+    def refused(self, args, env):
+        e = dict(os.environ, **env)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "probe.py")] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=e, universal_newlines=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        return p.stderr
+
+    def test_a_bad_nonce_is_refused_before_anything_runs(self):
+        self.assertIn("at most 128", self.refused(["--nonce", "n" * 200], {}))
+        self.assertIn("printable ASCII", self.refused([], {"IMGTOOL_PROBE_NONCE": "a\x01b"}))
+
+    def test_document_between_sentinels(self):
+        report = {"probe": {"version": 2}, "paddle": {"reason": "line\n-----END IMGTOOL PROBE DOCUMENT-----"}}
+        text = "noise {not json}\n" + probe.document_text(report) + "more noise\n"
+        lines = text.splitlines()
+        self.assertEqual(lines[1], "-----BEGIN IMGTOOL PROBE DOCUMENT-----")
+        self.assertEqual(lines[-2], "-----END IMGTOOL PROBE DOCUMENT-----")
+        self.assertEqual(probe.extract_document(text), report)
+        self.assertIsNone(probe.extract_document("{}"))
+        self.assertIsNone(probe.extract_document("%s\n{cut\n%s\n" % (probe.DOC_BEGIN, probe.DOC_END)))
+        self.assertIsNone(probe.extract_document(probe.DOC_END + "\n{}\n" + probe.DOC_BEGIN + "\n"))
+
+
+class IdentityTest(unittest.TestCase):
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="probe-identity-")
+        self.path = os.path.join(self.dir, "identity.json")
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, data):
+        with open(self.path, "wb") as f:
+            f.write(data)
+        return probe.identity_section(self.path)
+
+    def test_a_generator_identity(self):
+        import hashlib
+        data = json.dumps({"tag": "3.2.0-gpu-cuda12.6-py311", "inputs_hash": "sha256:" + "ab" * 32, "kb_version": "7",
+                           "claims": {"paddle": "3.2.0", "python": "3.11", "variant": "gpu", "cuda": "12.6",
+                                      "cudnn": "9.5", "cuda_archs": "sm_80,sm_90"}}).encode()
+        r = self.write(data)
+        self.assertEqual(r["sha256"], hashlib.sha256(data).hexdigest())
+        self.assertEqual(r["document"]["claims"]["cuda_archs"], "sm_80,sm_90")
+        self.assertEqual(r["path"], self.path)
+        self.assertNotIn("error", r)
+
+    def test_missing_and_errors(self):
+        self.assertEqual(probe.identity_section(self.path), {"path": self.path, "missing": True})
+        for data, needle in ((b"[1, 2]", "not a JSON object (a list)"), (b"{", "not JSON"),
+                             (b'{"a": NaN}', "not JSON"), (b"\xff\xfe{}", "not JSON"),
+                             (b" " * (64 << 10) + b"{}", "larger than 64 KiB")):
+            r = self.write(data)
+            self.assertEqual(set(r), {"path", "error"}, data[:20])
+            self.assertIn(needle, r["error"])
+        self.assertEqual(probe.identity_section(self.dir)["error"], "not a regular file")
+        self.assertIn("document", self.write(b" " * ((64 << 10) - 2) + b"{}"))  # exactly 64 KiB
+
+
+class H100ReplayTest(unittest.TestCase):
+    """The recorded H100 run (testdata/README.md): PyPI's paddlepaddle-gpu 2.6.2 (sm_61..sm_86, no PTX)
+    on an H100 printed "works well on 1 GPU" and the probe said pass; with its results it fails."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(HERE, "testdata", "paddle262-on-h100-probe.json")) as f:
+            cls.doc = json.load(f)
+        with open(os.path.join(HERE, "testdata", "paddle262-on-h100-checks.json")) as f:
+            cls.recorded = json.load(f)
+
+    def child_output(self, checks=True, warning_lines=True):
+        """The child's stdout as probe 2 would have read it in that run."""
+        p = self.doc["paddle"]
+        rc = p["run_check"]["output"]
+        if not warning_lines:
+            rc = "\n".join(l for l in rc.splitlines() if "gpu_resources.cc:1" not in l)
+        rec = lambda **kv: "@@IMGTOOL@@ %s\n" % json.dumps(kv)
+        out = rec(python=self.doc["environment"]["python"]) + rec(version=p["version"], compiled_with_cuda=True,
+                                                                  cuda=p["cuda"], cudnn=p["cudnn"])
+        out += rec(gpu_count=p["gpu_count"]) + "@@RUN_CHECK_BEGIN@@\n" + rc + "\n"
+        out += rec(run_check_raised=None) + "@@RUN_CHECK_END@@\n"
+        if checks:
+            out += rec(checks_device="gpu:0", checks_planned=[c["op"] for c in self.recorded["checks"]])
+            out += "".join(rec(check=c) for c in self.recorded["checks"])
+        return out + rec(matmul=p["matmul"])
+
+    def judge(self, archs=None, **kw):
+        info = probe.parse_paddle_output(0, self.child_output(**kw))
+        return probe.judge_paddle(info, "gpu", "11.8", self.doc["driver"]["cc"], archs)
+
+    def test_the_recorded_document_said_pass(self):
+        self.assertEqual(self.doc["verdict"]["status"], "pass")
+        self.assertEqual(self.doc["paddle"]["run_check"]["works_on"], "gpu")
+        kinds = [w["kind"] for w in probe.paddle_warnings("\n".join(self.recorded["warning_lines"]))]
+        self.assertEqual(kinds, ["unsupported_cc"])  # the line the recorded document let pass
+
+    def test_judge_paddle_fails_it(self):
+        r = self.judge()
+        self.assertEqual((r["status"], r["code"]), ("fail", "unsupported_cc"))
+        self.assertEqual([f["code"] for f in r["failures"]], ["unsupported_cc", "wrong_results"])
+        self.assertIn("add got [0,0,0,0] want [1,1.1428572,1.2857143,1.4285715]", r["reason"])
+        for op in ("relu", "sum", "matmul_fp16", "randn_moments"):
+            self.assertIn(op + " got", r["reason"])
+        for op in ("matmul_fp32 got", "conv2d got"):
+            self.assertNotIn(op, r["reason"])  # cuBLAS fp32 and cuDNN did run
+        self.assertNotIn("matmul", r)  # its 836 TFLOP/s rests on a wrong fp16 matmul
+        self.assertEqual(r["python"], "3.12.3")
+        only_results = self.judge(warning_lines=False)
+        self.assertEqual(only_results["code"], "wrong_results")
+        with_archs = self.judge(archs=self.doc["expect"]["archs"])
+        self.assertEqual([f["code"] for f in with_archs["failures"]], ["no_kernel_image", "unsupported_cc", "wrong_results"])
+        self.assertEqual(self.judge(checks=False)["code"], "unsupported_cc")
+        no_checks = self.judge(checks=False, warning_lines=False)
+        self.assertEqual(no_checks["code"], "no_result_checks")  # what an older child says, on a GPU
+
+    def test_the_recorded_document_rejudged_fails(self):
+        doc = json.loads(json.dumps(self.doc))
+        doc["paddle"] = self.judge(archs=doc["expect"]["archs"])
+        doc["metrics"] = probe.metrics(doc)
+        v = probe.verdict(doc, doc["expect"]["variant"])
+        self.assertEqual(v["status"], "fail")
+        self.assertEqual(len(v["reasons"]), 1)
+        self.assertTrue(v["reasons"][0].startswith("paddle: Paddle has no kernels for compute capability 9.0"))
+        self.assertIn("paddle computes wrong results on gpu:0", v["reasons"][0])
+        self.assertNotIn("paddle_matmul_fp16", [m["metric"] for m in doc["metrics"]])
+        self.assertIn("gemm_fp16", [m["metric"] for m in doc["metrics"]])  # the probe's own cuBLAS run stays
+
 
 class WholeProbeTest(unittest.TestCase):
     """The probe as the image runs it, on this GPU-less host."""
 
-    def run_probe(self, *args):
+    def run_probe(self, *args, **extra_env):
         env = {k: v for k, v in os.environ.items() if not k.startswith("NVIDIA_")}
+        env.update(extra_env)
         p = subprocess.run([sys.executable, os.path.join(HERE, "probe.py"), "--skip-paddle"] + list(args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, universal_newlines=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        self.stdout = p.stdout
+        return probe.extract_document(p.stdout)
 
     def test_json_shape_and_no_libcuda_diagnosis(self):
         if os.path.exists("/dev/nvidiactl"):
@@ -407,6 +741,23 @@ class WholeProbeTest(unittest.TestCase):
         self.assertEqual(r["kernels"]["status"], "skipped")
         self.assertEqual(r["verdict"]["status"], "fail")
         self.assertEqual(r["expect"], {"variant": "gpu", "cuda": "12.6", "cuda_source": "argument/IMGTOOL_EXPECT_CUDA", "archs": None})
+        self.assertEqual((r["probe"]["version"], r["probe"]["nonce"]), (probe.PROBE_VERSION, None))
+
+    def test_sentinels_nonce_and_identity(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write('{"tag": "t", "claims": {"variant": "gpu"}}')
+        try:
+            r = self.run_probe("--expect-variant", "cpu", "--nonce", "nonce 0123-abcd", IMGTOOL_IDENTITY_FILE=f.name,
+                               IMGTOOL_PROBE_NONCE="the argument wins")
+        finally:
+            os.unlink(f.name)
+        lines = self.stdout.splitlines()
+        self.assertEqual((lines[0], lines[-1]), (probe.DOC_BEGIN, probe.DOC_END))  # nothing else on stdout
+        self.assertEqual(json.loads("\n".join(lines[1:-1])), r)
+        self.assertEqual(r["probe"]["nonce"], "nonce 0123-abcd")
+        self.assertEqual(r["identity"]["document"], {"tag": "t", "claims": {"variant": "gpu"}})
+        self.assertEqual(len(r["identity"]["sha256"]), 64)
 
 
 class FakeDriverTest(unittest.TestCase):
@@ -430,12 +781,14 @@ class FakeDriverTest(unittest.TestCase):
 
     def run_probe(self, **env):
         e = {k: v for k, v in os.environ.items() if not k.startswith("NVIDIA_")}
-        e.update(env, LD_LIBRARY_PATH=self.dir)
+        e.update(env, LD_LIBRARY_PATH=self.dir, IMGTOOL_PROBE_NONCE="fake-driver run")
         p = subprocess.run([sys.executable, os.path.join(HERE, "probe.py"), "--skip-paddle", "--expect-variant", "gpu",
                             "--expect-cuda", "12.6", "--gpus-requested", "all"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, env=e, universal_newlines=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        doc = probe.extract_document(p.stdout)
+        self.assertEqual(doc["probe"]["nonce"], "fake-driver run")  # from the environment
+        return doc
 
     def test_device_info_and_jit_failure(self):
         r = self.run_probe(FAKE_CUDA_JIT_ERROR="221")
@@ -537,3 +890,20 @@ class RunSettingsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DeviceUuidTest(unittest.TestCase):
+    """cuDeviceGetUuid's 16 bytes in nvidia-smi's form; None on a driver without the entry point."""
+
+    def test_nvidia_smi_form(self):
+        class D(object):
+            def cuDeviceGetUuid(self, buf, dev):
+                for i, b in enumerate(bytes.fromhex("5f0c8b7e1d2a4c3b9e8f0a1b2c3d4e5f")):
+                    buf[i] = b
+        self.assertEqual(probe.device_uuid(D(), 0), "GPU-5f0c8b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f")
+
+    def test_missing_entry_point(self):
+        class D(object):
+            def __getattr__(self, name):
+                raise AttributeError(name)
+        self.assertIsNone(probe.device_uuid(D(), 0))

@@ -39,6 +39,12 @@ int cuDeviceGetName(char* name, int len, int dev) {
   strncpy(name, FAKE_NAME, len);
   return 0;
 }
+/* A UUID no real GPU has: 16 bytes 0x1d (imgtool's double), the device ordinal in the last. */
+int cuDeviceGetUuid(unsigned char* uuid, int dev) {
+  memset(uuid, 0x1d, 16);
+  uuid[15] = (unsigned char)dev;
+  return 0;
+}
 int cuDeviceGetAttribute(int* v, int attr, int dev) {
   switch (attr) {
     case 16: *v = 132; break;           /* SMs */
