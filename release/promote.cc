@@ -49,15 +49,6 @@ image::ImageConfig config_of(image::Repository& repo, const image::Manifest& m) 
   return image::read_image_config(*src, src->manifest());
 }
 
-// "" when `e` is a bound hardware pass on devices the image was compiled for, else what it lacks.
-std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs) {
-  if (!e.hardware_pass()) return e.summary();
-  for (const auto& d : e.devices)
-    if (std::string gap = kernel_gap(archs, d.cc); !gap.empty())
-      return e.summary() + ", but the image was not compiled for " + d.name + " (" + gap + ")";
-  return "";
-}
-
 bool has_device(const smoke::SmokeEvidence& e, int cc) {
   for (const auto& d : e.devices)
     if (parse_arch(d.cc) == cc) return true;
@@ -72,7 +63,7 @@ std::string family_gap(const verify::EvidenceCheck& e, const std::vector<std::st
     if (!cc) throw InputError("--require-gpu: expected sm_XY (e.g. sm_90), found '" + f + "'");
     auto it = std::find_if(e.all.begin(), e.all.end(), [&](const auto& x) { return has_device(x, *cc); });
     if (it == e.all.end()) return "no smoke attestation from an " + f + " device (--require-gpu " + f + ")";
-    if (std::string gap = hardware_gap(*it, archs); !gap.empty()) return "on " + f + ": " + gap;
+    if (std::string gap = verify::hardware_gap(*it, archs); !gap.empty()) return "on " + f + ": " + gap;
   }
   return "";
 }
@@ -102,7 +93,7 @@ void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req,
   image::ImageConfig cfg = config_of(repo, c.manifest);
   bool gpu = cfg.label(labels::kVariant) == "gpu";
   std::string archs = cfg.label(labels::kCudaArchs);
-  std::string gap = !e.ok ? "" : hardware_gap(*e.evidence, archs);
+  std::string gap = !e.ok ? "" : verify::hardware_gap(*e.evidence, archs);
   if (e.ok && gap.empty()) gap = family_gap(e, req.require_gpu, archs);
   if (!gpu || (e.ok && gap.empty())) {
     r.evidence = e.ok ? e.evidence->summary() : "";

@@ -160,26 +160,50 @@ TEST_CASE(
   CHECK(overridden.rfind("warn: test-double", 0) == 0);
   CHECK(overridden.find("promoted with --allow-without-gpu-smoke") != std::string::npos);
 
-  // A hardware statement, made by the same code from the document bench/gpu-probe.sh recorded on an
-  // NVIDIA H100 80GB HBM3 -- REPLAYED here, and its source says so. That run skipped Paddle (no image
-  // there); the replay stands for a smoke whose every part passed on that GPU.
-  auto h100 = json::parse(read_file(source_dir() + "/smoke/probe/testdata/h100-probe.json"));
-  auto hardware = imgtool::smoke::evidence_from_probe(h100, "replayed: smoke/probe/testdata/h100-probe.json (test)");
-  hardware.verdict = "pass";
-  {
+  // Hardware statements for this digest, signed with the nightly's key, each newer than the last
+  // (attestations are chosen by their signed time, smoke/evidence.h):
+  auto attest = [&](imgtool::smoke::SmokeEvidence e, const std::string& attested) {
+    e.attested = attested;
     auto k = imgtool::sign::load_private_key(key.string() + ".key", "");
     imgtool::image::RegistryRepository rr(std::make_shared<imgtool::image::Registry>(reg.host(), reg.options()),
                                           "ai/paddle-local");
     imgtool::sign::attach_attestation(
-        rr, *k, {digest, rr.name(), imgtool::smoke::kSmokePredicateType, imgtool::smoke::to_predicate(hardware)});
-  }
-  p = cli(
-      {"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key", key.string() + ".key"});
+        rr, *k, {digest, rr.name(), imgtool::smoke::kSmokePredicateType, imgtool::smoke::to_predicate(e)});
+  };
+  auto promote = [&] {
+    return cli({"promote", by_digest, "--tag", "release", "--key", key.string() + ".pub", "--sign-key",
+                key.string() + ".key"});
+  };
+  // 1. The document bench/gpu-probe.sh recorded on an NVIDIA H100, REPLAYED (its source says so), its
+  //    verdict edited to pass: a bare document is unbound, whatever it says.
+  auto h100 = json::parse(read_file(source_dir() + "/smoke/probe/testdata/h100-probe.json"));
+  auto replayed = imgtool::smoke::evidence_from_probe(h100, "replayed: smoke/probe/testdata/h100-probe.json (test)");
+  replayed.verdict = "pass";
+  attest(replayed, "2099-01-01T00:00:01Z");
+  p = promote();
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("(unbound: a bare document") != std::string::npos);
+  // 2. The same run as a BOUND pass (a stand-in for a smoke imgtool ran on that H100; built here, the
+  //    source says so): refused all the same, the image has no sm_90 code -- Paddle 2.6.2 on an H100
+  //    computed zeros for x + 1 (../shared/reference/hardware).
+  auto bound = replayed;
+  bound.bound = true;
+  bound.source = "test stand-in for a bound run (gpu_nightly_test)";
+  attest(bound, "2099-01-01T00:00:02Z");
+  p = promote();
+  CHECK(p.exit_code == 1);
+  CHECK(p.err.find("but the image was not compiled for NVIDIA H100 80GB HBM3") != std::string::npos);
+  // 3. A bound pass on a GPU the image was compiled for (the stand-in's device made an A100, sm_80).
+  auto a100 = bound;
+  a100.devices[0].name = "NVIDIA A100-SXM4-80GB";
+  a100.devices[0].cc = "8.0";
+  attest(a100, "2099-01-01T00:00:03Z");
+  p = promote();
   CHECK(p.exit_code == 0);
-  CHECK(p.out.find("smoke: hardware, 1× NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(p.out.find("smoke: hardware, 1× NVIDIA A100-SXM4-80GB") != std::string::npos);
   auto released = verify(repo + ":release", {"--require-gpu-smoke"});
   CHECK(released.exit_code == 0);
   std::string row = evidence_row(released.out);
-  CHECK(row.rfind("pass: hardware, 1× NVIDIA H100 80GB HBM3, driver 580.159.04", 0) == 0);
-  CHECK(row.find("[replayed: smoke/probe/testdata/h100-probe.json (test)]") != std::string::npos);
+  CHECK(row.rfind("pass: hardware, 1× NVIDIA A100-SXM4-80GB, driver 580.159.04", 0) == 0);
+  CHECK(row.find("[test stand-in for a bound run (gpu_nightly_test)]") != std::string::npos);
 }

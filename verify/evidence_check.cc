@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/gpu_arch.h"
 #include "sign/attestation.h"
 
 namespace imgtool::verify {
@@ -53,8 +54,16 @@ const char* const kGetHardware =
 
 }  // namespace
 
+std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs) {
+  if (!e.hardware_pass()) return e.summary();
+  for (const auto& d : e.devices)
+    if (std::string gap = kernel_gap(archs, d.cc); !gap.empty())
+      return e.summary() + ", but the image was not compiled for " + d.name + " (" + gap + ")";
+  return "";
+}
+
 CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require,
-                         const std::string& override_note) {
+                         const std::string& override_note, const std::string& archs) {
   bool gpu = variant == "gpu";
   std::string expected =
       gpu ? "a signed smoke attestation from a GPU (host: hardware, verdict pass)" : "a signed smoke attestation";
@@ -69,8 +78,9 @@ CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, boo
         gpu ? kGetHardware : "publish it with imgtool nightly");
   }
   const smoke::SmokeEvidence& e = *c.evidence;
-  if (!gpu || e.hardware_pass()) return row(Status::kPass, expected, e.summary(), "");
-  std::string found = e.summary();
+  std::string gap = hardware_gap(e, archs);
+  if (!gpu || gap.empty()) return row(Status::kPass, expected, e.summary(), "");
+  std::string found = gap;
   if (!override_note.empty()) found += "; " + override_note;
   return row(require ? Status::kFail : Status::kWarn, expected, found, kGetHardware);
 }

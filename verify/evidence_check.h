@@ -36,9 +36,14 @@ struct EvidenceCheck {
 
 EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key);
 
-// `variant` = the image's io.imgtool.variant; `override_note` = the signature's kGpuSmokeOverride
-// annotation ("" when none).
+// "" when `e` is a bound hardware pass on devices code compiled for `archs` (io.imgtool.cuda-archs;
+// "" = unknown, not held against) runs on; else what it lacks, for a message. Promote and verify
+// hold evidence to this one rule: an H100 run of an image with no sm_90 code vouches for nothing.
+std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs);
+
+// `variant` = the image's io.imgtool.variant, `archs` its io.imgtool.cuda-archs; `override_note` =
+// the signature's kGpuSmokeOverride annotation ("" when none).
 CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require_gpu_smoke,
-                         const std::string& override_note);
+                         const std::string& override_note, const std::string& archs = "");
 
 }  // namespace imgtool::verify

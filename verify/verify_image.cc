@@ -37,10 +37,6 @@ bool signature_failed(const Report& r) {
   return false;
 }
 
-std::string variant_of(image::ImageSource& src, const image::Manifest& m) {
-  return image::read_image_config(src, m).label(labels::kVariant);
-}
-
 // The smoke.evidence row (evidence_check.h); skipped when the signature failed (nothing the image
 // carries is believed then).
 void add_evidence_row(Report& report, image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
@@ -51,9 +47,10 @@ void add_evidence_row(Report& report, image::Repository& repo, image::ImageSourc
     return;
   }
   EvidenceCheck c = check_evidence(repo, m.digest(), *req.public_key);
-  std::string variant = variant_of(src, m);
+  image::ImageConfig cfg = image::read_image_config(src, m);
+  std::string variant = cfg.label(labels::kVariant), archs = cfg.label(labels::kCudaArchs);
   std::string override_note;
-  if (variant == "gpu" && !(c.ok && c.evidence->hardware_pass())) {
+  if (variant == "gpu" && !(c.ok && hardware_gap(*c.evidence, archs).empty())) {
     // The signature the signature row accepted (the exact tag's: promote writes its override there).
     std::string identity =
         req.identity.empty() ? sign::required_identity(repo.name(), tag, req.any_tag_of_repository) : req.identity;
@@ -61,7 +58,7 @@ void add_evidence_row(Report& report, image::Repository& repo, image::ImageSourc
     if (auto it = sig.accepted_annotations.find(kGpuSmokeOverride); it != sig.accepted_annotations.end())
       override_note = it->second;
   }
-  report.add(evidence_row(c, variant, req.require_gpu_smoke, override_note));
+  report.add(evidence_row(c, variant, req.require_gpu_smoke, override_note, archs));
 }
 
 }  // namespace
