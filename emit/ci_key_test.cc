@@ -206,3 +206,83 @@ TEST_CASE("--key env://VAR: unset, empty name or a path instead of PEM text are 
   CHECK(sign::load_signing_key("env://IMGTOOL_TEST_KEY", ""));
   CHECK(std::getenv("IMGTOOL_TEST_KEY") == nullptr);
 }
+
+// The gpu-smoke job as each CI runs it, with stand-ins that record their environment: `imgtool plan`
+// writes a collect.sh that records its own, `kubectl` records its own, `imgtool nightly collect`
+// records imgtool's. Only that last one may hold the key (issue 33 item 2).
+TEST_CASE("emitted gpu-smoke: kubectl, its plugins and collect.sh never see the key; only the signing line does") {
+  emit::CiOptions o{
+      .matrix = "matrix/local.yaml", .shards = 2, .registry = "registry.example.com/ai", .no_gpu_host = true};
+  YAML::Node gh = YAML::Load(emit::emit_github({"3.2.0"}, o));
+  YAML::Node gl = YAML::Load(emit::emit_gitlab({"3.2.0"}, o));
+  // What each runner hands each script: GitHub a step's own env, GitLab the job's variables (all lines).
+  std::vector<std::pair<std::string, bool>> scripts;  // script, key in its environment
+  for (auto step : gh["jobs"]["gpu-smoke"]["steps"])
+    if (step["run"]) scripts.push_back({step["run"].as<std::string>(), bool(step["env"]["IMGTOOL_SIGNING_KEY"])});
+  REQUIRE(scripts.size() == 2);
+  CHECK_FALSE(scripts[0].second);  // the cluster step
+  CHECK(scripts[1].second);        // the signing step
+  std::vector<std::string> runs = {scripts[0].first + "\n" + scripts[1].first,
+                                   gl["gpu-smoke"]["script"][0].as<std::string>()};
+  CHECK(emit::emit_gitlab({"3.2.0"}, o).find("make IMGTOOL_SIGNING_KEY a PROTECTED variable") != std::string::npos);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    Runner r;
+    fs::path seen = r.dir.path / "work/seen";
+    fs::create_directories(seen);
+    write_script(r.dir.path / "bin/kubectl", "env > \"" + seen.string() + "/kubectl-$(date +%s%N)\"\n");
+    write_script(r.dir.path / "bin/imgtool", "if [ \"$1\" = plan ]; then mkdir -p k8s && printf 'env > \"" +
+                                                 seen.string() +
+                                                 "/collect\"\\n' > k8s/collect.sh && touch k8s/job-x.yaml; exit 0; fi\n"
+                                                 "env > \"" +
+                                                 seen.string() + "/imgtool-$1-$2\"\n");
+    std::vector<std::string> argv = r.argv(i == 0 ? scripts[0].first : runs[1]);
+    auto env = r.env();
+    if (i == 0) env.erase("IMGTOOL_SIGNING_KEY");  // GitHub: the cluster step has no key
+    auto res = run(argv, {.timeout = std::chrono::seconds(30), .env = env, .cwd = (r.dir.path / "work").string()});
+    if (i == 0) {
+      env["IMGTOOL_SIGNING_KEY"] = r.pem;  // GitHub: the signing step, in the same workspace
+      res = run(r.argv(scripts[1].first),
+                {.timeout = std::chrono::seconds(30), .env = env, .cwd = (r.dir.path / "work").string()});
+    }
+    INFO(runs[i] << "\n" << res.err);
+    CHECK(res.exit_code == 0);
+    size_t kubectl = 0;
+    for (auto& e : fs::directory_iterator(seen)) {
+      std::string name = e.path().filename().string();
+      INFO(name);
+      bool holds = file_text(e.path()).find(r.key_body()) != std::string::npos;
+      CHECK(holds == (name == "imgtool-nightly-collect"));
+      kubectl += name.rfind("kubectl-", 0) == 0;
+    }
+    CHECK(kubectl >= 2);
+    CHECK(fs::exists(seen / "collect"));
+    CHECK(fs::exists(seen / "imgtool-nightly-collect"));
+  }
+}
+
+// `smoke --attest --key env://VAR`: the key is read and the variable removed BEFORE docker runs, so
+// the docker CLI (and any credential helper it starts) never inherits it. A stand-in `docker` on
+// PATH records its environment; the real engine answers the inspect of the test base image.
+TEST_CASE("smoke --attest --key env://VAR: the docker CLI it starts never holds the key") {
+  Runner r;
+  if (!run({"docker", "image", "inspect", fx::base_image()}, {.timeout = std::chrono::seconds(30)}).ok()) {
+    MESSAGE("SKIPPED: the test base image is not in the engine (make fixtures; `make test` makes it)");
+    return;
+  }
+  fs::path seen = r.dir.path / "work/seen";
+  fs::create_directories(seen);
+  write_script(r.dir.path / "bin/docker",
+               "env > \"" + seen.string() + "/docker-$(date +%s%N)\"\necho 'stand-in docker' >&2\nexit 125\n");
+  auto env = r.env();
+  auto res =
+      fx::imgtool({"smoke", fx::base_image(), "--attest", "docker://127.0.0.1:9/ns/r@sha256:" + std::string(64, 'a'),
+                   "--key", "env://IMGTOOL_SIGNING_KEY"},
+                  {.timeout = std::chrono::seconds(120), .env = env});
+  INFO(res.out << res.err);
+  CHECK(res.exit_code != 0);  // the stand-in's run failed: nothing to attest
+  REQUIRE_FALSE(fs::is_empty(seen));
+  for (auto& e : fs::directory_iterator(seen)) {
+    CHECK(file_text(e.path()).find(r.key_body()) == std::string::npos);
+    CHECK(file_text(e.path()).find("IMGTOOL_SIGNING_KEY=") == std::string::npos);
+  }
+}

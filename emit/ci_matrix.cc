@@ -33,16 +33,32 @@ std::vector<std::string> nightly_lines(const CiOptions& o, const std::string& re
 }
 
 // The gpu-smoke job's lines: the smoke Jobs of the merged report's staged digests, on the cluster's
-// GPU nodes; their logs collected and attested as each digest's hardware evidence (signed here, on
-// the CI side: the GPU nodes hold no key).
-std::vector<std::string> gpu_smoke_lines(const CiOptions& o) {
-  std::string key = "env://" + std::string(kSigningKeyVariable);
+// GPU nodes; their logs (with each pod's facts from the API server) collected and attested as each
+// digest's hardware evidence (signed here, on the CI side: the GPU nodes hold no key). Two parts:
+// the cluster part runs without the signing key in its environment -- kubectl, the exec credential
+// plugins it starts (cloud token helpers) and collect.sh never see it -- and only the one imgtool
+// line that signs gets it (GitHub: its own step; GitLab, whose variables are the job's: the cluster
+// part in a subshell that unsets it first).
+std::vector<std::string> gpu_smoke_cluster_lines(const CiOptions& o) {
   return {"imgtool plan " + runconf::shell_quote(o.matrix) +
               " --emit k8s --registry \"$IMGTOOL_STAGING\" --from-report report --out k8s",
           "kubectl apply -f k8s/",
           "for f in k8s/job-*.yaml; do kubectl wait --for=condition=complete --timeout=3600s -f \"$f\" || true; done",
-          "sh k8s/collect.sh || true",
-          "imgtool nightly collect k8s/results/*.json --from-report report --report report --key " + key};
+          "sh k8s/collect.sh || true"};
+}
+
+std::string gpu_smoke_attest_line() {
+  return "imgtool nightly collect k8s/results/*.json --from-report report --report report --key env://" +
+         std::string(kSigningKeyVariable);
+}
+
+// GitLab: one script, the cluster part in a subshell without the key.
+std::vector<std::string> gpu_smoke_lines(const CiOptions& o) {
+  std::vector<std::string> lines = {"(", "unset " + std::string(kSigningKeyVariable)};
+  for (auto& l : gpu_smoke_cluster_lines(o)) lines.push_back(l);
+  lines.push_back(")");
+  lines.push_back(gpu_smoke_attest_line());
+  return lines;
 }
 
 // The promote job's line: every staged cell into the release registry; gpu cells need the evidence.
@@ -55,19 +71,27 @@ std::vector<std::string> header(const CiOptions& o, const std::string& emit) {
   if (!o.registry.empty()) cmd += " --registry " + o.registry;
   if (!o.runs_on.empty()) cmd += " --runs-on " + join(o.runs_on, ",");
   if (o.no_gpu_host) cmd += " --no-gpu-host";
-  return {"Written by `" + cmd + "`: re-run it after editing the matrix, do not edit by hand.",
-          "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
-          "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
-          "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text; a plain variable, not a file: imgtool reads it",
-          "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process "
-          "holds it)" +
-              std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : "."),
-          o.no_gpu_host
-              ? "No GPU on these runners: the shards publish to IMGTOOL_STAGING (HOST[:PORT]/NAMESPACE); gpu-smoke "
-                "runs the "
-                "smoke Jobs on the cluster's GPU nodes and attests their results; promote releases every cell, "
-                "a GPU one only with that hardware evidence."
-              : "The shards smoke on their own GPUs and publish straight to the registry."};
+  std::vector<std::string> h = {
+      "Written by `" + cmd + "`: re-run it after editing the matrix, do not edit by hand.",
+      "Each runner runs `imgtool nightly --shard i/n`; its cells are listed beside it. A cell's shard is a",
+      "rendezvous hash of its tag, so adding a cell never moves another one to a different runner.",
+      "Secrets: IMGTOOL_SIGNING_KEY (the private key's PEM text; a plain variable, not a file: imgtool reads it",
+      "with --key env://IMGTOOL_SIGNING_KEY and removes it from its environment, so no file and no child process "
+      "holds it)" +
+          std::string(o.registry.empty() ? "; variable IMGTOOL_REGISTRY (HOST[:PORT]/NAMESPACE)." : "."),
+      o.no_gpu_host
+          ? "No GPU on these runners: the shards publish to IMGTOOL_STAGING (HOST[:PORT]/NAMESPACE); gpu-smoke "
+            "runs the "
+            "smoke Jobs on the cluster's GPU nodes and attests their results; promote releases every cell, "
+            "a GPU one only with that hardware evidence."
+          : "The shards smoke on their own GPUs and publish straight to the registry."};
+  if (emit == "gitlab")
+    h.push_back(
+        "GitLab gives a CI/CD variable to every line of every job it reaches: make IMGTOOL_SIGNING_KEY a PROTECTED "
+        "variable (protected branches only) and scope it (environment scope) to the jobs that sign -- nightly, "
+        "gpu-smoke, promote; gpu-smoke runs its cluster part (kubectl, its credential plugins, collect.sh) in a "
+        "subshell that unsets it first.");
+  return h;
 }
 
 YAML::Node step_uses(const std::string& uses, const YAML::Node& with, const std::string& cond = "") {
@@ -85,10 +109,12 @@ YAML::Node report_download(const std::string& artifact) {
   return step_uses("actions/download-artifact@v4", down);
 }
 
-YAML::Node run_step(const std::string& name, const std::vector<std::string>& lines, const CiOptions& o) {
+// A run step; `signs`: the one step whose imgtool line signs gets the key in its environment.
+YAML::Node run_step(const std::string& name, const std::vector<std::string>& lines, const CiOptions& o,
+                    bool signs = true) {
   YAML::Node run;
   run["name"] = name;
-  run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
+  if (signs) run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
   run["env"]["IMGTOOL_STAGING"] = "${{ vars.IMGTOOL_STAGING }}";
   if (o.registry.empty()) run["env"]["IMGTOOL_REGISTRY"] = "${{ vars.IMGTOOL_REGISTRY }}";
   run["shell"] = "bash";
@@ -105,7 +131,10 @@ void add_github_release(YAML::Node& root, const CiOptions& o, const YAML::Node& 
   checkout["uses"] = "actions/checkout@v4";
   smoke["steps"].push_back(checkout);
   smoke["steps"].push_back(report_download("nightly-report"));
-  smoke["steps"].push_back(run_step("GPU smoke Jobs on the cluster, results attested", gpu_smoke_lines(o), o));
+  smoke["steps"].push_back(
+      run_step("GPU smoke Jobs on the cluster (no signing key here)", gpu_smoke_cluster_lines(o), o, false));
+  smoke["steps"].push_back(
+      run_step("imgtool nightly collect: results bound to their pods, attested", {gpu_smoke_attest_line()}, o));
   YAML::Node up;
   up["name"] = "nightly-report-smoked";
   up["path"] = "report";
