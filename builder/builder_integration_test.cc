@@ -8,8 +8,8 @@
 //   it-cpu          cpu variant, CPU wheel: builds
 //   it-gpu-cpuwheel gpu variant carrying the CPU wheel: builds (smoke must fail it later)
 //   it-broken       uid override 0: `useradd --uid 0` fails in a RUN step: fails alone
-//   it-lying        cpu, labelled Paddle 3.1.0 but installs 3.3.1: builds and smokes,
-//                   the release gate fails it (never published)
+//   it-lying        cpu, labelled Paddle 3.1.0 but installs 3.3.1: builds, its smoke document
+//                   (Paddle 3.3.1 vs the label) fails its smoke (smoke/binding.h); never published
 // The nightly cases then publish to a real loopback docker-registry
 // (tests/registry_fixture.h) with a real key: only the passing cell is pushed.
 #include <doctest/doctest.h>
@@ -240,20 +240,23 @@ TEST_CASE("nightly: nothing changed → no docker build, cpu smoke reused, publi
 }
 
 TEST_CASE(
-    "nightly: a cell whose contents contradict its labels fails the release gate with its rows, never published") {
+    "nightly: a cell whose contents contradict its labels is stopped at its smoke (the probe's document contradicts "
+    "the labels: smoke/binding.h), never published") {
   auto dir = shared().scratch.path / "lying";
   auto r = publish().nightly(dir, {}, "it-lying");
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 1);
   auto lying = cell(nlohmann::json::parse(read_file(dir / "nightly.json")), "it-lying");
-  CHECK(lying["smoke"]["status"] == "pass");
-  CHECK(lying["gate"]["status"] == "fail");
-  CHECK(lying["gate"]["failed"].dump().find("claims.paddle") != std::string::npos);
+  // Paddle itself says which version runs; the label says another: no evidence of this image, no gate, no tag.
+  CHECK(lying["smoke"]["status"] == "fail");
+  CHECK(lying["smoke"]["reasons"].dump().find("binding: paddle: the document says '3.3.1', the image claims") !=
+        std::string::npos);
+  CHECK(lying["gate"]["status"] == "skipped");
   CHECK(lying["publish"]["status"] == "skipped");
   image::Registry reg(publish().registry.host());
   auto tags = reg.list_tags("ai/imgtool-it/paddle");
   CHECK(std::count(tags.begin(), tags.end(), "it-lying") == 0);
-  CHECK(read_file(dir / "report.md").find("claims.paddle") != std::string::npos);
+  CHECK(read_file(dir / "report.md").find("binding: paddle") != std::string::npos);
 }
 
 TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed nor signed (the image is read by ID)") {

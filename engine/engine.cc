@@ -1,5 +1,9 @@
 #include "engine/engine.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "core/error.h"
 #include "engine/docker_engine.h"
 
@@ -73,6 +77,12 @@ AdmittedFlags admit_flags(const std::vector<std::string>& flags) {
   return out;
 }
 
+uint64_t default_memory_limit() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{4} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 * 3;
+}
+
 std::vector<std::string> run_argv(const RunRequest& r) {
   AdmittedFlags f = admit_flags(r.flags);
   if (!f.refused.empty())
@@ -85,6 +95,8 @@ std::vector<std::string> run_argv(const RunRequest& r) {
   if (!r.gpus.empty() && r.gpus != "none") a.insert(a.end(), {"--gpus", r.gpus});
   if (!r.shm_size.empty()) a.insert(a.end(), {"--shm-size", r.shm_size});
   a.insert(a.end(), f.admitted.begin(), f.admitted.end());
+  if (std::find(f.admitted.begin(), f.admitted.end(), "--memory") == f.admitted.end())
+    a.insert(a.end(), {"--memory", std::to_string(default_memory_limit())});
   for (const auto& m : r.mounts) a.insert(a.end(), {"-v", m.host + ":" + m.container + (m.read_only ? ":ro" : "")});
   if (!r.entrypoint.empty()) a.insert(a.end(), {"--entrypoint", r.entrypoint});
   a.push_back(r.image);

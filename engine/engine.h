@@ -27,6 +27,8 @@
 //   --log-driver none                  the engine keeps no copy of the output (json-file would
 //                                      write all of it to the engine's disk); the attached CLI
 //                                      still gets both streams
+//   --memory 3/4 of the host's RAM     unless the request sets --memory (a run profile's limit):
+//                                      an image's runaway allocation is its own OOM, not the host's
 // and DockerEngine::run keeps at most kMaxRunOutput bytes of each stream (core/process.h:
 // max_output; the rest is read and dropped, a note ends the cut stream).
 // No option loosens the fence. A request's own flags (a run profile's ulimits, user, env, limits)
@@ -97,6 +99,9 @@ struct Mount {
 
 // The fence on every container (see Isolation above); run_argv() puts it right after the name.
 inline constexpr int kPidsLimit = 4096;
+// --memory when the request's flags set none (a run profile's `memory` wins): three quarters of this
+// host's RAM, so one image's runaway allocation is the container's OOM, never the host's.
+uint64_t default_memory_limit();
 inline constexpr size_t kMaxRunOutput = 4u << 20;  // bytes kept of stdout and of stderr (the probe writes ~10 KiB)
 const std::vector<std::string>& isolation_flags();
 

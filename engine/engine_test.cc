@@ -65,6 +65,13 @@ TEST_CASE("run_argv: every container is fenced in, right after its name, whateve
   CHECK(has_seq(a, "--security-opt", "no-new-privileges"));
   CHECK(has_seq(a, "--pids-limit", "4096"));
   CHECK(has_seq(a, "--log-driver", "none"));
+  // A memory limit on every container: three quarters of the host's RAM, unless the request sets one.
+  CHECK(has_seq(a, "--memory", std::to_string(default_memory_limit())));
+  CHECK(default_memory_limit() > (uint64_t{1} << 30));
+  r.flags = {"--memory", "8g"};
+  auto limited = run_argv(r);
+  CHECK(has_seq(limited, "--memory", "8g"));
+  CHECK(std::count(limited.begin(), limited.end(), "--memory") == 1);
 }
 
 TEST_CASE("admit_flags: a run profile's settings pass; anything that would widen the fence is refused") {

@@ -117,7 +117,12 @@ std::string toolkit_version(const HostFacts& f) {
 }
 
 std::vector<std::string> gpu_check_argv(const std::string& image_id, const std::string& container_name) {
-  return engine::run_argv({.image = image_id, .name = container_name, .gpus = "all", .args = {"nvidia-smi", "-L"}});
+  // nvidia-smi needs little memory: a fixed limit keeps the argv this host's and every host's alike.
+  return engine::run_argv({.image = image_id,
+                           .name = container_name,
+                           .gpus = "all",
+                           .flags = {"--memory", "1g"},
+                           .args = {"nvidia-smi", "-L"}});
 }
 
 namespace {
@@ -157,6 +162,7 @@ HostFacts detect(HostSystem& h, const DetectOptions& o) {
   f.engine = detect_engine(h);
   f.ctk_version = version_line(h, {"nvidia-ctk", "--version"});
   f.container_cli = version_line(h, {"nvidia-container-cli", "--version"});
+  f.runtime_config = h.read_file("/etc/nvidia-container-runtime/config.toml").value_or("");
   if (o.try_gpu_run && !f.driver.empty() && f.engine.reachable) try_gpu_run(h, o, f);
   return f;
 }

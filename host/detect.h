@@ -42,6 +42,7 @@ struct HostFacts {
   EngineInfo engine;
   std::string ctk_version;     // first line of nvidia-ctk --version; empty = nvidia-ctk absent
   std::string container_cli;   // first line of nvidia-container-cli --version; empty = absent
+  std::string runtime_config;  // /etc/nvidia-container-runtime/config.toml; empty = none
   std::string probe_image_id;  // the probe image's ID ("sha256:…"); empty = not present locally
   bool gpu_run_tried = false, gpu_run_ok = false;
   std::string gpu_run_detail;

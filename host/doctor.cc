@@ -1,6 +1,7 @@
 #include "host/doctor.h"
 
 #include <algorithm>
+#include <regex>
 
 #include "core/gpu_arch.h"
 #include "core/version.h"
@@ -126,8 +127,40 @@ std::vector<DoctorRow> engine_rows(const HostFacts& f) {
   return rows;
 }
 
+// Container escapes of the NVIDIA container toolkit (NVIDIA security bulletins 5582, 5616, 5659): on a
+// host below `fixed_in`, an image run with --gpus reaches the host whatever imgtool's fence -- and
+// `imgtool smoke`/`verify` run images nobody has vetted yet.
+struct ToolkitCve {
+  const char* fixed_in;
+  const char* id;
+  const char* what;
+};
+constexpr ToolkitCve kToolkitCves[] = {
+    {"1.16.2", "CVE-2024-0132", "a crafted image reaches the host's filesystem (a race in the toolkit's mounts)"},
+    {"1.17.4", "CVE-2025-23359", "the CVE-2024-0132 fix bypassed: the same host filesystem access"},
+    {"1.17.8", "CVE-2025-23266",
+     "an image's ENV LD_PRELOAD is loaded by the enable-cuda-compat hook, which runs as root on the host"},
+};
+
+// Every CVE the version is exposed to, "; "-joined ("" when none).
+std::string toolkit_cves(const std::string& version) {
+  auto v = Version::parse(version);
+  std::string out;
+  for (const auto& c : kToolkitCves)
+    if (v && *v < *Version::parse(c.fixed_in))
+      out += (out.empty() ? "" : "; ") + std::string(c.id) + " (fixed in " + c.fixed_in + "): " + c.what;
+  return out;
+}
+
+// features.disable-cuda-compat-lib-hook = true in the runtime's config.toml (the bulletin's mitigation).
+bool compat_hook_disabled(const std::string& config) {
+  static const std::regex on(R"((^|\n)\s*disable-cuda-compat-lib-hook\s*=\s*true\b)");
+  return std::regex_search(config, on);
+}
+
 // The NVIDIA container toolkit's version: nvidia-ctk's, else nvidia-container-cli's; a toolkit
-// without nvidia-ctk predates its runtime/CDI configuration command.
+// without nvidia-ctk predates its runtime/CDI configuration command. A version with a known
+// container escape fails; a patched one still warns while the enable-cuda-compat hook runs.
 DoctorRow toolkit_row(const HostFacts& f) {
   std::string v = toolkit_version(f);
   if (v.empty())
@@ -135,6 +168,15 @@ DoctorRow toolkit_row(const HostFacts& f) {
                "install nvidia-container-toolkit (nvidia-ctk configures the runtime and CDI) to run gpu images");
   std::string from =
       f.ctk_version.empty() ? "nvidia-container-cli: " + f.container_cli : "nvidia-ctk: " + f.ctk_version;
+  if (std::string cves = toolkit_cves(v); !cves.empty())
+    return row("NVIDIA container toolkit", Status::kFail, v + " (" + from + "): " + cves,
+               "upgrade nvidia-container-toolkit to 1.17.8 or later before running any image you have not vetted "
+               "with --gpus (imgtool smoke, verify and the nightly do exactly that)");
+  if (!compat_hook_disabled(f.runtime_config))
+    return row("NVIDIA container toolkit", Status::kWarn,
+               v + " (" + from + "); the enable-cuda-compat hook runs (the hook CVE-2025-23266 went through)",
+               "unless images need CUDA forward compatibility, set features.disable-cuda-compat-lib-hook = true in "
+               "/etc/nvidia-container-runtime/config.toml");
   if (f.ctk_version.empty())
     return row("NVIDIA container toolkit", Status::kWarn, v + " (" + from + "; no nvidia-ctk)",
                "upgrade nvidia-container-toolkit: nvidia-ctk configures the runtime and CDI");

@@ -64,9 +64,10 @@ TEST_CASE("doctor: a V100 with 470.82.01 serves CUDA 11.x images only") {
   CHECK(row(r, "GPUs").found.find("cc 7.0 from the KB") != std::string::npos);
   CHECK(row(r, "GPUs").found.find("Volta: CUDA 9.0 to 12.9") != std::string::npos);
   CHECK(row(r, "NVIDIA container runtime").status == Status::kPass);
-  CHECK(row(r, "NVIDIA container toolkit").status == Status::kWarn);  // nvidia-container-cli only, no nvidia-ctk
+  // Toolkit 1.7.0 (nvidia-container-cli only): every known container escape applies (issue 33 item 6).
+  CHECK(row(r, "NVIDIA container toolkit").status == Status::kFail);
   CHECK(row(r, "docker run --gpus all").status == Status::kPass);
-  CHECK_FALSE(r.failed());
+  CHECK(r.failed());
 }
 
 TEST_CASE("doctor: an H100 with 550 is all ok") {
@@ -152,18 +153,42 @@ TEST_CASE("doctor: the NVIDIA container toolkit's version is a row; \"not instal
   auto h100 = doctor("h100-550.json");
   CHECK(row(h100, "NVIDIA container toolkit").status == Status::kPass);
   CHECK(row(h100, "NVIDIA container toolkit").found ==
-        "1.14.6 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.14.6)");
+        "1.17.8 (nvidia-ctk: NVIDIA Container Toolkit CLI version 1.17.8)");
   auto v100 = doctor("v100-470.json");
   CHECK(
       row(v100, "NVIDIA container toolkit").found.rfind(toolkit_version(v100.facts) + " (nvidia-container-cli: ", 0) ==
       0);
-  CHECK(row(v100, "NVIDIA container toolkit").found.find("no nvidia-ctk") != std::string::npos);
   auto none = doctor("no-gpu.json");
   CHECK(row(none, "NVIDIA container toolkit").found.rfind("not installed", 0) == 0);
   CHECK(row(none, "NVIDIA container toolkit").status == Status::kWarn);
   CHECK(toolkit_version(HostFacts{.ctk_version = "", .container_cli = "version: 1.0.0"}) == "1.0.0");
   CHECK(toolkit_version(HostFacts{.ctk_version = "NVIDIA Container Toolkit CLI version 1.17.8",
                                   .container_cli = "cli-version: 1.17.8"}) == "1.17.8");
+}
+
+// Issue 33 item 6: a toolkit with a known container escape fails; a patched one warns while the
+// enable-cuda-compat hook (the one CVE-2025-23266 went through) runs.
+TEST_CASE("doctor: NVIDIA Container Toolkit <= 1.17.7 is a known container escape (CVE-2025-23266) and fails") {
+  auto toolkit = [](const std::string& version, const std::string& config = "") {
+    HostFacts f{.ctk_version = "NVIDIA Container Toolkit CLI version " + version, .runtime_config = config};
+    return diagnose(f, kb());
+  };
+  auto r = row(toolkit("1.17.7"), "NVIDIA container toolkit");
+  CHECK(r.status == Status::kFail);
+  CHECK(r.found.find("CVE-2025-23266 (fixed in 1.17.8)") != std::string::npos);
+  CHECK(r.found.find("CVE-2024-0132") == std::string::npos);
+  CHECK(r.fix.find("1.17.8 or later") != std::string::npos);
+  auto old = row(toolkit("1.14.6"), "NVIDIA container toolkit");
+  CHECK(old.found.find("CVE-2024-0132 (fixed in 1.16.2)") != std::string::npos);
+  CHECK(old.found.find("CVE-2025-23359 (fixed in 1.17.4)") != std::string::npos);
+  CHECK(row(doctor("v100-470.json"), "NVIDIA container toolkit").status == Status::kFail);  // 1.7.0
+  auto hook = row(toolkit("1.17.8"), "NVIDIA container toolkit");
+  CHECK(hook.status == Status::kWarn);
+  CHECK(hook.fix.find("features.disable-cuda-compat-lib-hook = true") != std::string::npos);
+  CHECK(row(toolkit("1.18.0", "[features]\n  disable-cuda-compat-lib-hook = true\n"), "NVIDIA container toolkit")
+            .status == Status::kPass);
+  CHECK(row(toolkit("1.18.0", "#disable-cuda-compat-lib-hook = true\n"), "NVIDIA container toolkit").status ==
+        Status::kWarn);  // commented out
 }
 
 TEST_CASE("doctor's GPU check runs a local probe image by its ID, inside the engine's fence, never pulling") {

@@ -56,6 +56,22 @@ std::vector<std::string> strings(const json& arr) {
   return v;
 }
 
+// NVIDIA Container Toolkit <= 1.17.7 (CVE-2025-23266, "NVIDIAScape") runs its enable-cuda-compat
+// hook as root on the HOST with the container's environment: an image's ENV LD_PRELOAD is loaded
+// there, whatever imgtool's fence. A GPU run of an image nobody has vetted must not hand it that:
+// LD_PRELOAD, or any LD_* but LD_LIBRARY_PATH (LD_AUDIT, LD_LIBRARY_PATH's cousins), refuses the run.
+void refuse_loader_env(const ImageFacts& f) {
+  for (const auto& kv : f.env) {
+    std::string name = kv.substr(0, kv.find('='));
+    if (name.rfind("LD_", 0) != 0 || name == "LD_LIBRARY_PATH") continue;
+    throw CheckFailed("smoke " + f.ref + ": refusing to run it with --gpus: its config sets " +
+                      strings::printable(name) +
+                      " -- with NVIDIA Container Toolkit <= 1.17.7 (CVE-2025-23266) the runtime's hook loads it as "
+                      "root on the host. Fix: remove the ENV from the image (a library it needs belongs in "
+                      "ld.so.conf.d), and run `imgtool doctor` to check the toolkit");
+  }
+}
+
 void resolve_expectations(SmokeOptions& opt, const ImageFacts& facts) {
   if (opt.expect_variant.empty()) opt.expect_variant = facts.variant;
   if (opt.expect_cuda.empty()) opt.expect_cuda = facts.cuda;
@@ -101,6 +117,7 @@ ImageFacts inspect_image(const std::string& image, engine::Engine& docker) {
   f.cuda = l.cuda;
   f.cuda_archs = l.cuda_archs;
   f.claims = l;
+  f.env = i->env;
   f.created = i->created;
   return f;
 }
@@ -204,6 +221,7 @@ SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker) {
   res.expect_variant = opt.expect_variant;
   res.expect_cuda = opt.expect_cuda;
   engine::RunRequest req = smoke_request(opt, container_name());
+  if (!req.gpus.empty() && req.gpus != "none") refuse_loader_env(res.image);
   res.argv = engine::run_argv(req);
   res.run = {.mode = opt.gpu_host, .gpus_passed = !req.gpus.empty() && req.gpus != "none"};
   if (res.run.gpus_passed && opt.gpu_host == GpuHost::gpu)

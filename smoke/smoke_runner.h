@@ -69,6 +69,7 @@ struct ImageFacts {
   std::string cuda;            // io.imgtool.cuda
   std::string cuda_archs;      // io.imgtool.cuda-archs: the probe names a missing kernel image with it
   matrix::LabelClaims claims;  // every io.imgtool.* label: what a document is bound against (binding.h)
+  std::vector<std::string> env;  // the image config's Env ("K=V"): what the runtime's hooks see
   std::string created;         // RFC 3339, as the engine reports it
 };
 

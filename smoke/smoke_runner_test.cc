@@ -241,3 +241,27 @@ TEST_CASE("a hostile image's 300 KB of nested brackets is no probe document, not
     CHECK(res.to_json().dump().size() < 20000);  // the report of it stays small and printable
   }
 }
+
+TEST_CASE("an image whose config sets LD_PRELOAD (or any LD_* but LD_LIBRARY_PATH) is never run with --gpus") {
+  for (const char* var : {"LD_PRELOAD=/tmp/x.so", "LD_AUDIT=/x.so"}) {
+    Fake fake{{0, false, R"({"verdict": {"status": "pass"}})", ""}};
+    fake.add_image({"evil:1"}, {.id = "sha256:e", .labels = {{"io.imgtool.variant", "gpu"}}, .env = {var}});
+    SmokeOptions opt;
+    opt.image = "evil:1";
+    opt.gpus = "all";
+    opt.host_gpus = std::vector<HostGpu>{};
+    CHECK_THROWS_WITH_AS(run_smoke(opt, fake), doctest::Contains("CVE-2025-23266"), CheckFailed);
+    CHECK(fake.runs.empty());  // nothing ran
+    opt.gpus = "none";         // no GPU, no NVIDIA hook: the fence holds
+    run_smoke(opt, fake);
+    CHECK(fake.runs.size() == 1);
+  }
+  Fake fine{{0, false, R"({"verdict": {"status": "pass"}})", ""}};
+  fine.add_image({"ok:1"}, {.id = "sha256:o", .env = {"LD_LIBRARY_PATH=/usr/local/cuda/lib64", "PATH=/bin"}});
+  SmokeOptions opt;
+  opt.image = "ok:1";
+  opt.gpus = "all";
+  opt.host_gpus = std::vector<HostGpu>{};
+  run_smoke(opt, fine);
+  CHECK(fine.runs.size() == 1);
+}
