@@ -31,6 +31,7 @@ class FakeSteps : public NightlySteps {
  public:
   std::vector<std::string> calls;
   std::map<std::string, std::string> registry;  // tag -> digest
+  json evidence;                                // what smoke() says of how it ran (null: nothing)
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("smoke " + g.cell.tag);
     if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, {}};
@@ -44,7 +45,8 @@ class FakeSteps : public NightlySteps {
                           {"status", "ok"},
                           {"floor", 1.0},
                           {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})
-                .get<std::vector<ThroughputPoint>>()};
+                .get<std::vector<ThroughputPoint>>(),
+            evidence};
   }
   // A cell named "lying…" carries labels its contents contradict.
   GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
@@ -195,6 +197,29 @@ TEST_CASE("nightly: nothing changed → no build, smoke and gate verdicts reused
   CHECK(r.cells[0].publish.status == PublishStatus::published);
 }
 
+TEST_CASE("nightly: an unchanged digest whose smoke ran tonight gets tonight's evidence attested") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
+  FakeEngine docker;
+  FakeSteps steps;
+  steps.evidence = {{"host", "none"}, {"verdict", "pass"}, {"time", "tonight"}};
+  StateStore store(f.root / "state");
+  run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(steps.attested.empty());  // published: the evidence went with the publish itself
+  steps.calls.clear();
+  auto opt = f.options();
+  opt.fresh_smoke = true;  // the smoke runs again tonight; the digest is the same
+  NightlyReport r = run_nightly(cells, opt, docker, store, &steps);
+  CHECK(r.cells[0].publish.status == PublishStatus::unchanged);
+  REQUIRE(steps.attested.count(r.cells[0].publish.digest) == 1);
+  CHECK(steps.attested[r.cells[0].publish.digest]["time"] == "tonight");
+  CHECK(std::find(steps.calls.begin(), steps.calls.end(), "attest cpu") != steps.calls.end());
+  // A cached smoke's evidence was attested the night it ran: nothing is attested again.
+  steps.attested.clear();
+  run_nightly(cells, f.options(), docker, store, &steps);
+  CHECK(steps.attested.empty());
+}
+
 TEST_CASE("nightly: without the publish libraries every built cell fails with the reason") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
@@ -227,7 +252,17 @@ TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shard
   write_report(f.root / "r1", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
   opt.shard = {2, 2};
   write_report(f.root / "r2", run_nightly(select_shard(cells, opt.shard), opt, docker, store, &steps));
+  // Staged shards name their release registry: the merged report keeps it for `nightly promote`
+  // (issue 31: the emitted promote job read a merged report without it and always exited 2).
+  for (const char* shard : {"r1", "r2"}) {
+    NightlyReport r = read_report(f.root / shard);
+    r.release = "registry.example.com/ai";
+    write_report(f.root / shard, r);
+  }
   NightlyReport merged = merge_reports({f.root / "r1", f.root / "r2"}, f.root / "merged");
+  CHECK(merged.release == "registry.example.com/ai");
+  CHECK(read_report(f.root / "merged").release == "registry.example.com/ai");
+  CHECK(!merged.started.empty());
   CHECK(merged.cells.size() == 2);
   CHECK(merged.shards == std::vector<std::string>{"1/2", "2/2"});
   CHECK_FALSE(merged.ok());
