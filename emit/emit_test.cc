@@ -355,6 +355,27 @@ TEST_CASE(
   std::string collect = read_file(d.path / "collect.sh");
   CHECK(collect.find("kubectl get pods --selector \"job-name=$j\" -o json") != std::string::npos);
   CHECK(collect.find("nonce=0123456789ab") != std::string::npos);
+  // collect.sh against a stand-in kubectl: each Job's log, its pod, its node and the run's nonce.
+  write_file_atomic(
+      d.path / "bin" / "kubectl",
+      "#!/bin/sh\n"
+      "case \"$1 $2\" in\n"
+      "  logs*) echo \"log of $2\" ;;\n"
+      "  'get pods') case \"$*\" in *jsonpath*) printf gpu-node-1 ;; *) echo '{\"kind\": \"List\"}' ;; esac ;;\n"
+      "  'get node') echo \"{\\\"node\\\": \\\"$3\\\"}\" ;;\n"
+      "  *) exit 3 ;;\n"
+      "esac\n",
+      0755);
+  auto sh = run({"sh", (d.path / "collect.sh").string()},
+                {.env = {{"PATH", (d.path / "bin").string() + ":" + std::getenv("PATH")}}});
+  INFO(sh.out << sh.err);
+  CHECK(sh.exit_code == 0);
+  fs::path res = d.path / "results";
+  CHECK(read_file(res / (c.tag + ".json")) ==
+        "log of job/" + smoke_job_name(c.tag, fake_digest("b"), "0123456789ab") + "\n");
+  CHECK(read_file(res / (c.tag + ".pod")) == "{\"kind\": \"List\"}\n");
+  CHECK(read_file(res / (c.tag + ".node")) == "{\"node\": \"gpu-node-1\"}\n");
+  CHECK(read_file(res / (c.tag + ".nonce")) == "0123456789ab\n");
   CHECK(smoke_job_name(c.tag, fake_digest("b"), "0123456789ab").size() <= 63);
   CHECK(read_file(d.path / "collect.sh")
             .find("save " + smoke_job_name(c.tag, fake_digest("b"), "0123456789ab") + " " + c.tag) !=
