@@ -570,3 +570,24 @@ TEST_CASE("throughput points are typed: the report's JSON round-trips, an older 
   CHECK_THROWS_AS((json{{"metric", "m"}, {"status", "great"}}.get<ThroughputPoint>()), InputError);
   CHECK_THROWS_AS((json{{"metric", "m"}, {"history_runs", 1e300}}.get<ThroughputPoint>()), InputError);
 }
+
+TEST_CASE("report: a gpu cell whose smoke passed without a GPU reads \"pass (no GPU)\", never a bare pass") {
+  NightlyReport r;
+  NightlyCell c;
+  c.tag = "2.6.2-gpu";
+  c.variant = "gpu";
+  c.build.status = CellStatus::built;
+  c.smoke.status = SmokeStatus::pass;
+  c.smoke.evidence = {{"host", "none"},           {"devices", json::array()},
+                      {"argv", json::array()},    {"sections", json::array()},
+                      {"metrics", json::array()}, {"verdict", "pass"}};
+  c.gate.status = GateStatus::pass;
+  c.publish.status = PublishStatus::published;
+  r.cells = {c};
+  CHECK(render_markdown(r).find("| 2.6.2-gpu | built | pass (no GPU) | pass | published |") != std::string::npos);
+  r.cells[0].smoke.evidence["host"] = "test-double";
+  r.cells[0].smoke.status = SmokeStatus::cached;
+  CHECK(render_markdown(r).find("| cached (test double) |") != std::string::npos);
+  r.cells[0].variant = "cpu";
+  CHECK(render_markdown(r).find("| 2.6.2-gpu | built | cached | pass |") != std::string::npos);
+}

@@ -12,6 +12,7 @@
 #include "core/junit.h"
 #include "core/refname.h"
 #include "core/strings.h"
+#include "smoke/evidence.h"
 #include "smoke/records_judge.h"
 
 namespace imgtool::builder {
@@ -84,6 +85,21 @@ struct StepView {
   json detail;
 };
 
+// "pass (no GPU)" / "cached (test double)" for a gpu cell whose smoke passed without a GPU's bound
+// evidence: the table never reads a bare "pass" for a GPU part that never ran on hardware.
+std::string smoke_status_text(const NightlyCell& c) {
+  std::string s = to_string(c.smoke.status);
+  if (c.variant != "gpu" || !c.smoke.ok() || c.smoke.hardware()) return s;
+  smoke::HostKind host = smoke::HostKind::none;
+  try {
+    if (!c.smoke.evidence.is_null()) host = smoke::from_predicate(c.smoke.evidence).host;
+  } catch (const CheckFailed&) {  // a report's evidence that is not a predicate: said as no GPU
+  }
+  if (host == smoke::HostKind::test_double) return s + " (test double)";
+  if (host == smoke::HostKind::hardware) return s + " (unbound)";
+  return s + " (no GPU)";
+}
+
 std::vector<StepView> steps_of(const NightlyCell& c) {
   return {{"build",
            to_string(c.build.status),
@@ -92,7 +108,7 @@ std::vector<StepView> steps_of(const NightlyCell& c) {
            c.build.seconds,
            c.build.error,
            {{"attempts", c.build.attempts}, {"log", c.build.log}, {"error", c.build.error}}},
-          {"smoke", to_string(c.smoke.status), c.smoke.ok(), c.smoke.status == SmokeStatus::skipped, c.smoke.seconds,
+          {"smoke", smoke_status_text(c), c.smoke.ok(), c.smoke.status == SmokeStatus::skipped, c.smoke.seconds,
            c.smoke.error, c.smoke},
           {"gate",
            to_string(c.gate.status),
