@@ -1,6 +1,7 @@
 #include "sign/attestation.h"
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "core/error.h"
@@ -205,9 +206,13 @@ std::string check_layer(image::Repository& repo, const image::Descriptor& l, con
 
 }  // namespace
 
-AttestationCheck check_attestation(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
-                                   const std::string& type) {
-  AttestationCheck c;
+namespace {
+
+// The layers of `type`, newest first (at most kMaxAttestationLayers), each checked; `on_valid` gets
+// every one that holds and returns true to stop there. `c` counts what was examined and why a layer
+// was rejected.
+void walk_layers(image::Repository& repo, const std::string& digest, EVP_PKEY& key, const std::string& type,
+                 AttestationCheck& c, const std::function<bool(const Statement&)>& on_valid) {
   c.attestation_tag = attestation_tag(digest);
   for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
     ++c.layers;
@@ -216,38 +221,36 @@ AttestationCheck check_attestation(image::Repository& repo, const std::string& d
     bool have = false;
     std::string why = check_layer(repo, l, digest, key, type, st, have);
     if (have && !c.have_statement) c.statement = st, c.have_statement = true;
-    if (why.empty()) {
-      c.ok = true;
-      c.statement = st;
-      c.reasons.clear();
-      return c;
-    }
-    c.reasons.push_back(why);
+    if (why.empty() && on_valid(st)) return;
+    if (!why.empty()) c.reasons.push_back(why);
   }
   if (c.layers == 0)
     c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
+}
+
+}  // namespace
+
+AttestationCheck check_attestation(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                   const std::string& type) {
+  AttestationCheck c;
+  walk_layers(repo, digest, key, type, c, [&](const Statement& st) {
+    c.ok = true;
+    c.statement = st;
+    c.reasons.clear();
+    return true;
+  });
   return c;
 }
 
 std::vector<Statement> verified_attestations(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
                                              const std::string& type, AttestationCheck* summary) {
   AttestationCheck c;
-  c.attestation_tag = attestation_tag(digest);
   std::vector<Statement> out;
-  for (const auto& l : newest_of_type(attestation_layers(repo, c.attestation_tag), type, &c.not_examined)) {
-    ++c.layers;
-    c.found = true;
-    Statement st;
-    bool have = false;
-    std::string why = check_layer(repo, l, digest, key, type, st, have);
-    if (why.empty())
-      out.push_back(st);
-    else
-      c.reasons.push_back(why);
-  }
+  walk_layers(repo, digest, key, type, c, [&](const Statement& st) {
+    out.push_back(st);
+    return false;
+  });
   if (!out.empty()) c.ok = true, c.statement = out.front(), c.have_statement = true;
-  if (c.layers == 0)
-    c.reasons.push_back("no " + c.attestation_tag + " with a " + type + " attestation in " + repo.name());
   if (summary) *summary = c;
   return out;
 }
