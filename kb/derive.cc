@@ -1,5 +1,7 @@
 #include "kb/derive.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <set>
 
@@ -79,8 +81,6 @@ void cross_check(DerivedRows& d) {
                          " (the libraries decide where it runs)");
 }
 
-std::string q(const std::string& s) { return "\"" + s + "\""; }
-
 // {"3.9", "3.13", "3.10"} -> "3.9-3.13", the range the KB's `python:` takes.
 std::string python_range(const std::vector<std::string>& classifiers) {
   std::vector<Version> v;
@@ -89,6 +89,46 @@ std::string python_range(const std::vector<std::string>& classifiers) {
   if (v.empty()) return "";
   auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   return lo->text == hi->text ? lo->text : lo->text + "-" + hi->text;
+}
+
+// Every string a wheel put in the rows through the one filter (core/strings.h), once, so YAML,
+// JSON and a terminal all get escapes instead of control, bidi or zero-width characters.
+void make_printable(DerivedRows& d) {
+  for (std::string DerivedRows::*f :
+       {&DerivedRows::wheel, &DerivedRows::sha256, &DerivedRows::source, &DerivedRows::package, &DerivedRows::version,
+        &DerivedRows::series, &DerivedRows::python_tag, &DerivedRows::requires_python, &DerivedRows::python_range,
+        &DerivedRows::cuda, &DerivedRows::cudnn, &DerivedRows::nccl, &DerivedRows::tensorrt,
+        &DerivedRows::compiled_archs, &DerivedRows::version_file_archs})
+    d.*f = strings::printable(d.*f);
+  for (auto* list : {&d.nvidia_requires, &d.warnings})
+    for (auto& s : *list) s = strings::printable(s);
+  std::map<std::string, std::string> by_library;
+  for (const auto& [path, archs] : d.archs_by_library) by_library[strings::printable(path)] = archs;
+  d.archs_by_library = std::move(by_library);
+}
+
+void comment(std::string& y, const std::string& text) { y += "# " + strings::printable(text) + "\n"; }
+
+void quoted_value(YAML::Emitter& out, const char* key, const std::string& value) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+}
+
+// The row of a GPU build, for the release's gpu: list.
+void gpu_row(YAML::Emitter& out, const DerivedRows& d) {
+  out << YAML::BeginSeq << YAML::BeginMap;
+  quoted_value(out, "cuda", d.cuda);
+  if (!d.cudnn.empty()) quoted_value(out, "cudnn", d.cudnn);
+  if (!d.tensorrt.empty()) quoted_value(out, "trt", d.tensorrt);
+  if (!d.nccl.empty()) quoted_value(out, "nccl", d.nccl);
+  quoted_value(out, "compiled_archs", d.compiled_archs);
+  out << YAML::Key << "pip_cuda_libraries" << YAML::Value << d.pip_cuda_libraries;
+  if (!d.nvidia_requires.empty()) {
+    out << YAML::Key << "nvidia_requires" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : d.nvidia_requires) out << YAML::DoubleQuoted << r;
+    out << YAML::EndSeq;
+  }
+  quoted_value(out, "archs_source", d.source);
+  out << YAML::EndMap << YAML::EndSeq;
 }
 
 }  // namespace
@@ -119,34 +159,33 @@ DerivedRows derive(const WheelFacts& w) {
   cross_check(d);
   if (d.gpu && !w.has_version_file)
     d.warnings.push_back("no paddle/version/__init__.py: CUDA and cuDNN are not recorded");
+  make_printable(d);
   return d;
 }
 
+// Comments are written line by line (each through printable(): no newline can end one early);
+// the data through yaml-cpp, every string double-quoted, so no value can become a key.
 std::string render_yaml(const DerivedRows& d) {
-  std::string y = "# imgtool kb derive " + d.wheel + "\n#   " + d.sha256 + "\n";
-  y += "# Paddle " + d.version + " (series " + d.series + "), " + d.package + ", Python tag " + d.python_tag +
-       (d.requires_python.empty() ? "" : ", Requires-Python " + d.requires_python) +
-       (d.python_range.empty() ? "" : ", Python classifiers " + d.python_range + " (the release's python:)") + "\n";
-  for (const auto& w : d.warnings) y += "# WARNING: " + w + "\n";
+  std::string y;
+  comment(y, "imgtool kb derive " + d.wheel);
+  comment(y, "  " + d.sha256);
+  comment(y, "Paddle " + d.version + " (series " + d.series + "), " + d.package + ", Python tag " + d.python_tag +
+                 (d.requires_python.empty() ? "" : ", Requires-Python " + d.requires_python) +
+                 (d.python_range.empty() ? "" : ", Python classifiers " + d.python_range + " (the release's python:)"));
+  for (const auto& w : d.warnings) comment(y, "WARNING: " + w);
+  YAML::Emitter out;
   if (!d.gpu) {
-    y += "# a CPU wheel: matrix/kb/paddle.yaml, the release's versions: and cpu: entries\n";
-    y += "cpu_wheel: {version: " + q(d.version) + ", python_tag: " + q(d.python_tag) + ", source: " + q(d.source) +
-         "}\n";
-    return y;
+    comment(y, "a CPU wheel: matrix/kb/paddle.yaml, the release's versions: and cpu: entries");
+    out << YAML::BeginMap << YAML::Key << "cpu_wheel" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    quoted_value(out, "version", d.version);
+    quoted_value(out, "python_tag", d.python_tag);
+    quoted_value(out, "source", d.source);
+    out << YAML::EndMap << YAML::EndMap;
+  } else {
+    comment(y, "matrix/kb/paddle.yaml, under the " + d.series + " release's gpu: list");
+    gpu_row(out, d);
   }
-  y += "# matrix/kb/paddle.yaml, under the " + d.series + " release's gpu: list\n";
-  y += "- cuda: " + q(d.cuda) + "\n";
-  if (!d.cudnn.empty()) y += "  cudnn: " + q(d.cudnn) + "\n";
-  if (!d.tensorrt.empty()) y += "  trt: " + q(d.tensorrt) + "\n";
-  if (!d.nccl.empty()) y += "  nccl: " + q(d.nccl) + "\n";
-  y += "  compiled_archs: " + q(d.compiled_archs) + "\n";
-  y += "  pip_cuda_libraries: " + std::string(d.pip_cuda_libraries ? "true" : "false") + "\n";
-  if (!d.nvidia_requires.empty()) {
-    y += "  nvidia_requires:\n";
-    for (const auto& r : d.nvidia_requires) y += "    - " + q(r) + "\n";
-  }
-  y += "  archs_source: " + q(d.source) + "\n";
-  return y;
+  return y + out.c_str() + "\n";
 }
 
 nlohmann::json to_json(const DerivedRows& d) {

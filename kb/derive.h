@@ -11,6 +11,9 @@
 //                  paddle/base|fluid/libpaddle.so; scan/gpu_code.h), cross-checked against the
 //                  version file's compiled_cuda_archs (3.3+) where both exist: a disagreement is
 //                  a warning in the output, never silently resolved.
+// A wheel's strings are untrusted: derive() passes every string of the rows through
+// strings::printable() (control, bidi and zero-width characters escaped), and render_yaml()
+// writes the data with yaml-cpp, every value double-quoted, so no string can add a key.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>

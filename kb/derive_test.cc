@@ -142,3 +142,20 @@ TEST_CASE("kb derive: a file that is no wheel is one line, exit 2") {
   auto missing = fx::imgtool({"kb", "derive", (dir.path / "none.whl").string()});
   CHECK(missing.exit_code == 2);
 }
+
+TEST_CASE("kb derive: a version file value that is no plain version is one line naming field and value, exit 2") {
+  fx::ScratchDir dir("kb-derive-hostile");
+  fs::path whl = make_wheel(
+      dir.path, "paddlepaddle_gpu-3.3.1-cp312-cp312-manylinux1_x86_64.whl",
+      {{"paddle/version/__init__.py", "cuda_version = '12.6\" \x1b[2J\xe2\x80\xaeinjected: \"1'\n"},
+       {"paddlepaddle_gpu-3.3.1.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 3.3.1\n\n"},
+       {"paddlepaddle_gpu-3.3.1.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: cp312-cp312-manylinux1_x86_64\n"}});
+  auto r = fx::imgtool({"kb", "derive", whl.string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(whl.string() + ": paddle/version/__init__.py: cuda_version: expected a plain version") !=
+        std::string::npos);
+  CHECK(r.err.find("found '12.6\" \\x1b[2J\\u202einjected: \"1'") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}

@@ -21,6 +21,14 @@ uint64_t align8(uint64_t v) { return (v + 7) & ~uint64_t{7}; }
 enum class Kind { kPtx, kCubin, kOther };
 Kind kind_of(uint16_t k) { return k == 1 ? Kind::kPtx : (k == 2 || k == 16) ? Kind::kCubin : Kind::kOther; }
 
+template <size_t N>
+std::vector<int> sorted_archs(const std::bitset<N>& set) {
+  std::vector<int> out;
+  for (size_t a = 0; a < N; ++a)
+    if (set[a]) out.push_back(static_cast<int>(a));
+  return out;
+}
+
 }  // namespace
 
 void FatbinScanner::commit_walked() {
@@ -79,8 +87,8 @@ void FatbinScanner::container_header(const unsigned char* h) {
   }
   container_ = next_;
   container_end_ = next_ + header + fat;
-  cur_cubin_.clear();
-  cur_ptx_.clear();
+  cur_cubin_.reset();
+  cur_ptx_.reset();
   next_ += header;
   mode_ = Mode::kEntry;
   if (container_end_ - next_ < kEntryHeader) drop_container();
@@ -89,23 +97,20 @@ void FatbinScanner::container_header(const unsigned char* h) {
 void FatbinScanner::entry_header(const unsigned char* h) {
   uint32_t header = u32(h + 4), arch = u32(h + 28);
   uint64_t payload = u64(h + 8), after = next_ + header + payload;
-  bool sane =
-      header >= kEntryHeader && header <= 4096 && after <= container_end_ && after > next_ && arch >= 10 && arch < 1000;
+  bool sane = header >= kEntryHeader && header <= 4096 && after <= container_end_ && after > next_ && arch >= 10 &&
+              arch < kArchLimit;
   if (!sane) return drop_container();
   Kind k = kind_of(u16(h));
-  if (k == Kind::kCubin) cur_cubin_.push_back(static_cast<int>(arch));
-  if (k == Kind::kPtx) cur_ptx_.push_back(static_cast<int>(arch));
+  if (k == Kind::kCubin) cur_cubin_.set(arch);
+  if (k == Kind::kPtx) cur_ptx_.set(arch);
   next_ = after;
   if (container_end_ - next_ < kEntryHeader) end_container();
 }
 
 void FatbinScanner::end_container() {
-  for (auto* v : {&cur_cubin_, &cur_ptx_}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
   // It counts once the file has reached its end (a file cut short inside it holds no such code).
-  if (!cur_cubin_.empty() || !cur_ptx_.empty()) walked_ = Walked{container_end_, cur_cubin_, cur_ptx_};
+  if (cur_cubin_.any() || cur_ptx_.any())
+    walked_ = Walked{container_end_, sorted_archs(cur_cubin_), sorted_archs(cur_ptx_)};
   commit_walked();
   next_ = align8(container_end_);
   mode_ = Mode::kSearch;

@@ -23,7 +23,15 @@
 // counts only when every entry parses and fits it, so code bytes that happen to hold the magic
 // (cudart compares against it) are not taken for a container. Contract: feed() the file's bytes
 // in order, then read result(); bad bytes are never an error, they are simply not code.
+//
+// The container being walked costs fixed memory whatever its entry count: two bitsets of the
+// architectures seen (an entry's arch is 10..999 or the container is no container), never a
+// record per entry; a container of 2^34 bytes holds up to 2^29 entries, and the scanner runs over
+// zip-bomb wheels (kb derive) and every library of an image (the release gate). What still grows
+// is the result: GpuCode keeps one record per DISTINCT container shape (core/gpu_arch.h), which
+// real libraries have a handful of and crafted input can have one per container.
 #pragma once
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -57,8 +65,11 @@ class FatbinScanner {
   std::string carry_;    // the start of a header the last chunk ended in (< 32 bytes)
   uint64_t carry_at_ = 0;
   uint64_t container_ = 0, container_end_ = 0;
-  std::vector<int> cur_cubin_, cur_ptx_;  // entries of the container being walked
+  // Archs the container being walked holds code for; entry_header() refuses an arch outside 10..999.
+  static constexpr int kArchLimit = 1000;
+  std::bitset<kArchLimit> cur_cubin_, cur_ptx_;
   struct Walked {  // a container whose entries are all read, counted once the file reaches its end
+    // (each list sorted and unique, at most kArchLimit long)
     uint64_t end;
     std::vector<int> cubins, ptxs;
   };

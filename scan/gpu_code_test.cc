@@ -5,7 +5,9 @@
 #include "scan/gpu_code.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <random>
 
 #include "scan/testing/fatbin_bytes.h"
@@ -106,4 +108,57 @@ TEST_CASE("fatbin scan: noise only, truncated containers and an empty file hold 
   FatbinScanner e;
   e.feed("", 0);
   CHECK(e.result().empty());
+}
+
+namespace {
+
+// Resident memory now (/proc/self/statm), not the peak: an earlier test's freed peak cannot hide growth.
+long resident_kib() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// `entries` header-only entries (32 bytes each, archs cycling through `archs`), 1 MiB of them.
+std::string entry_chunk(const std::vector<FatEntry>& archs) {
+  std::string chunk;
+  for (size_t i = 0; chunk.size() < (1 << 20); ++i)
+    chunk += fat_entry({archs[i % archs.size()].kind, archs[i % archs.size()].arch, 0, 32});
+  return chunk;
+}
+
+// One container of `entries` such entries, fed a chunk at a time: the input never exists whole.
+void feed_many_entries(FatbinScanner& s, uint64_t entries, const std::string& chunk) {
+  std::string head;
+  put32(head, 0xBA55ED50), put16(head, 1), put16(head, 16), put64(head, entries * 32);
+  s.feed(head.data(), head.size());
+  uint64_t per_chunk = chunk.size() / 32;
+  for (uint64_t done = 0; done < entries; done += per_chunk)
+    s.feed(chunk.data(), std::min(per_chunk, entries - done) * 32);
+}
+
+}  // namespace
+
+TEST_CASE("fatbin scan: a container of 16 million entries costs no memory per entry, and counts as one") {
+  const std::vector<FatEntry> archs = {{2, 80, 0}, {2, 86, 0}, {2, 90, 0}, {1, 90, 0}};
+  std::string chunk = entry_chunk(archs);
+  FatbinScanner s;
+  long before = resident_kib();
+  feed_many_entries(s, 16u << 20, chunk);
+  long grown = resident_kib() - before;
+  std::string tail(64, '\0');
+  s.feed(tail.data(), tail.size());
+  // Before the fix each entry cost 4 bytes (a vector of archs per container): 64 MiB here.
+  CHECK_MESSAGE(grown < 8 * 1024, "resident memory grew by " << grown << " KiB while scanning");
+  const GpuCode& c = s.result();
+  CHECK(c.containers == 1);
+  CHECK(c.text() == "sm_80,sm_86,sm_90,compute_90");
+  // The same container written out small gives the same shape.
+  std::string small = fat_container(archs);
+  FatbinScanner t;
+  t.feed(small.data(), small.size());
+  CHECK(t.result().shapes == c.shapes);
 }

@@ -9,7 +9,7 @@ DEMO=0; [ "${1:-}" = --demo ] && DEMO=1
 APT_PKGS=(cmake ninja-build pkg-config g++ ccache make
   libarchive-dev libssl-dev libcurl4-openssl-dev nlohmann-json3-dev
   libboost-dev libboost-filesystem-dev libboost-system-dev doctest-dev libyaml-cpp-dev libcli11-dev
-  libsqlite3-dev libzstd-dev libisal-dev
+  libsqlite3-dev libzstd-dev libisal-dev zlib1g-dev
   docker-registry debootstrap openssl curl python3 python3-pip
   python3-yaml)  # scripts/make-cuda-base.sh reads matrix/kb/cuda_wheels.yaml
 TEST_APT_PKGS=(docker-compose skopeo umoci apache2-utils

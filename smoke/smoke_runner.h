@@ -61,16 +61,16 @@ struct SmokeOptions {
 
 // What `docker image inspect` says about the image (labels are the claims).
 struct ImageFacts {
-  std::string ref;             // as given
-  std::string id;              // "sha256:…" image ID
-  std::string digest;          // first RepoDigest ("repo@sha256:…"), else the ID
-  std::string tag;             // io.imgtool.tag, else the reference as given
-  std::string variant;         // io.imgtool.variant
-  std::string cuda;            // io.imgtool.cuda
-  std::string cuda_archs;      // io.imgtool.cuda-archs: the probe names a missing kernel image with it
-  matrix::LabelClaims claims;  // every io.imgtool.* label: what a document is bound against (binding.h)
+  std::string ref;               // as given
+  std::string id;                // "sha256:…" image ID
+  std::string digest;            // first RepoDigest ("repo@sha256:…"), else the ID
+  std::string tag;               // io.imgtool.tag, else the reference as given
+  std::string variant;           // io.imgtool.variant
+  std::string cuda;              // io.imgtool.cuda
+  std::string cuda_archs;        // io.imgtool.cuda-archs: the probe names a missing kernel image with it
+  matrix::LabelClaims claims;    // every io.imgtool.* label: what a document is bound against (binding.h)
   std::vector<std::string> env;  // the image config's Env ("K=V"): what the runtime's hooks see
-  std::string created;         // RFC 3339, as the engine reports it
+  std::string created;           // RFC 3339, as the engine reports it
 };
 
 struct SmokeResult {
