@@ -23,26 +23,23 @@ void GpuCode::add_container(const std::vector<int>& cubins, const std::vector<in
   ++containers;
   for (int a : cubins) ++cubin[a];
   for (int a : ptxs) ++ptx[a];
-  ++shapes[{cubins, ptxs}];
+  // A cubin for sm_XY serves X.Y up to X.9; PTX for compute_XY serves every cc from X.Y up.
+  std::array<bool, kMaxCc> serves{};
+  for (int a : cubins)
+    for (int cc = a; cc >= 0 && cc < kMaxCc && cc / 10 == a / 10; ++cc) serves[cc] = true;
+  int lowest_ptx = kMaxCc;
+  for (int a : ptxs) lowest_ptx = std::min(lowest_ptx, std::max(a, 0));
+  for (int cc = lowest_ptx; cc < kMaxCc; ++cc) serves[cc] = true;
+  for (int cc = 0; cc < kMaxCc; ++cc) served[cc] += serves[cc];
 }
 
-int GpuCode::runnable_on(int cc) const {
-  int n = 0;
-  for (const auto& [shape, count] : shapes) {
-    const auto& [cubins, ptxs] = shape;
-    bool ok =
-        std::any_of(cubins.begin(), cubins.end(), [cc](int a) { return a / 10 == cc / 10 && a % 10 <= cc % 10; }) ||
-        std::any_of(ptxs.begin(), ptxs.end(), [cc](int a) { return a <= cc; });
-    if (ok) n += count;
-  }
-  return n;
-}
+int GpuCode::runnable_on(int cc) const { return cc >= 0 && cc < kMaxCc ? served[cc] : 0; }
 
 void GpuCode::merge(const GpuCode& o) {
   containers += o.containers;
   for (auto [a, n] : o.cubin) cubin[a] += n;
   for (auto [a, n] : o.ptx) ptx[a] += n;
-  for (const auto& [s, n] : o.shapes) shapes[s] += n;
+  for (int cc = 0; cc < kMaxCc; ++cc) served[cc] += o.served[cc];
 }
 
 std::string GpuCode::text() const {

@@ -6,6 +6,7 @@
 // CUDA's rules: a cubin for sm_XY runs on a GPU of compute capability X.Z for Z >= Y (same major);
 // PTX for compute_XY is JIT-compiled by the driver for any GPU of capability >= X.Y.
 #pragma once
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,9 +35,11 @@ struct GpuCode {
   // io.imgtool.cuda-archs label and the KB's compiled_archs.
   std::string text() const;
 
-  // Distinct container shapes (its cubin archs, its PTX archs) -> how many containers have it:
-  // what runnable_on() needs (a container serves a GPU through any one of its entries).
-  std::map<std::pair<std::vector<int>, std::vector<int>>, int> shapes;
+  // served[cc] = containers holding code a GPU of compute capability cc (10..999) can run: what
+  // runnable_on() needs (a container serves a GPU through any one of its entries). Fixed size,
+  // whatever the input: a crafted library with a container of every shape costs no more memory.
+  static constexpr int kMaxCc = 1000;
+  std::array<int, kMaxCc> served{};
 };
 
 // "sm_86" / "compute_80" / "8.6" / "86" -> 86; nullopt otherwise.

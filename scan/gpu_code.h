@@ -27,9 +27,10 @@
 // The container being walked costs fixed memory whatever its entry count: two bitsets of the
 // architectures seen (an entry's arch is 10..999 or the container is no container), never a
 // record per entry; a container of 2^34 bytes holds up to 2^29 entries, and the scanner runs over
-// zip-bomb wheels (kb derive) and every library of an image (the release gate). What still grows
-// is the result: GpuCode keeps one record per DISTINCT container shape (core/gpu_arch.h), which
-// real libraries have a handful of and crafted input can have one per container.
+// zip-bomb wheels (kb derive) and every library of an image (the release gate). The result is fixed
+// size too: GpuCode counts containers per arch and per compute capability served (core/gpu_arch.h),
+// never a record per container shape. Only the containers walked but not yet counted (`Walked`,
+// until the file's end) grow with the input, one small record each.
 #pragma once
 #include <bitset>
 #include <cstddef>
