@@ -15,9 +15,10 @@
 //
 // The image is never modified (the probe is mounted read-only). The expected
 // variant and CUDA default to the image's io.imgtool.variant / io.imgtool.cuda
-// labels. Verdict rules (the probe applies them; see probe.py `verdict`):
-//   gpu image: passes only with a working GPU (driver, PTX kernels, cuBLAS) and a
-//              GPU Paddle whose run_check says "works well on 1 GPU";
+// labels. Verdict rules (the probe applies them, probe.py `verdict`; imgtool applies them again
+// from the sections, evidence.h `recheck_document`, and the document can only lower the verdict):
+//   gpu image: passes only with a working GPU (driver, PTX kernels, cuBLAS) and a GPU Paddle whose
+//              result checks are right on the GPU (run_check's "works well" is not a result);
 //   cpu image: passes when Paddle imports and run_check works on CPU;
 //   /dev/shm below 1 GiB is a WARNING, not a failure: it is a `docker run`
 //              setting (--shm-size / --ipc=host), not a property of the image.
