@@ -41,6 +41,11 @@ std::optional<size_t> json_too_deep_at(std::string_view text, int max_depth) {
   return std::nullopt;
 }
 
+const nlohmann::json& json_member(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json none;
+  return j.is_object() && j.contains(key) ? j[key] : none;
+}
+
 nlohmann::json parse_json_or_discarded(std::string_view text) {
   if (json_too_deep_at(text)) return nlohmann::json(nlohmann::json::value_t::discarded);
   return nlohmann::json::parse(text, nullptr, false);

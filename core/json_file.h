@@ -29,6 +29,10 @@ std::optional<size_t> json_too_deep_at(std::string_view text, int max_depth = kM
 nlohmann::json parse_json_or_discarded(std::string_view text);
 nlohmann::ordered_json parse_ordered_json_or_discarded(std::string_view text);
 
+// j[key] when j is an object holding it, else a null value: for walking documents imgtool did not
+// write (a probe's output, a pod list) without a type_error on every missing or odd field.
+const nlohmann::json& json_member(const nlohmann::json& j, const char* key);
+
 // Parses `text` read from `name`; `expected` says what it should be ("valid JSON",
 // "a nightly report in JSON"). Every nlohmann error becomes one InputError line
 // "NAME:L:C: expected EXPECTED, found …": a syntax error at its byte, a number

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/gpu_arch.h"
+#include "core/json_file.h"
 #include "core/version.h"
 #include "smoke/evidence.h"
 
@@ -14,10 +15,7 @@ using nlohmann::json;
 
 constexpr std::time_t kSkewS = 300;
 
-const json& doc_at(const json& j, const char* key) {
-  static const json none;
-  return j.is_object() && j.contains(key) ? j[key] : none;
-}
+const json& doc_at(const json& j, const char* key) { return json_member(j, key); }
 
 std::string doc_str(const json& j, const char* key) {
   const json& v = doc_at(j, key);

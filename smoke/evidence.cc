@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "core/strings.h"
 
 namespace imgtool::smoke {
@@ -28,15 +29,13 @@ std::string cc_text(const json& cc) {
   return cc.is_string() ? cc.get<std::string>() : "";
 }
 
+// A section of the probe's document; null when absent or not an object.
 const json& section(const json& probe, const char* name) {
-  static const json none;
-  return probe.is_object() && probe.contains(name) && probe[name].is_object() ? probe[name] : none;
+  const json& s = json_member(probe, name);
+  return s.is_object() ? s : json_member(s, "");  // s is no object: the null value
 }
 
-const json& member(const json& j, const char* key) {
-  static const json none;
-  return j.is_object() && j.contains(key) ? j[key] : none;
-}
+const json& member(const json& j, const char* key) { return json_member(j, key); }
 
 std::vector<EvidenceDevice> devices_of(const json& probe) {
   std::vector<EvidenceDevice> out;

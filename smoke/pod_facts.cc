@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_file.h"
 #include "core/strings.h"
 
 namespace imgtool::smoke {
@@ -10,10 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-const json& pod_field(const json& j, const char* key) {
-  static const json none;
-  return j.is_object() && j.contains(key) ? j[key] : none;
-}
+const json& pod_field(const json& j, const char* key) { return json_member(j, key); }
 
 [[noreturn]] void bad_pod(const std::string& where, const std::string& what, const json& found) {
   std::string f = found.is_string() ? "'" + found.get<std::string>() + "'"
