@@ -24,7 +24,8 @@ int run_doctor(const DoctorOptions& o) {
   for (const auto& ref : o.images) images.push_back(runconf::read_image_facts(ref, o.insecure_http));
   auto report = host::diagnose(host::detect(h, {.probe_image = o.probe_image, .try_gpu_run = !o.no_gpu_run}), kb);
   for (const auto& i : images)
-    for (auto& row : host::image_rows(report.facts, {i.ref, i.variant, i.cuda, i.min_driver, i.cuda_archs}, kb))
+    for (auto& row :
+         host::image_rows(report.facts, {i.ref, i.variant, i.cuda, i.min_driver, i.cuda_archs, i.platform}, kb))
       report.rows.push_back(std::move(row));
   if (o.json)
     std::cout << host::to_json(report).dump(2) << "\n";

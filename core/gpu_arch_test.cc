@@ -42,3 +42,39 @@ TEST_CASE("kernel_gap: the reason a GPU cannot run an image's code, empty when i
   CHECK(kernel_gap("", "9.0").empty());
   CHECK(kernel_gap(paddle262, "").empty());
 }
+
+TEST_CASE("a/f variants: sm_XYa runs on X.Y only, sm_XYf on the family; PTX variants no further than their cubins") {
+  auto e = parse_arch_entry("sm_100a");
+  REQUIRE(e);
+  CHECK(arch_number(e->key) == 100);
+  CHECK((e->key & kArchSpecific));
+  CHECK_FALSE(e->ptx);
+  CHECK(parse_arch_entry("compute_100f")->ptx);
+  CHECK_FALSE(parse_arch_entry("sm_100x"));
+  CHECK_FALSE(parse_arch_entry("sm_8.6"));
+  CHECK_FALSE(parse_arch("sm_90a"));  // a compute capability has no variant
+  // The B300 (10.3) cannot run sm_100a code; the B200 (10.0) can; sm_100f serves both.
+  auto a = parse_archs("sm_90a,sm_100a");
+  REQUIRE(a);
+  CHECK(a->text() == "sm_90a,sm_100a");
+  CHECK(a->runnable_on(90) == 1);
+  CHECK(a->runnable_on(100) == 1);
+  CHECK(a->runnable_on(103) == 0);
+  CHECK(a->runnable_on(91) == 0);
+  auto f = parse_archs("sm_100f,sm_120f");
+  CHECK(f->runnable_on(100) == 1);
+  CHECK(f->runnable_on(103) == 1);
+  CHECK(f->runnable_on(121) == 1);
+  CHECK(f->runnable_on(110) == 0);  // another family
+  CHECK(f->runnable_on(90) == 0);
+  auto pa = parse_archs("compute_90a");
+  CHECK(pa->runnable_on(90) == 1);
+  CHECK(pa->runnable_on(100) == 0);  // arch-specific PTX does not carry forward
+  CHECK(parse_archs("compute_90")->runnable_on(100) == 1);
+  CHECK(kernel_gap("sm_80,sm_90a,sm_100a", "10.3") ==
+        "its GPU code is sm_80,sm_90a,sm_100a (machine code only, no PTX to JIT-compile); arch-specific sm_100a runs "
+        "on its own compute capability only: nothing runs on compute capability 10.3 (\"no kernel image is available "
+        "for execution on the device\")");
+  CHECK(kernel_gap("sm_80,sm_90a,sm_100a", "10.0").empty());
+  CHECK(kernel_gap("sm_80,sm_100f", "10.3").empty());
+}

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/json_file.h"
+#include "core/strings.h"
 #include "engine/engine.h"
 
 namespace imgtool::host {
@@ -155,8 +156,15 @@ void try_gpu_run(HostSystem& h, const DetectOptions& o, HostFacts& f) {
 
 }  // namespace
 
+std::string cpu_arch_of_machine(const std::string& machine) {
+  if (machine == "x86_64") return "amd64";
+  if (machine == "aarch64" || machine == "arm64") return "arm64";
+  return machine;
+}
+
 HostFacts detect(HostSystem& h, const DetectOptions& o) {
   HostFacts f;
+  if (RunResult m = h.run({"uname", "-m"}, 5); m.ok()) f.cpu_arch = cpu_arch_of_machine(strings::trim(m.out));
   f.driver = detect_driver(h, f.driver_from);
   if (!f.driver.empty()) f.gpus = detect_gpus(h, f.gpus_error);
   f.engine = detect_engine(h);

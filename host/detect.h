@@ -35,6 +35,7 @@ struct EngineInfo {
 };
 
 struct HostFacts {
+  std::string cpu_arch;     // "amd64" | "arm64" (uname -m); "" = not read
   std::string driver;       // "550.54.15"; empty = no NVIDIA driver
   std::string driver_from;  // where it was read, or what was looked at when none
   std::vector<GpuInfo> gpus;
@@ -65,5 +66,8 @@ std::string detect_driver(HostSystem& h, std::string& from);
 std::vector<GpuInfo> detect_gpus(HostSystem& h, std::string& error);
 EngineInfo detect_engine(HostSystem& h);
 HostFacts detect(HostSystem& h, const DetectOptions& o = {});
+
+// "x86_64" / "aarch64" (uname -m) -> "amd64" / "arm64" (the OCI platform's names); others unchanged.
+std::string cpu_arch_of_machine(const std::string& machine);
 
 }  // namespace imgtool::host

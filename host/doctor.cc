@@ -221,6 +221,11 @@ DoctorRow gpu_run_row(const HostFacts& f) {
 
 std::vector<DoctorRow> image_rows(const HostFacts& f, const ImageNeeds& img, const matrix::KnowledgeBase& kb) {
   std::string what = "image " + img.ref;
+  if (!img.platform.empty() && !f.cpu_arch.empty() && img.platform != "linux/" + f.cpu_arch)
+    return {row(what + " platform", Status::kFail,
+                img.platform + " image on this " + f.cpu_arch + " host: it does not start (\"exec format error\")",
+                "use the linux/" + f.cpu_arch + " build of the image (imgtool select picks one for this host)",
+                "doctor.image.platform")};
   if (img.variant != "gpu")
     return {row(what, Status::kPass,
                 "a " + (img.variant.empty() ? std::string("unlabelled") : img.variant) + " image: no GPU needed", "",

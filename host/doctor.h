@@ -36,6 +36,7 @@ struct ImageNeeds {
   std::string ref;
   std::string variant, cuda, min_driver;
   std::string cuda_archs;  // io.imgtool.cuda-archs
+  std::string platform;    // "linux/amd64" (its config); "" = not known
 };
 // Rows for `imgtool doctor --image REF`: can this host run the image? Its GPU code on every
 // visible GPU (no kernel image for a GPU outside io.imgtool.cuda-archs: fail, with the tag to use

@@ -110,6 +110,24 @@ TEST_CASE("doctor --image: PyPI's Paddle 2.6.2 on the recorded H100 host has no 
   CHECK(image_rows(doctor("no-gpu.json").facts, {"paddle:3.3.1", "cpu", "", "", ""}, kb())[0].status == Status::kPass);
 }
 
+// Issue 32 section 3: an amd64 image on an arm64 host (a GB200's Grace) does not start at all.
+TEST_CASE("doctor --image: an image whose platform is not the host's CPU fails before any GPU row") {
+  auto gb200 = doctor("h100-550.json").facts;
+  gb200.cpu_arch = "arm64";  // the recorded host with an Arm CPU: uname -m = aarch64
+  ImageNeeds amd64{"paddle:3.3.1-gpu", "gpu", "13.0", "580.65.06", "sm_90,sm_100", "linux/amd64"};
+  auto rows = image_rows(gb200, amd64, kb());
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].id == "doctor.image.platform");
+  CHECK(rows[0].status == Status::kFail);
+  CHECK(rows[0].found == "linux/amd64 image on this arm64 host: it does not start (\"exec format error\")");
+  CHECK(image_rows(gb200, {"paddle:3.3.1", "cpu", "", "", "", "linux/amd64"}, kb())[0].status == Status::kFail);
+  CHECK(image_rows(gb200, {"paddle:3.3.1", "cpu", "", "", "", "linux/arm64"}, kb())[0].status == Status::kPass);
+  gb200.cpu_arch = "amd64";
+  CHECK(image_rows(gb200, amd64, kb())[0].id == "doctor.image.gpu-code");
+  CHECK(cpu_arch_of_machine("aarch64") == "arm64");
+  CHECK(cpu_arch_of_machine("x86_64") == "amd64");
+}
+
 TEST_CASE("doctor: no GPU is said plainly, not a failure") {
   auto r = doctor("no-gpu.json");
   CHECK(row(r, "NVIDIA driver").found.rfind("no NVIDIA driver", 0) == 0);

@@ -31,13 +31,13 @@ matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string
 
 namespace {
 
-// The image's labels; nullopt (and `why`) when its config is malformed: that tag is refused, not the run.
-std::optional<std::map<std::string, std::string>> labels_of(image::Registry& reg, const std::string& repo,
-                                                            const image::Manifest& m, std::string& why) {
+// The image's config; nullopt (and `why`) when it is malformed: that tag is refused, not the run.
+std::optional<image::ImageConfig> config_of(image::Registry& reg, const std::string& repo, const image::Manifest& m,
+                                            std::string& why) {
   image::Descriptor d = m.config();
   std::string bytes = reg.get_blob_bytes(repo, d);
   try {
-    return image::parse_image_config(bytes, "image config " + d.digest).labels;
+    return image::parse_image_config(bytes, "image config " + d.digest);
   } catch (const InputError& e) {
     why = std::string("not selectable: ") + e.what();
     return std::nullopt;
@@ -73,17 +73,18 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
       continue;
     }
     std::string bad_config;
-    auto labels = labels_of(reg, ref.name, m, bad_config);
-    if (!labels) {
+    auto config = config_of(reg, ref.name, m, bad_config);
+    if (!config) {
       out.refused.push_back({tag, "config", bad_config});
       continue;
     }
-    matrix::Cell c = cell_from_labels(tag, *labels, kb);
+    matrix::Cell c = cell_from_labels(tag, config->labels, kb);
     if (auto why = unusable(c); !why.empty())
       out.refused.push_back({tag, "labels", why});
     else {
       out.cells.push_back(c);
       out.digests[tag] = m.digest();
+      out.platforms[tag] = config->os + "/" + config->architecture;
     }
   }
   return out;

@@ -20,7 +20,8 @@ struct RegistryCandidates {
   std::string repository;  // HOST/REPO
   std::vector<matrix::Cell> cells;
   std::vector<PassedOver> refused;
-  std::map<std::string, std::string> digests;  // kept tag -> the digest whose signature verified
+  std::map<std::string, std::string> digests;    // kept tag -> the digest whose signature verified
+  std::map<std::string, std::string> platforms;  // kept tag -> its config's "os/architecture" ("linux/arm64")
 };
 
 // `repository` is "docker://HOST/REPO" (no tag). Throws InputError for another form.

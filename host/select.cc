@@ -26,7 +26,7 @@ bool looks_better(const matrix::Cell& c, const matrix::Cell& chosen) {
   return c.variant == "gpu" && (chosen.variant != "gpu" || ver(c.cuda) > ver(chosen.cuda));
 }
 
-SelectResult select_cpu(const std::vector<matrix::Cell>& cells, SelectResult r) {
+SelectResult select_cpu(const std::vector<matrix::Cell>& cells, const std::string& cpu_arch, SelectResult r) {
   std::vector<matrix::Cell> cpu;
   for (auto& c : cells) {
     if (c.variant == "cpu")
@@ -38,16 +38,17 @@ SelectResult select_cpu(const std::vector<matrix::Cell>& cells, SelectResult r) 
   std::sort(cpu.begin(), cpu.end(), better_cpu);
   if (cpu.empty()) return r;
   r.chosen = cpu.front();
-  r.why = {"cpu image: runs on any x86_64 host without a GPU", "newest Paddle (" + cpu.front().paddle +
-                                                                   ") and Python (" + cpu.front().python + ") among " +
-                                                                   std::to_string(cpu.size()) + " cpu tag(s)"};
+  r.why = {"cpu image: a linux/" + cpu_arch + " image, runs on this " + cpu_arch + " host without a GPU",
+           "newest Paddle (" + cpu.front().paddle + ") and Python (" + cpu.front().python + ") among " +
+               std::to_string(cpu.size()) + " cpu tag(s)"};
   return r;
 }
 
 SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::KnowledgeBase& kb, const SelectHost& h,
-                        SelectResult r) {
-  auto q = matrix::query_host(cells, kb, {h.driver, h.gpu});
-  r.host = q.gpu.name + " (compute capability " + q.gpu.cc + "), driver " + h.driver + " — " + h.from;
+                        const SelectPolicy& p, const std::string& cpu_arch, SelectResult r) {
+  auto q = matrix::query_host(cells, kb, {h.driver, h.gpu, p.allow_unknown_archs});
+  r.host =
+      q.gpu.name + " (compute capability " + q.gpu.cc + "), driver " + h.driver + ", CPU " + cpu_arch + " — " + h.from;
   if (!q.gpu_note.empty()) r.host += "; " + q.gpu_note;
   if (q.fits.empty()) {
     for (auto& x : q.rejected) r.passed_over.push_back({x.cell.tag, x.rule, x.reason});
@@ -62,24 +63,61 @@ SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::Kn
     r.why.push_back("architecture: " + a->name + " (compute capability " + q.gpu.cc + ") is served by CUDA " +
                     a->first_cuda + (a->last_cuda.empty() ? "+" : " to " + a->last_cuda) + "; the image has CUDA " +
                     c.cuda);
+  r.why.push_back("kernels: " + q.fits.front().kernels);
+  r.why.push_back("platform: linux/" + cpu_arch + ", this host's CPU");
   r.why.push_back("compatibility: " + q.fits.front().note);
   for (auto& x : q.rejected)
     if (looks_better(x.cell, c)) r.passed_over.push_back({x.cell.tag, x.rule, x.reason});
   return r;
 }
 
+// The host's CPU: given, else the GPU's KB row (an arm64-only superchip), else amd64 (assumed).
+std::string host_cpu(const SelectHost& h, const matrix::KnowledgeBase& kb, std::string& why) {
+  if (!h.cpu_arch.empty()) return h.cpu_arch;
+  if (!h.gpu.empty()) {
+    auto gpus = kb.find_gpus(h.gpu);
+    if (!gpus.empty() && !gpus.front()->host_cpu.empty()) {
+      why = gpus.front()->name + " comes with an " + gpus.front()->host_cpu + " CPU (matrix/kb/gpus.yaml host_cpu)";
+      return gpus.front()->host_cpu;
+    }
+  }
+  why = "assumed; --host-arch to say otherwise";
+  return "amd64";
+}
+
+// Cells whose platform is not the host's CPU go to passed_over: they do not start ("exec format error").
+std::vector<matrix::Cell> runnable_here(const std::vector<matrix::Cell>& cells, const SelectPolicy& p,
+                                        const std::string& cpu, const std::string& cpu_why, SelectResult& r) {
+  std::vector<matrix::Cell> out;
+  for (const auto& c : cells) {
+    auto it = p.platforms.find(c.tag);
+    std::string platform = it == p.platforms.end() ? "linux/amd64" : it->second;
+    if (platform == "linux/" + cpu) {
+      out.push_back(c);
+      continue;
+    }
+    r.passed_over.push_back({c.tag, "host-platform",
+                             platform + " image: this host's CPU is " + cpu + " (" + cpu_why +
+                                 "), so it does not start (\"exec format error\")"});
+  }
+  return out;
+}
+
 }  // namespace
 
 SelectResult select_tag(const std::vector<matrix::Cell>& cells, const std::vector<PassedOver>& refused,
-                        const matrix::KnowledgeBase& kb, const SelectHost& h) {
+                        const matrix::KnowledgeBase& kb, const SelectHost& h, const SelectPolicy& p) {
   SelectResult r;
   r.passed_over = refused;
+  if (!h.driver.empty() && h.gpu.empty())
+    throw InputError("--gpu: expected the host's GPU model with --host-driver, found nothing");
+  std::string cpu_why, cpu = host_cpu(h, kb, cpu_why);
+  auto here = runnable_here(cells, p, cpu, cpu_why, r);
   if (h.driver.empty()) {
-    r.host = "no NVIDIA driver — " + h.from + ": cpu images only";
-    return select_cpu(cells, r);
+    r.host = "no NVIDIA driver, CPU " + cpu + " — " + h.from + ": cpu images only";
+    return select_cpu(here, cpu, r);
   }
-  if (h.gpu.empty()) throw InputError("--gpu: expected the host's GPU model with --host-driver, found nothing");
-  return select_gpu(cells, kb, h, r);
+  return select_gpu(here, kb, h, p, cpu, r);
 }
 
 nlohmann::json to_json(const SelectResult& r) {

@@ -49,14 +49,26 @@ std::optional<HostReject> check_arch(const Cell& c, const GpuSpec& g, const Know
   return std::nullopt;
 }
 
-// Empty when the build's compiled GPU code (compiled_archs, io.imgtool.cuda-archs) runs on the GPU.
-std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g) {
+constexpr const char* kArchsSource = "the build's compiled_archs (matrix/kb/paddle.yaml; imgtool kb derive)";
+
+// Empty when the build's compiled GPU code (compiled_archs, io.imgtool.cuda-archs) runs on the GPU;
+// unknown code is refused unless the query allows it.
+std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g, bool allow_unknown) {
+  if (c.cuda_archs.empty() && !allow_unknown)
+    return HostReject{c, "host-kernels",
+                      "Paddle " + c.paddle + "'s CUDA " + c.cuda +
+                          " build has no recorded GPU code (compiled_archs / io.imgtool.cuda-archs): whether it runs "
+                          "on a " +
+                          g.aliases.front() + " (compute capability " + g.cc +
+                          ") is unknown, and a GPU it was not compiled for computes wrong results without an error; "
+                          "--allow-unknown-archs accepts it",
+                      kArchsSource};
   std::string gap = kernel_gap(c.cuda_archs, g.cc);
   if (gap.empty()) return std::nullopt;
   return HostReject{
       c, "host-kernels",
       "Paddle " + c.paddle + "'s CUDA " + c.cuda + " build cannot serve a " + g.aliases.front() + ": " + gap,
-      "the build's compiled_archs (matrix/kb/paddle.yaml; imgtool kb derive)"};
+      kArchsSource};
 }
 
 std::optional<HostReject> check_driver(const Cell& c, const Version& driver, const KnowledgeBase& kb) {
@@ -69,12 +81,17 @@ std::optional<HostReject> check_driver(const Cell& c, const Version& driver, con
                     f.source};
 }
 
-HostFit fit(const Cell& c, const Version& driver) {
+HostFit fit(const Cell& c, const Version& driver, const GpuSpec& g) {
   HostFit f{c, !c.min_driver_full.empty() && driver >= *Version::parse(c.min_driver_full), ""};
   f.note = f.full_compat
                ? "driver >= " + c.min_driver_full + " (CUDA " + c.cuda + " toolkit driver): full compatibility"
                : "runs via CUDA minor-version compatibility (driver >= " + c.min_driver + "; toolkit driver " +
                      c.min_driver_full + "): PTX JIT of code newer than the driver is unavailable";
+  f.kernels = c.cuda_archs.empty()
+                  ? "GPU code UNKNOWN (no compiled_archs / io.imgtool.cuda-archs), accepted by --allow-unknown-archs: "
+                    "check its results on the " +
+                        g.aliases.front() + " (imgtool smoke) before trusting them"
+                  : "GPU code " + c.cuda_archs + " runs on compute capability " + g.cc;
   return f;
 }
 
@@ -86,13 +103,21 @@ DriverFloorRule driver_floor(const Cell& c, const KnowledgeBase& kb) {
       c.min_driver,
       "NVIDIA's minor-version compatibility floor for CUDA " + c.cuda + " (toolkit driver " + c.min_driver_full + ")",
       cr ? cr->source : ""};
-  const PaddleRelease* r = kb.paddle_release(c.paddle);
-  const PaddleGpuBuild* b = r ? r->build_for(c.cuda, c.paddle) : nullptr;
-  if (!b || b->min_driver.driver.empty()) return nv;
-  DriverFloorRule pd{
-      b->min_driver.driver,
-      "Paddle's documented floor for its CUDA " + c.cuda + " builds (stricter than NVIDIA's " + c.min_driver + ")",
-      b->min_driver.source};
+  // One floor for every cell of a CUDA line: the strictest any Paddle release gives its builds for
+  // that CUDA (a 3.1 cu129 build whose floor was never written down needs the driver 3.3's cu129
+  // build names as much as 3.3 does: the CUDA runtime sets it, not the Paddle version).
+  const PaddleGpuBuild* b = nullptr;
+  std::string paddle;
+  for (const PaddleRelease& r : kb.paddles())
+    for (const PaddleGpuBuild& x : r.gpu)
+      if (x.cuda == c.cuda && !x.min_driver.driver.empty() &&
+          (!b || *Version::parse(x.min_driver.driver) > *Version::parse(b->min_driver.driver)))
+        b = &x, paddle = r.series;
+  if (!b) return nv;
+  DriverFloorRule pd{b->min_driver.driver,
+                     "Paddle's floor for its CUDA " + c.cuda + " builds (given for Paddle " + paddle +
+                         ", held for every Paddle on CUDA " + c.cuda + "; stricter than NVIDIA's " + c.min_driver + ")",
+                     b->min_driver.source};
   if (nv.driver.empty()) return pd;
   return *Version::parse(pd.driver) > *Version::parse(nv.driver) ? pd : nv;
 }
@@ -123,12 +148,12 @@ HostResult query_host(const std::vector<Cell>& cells, const KnowledgeBase& kb, c
       continue;
     }
     auto rej = check_arch(c, r.gpu, kb);
-    if (!rej) rej = check_kernels(c, r.gpu);
+    if (!rej) rej = check_kernels(c, r.gpu, q.allow_unknown_archs);
     if (!rej) rej = check_driver(c, *driver, kb);
     if (rej)
       r.rejected.push_back(*rej);
     else
-      r.fits.push_back(fit(c, *driver));
+      r.fits.push_back(fit(c, *driver, r.gpu));
   }
   std::sort(r.fits.begin(), r.fits.end(), better_fit);
   return r;

@@ -27,12 +27,17 @@ namespace imgtool::matrix {
 struct HostQuery {
   std::string driver;  // "470.82.01"
   std::string gpu;     // "V100", or a device name as nvidia-smi prints it
+  // A cell whose compiled GPU code is unknown (no compiled_archs, no io.imgtool.cuda-archs) is
+  // refused (rule host-kernels): on a GPU it was not compiled for, Paddle computes garbage without
+  // an error (an H100 returned zeros for x + 1 under Paddle 2.6.2). This accepts it, said in its note.
+  bool allow_unknown_archs = false;
 };
 
 struct HostFit {
   Cell cell;
   bool full_compat = false;  // driver >= the toolkit's own driver
   std::string note;          // how it runs, with sources
+  std::string kernels;       // why its GPU code runs on the GPU (or that it is unknown and was allowed)
 };
 
 struct HostReject {

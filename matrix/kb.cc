@@ -164,13 +164,16 @@ struct KbLoader {
     for (const auto& n : seq(d, "gpus")) {
       d.check_keys(n,
                    {"name", "aliases", "form", "cc", "memory_gb", "bw_GBps", "fp32_tflops", "fp16_tensor_tflops",
-                    "bf16_tensor_tflops", "source", "unconfirmed", "note"},
+                    "bf16_tensor_tflops", "source", "unconfirmed", "note", "host_cpu"},
                    "a GPU");
       GpuSpec g;
       g.name = d.str(n, "name");
       g.aliases = d.str_list(n, "aliases");
       g.form = d.str(n, "form", false);
       g.cc = d.version(n, "cc");
+      g.host_cpu = d.str(n, "host_cpu", false);
+      if (!g.host_cpu.empty() && g.host_cpu != "arm64" && g.host_cpu != "amd64")
+        d.fail(n["host_cpu"], "expected host_cpu arm64 or amd64, found '" + g.host_cpu + "'");
       g.memory_gb = d.number_or_null(n, "memory_gb");
       g.bw_GBps = d.number_or_null(n, "bw_GBps");
       g.fp32_tflops = d.number_or_null(n, "fp32_tflops");

@@ -46,6 +46,7 @@ struct GpuSpec {
   std::vector<std::string> aliases;  // family names shared by variants: "V100" (ambiguous alone)
   std::string form;                  // "SXM2", "PCIe", "NVL", … (may be empty)
   std::string cc;                    // compute capability "7.0"
+  std::string host_cpu;              // "arm64": comes only with an Arm CPU (Grace, GB10, Jetson); "" = any
   double memory_gb = 0, bw_GBps = 0, fp32_tflops = 0, fp16_tensor_tflops = 0, bf16_tensor_tflops = 0;
   std::string source;
   bool unconfirmed = false;

@@ -422,7 +422,7 @@ TEST_CASE("explain: the rule and source of a skipped cell") {
 }
 
 TEST_CASE("host query: V100 with driver 470.82.01 runs only CUDA 11.x cells, best first") {
-  auto r = query_host(paddle_plan(), kb(), {"470.82.01", "V100"});
+  auto r = query_host(paddle_plan(), kb(), {"470.82.01", "V100", true});
   REQUIRE(r.fits.size() == 5);
   for (auto& f : r.fits) CHECK(f.cell.cuda.rfind("11.", 0) == 0);
   CHECK(r.fits[0].cell.tag == "3.3.1-gpu-cuda11.8-cudnn8.9");
@@ -434,38 +434,38 @@ TEST_CASE("host query: V100 with driver 470.82.01 runs only CUDA 11.x cells, bes
   REQUIRE(rej != r.rejected.end());
   CHECK(rej->rule == "host-driver");
   // Paddle documents >= 550.54.14 for its CUDA 12.6 builds: stricter than NVIDIA's 525.60.13, so it decides.
-  CHECK(rej->reason.find("CUDA 12.6 (Paddle 3.1.0) needs driver >= 550.54.14, decided by Paddle's documented floor") !=
+  CHECK(rej->reason.find(
+            "CUDA 12.6 (Paddle 3.1.0) needs driver >= 550.54.14, decided by Paddle's floor for its CUDA 12.6 builds") !=
         std::string::npos);
   CHECK(!r.gpu_note.empty());  // "V100" names several variants, all compute capability 7.0
 }
 
 TEST_CASE("host query: the stricter of NVIDIA's and Paddle's driver floors decides, and says so") {
   // 535.104.05 passes NVIDIA's CUDA 12.x floor (525.60.13) but not Paddle's 550.54.14 for CUDA 12.6.
-  auto r = query_host(paddle_plan(), kb(), {"535.104.05", "NVIDIA A100-SXM4-80GB"});
+  auto r = query_host(paddle_plan(), kb(), {"535.104.05", "NVIDIA A100-SXM4-80GB", true});
   auto rej = std::find_if(r.rejected.begin(), r.rejected.end(),
                           [](auto& x) { return x.cell.tag == "3.2.0-gpu-cuda12.6-cudnn9.5"; });
   REQUIRE(rej != r.rejected.end());
   CHECK(rej->rule == "host-driver");
-  CHECK(rej->reason.find(
-            "decided by Paddle's documented floor for its CUDA 12.6 builds (stricter than NVIDIA's 525.60.13)") !=
-        std::string::npos);
+  CHECK(rej->reason.find("decided by Paddle's floor for its CUDA 12.6 builds (given for Paddle 3.0, held for every "
+                         "Paddle on CUDA 12.6; "
+                         "stricter than NVIDIA's 525.60.13)") != std::string::npos);
   CHECK(rej->source.find("paddleocr.ai") != std::string::npos);
   // 11.8 builds have no Paddle floor: NVIDIA's rule decides.
   Plan plan = paddle_plan();
   Cell c11 = *std::find_if(plan.kept.begin(), plan.kept.end(), [](auto& c) { return c.cuda == "11.8"; });
   CHECK(driver_floor(c11, kb()).rule.rfind("NVIDIA's minor-version compatibility floor", 0) == 0);
-  // 3.3's CUDA 12.9 build: Paddle's floor (NVIDIA's 12.9 GA driver, UNCONFIRMED) decides; 3.2's has none documented.
-  auto r129 = std::find_if(r.rejected.begin(), r.rejected.end(),
-                           [](auto& x) { return x.cell.tag == "3.3.1-gpu-cuda12.9-cudnn9.9"; });
-  REQUIRE(r129 != r.rejected.end());
-  CHECK(r129->reason.find("needs driver >= 575.51.03") != std::string::npos);
-  auto f129 =
-      std::find_if(r.fits.begin(), r.fits.end(), [](auto& f) { return f.cell.tag == "3.2.0-gpu-cuda12.9-cudnn9.9"; });
-  REQUIRE(f129 != r.fits.end());
-  CHECK_FALSE(f129->full_compat);  // NVIDIA's minor-version rule
+  // 3.3's CUDA 12.9 build: Paddle's floor (NVIDIA's 12.9 GA driver, UNCONFIRMED) decides; 3.2's names none,
+  // and the same CUDA 12.9 runtime needs the same driver: one floor for the CUDA line (issue 32).
+  for (const char* tag : {"3.3.1-gpu-cuda12.9-cudnn9.9", "3.2.0-gpu-cuda12.9-cudnn9.9"}) {
+    auto r129 = std::find_if(r.rejected.begin(), r.rejected.end(), [&](auto& x) { return x.cell.tag == tag; });
+    REQUIRE(r129 != r.rejected.end());
+    CHECK(r129->reason.find("needs driver >= 575.51.03") != std::string::npos);
+    CHECK(r129->reason.find("held for every Paddle on CUDA 12.9") != std::string::npos);
+  }
   CHECK(r.fits.front().cell.tag == "3.3.1-gpu-cuda11.8-cudnn8.9");
   // 550.54.15 clears both.
-  auto ok = query_host(paddle_plan(), kb(), {"550.54.15", "A100"});
+  auto ok = query_host(paddle_plan(), kb(), {"550.54.15", "A100", true});
   CHECK(
       std::any_of(ok.fits.begin(), ok.fits.end(), [](auto& f) { return f.cell.tag == "3.2.0-gpu-cuda12.6-cudnn9.5"; }));
   CHECK_THROWS_WITH_AS(query_host(paddle_plan(), kb(), {"550.54.15", "RTX"}),
@@ -488,7 +488,7 @@ TEST_CASE("host query: a CUDA 13 image cannot serve a V100") {
   CHECK(r.rejected[0].rule == "host-arch");
   CHECK(r.rejected[0].reason.find("Volta (compute capability 7.0) is supported by CUDA 9.0 to 12.9") !=
         std::string::npos);
-  auto h = query_host(p, kb(), {"590.10", "NVIDIA H100 80GB HBM3"});
+  auto h = query_host(p, kb(), {"590.10", "NVIDIA H100 80GB HBM3", true});
   CHECK(h.fits.size() == 1);
   CHECK_THROWS_AS(query_host(p, kb(), {"590.10", "Voodoo 5"}), imgtool::InputError);
   CHECK_THROWS_AS(query_host(p, kb(), {"abc", "V100"}), imgtool::InputError);

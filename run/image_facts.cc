@@ -16,7 +16,7 @@ namespace imgtool::runconf {
 
 ImageFacts ImageFacts::from_labels(const std::string& ref, const std::map<std::string, std::string>& l) {
   matrix::LabelClaims c = matrix::read_label_claims(l);
-  return {ref, c.variant, c.paddle, c.python, c.cuda, c.cudnn, c.min_driver, c.tag, c.cuda_archs};
+  return {ref, c.variant, c.paddle, c.python, c.cuda, c.cudnn, c.min_driver, c.tag, c.cuda_archs, ""};
 }
 
 namespace {
@@ -29,26 +29,34 @@ std::map<std::string, std::string> labels_of(const nlohmann::json& j) {
   return out;
 }
 
-std::map<std::string, std::string> local_labels(const std::string& name) {
-  auto r = imgtool::run({"docker", "image", "inspect", "--format", "{{json .Config.Labels}}", name});
+ImageFacts local_facts(const std::string& ref, const std::string& name) {
+  auto r =
+      imgtool::run({"docker", "image", "inspect", "--format",
+                    R"({"labels":{{json .Config.Labels}},"os":{{json .Os}},"arch":{{json .Architecture}}})", name});
   if (!r.ok()) throw Error("docker image inspect " + name + ": " + r.err.substr(0, r.err.find('\n')));
-  return labels_of(parse_json_text(r.out, "docker image inspect " + name, "the image's labels as JSON"));
+  auto j = parse_json_text(r.out, "docker image inspect " + name, "the image's labels and platform as JSON");
+  ImageFacts f = ImageFacts::from_labels(ref, labels_of(json_member(j, "labels")));
+  const auto &os = json_member(j, "os"), &arch = json_member(j, "arch");
+  if (os.is_string() && arch.is_string()) f.platform = os.get<std::string>() + "/" + arch.get<std::string>();
+  return f;
 }
 
-std::map<std::string, std::string> transport_labels(const std::string& ref, bool insecure) {
+ImageFacts transport_facts(const std::string& ref, bool insecure) {
   image::TransportOptions o;
   o.registry.insecure_http = insecure;
   auto src = image::open_source(ref, o);
-  return image::read_image_config(*src, src->manifest()).labels;
+  auto config = image::read_image_config(*src, src->manifest());
+  ImageFacts f = ImageFacts::from_labels(ref, config.labels);
+  f.platform = config.os + "/" + config.architecture;
+  return f;
 }
 
 }  // namespace
 
 ImageFacts read_image_facts(const std::string& ref, bool insecure_http) {
-  if (ref.rfind("docker://", 0) == 0 || ref.rfind("oci:", 0) == 0)
-    return ImageFacts::from_labels(ref, transport_labels(ref, insecure_http));
+  if (ref.rfind("docker://", 0) == 0 || ref.rfind("oci:", 0) == 0) return transport_facts(ref, insecure_http);
   std::string name = ref.rfind("docker-daemon:", 0) == 0 ? ref.substr(14) : ref;
-  return ImageFacts::from_labels(ref, local_labels(name));
+  return local_facts(ref, name);
 }
 
 namespace {

@@ -18,6 +18,7 @@ struct ImageFacts {
   std::string variant;  // gpu | cpu | "" (unlabelled)
   std::string paddle, python, cuda, cudnn, min_driver, tag;
   std::string cuda_archs;  // io.imgtool.cuda-archs: the GPU code Paddle's libraries hold
+  std::string platform;    // its config's "os/architecture" ("linux/amd64"); "" = not read
   static ImageFacts from_labels(const std::string& ref, const std::map<std::string, std::string>& labels);
 };
 
