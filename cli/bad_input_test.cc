@@ -236,6 +236,11 @@ TEST_CASE("plan --emit and nightly --shard/--kb-index/collect: bad input is one 
                        "--report", (d.path / "r").string(), "--state", (d.path / "state").string(), "--shard", bad}),
                   "--shard: expected ");
   CHECK_FALSE(fs::exists(d.path / "r"));
+  // An unset CI variable is no staging registry: refused, not published straight to release.
+  check_refused(cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
+                     (d.path / "r").string(), "--state", (d.path / "state").string(), "--stage-repository", ""}),
+                "--stage-repository: expected HOST[:PORT]/NAMESPACE, found an empty value (an unset variable?)");
+  CHECK_FALSE(fs::exists(d.path / "r"));
   check_refused(
       cli({"nightly", m, "--registry", "127.0.0.1:5000/ai", "--key", (d.path / "k.key").string(), "--report",
            (d.path / "r").string(), "--state", (d.path / "state").string(), "--kb-index", "http://mirror.example"}),

@@ -40,7 +40,7 @@ struct NightlyFlags {
   std::string from_report;
   std::string sign_key, public_key;  // nightly promote
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, insecure_http = false, quiet = false;
+  bool fresh_smoke = false, insecure_http = false, quiet = false, allow_without_gpu_smoke = false;
 };
 
 // The report may be a shard's (merge, collect): its text is shown through strings::printable.
@@ -146,7 +146,8 @@ int run_promote(const NightlyFlags& f) {
                                    .public_key = pub ? pub.get() : key.get(),
                                    .sign_key = key.get(),
                                    .kb = &kb,
-                                   .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}});
+                                   .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http},
+                                   .allow_without_gpu_smoke = f.allow_without_gpu_smoke});
   bool ok = true;
   for (auto& c : cells) {
     std::cout << (c.ok ? "promoted " : "REFUSED  ") << c.from << " -> " << c.to << ": " << c.line << "\n";
@@ -184,9 +185,10 @@ Registration nightly_registration(
        sub.add_option("--registry", f->registry,
                       "HOST[:PORT]/NAMESPACE to publish to (the release "
                       "registry when --stage-repository is given)");
-       sub.add_option("--stage-repository", f->stage,
-                      "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
-                      "gives each cell the `imgtool promote --to` command that releases it into --registry");
+       CLI::Option* stage =
+           sub.add_option("--stage-repository", f->stage,
+                          "HOST[:PORT]/NAMESPACE to publish to instead (signed, tagged there); the report "
+                          "gives each cell the `imgtool promote --to` command that releases it into --registry");
        sub.add_option("--key", f->key,
                       "private signing key: a PEM file (mode 0600; imgtool keygen) or env://VAR (the PEM text in VAR, "
                       "removed from the environment before any program starts)");
@@ -241,7 +243,16 @@ Registration nightly_registration(
        promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
        promote->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registries");
        promote->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
-       return [f, merge, collect, promote] {
+       promote->add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
+                         "promote gpu cells without hardware evidence; the override is recorded on each one's "
+                         "release signature and shown by verify");
+       return [f, merge, collect, promote, stage] {
+         // An empty value is an unset CI variable, not "no staging": publishing to the release
+         // registry instead would skip the hardware-evidence step promote exists for.
+         if (stage->count() && f->stage.empty())
+           throw InputError(
+               "--stage-repository: expected HOST[:PORT]/NAMESPACE, found an empty value (an unset "
+               "variable?)");
          if (merge->parsed()) return run_merge(*f);
          if (promote->parsed()) return run_promote(*f);
          return collect->parsed() ? run_collect(*f) : run_nightly_cmd(*f);

@@ -135,6 +135,10 @@ Values derived_values(const Cell& c, const std::string& kb_version) {
           {"cudnn_package_name", c.cudnn_package.substr(0, c.cudnn_package.find('='))},
           {"nvidia_require_cuda", gpu ? nvidia_require_cuda(c) : ""},
           {"wheelhouse", c.wheelhouse.empty() ? "" : "wheels"},
+          // The dynload links: before the venv is copied in (2.x: the base's libraries), or after it
+          // (a pip build: the nvidia-* packages in the venv).
+          {"dynload_before_venv", !c.dynload_links.empty() && !c.pip_cuda_libraries ? "1" : ""},
+          {"dynload_after_venv", !c.dynload_links.empty() && c.pip_cuda_libraries ? "1" : ""},
           {"kb_version", kb_version},
           {"labels", ""},
           {"inputs_hash_label", ""}};

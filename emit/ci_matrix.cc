@@ -192,6 +192,9 @@ std::string emit_github(const std::vector<std::string>& tags, const CiOptions& o
   run["env"]["REPORT"] = "report-${{ matrix.index }}";
   run["env"]["IMGTOOL_SIGNING_KEY"] = "${{ secrets.IMGTOOL_SIGNING_KEY }}";
   if (o.registry.empty()) run["env"]["IMGTOOL_REGISTRY"] = "${{ vars.IMGTOOL_REGISTRY }}";
+  // The shards publish to staging: without the variable in this step's environment its line would
+  // pass --stage-repository "" (the scale-out test found every shard publishing straight to release).
+  if (o.no_gpu_host) run["env"]["IMGTOOL_STAGING"] = "${{ vars.IMGTOOL_STAGING }}";
   run["shell"] = "bash";
   run["run"] = join(nightly_lines(o, o.registry.empty() ? "$IMGTOOL_REGISTRY" : o.registry), "\n");
   job["steps"].push_back(run);

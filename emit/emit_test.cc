@@ -172,6 +172,8 @@ TEST_CASE(
   CHECK(jobs["promote"]["needs"].as<std::string>() == "gpu-smoke");
   std::string nightly = jobs["nightly"]["steps"][1]["run"].as<std::string>();
   CHECK(nightly.find("--no-gpu-host --stage-repository \"$IMGTOOL_STAGING\"") != std::string::npos);
+  // The variable is in that step's environment (without it every shard published straight to release).
+  CHECK(jobs["nightly"]["steps"][1]["env"]["IMGTOOL_STAGING"].as<std::string>() == "${{ vars.IMGTOOL_STAGING }}");
   std::string smoke, promote;
   for (auto s : jobs["gpu-smoke"]["steps"])
     if (s["run"]) smoke = s["run"].as<std::string>();

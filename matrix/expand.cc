@@ -79,9 +79,14 @@ std::vector<Combo> expand(const MatrixSpec& m) {
       if (!dup && !excluded) out.push_back({a, m.defaults, m.axes_where});
     }
   }
+  // As GitHub Actions' matrix include: an entry extends the combinations of the axes that it fits;
+  // one that fits none is a combination of its own, which later entries do not extend (a matrix
+  // of includes only is one combination per entry, not each entry merged into the first).
+  const size_t from_axes = out.size();
   for (auto& e : m.include) {
     bool fitted = false;
-    for (auto& c : out) {
+    for (size_t i = 0; i < from_axes; ++i) {
+      Combo& c = out[i];
       if (!fits(e, c, m)) continue;
       fitted = true;
       for (auto& [k, v] : e.axes) c.axes[k] = v;

@@ -332,8 +332,8 @@ struct KbLoader {
   }
   static PaddleLoads loads(const YamlDoc& d, const YAML::Node& n, const KnowledgeBase& kb) {
     d.check_keys(n,
-                 {"paddle", "pip_cuda_libraries", "dlopen", "unversioned", "extra_dirs", "libs", "source",
-                  "unconfirmed", "note"},
+                 {"paddle", "pip_cuda_libraries", "dlopen", "unversioned", "pip_provides", "extra_dirs", "libs",
+                  "source", "unconfirmed", "note"},
                  "a Paddle load table");
     PaddleLoads p;
     read_fact(d, n, p);
@@ -343,6 +343,10 @@ struct KbLoader {
     if (p.dlopen != "unversioned" && p.dlopen != "soname")
       d.fail(n["dlopen"], "expected unversioned or soname, found '" + p.dlopen + "'");
     p.unversioned = d.str_list(n, "unversioned", false);
+    p.pip_provides = d.str_list(n, "pip_provides", false);
+    for (const auto& lib : p.pip_provides)
+      if (!kb.library(lib))
+        d.fail(n["pip_provides"], "expected libraries of the 'libraries' list in pip_provides, found '" + lib + "'");
     if (const YAML::Node& x = n["extra_dirs"]) {
       d.expect_map(x, "extra_dirs (library -> folders)");
       for (const auto& kv : x) p.extra_dirs[kv.first.Scalar()] = d.str_list(x, kv.first.Scalar());

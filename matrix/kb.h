@@ -182,10 +182,11 @@ struct PaddleLoad {
   std::string lib, need, feature;
 };
 struct PaddleLoads : Fact {
-  VersionRange paddle;                   // the Paddle versions ("2.4-2.6")
-  bool pip_cuda_libraries = false;       // the builds whose wheels bring nvidia-* packages
-  std::string dlopen = "soname";         // the name asked for: "unversioned" (libcublas.so) or "soname"
-  std::vector<std::string> unversioned;  // libs asked for by the unversioned name even so
+  VersionRange paddle;                    // the Paddle versions ("2.4-2.6")
+  bool pip_cuda_libraries = false;        // the builds whose wheels bring nvidia-* packages
+  std::string dlopen = "soname";          // the name asked for: "unversioned" (libcublas.so) or "soname"
+  std::vector<std::string> unversioned;   // libs asked for by the unversioned name even so
+  std::vector<std::string> pip_provides;  // pip builds: the libs the wheel's nvidia-* requirements bring
   std::map<std::string, std::vector<std::string>> extra_dirs;  // lib -> absolute folders tried after the loader
   std::vector<PaddleLoad> libs;
 };

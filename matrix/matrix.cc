@@ -68,20 +68,36 @@ std::string apt_version(const std::string& package) {
   return v.substr(0, v.find('-'));
 }
 
-// Paddle builds that dlopen unversioned names: the links the template makes ("libcublas.so=libcublas.so.11";
-// ":optional" = only when the base has the library: a feature-only one).
-std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb) {
-  const PaddleLoads* loads = kb.paddle_loads(c.paddle, false);
-  if (!loads || loads->dlopen != "unversioned") return {};
+}  // namespace
+
+bool dlopens_unversioned(const PaddleLoads& loads, const std::string& lib) {
+  return loads.dlopen == "unversioned" || std::count(loads.unversioned.begin(), loads.unversioned.end(), lib) > 0;
+}
+
+std::string cell_soname(const Cell& c, const NvidiaLibrary& lib) {
   std::string cuda_major = c.cuda.substr(0, c.cuda.find('.')), cudnn_major = c.cudnn.substr(0, c.cudnn.find('.'));
+  return lib.soname(lib.keyed_by == "cudnn" ? cudnn_major : cuda_major);
+}
+
+// Every name a Paddle build dlopens unversioned (all of them for a 2.x build; nvrtc, nvjpeg, nvtx
+// for a 3.x one): the links the template makes ("libcublas.so=libcublas.so.11"; ":optional" = only
+// when the image has the library: a feature-only one).
+std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb) {
+  if (c.variant != "gpu") return {};
+  const PaddleLoads* loads = kb.paddle_loads(c.paddle, c.pip_cuda_libraries);
+  if (!loads) return {};
   std::vector<std::string> out;
   for (const auto& l : loads->libs) {
-    const NvidiaLibrary* lib = kb.library(l.lib);
-    std::string so = lib->soname(lib->keyed_by == "cudnn" ? cudnn_major : cuda_major);
-    if (!so.empty()) out.push_back(lib->unversioned() + "=" + so + (l.need == "required" ? "" : ":optional"));
+    if (!dlopens_unversioned(*loads, l.lib)) continue;
+    std::string so = cell_soname(c, *kb.library(l.lib));
+    // Only a name for the same library: NVTX 3's libnvtx3interop.so.1 (CUDA 12.9+) is no libnvToolsExt.so.
+    if (!so.empty() && so.rfind(kb.library(l.lib)->unversioned() + ".", 0) == 0)
+      out.push_back(kb.library(l.lib)->unversioned() + "=" + so + (l.need == "required" ? "" : ":optional"));
   }
   return out;
 }
+
+namespace {
 
 // The recipe behind a GPU cell's claims (Cell::cuda_base, cudnn_from): which base, and where its
 // cuDNN comes from. A wheel that brings its own CUDA libraries gets the OS's CPU base (one copy of

@@ -10,6 +10,7 @@
 #include "matrix/explain.h"
 #include "matrix/host.h"
 #include "matrix/matrix_file.h"
+#include "matrix/rules.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool::matrix;
@@ -35,6 +36,10 @@ const Skipped* skipped(const Plan& p, const std::string& paddle, const std::stri
   for (auto& s : p.skipped)
     if (s.axes.at("paddle") == paddle && s.axes.count("cuda") && s.axes.at("cuda") == cuda) return &s;
   return nullptr;
+}
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 std::string write(const std::string& name, const std::string& text) {
   fs::path p = fs::temp_directory_path() / ("imgtool-matrix-test-" + name);
@@ -143,7 +148,9 @@ TEST_CASE("the default matrix passes its own gate: every kept cell's claims are 
     if (c.pip_cuda_libraries) {
       CHECK(c.cudnn_from == "pip");
       CHECK(c.base_image.rfind("nvidia/cuda", 0) != 0);
-      CHECK(c.dynload_links.empty());
+      // 3.x dlopens NVRTC (required), nvJPEG and NVTX by their unversioned names: linked to the wheels'
+      std::string nvrtc = "libnvrtc.so=" + k.library("nvrtc")->soname(c.cuda.substr(0, c.cuda.find('.')));
+      CHECK(has(c.dynload_links, nvrtc));
     } else {
       CHECK_FALSE(c.dynload_links.empty());  // Paddle 2.x dlopens libcublas.so: the template links it
     }
@@ -153,6 +160,61 @@ TEST_CASE("the default matrix passes its own gate: every kept cell's claims are 
       CHECK(b->trt_pip.cuda_major == c.cuda.substr(0, c.cuda.find('.')));
     }
   }
+}
+
+TEST_CASE("every kept cell's load table resolves from its recipe: the name Paddle dlopens is shipped and linked") {
+  Plan p = paddle_plan();
+  for (const auto& s : p.skipped) CHECK_MESSAGE(s.rule != "recipe-loads", s.reason);
+  auto k = kb();
+  for (const Cell& c : p.kept) {
+    if (c.variant != "gpu") continue;
+    INFO(c.tag);
+    const PaddleLoads* loads = k.paddle_loads(c.paddle, c.pip_cuda_libraries);
+    REQUIRE(loads);
+    for (const auto& l : loads->libs) {
+      std::string so = cell_soname(c, *k.library(l.lib));
+      if (so.empty() || !dlopens_unversioned(*loads, l.lib)) continue;
+      std::string link = k.library(l.lib)->unversioned() + "=" + so + (l.need == "required" ? "" : ":optional");
+      if (so.rfind(k.library(l.lib)->unversioned() + ".", 0) != 0) {  // CUDA 13's NVTX 3: no libnvToolsExt to link
+        CHECK_FALSE(has(c.dynload_links, link));
+        CHECK(l.need == "feature");
+        continue;
+      }
+      CHECK_MESSAGE(has(c.dynload_links, link), link);
+    }
+  }
+}
+
+TEST_CASE("recipe-loads refuses a cell whose recipe cannot give Paddle a library under the name it asks for") {
+  // A 3.x pip build whose KB load table says NVRTC comes from no nvidia-* requirement: refused at plan time.
+  std::string libs = read_text(kSrc + "/matrix/kb/libraries.yaml");
+  std::string from =
+      "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, nccl, nvtx, nvrtc, cupti]";
+  REQUIRE(libs.find(from) != std::string::npos);
+  fs::path dir = fs::temp_directory_path() / "imgtool-matrix-test-kb-loads";
+  fs::remove_all(dir);
+  fs::copy(kSrc + "/matrix/kb", dir, fs::copy_options::recursive);
+  libs.replace(libs.find(from), from.size(),
+               "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, nccl, nvtx, cupti]");
+  std::ofstream(dir / "libraries.yaml") << libs;
+  KnowledgeBase no_nvrtc = KnowledgeBase::load(dir.string());
+  Plan p = plan_spec(read_matrix_file(kSrc + "/matrix/paddle.yaml", no_nvrtc), no_nvrtc, {"2026-11-22"}, false);
+  const Skipped* s = skipped(p, "3.3.1", "12.6");
+  REQUIRE(s);
+  CHECK(s->rule == "recipe-loads");
+  CHECK(s->reason.find("Paddle 3.3.1 dlopens libnvrtc.so (anything JIT-compiled (CINN, fused kernels)), and the recipe "
+                       "ships no libnvrtc.so.12: loader.nvrtc would fail at the gate") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "a matrix of includes only: one cell per entry, as GitHub Actions' include (not each merged into the first)") {
+  auto p = plan_all(write("includes.yaml",
+                          "repository: r\ninclude:\n"
+                          "  - {variant: cpu, paddle: \"3.3.1\", python: \"3.11\", os: ubuntu22.04}\n"
+                          "  - {variant: cpu, paddle: \"3.2.0\", python: \"3.11\", os: ubuntu22.04}\n"),
+                    {"2026-11-22"});
+  CHECK(tags(p) == std::vector<std::string>{"3.3.1", "3.2.0"});
 }
 
 TEST_CASE("recipe rules: an unprovable cuDNN, a second copy of the CUDA libraries, a TensorRT of another CUDA major") {

@@ -236,6 +236,58 @@ std::optional<Verdict> trt_cuda_major(const Cell& c, const RuleContext& ctx) {
                      b->trt_pip.source);
 }
 
+bool listed(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Where the recipe's copy of `lib` (as `so`) comes from, or "" when it ships none: Paddle's own pip
+// requirements (a pip build), the wheel base's wheels, or the nvidia/cuda image's library set (its
+// cuDNN: the one the cell claims, from the base or NVIDIA's apt package).
+std::string provider(const Cell& c, const RuleContext& ctx, const PaddleLoads& loads, const NvidiaLibrary& lib,
+                     const std::string& so) {
+  std::string key = lib.keyed_by == "cudnn" ? major(c.cudnn) : major(c.cuda);
+  if (c.pip_cuda_libraries) {
+    auto pkg = lib.packages.find(key);
+    return listed(loads.pip_provides, lib.lib) && pkg != lib.packages.end() ? "Paddle's pip requirement " + pkg->second
+                                                                            : "";
+  }
+  if (c.cuda_base == "wheels") {
+    const CudaWheelBase* w = ctx.kb.cuda_wheels(c.cuda);
+    const CudaWheel* x = w ? w->wheel_providing(so) : nullptr;
+    return x ? x->package + " " + x->version + " (the CUDA " + c.cuda + " wheel base)" : "";
+  }
+  if (lib.keyed_by == "cudnn") return c.cudnn_full.empty() ? "" : "cuDNN " + c.cudnn_full + " (" + c.cudnn_from + ")";
+  const RuntimeSet* set = ctx.kb.runtime_set(major(c.cuda));
+  return set && listed(set->libs, lib.lib) ? c.base_image : "";
+}
+
+// Every library Paddle requires resolves under the name it asks for: shipped by the recipe and,
+// when asked for unversioned, linked (the links the template makes: Cell::dynload_links).
+std::optional<Verdict> recipe_loads(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu") return std::nullopt;
+  const PaddleLoads* loads = ctx.kb.paddle_loads(c.paddle, c.pip_cuda_libraries);
+  if (!loads) return std::nullopt;  // no load table: the gate says so (loader.paddle)
+  for (const auto& l : loads->libs) {
+    const NvidiaLibrary& lib = *ctx.kb.library(l.lib);
+    std::string so = cell_soname(c, lib);
+    if (l.need != "required" || so.empty()) continue;
+    std::string name = dlopens_unversioned(*loads, l.lib) ? lib.unversioned() : so;
+    std::string from = provider(c, ctx, *loads, lib, so);
+    if (from.empty())
+      return recipe_fail(c, ctx, "recipe-loads",
+                         "Paddle " + c.paddle + " dlopens " + name + " (" + l.feature + "), and the recipe ships no " +
+                             so + ": loader." + l.lib + " would fail at the gate",
+                         loads->source);
+    if (name != so && !listed(c.dynload_links, name + "=" + so))
+      return recipe_fail(c, ctx, "recipe-loads",
+                         "Paddle " + c.paddle + " dlopens " + name + " (" + l.feature + "); the recipe ships " + so +
+                             " (" + from + ") but links no " + name + " to it: loader." + l.lib +
+                             " would fail at the gate",
+                         loads->source);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<RecipeRule>& recipe_rules() {
@@ -246,6 +298,8 @@ const std::vector<RecipeRule>& recipe_rules() {
        recipe_cudnn},
       {"installed-once", "a wheel that brings its own CUDA libraries gets a base with none", installed_once},
       {"trt-cuda-major", "the TensorRT wheel is built for the cell's CUDA major", trt_cuda_major},
+      {"recipe-loads", "every library Paddle requires resolves under the name it dlopens (shipped, and linked)",
+       recipe_loads},
   };
   return rules;
 }

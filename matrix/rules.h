@@ -45,6 +45,9 @@ std::optional<Verdict> first_failure(const RuleContext& ctx);
 //                    installs, or the one Paddle's wheel pins
 //   installed-once   a wheel that brings its own CUDA libraries gets a base with none
 //   trt-cuda-major   the TensorRT wheel is built for the cell's CUDA major
+//   recipe-loads     every library Paddle requires resolves under the name it dlopens: the recipe
+//                    ships its soname (Paddle's pip requirements, the wheel base's wheels, the
+//                    nvidia/cuda image's set) and, for an unversioned name, links it
 struct RecipeRule {
   const char* id;
   const char* what;
@@ -52,6 +55,13 @@ struct RecipeRule {
 };
 const std::vector<RecipeRule>& recipe_rules();
 std::optional<Verdict> first_recipe_failure(const Cell& cell, const RuleContext& ctx);
+
+// Whether this Paddle build dlopens `lib` by its unversioned name (libnvrtc.so), and the soname a
+// cell's CUDA/cuDNN major gives `lib` ("" when there is none: nvJitLink on CUDA 11).
+bool dlopens_unversioned(const PaddleLoads& loads, const std::string& lib);
+std::string cell_soname(const Cell& c, const NvidiaLibrary& lib);
+// The links a cell's recipe makes for those names ("libnvrtc.so=libnvrtc.so.12[:optional]").
+std::vector<std::string> dynload_links(const Cell& c, const KnowledgeBase& kb);
 
 // With only_published: the resolved cell's tag must be one Paddle published.
 // `unconfirmed` is set when the tag is only in the KB's unconfirmed list.
