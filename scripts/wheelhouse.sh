@@ -19,7 +19,8 @@ KEY=$(printf '%s\n' "$PY" "$@" "$SCRIPT_VERSION" | sha256sum | cut -c1-16)
 DIR=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}/wheelhouse/$KEY
 pip_download() {
   python3 -m pip download -q --only-binary=:all: --python-version "$PY" --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_25_x86_64 \
+    --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 --platform any "$@" >&2
 }
