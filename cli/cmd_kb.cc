@@ -21,9 +21,11 @@ struct KbFlags {
 };
 
 int run_derive(const KbFlags& f) {
+  auto kb = f.kb.load();
   nlohmann::json all = nlohmann::json::array();
   for (const auto& w : f.wheels) {
     kb::DerivedRows d = kb::derive(kb::read_wheel(w));
+    kb::cross_check_loads(d, kb);
     if (f.json)
       all.push_back(kb::to_json(d));
     else
@@ -70,6 +72,7 @@ Registration kb_registration(
                               "nvidia-* pins, Python tag, compiled GPU architectures), citing its sha256");
        derive->add_option("wheels", f->wheels, "wheel files (.whl)")->required();
        derive->add_flag("--json", f->json, "print JSON");
+       f->kb.add(*derive);  // the load table the wheel's dlopen names are held against
        add_check(sub, f);
        return [f, derive] { return derive->parsed() ? run_derive(*f) : run_check(*f); };
      }});

@@ -155,6 +155,7 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
   CHECK(smoke.find("imgtool nightly collect k8s/results/*.json --from-report report --report report --key "
                    "env://IMGTOOL_SIGNING_KEY") != std::string::npos);
   CHECK(doc["promote"]["needs"][0].as<std::string>() == "gpu-smoke");
+  CHECK(doc["promote"]["when"].as<std::string>() == "always");  // a failed GPU smoke holds back only its cell
   CHECK(doc["promote"]["script"][0].as<std::string>() ==
         "imgtool nightly promote --from-report report --sign-key env://IMGTOOL_SIGNING_KEY");
 }
@@ -170,6 +171,7 @@ TEST_CASE(
   auto jobs = doc["jobs"];
   CHECK(jobs["gpu-smoke"]["needs"].as<std::string>() == "merge");
   CHECK(jobs["promote"]["needs"].as<std::string>() == "gpu-smoke");
+  CHECK(jobs["promote"]["if"].as<std::string>() == "!cancelled()");
   std::string nightly = jobs["nightly"]["steps"][1]["run"].as<std::string>();
   CHECK(nightly.find("--no-gpu-host --stage-repository \"$IMGTOOL_STAGING\"") != std::string::npos);
   // The variable is in that step's environment (without it every shard published straight to release).

@@ -70,6 +70,14 @@ std::string python_tag(const WheelFacts& w) {
   return strings::join(std::vector<std::string>(tags.begin(), tags.end()), ",");
 }
 
+// The names among `names` that are `lib`'s (libcublas.so*), or "none".
+std::string lib_names(const std::vector<std::string>& names, const matrix::NvidiaLibrary& lib) {
+  std::string base = lib.unversioned(), out;
+  for (const auto& n : names)
+    if (n == base || n.rfind(base + ".", 0) == 0) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
 void cross_check(DerivedRows& d) {
   if (d.version_file_archs.empty() || d.compiled_archs.empty()) return;
   std::string libs_sass;
@@ -100,7 +108,7 @@ void make_printable(DerivedRows& d) {
         &DerivedRows::cuda, &DerivedRows::cudnn, &DerivedRows::nccl, &DerivedRows::tensorrt,
         &DerivedRows::compiled_archs, &DerivedRows::version_file_archs})
     d.*f = strings::printable(d.*f);
-  for (auto* list : {&d.nvidia_requires, &d.warnings})
+  for (auto* list : {&d.nvidia_requires, &d.warnings, &d.dlopen_names})
     for (auto& s : *list) s = strings::printable(s);
   std::map<std::string, std::string> by_library;
   for (const auto& [path, archs] : d.archs_by_library) by_library[strings::printable(path)] = archs;
@@ -155,12 +163,38 @@ DerivedRows derive(const WheelFacts& w) {
   GpuCode code = framework_code(w);
   d.compiled_archs = code.text();
   for (const auto& [path, c] : w.gpu_code) d.archs_by_library[path] = c.text();
+  std::set<std::string> names;
+  for (const auto& [path, n] : w.dlopen_names)
+    if (framework_library(path)) names.insert(n.begin(), n.end());
+  d.dlopen_names.assign(names.begin(), names.end());
   if (w.compiled_cuda_archs) d.version_file_archs = version_archs(*w.compiled_cuda_archs);
   cross_check(d);
   if (d.gpu && !w.has_version_file)
     d.warnings.push_back("no paddle/version/__init__.py: CUDA and cuDNN are not recorded");
   make_printable(d);
   return d;
+}
+
+void cross_check_loads(DerivedRows& d, const matrix::KnowledgeBase& kb) {
+  if (!d.gpu || d.dlopen_names.empty() || d.cuda.empty()) return;
+  const matrix::PaddleLoads* loads = kb.paddle_loads(d.version, d.pip_cuda_libraries);
+  if (!loads) {
+    d.warnings.push_back("the KB has no load table for Paddle " + d.version + " (libraries.yaml paddle_loads)");
+    return;
+  }
+  std::string cuda_major = d.cuda.substr(0, d.cuda.find('.')), cudnn_major = d.cudnn.substr(0, d.cudnn.find('.'));
+  for (const auto& l : loads->libs) {
+    const matrix::NvidiaLibrary* lib = kb.library(l.lib);
+    std::string so = lib->soname(lib->keyed_by == "cudnn" ? cudnn_major : cuda_major);
+    if (so.empty()) continue;
+    bool unversioned =
+        loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
+    std::string name = unversioned ? lib->unversioned() : so;
+    if (!std::binary_search(d.dlopen_names.begin(), d.dlopen_names.end(), name))
+      d.warnings.push_back("the KB says Paddle " + d.version + " dlopens " + name + " (" + l.lib +
+                           "), and its libraries hold no such string (they hold " + lib_names(d.dlopen_names, *lib) +
+                           "): fix libraries.yaml paddle_loads from this wheel");
+  }
 }
 
 // Comments are written line by line (each through printable(): no newline can end one early);
@@ -173,6 +207,8 @@ std::string render_yaml(const DerivedRows& d) {
                  (d.requires_python.empty() ? "" : ", Requires-Python " + d.requires_python) +
                  (d.python_range.empty() ? "" : ", Python classifiers " + d.python_range + " (the release's python:)"));
   for (const auto& w : d.warnings) comment(y, "WARNING: " + w);
+  if (!d.dlopen_names.empty())
+    comment(y, "library names in its libraries (dlopen): " + strings::join(d.dlopen_names, " "));
   YAML::Emitter out;
   if (!d.gpu) {
     comment(y, "a CPU wheel: matrix/kb/paddle.yaml, the release's versions: and cpu: entries");
@@ -208,6 +244,7 @@ nlohmann::json to_json(const DerivedRows& d) {
           {"compiled_archs", d.compiled_archs},
           {"version_file_archs", d.version_file_archs},
           {"archs_by_library", d.archs_by_library},
+          {"dlopen_names", d.dlopen_names},
           {"warnings", d.warnings}};
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kb/wheel.h"
+#include "matrix/kb.h"
 
 namespace imgtool::kb {
 
@@ -35,10 +36,17 @@ struct DerivedRows {
   std::string compiled_archs;                // "sm_61,…,sm_86" from the libraries ("" = none)
   std::string version_file_archs;            // the version file's list in the same form ("" = none)
   std::map<std::string, std::string> archs_by_library;
+  // The library names the framework's own libraries hold (libphi*.so, libpaddle.so): what it
+  // dlopens, read off the bytes (a superset: DT_NEEDED names and messages count too).
+  std::vector<std::string> dlopen_names;
   std::vector<std::string> warnings;
 };
 
 DerivedRows derive(const WheelFacts& w);
+// The KB's load table for this build (matrix/kb/libraries.yaml paddle_loads) held against the names
+// the wheel's libraries hold: each name the table says Paddle asks for that the libraries do not
+// hold is a warning (the table is wrong for this build, or the wheel is not what it says).
+void cross_check_loads(DerivedRows& d, const matrix::KnowledgeBase& kb);
 // The rows as YAML for matrix/kb/paddle.yaml (comments say where each goes), and as JSON.
 std::string render_yaml(const DerivedRows& d);
 nlohmann::json to_json(const DerivedRows& d);

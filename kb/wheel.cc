@@ -184,11 +184,12 @@ class WheelVisitor : public ZipVisitor {
     inflated_ += e.size;
     text_.clear();
     scanner_.emplace();
+    names_.emplace();
     return true;
   }
   void data(const char* p, size_t n) override {
     if (role_ == Role::kLibrary)
-      scanner_->feed(p, n);
+      scanner_->feed(p, n), names_->feed(p, n);
     else
       text_.append(p, n);
   }
@@ -197,6 +198,10 @@ class WheelVisitor : public ZipVisitor {
     if (role_ == Role::kWheelFile) read_wheel_file(text_, w_);
     if (role_ == Role::kVersionFile) read_version_file(text_, w_, where_ + ": " + strings::printable(e.name));
     if (role_ == Role::kLibrary && !scanner_->result().empty()) w_.gpu_code[install_path(e.name)] = scanner_->result();
+    if (role_ == Role::kLibrary) {
+      names_->finish();
+      if (!names_->names().empty()) w_.dlopen_names[install_path(e.name)] = names_->names();
+    }
   }
 
  private:
@@ -206,6 +211,7 @@ class WheelVisitor : public ZipVisitor {
   Role role_ = Role::kSkip;
   std::string text_;
   std::optional<scan::FatbinScanner> scanner_;
+  std::optional<scan::DlopenNames> names_;
 };
 
 WheelFacts read_facts(ZipInput& in, const std::string& name, const WheelReadOptions& o,

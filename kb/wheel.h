@@ -21,11 +21,13 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kb/zip.h"
+#include "scan/dlopen_names.h"
 #include "scan/gpu_code.h"
 
 namespace imgtool::kb {
@@ -42,6 +44,8 @@ struct WheelFacts {
   std::map<std::string, std::string> version_vars;  // paddle/version/__init__.py: name -> '…' value
   std::optional<std::vector<std::string>> compiled_cuda_archs;  // its list (3.3+), as written
   std::map<std::string, GpuCode> gpu_code;  // path in the wheel -> GPU code (libraries holding some)
+  // path in the wheel -> the library names its C strings hold (scan/dlopen_names.h: what it dlopens)
+  std::map<std::string, std::set<std::string>> dlopen_names;
   bool has_version_file = false;
 };
 

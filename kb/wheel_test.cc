@@ -12,6 +12,7 @@
 #include "core/process.h"
 #include "kb/derive.h"
 #include "kb/testing/zip_bytes.h"
+#include "matrix/kb.h"
 #include "tests/fixtures.h"
 
 using namespace imgtool;
@@ -227,4 +228,28 @@ TEST_CASE("kb derive: every wheel string reaches YAML and JSON through printable
     CHECK(out.find("\xe2\x80\xae") == std::string::npos);
     CHECK(out.find("\xe2\x80\x8b") == std::string::npos);
   }
+}
+
+// Issue 32 section 1: the names the framework's libraries hold, held against the KB's load table.
+TEST_CASE("kb derive: the dlopen names of libphi are read and cross-checked with the KB's load table") {
+  auto files = gpu_wheel_files(kVersionPy);
+  std::string rodata = std::string("\0libcublas.so.12\0libnvrtc.so\0libnccl.so;libnccl.so.2\0", 55);
+  files[1].data += rodata;  // paddle/libs/libphi_gpu.so: its strings
+  files.push_back({"paddle/libs/libthird_party.so", std::string("\0libcufft.so.99\0", 16), true});
+  files[2].data =
+      "Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 3.3.1\n"
+      "Requires-Dist: nvidia-cublas-cu12==12.6.4.1; platform_system == 'Linux'\n\nbody\n";
+  kb::DerivedRows d = kb::derive(read(files));
+  CHECK(d.dlopen_names == std::vector<std::string>{"libcublas.so.12", "libnccl.so", "libnccl.so.2", "libnvrtc.so"});
+  kb::cross_check_loads(d, matrix::KnowledgeBase::load_default());
+  std::string all;
+  for (const auto& w : d.warnings) all += w + "\n";
+  INFO(all);
+  // The table's names this wheel does not hold are named, with what it holds instead.
+  CHECK(all.find("the KB says Paddle 3.3.1 dlopens libcudnn.so.9 (cudnn), and its libraries hold no such string "
+                 "(they hold none)") != std::string::npos);
+  CHECK(all.find("dlopens libcublas.so.12") == std::string::npos);  // held
+  CHECK(all.find("dlopens libnvrtc.so ") == std::string::npos);
+  CHECK(all.find("libcufft.so.99") == std::string::npos);  // a third-party library's strings are not Paddle's
+  CHECK(kb::to_json(d)["dlopen_names"].size() == 4);
 }

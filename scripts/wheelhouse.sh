@@ -4,6 +4,9 @@
 # Cached under ~/.cache/imgtool/wheelhouse/<key>/, keyed by the request, so a
 # second run downloads nothing. Prints the wheelhouse folder on the last line.
 #
+# Platforms: every manylinux_2_N for N 17..28 (glibc <= Debian 12's 2.36; CUDA 13's wheels use
+# 2_18, 2_25, 2_27, 2_28 tags), manylinux2014/1 and pure-Python wheels.
+#
 # Every wheelhouse also holds the pinned pip the templates install before their
 # first `pip install` ($PIP_PIN; the same pin as dockerfiles/cell_values.cc's
 # pip_pin): an old base's venv pip (focal: 20.0.2) cannot install manylinux_2_x wheels.
@@ -19,8 +22,7 @@ KEY=$(printf '%s\n' "$PY" "$@" "$SCRIPT_VERSION" | sha256sum | cut -c1-16)
 DIR=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}/wheelhouse/$KEY
 pip_download() {
   python3 -m pip download -q --only-binary=:all: --python-version "$PY" --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_25_x86_64 \
-    --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
+    $(for v in 28 27 26 25 24 23 22 21 20 19 18 17; do printf -- '--platform manylinux_2_%s_x86_64 ' "$v"; done) \
     --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 --platform any "$@" >&2
 }
