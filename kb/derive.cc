@@ -108,7 +108,7 @@ void make_printable(DerivedRows& d) {
         &DerivedRows::cuda, &DerivedRows::cudnn, &DerivedRows::nccl, &DerivedRows::tensorrt,
         &DerivedRows::compiled_archs, &DerivedRows::version_file_archs})
     d.*f = strings::printable(d.*f);
-  for (auto* list : {&d.nvidia_requires, &d.warnings, &d.dlopen_names})
+  for (auto* list : {&d.nvidia_requires, &d.warnings, &d.dlopen_names, &d.dlopen_heads, &d.embedded_names})
     for (auto& s : *list) s = strings::printable(s);
   std::map<std::string, std::string> by_library;
   for (const auto& [path, archs] : d.archs_by_library) by_library[strings::printable(path)] = archs;
@@ -163,10 +163,17 @@ DerivedRows derive(const WheelFacts& w) {
   GpuCode code = framework_code(w);
   d.compiled_archs = code.text();
   for (const auto& [path, c] : w.gpu_code) d.archs_by_library[path] = c.text();
-  std::set<std::string> names;
+  std::set<std::string> names, heads;
   for (const auto& [path, n] : w.dlopen_names)
     if (framework_library(path)) names.insert(n.begin(), n.end());
+  for (const auto& [path, n] : w.dlopen_heads)
+    if (framework_library(path)) heads.insert(n.begin(), n.end());
+  std::set<std::string> embedded;
+  for (const auto& [path, n] : w.embedded_names)
+    if (framework_library(path)) embedded.insert(n.begin(), n.end());
+  d.embedded_names.assign(embedded.begin(), embedded.end());
   d.dlopen_names.assign(names.begin(), names.end());
+  d.dlopen_heads.assign(heads.begin(), heads.end());
   if (w.compiled_cuda_archs) d.version_file_archs = version_archs(*w.compiled_cuda_archs);
   cross_check(d);
   if (d.gpu && !w.has_version_file)
@@ -176,7 +183,7 @@ DerivedRows derive(const WheelFacts& w) {
 }
 
 void cross_check_loads(DerivedRows& d, const matrix::KnowledgeBase& kb) {
-  if (!d.gpu || d.dlopen_names.empty() || d.cuda.empty()) return;
+  if (!d.gpu || (d.dlopen_names.empty() && d.dlopen_heads.empty()) || d.cuda.empty()) return;
   const matrix::PaddleLoads* loads = kb.paddle_loads(d.version, d.pip_cuda_libraries);
   if (!loads) {
     d.warnings.push_back("the KB has no load table for Paddle " + d.version + " (libraries.yaml paddle_loads)");
@@ -190,7 +197,12 @@ void cross_check_loads(DerivedRows& d, const matrix::KnowledgeBase& kb) {
     bool unversioned =
         loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
     std::string name = unversioned ? lib->unversioned() : so;
-    if (!std::binary_search(d.dlopen_names.begin(), d.dlopen_names.end(), name))
+    bool held = std::binary_search(d.dlopen_names.begin(), d.dlopen_names.end(), name) ||
+                std::binary_search(d.embedded_names.begin(), d.embedded_names.end(), name);
+    // A name of up to 15 characters may be built in code; its head then stands for it.
+    bool built =
+        name.size() <= 15 && std::binary_search(d.dlopen_heads.begin(), d.dlopen_heads.end(), name.substr(0, 8));
+    if (!held && !built)
       d.warnings.push_back("the KB says Paddle " + d.version + " dlopens " + name + " (" + l.lib +
                            "), and its libraries hold no such string (they hold " + lib_names(d.dlopen_names, *lib) +
                            "): fix libraries.yaml paddle_loads from this wheel");
@@ -209,6 +221,8 @@ std::string render_yaml(const DerivedRows& d) {
   for (const auto& w : d.warnings) comment(y, "WARNING: " + w);
   if (!d.dlopen_names.empty())
     comment(y, "library names in its libraries (dlopen): " + strings::join(d.dlopen_names, " "));
+  if (!d.dlopen_heads.empty())
+    comment(y, "names built in code (their first 8 bytes as immediates): " + strings::join(d.dlopen_heads, " "));
   YAML::Emitter out;
   if (!d.gpu) {
     comment(y, "a CPU wheel: matrix/kb/paddle.yaml, the release's versions: and cpu: entries");
@@ -245,6 +259,8 @@ nlohmann::json to_json(const DerivedRows& d) {
           {"version_file_archs", d.version_file_archs},
           {"archs_by_library", d.archs_by_library},
           {"dlopen_names", d.dlopen_names},
+          {"dlopen_heads", d.dlopen_heads},
+          {"embedded_names", d.embedded_names},
           {"warnings", d.warnings}};
 }
 

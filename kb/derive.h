@@ -39,6 +39,8 @@ struct DerivedRows {
   // The library names the framework's own libraries hold (libphi*.so, libpaddle.so): what it
   // dlopens, read off the bytes (a superset: DT_NEEDED names and messages count too).
   std::vector<std::string> dlopen_names;
+  std::vector<std::string> dlopen_heads;    // "libcubla": a short name built in code (scan/dlopen_names.h)
+  std::vector<std::string> embedded_names;  // names inside longer text (a literal pool without NULs)
   std::vector<std::string> warnings;
 };
 

@@ -201,6 +201,8 @@ class WheelVisitor : public ZipVisitor {
     if (role_ == Role::kLibrary) {
       names_->finish();
       if (!names_->names().empty()) w_.dlopen_names[install_path(e.name)] = names_->names();
+      if (!names_->heads().empty()) w_.dlopen_heads[install_path(e.name)] = names_->heads();
+      if (!names_->embedded().empty()) w_.embedded_names[install_path(e.name)] = names_->embedded();
     }
   }
 

@@ -46,6 +46,8 @@ struct WheelFacts {
   std::map<std::string, GpuCode> gpu_code;  // path in the wheel -> GPU code (libraries holding some)
   // path in the wheel -> the library names its C strings hold (scan/dlopen_names.h: what it dlopens)
   std::map<std::string, std::set<std::string>> dlopen_names;
+  std::map<std::string, std::set<std::string>> dlopen_heads;    // names built in code: their 8-byte heads
+  std::map<std::string, std::set<std::string>> embedded_names;  // names inside longer text
   bool has_version_file = false;
 };
 

@@ -75,6 +75,8 @@ void gather_code(const ContentsTree& t, const std::string& site, PaddleDist& d) 
   for (auto it = t.entries().lower_bound(paddle); it != t.entries().end() && it->first.rfind(paddle, 0) == 0; ++it)
     if (it->second.gpu_code && framework_library(it->first)) {
       d.gpu_code.merge(*it->second.gpu_code);
+      if (it->second.dlopen_names)
+        d.dlopen_names.insert(it->second.dlopen_names->begin(), it->second.dlopen_names->end());
       d.code_libraries.push_back(it->first);
     }
 }

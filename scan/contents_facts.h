@@ -45,8 +45,10 @@ struct PaddleDist {
   std::string gpu_evidence;   // why gpu is true/false, for messages
   std::string compiled_cuda;  // from paddle/version ("" if unknown or CPU)
   std::string compiled_cudnn;
-  bool pip_cuda_libraries = false;          // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
-  GpuCode gpu_code;                         // merged over its framework libraries
+  bool pip_cuda_libraries = false;  // METADATA Requires-Dist nvidia-*: the wheel brings its CUDA libraries
+  GpuCode gpu_code;                 // merged over its framework libraries
+  // The library names its framework libraries hold (what it dlopens, read off the bytes).
+  std::set<std::string> dlopen_names;
   std::vector<std::string> code_libraries;  // the libraries that were read for it
 };
 

@@ -97,14 +97,21 @@ FsEntry::Type type_of(mode_t t) {
   }
 }
 
-// The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner.
-GpuCode scan_code(archive* a) {
+// The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner and the
+// library-name scanner, in one pass.
+void scan_code(archive* a, FsEntry& entry) {
   scan::FatbinScanner s;
+  scan::DlopenNames names;
   const void* block;
   size_t n;
   la_int64_t offset;
-  while (archive_read_data_block(a, &block, &n, &offset) == ARCHIVE_OK) s.feed(static_cast<const char*>(block), n);
-  return s.result();
+  while (archive_read_data_block(a, &block, &n, &offset) == ARCHIVE_OK) {
+    s.feed(static_cast<const char*>(block), n);
+    names.feed(static_cast<const char*>(block), n);
+  }
+  names.finish();
+  entry.gpu_code = std::make_shared<const GpuCode>(s.result());
+  entry.dlopen_names = std::make_shared<const std::set<std::string>>(names.names());
 }
 
 std::string read_data(archive* a, int64_t size) {
@@ -196,7 +203,7 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
     if (budget.kept.fetch_add(n) + n > limits_.max_kept_bytes) throw kept_cap(where, limits_);
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
   } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && examine_ && examine_(r.path)) {
-    r.entry.gpu_code = std::make_shared<const GpuCode>(scan_code(a));
+    scan_code(a, r.entry);
   } else {
     archive_read_data_skip(a);  // nothing keeps these bytes: never copied out of the decoder's buffer
   }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "image/image.h"
+#include "scan/dlopen_names.h"
 #include "scan/gpu_code.h"
 
 struct archive;  // libarchive
@@ -50,6 +51,8 @@ struct FsEntry {
   // The GPU code in the file's fat binaries, for the files the examine predicate selected (read
   // as the layer streams by: scan/gpu_code.h); shared by hard links.
   std::shared_ptr<const GpuCode> gpu_code;
+  // The library names its C strings hold (scan/dlopen_names.h), for the same files.
+  std::shared_ptr<const std::set<std::string>> dlopen_names;
 };
 
 struct ContentsLimits {

@@ -1,5 +1,7 @@
 #include "scan/dlopen_names.h"
 
+#include <cstring>
+
 namespace imgtool::scan {
 
 namespace {
@@ -47,9 +49,61 @@ void DlopenNames::end_run() {
   overlong_ = false;
 }
 
+// The last 10 bytes are `movabs $imm64, %reg` (REX.W 48/49, B8..BF) whose immediate reads "lib" + 5
+// name characters: the head of a name built in code.
+void DlopenNames::code_byte(unsigned char c) {
+  std::memmove(window_, window_ + 1, sizeof window_ - 1);
+  window_[9] = c;
+  if (++seen_ < 10 || (window_[0] != 0x48 && window_[0] != 0x49) || window_[1] < 0xb8 || window_[1] > 0xbf) return;
+  std::string head(reinterpret_cast<const char*>(window_ + 2), 8);
+  if (head.rfind("lib", 0) != 0) return;
+  for (size_t i = 3; i < 8; ++i)
+    if (!word_char(head[i]) && head[i] != '.') return;
+  if (heads_.size() < kMaxNames)
+    heads_.insert(head);
+  else if (!heads_.count(head))
+    truncated_ = true;
+}
+
+// Every lib<word>.so[.<digits>]… inside the printable text gathered so far.
+void DlopenNames::scan_text() {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = text_.find("lib"); i != std::string::npos; i = text_.find("lib", i + 1)) {
+    size_t j = i + 3;
+    while (j < text_.size() && word_char(text_[j])) ++j;
+    if (j == i + 3 || text_.compare(j, 3, ".so") != 0) continue;
+    size_t k = j + 3;
+    while (k + 1 < text_.size() && text_[k] == '.' && digit(text_[k + 1])) {
+      ++k;
+      while (k < text_.size() && digit(text_[k])) ++k;
+    }
+    std::string name = text_.substr(i, k - i);
+    if (embedded_.size() < kMaxNames)
+      embedded_.insert(name);
+    else if (!embedded_.count(name))
+      truncated_ = true;
+  }
+}
+
+// Printable bytes gather in text_ (bounded: a full buffer is scanned and keeps its last 64 bytes, so
+// a name across the cut is still whole once); any other byte ends the text.
+void DlopenNames::text_byte(char c) {
+  if (c >= 0x21 && c <= 0x7e) {
+    text_ += c;
+    if (text_.size() < 4 * kMaxRun) return;
+    scan_text();
+    text_.erase(0, text_.size() - 64);
+    return;
+  }
+  if (!text_.empty()) scan_text();
+  text_.clear();
+}
+
 void DlopenNames::feed(const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     char c = p[i];
+    code_byte(static_cast<unsigned char>(c));
+    text_byte(c);
     if (c == '\0') {
       end_run();
     } else if (c >= 0x21 && c <= 0x7e) {
@@ -64,6 +118,9 @@ void DlopenNames::feed(const char* p, size_t n) {
   }
 }
 
-void DlopenNames::finish() { run_.clear(), overlong_ = false; }
+void DlopenNames::finish() {
+  run_.clear(), overlong_ = false;
+  text_byte('\0');
+}
 
 }  // namespace imgtool::scan

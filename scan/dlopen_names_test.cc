@@ -33,6 +33,45 @@ TEST_CASE("dlopen names: the C strings that are library names, whatever the chun
   CHECK_FALSE(is_library_name("lib.so"));
 }
 
+TEST_CASE("dlopen names: a short name built in code leaves its head as a movabs immediate") {
+  // As GCC compiles std::string("libcublas.so") in paddlepaddle-gpu 2.6.2's libphi.so:
+  // movabs $"libcubla", %rdx; push %rbp; ... (bytes read off that library).
+  std::string code = std::string(
+                         "\x00\x00\x48\xba"
+                         "libcubla"
+                         "\x55\xc5\xf9\xef\xc0",
+                         17) +
+                     std::string(
+                         "\x48\xb9"
+                         "libcudnn"
+                         "\xc6\x04\x18\x00",
+                         14) +
+                     std::string(
+                         "\x48\xba"
+                         "notalib!"
+                         "\x48\xbb"
+                         "lib\x01abcd",
+                         20);
+  for (size_t chunk : {1, 3, 64}) {
+    DlopenNames s;
+    for (size_t at = 0; at < code.size(); at += chunk) s.feed(code.data() + at, std::min(chunk, code.size() - at));
+    s.finish();
+    CHECK(s.heads() == std::set<std::string>{"libcubla", "libcudnn"});
+    CHECK(s.names().empty());
+  }
+}
+
+TEST_CASE("dlopen names: names inside a literal pool without NULs are embedded names") {
+  std::string pool = std::string("\x01Specify path for libnvToolsExt.solibcupti.so.12 el.slibnvToolsExt.so\x02", 70);
+  for (size_t chunk : {1, 5, 4096}) {
+    DlopenNames s;
+    for (size_t at = 0; at < pool.size(); at += chunk) s.feed(pool.data() + at, std::min(chunk, pool.size() - at));
+    s.finish();
+    CHECK(s.embedded() == std::set<std::string>{"libcupti.so.12", "libnvToolsExt.so"});
+    CHECK(s.names().empty());  // none is a whole C string
+  }
+}
+
 TEST_CASE("dlopen names: memory is bounded; an overlong run and noise are no names") {
   std::string run(DlopenNames::kMaxRun + 10, 'a');
   CHECK(names_of(std::string("\0", 1) + run + "libx.so" + std::string("\0", 1), 5).empty());
