@@ -27,12 +27,16 @@ PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, con
     auto from_reg = std::make_shared<image::Registry>(from.host, o.registry);
     auto to_reg = to.host == from.host ? from_reg : std::make_shared<image::Registry>(to.host, o.registry);
     image::RegistryRepository staging(from_reg, from.name), released(to_reg, to.name);
-    auto r = release::promote(
-        staging, &released,
-        {.digest = c.publish.digest, .tag = c.tag, .public_key = o.public_key, .sign_key = o.sign_key, .kb = o.kb});
+    auto r = release::promote(staging, &released,
+                              {.digest = c.publish.digest,
+                               .tag = c.tag,
+                               .public_key = o.public_key,
+                               .sign_key = o.sign_key,
+                               .allow_without_gpu_smoke = o.allow_without_gpu_smoke,
+                               .kb = o.kb});
     out.ok = true;
     out.line = r.evidence.empty() ? "promoted" : "promoted; smoke: " + r.evidence;
-  } catch (const Error& e) {
+  } catch (const std::runtime_error& e) {  // Error, CheckFailed (a refusal), InputError: this cell's, not the run's
     out.line = e.what();
   }
   return out;

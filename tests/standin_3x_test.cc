@@ -84,8 +84,9 @@ include:
   std::map<std::string, std::string> env = {{"IMGTOOL_TEST_BASE", base_image()},
                                             {"STANDIN_WHEELS_126", wheelhouse_for("12.6", d.path).string()},
                                             {"STANDIN_WHEELS_130", wheelhouse_for("13.0", d.path).string()}};
-  auto built = imgtool::testing::imgtool({"build", (repo / "standin.yaml").string(), "--state", (d.path / "state").string()},
-                                         {.timeout = std::chrono::seconds(3000), .env = env});
+  auto built =
+      imgtool::testing::imgtool({"build", (repo / "standin.yaml").string(), "--state", (d.path / "state").string()},
+                                {.timeout = std::chrono::seconds(3000), .env = env});
   INFO(built.out << built.err);
   REQUIRE(built.ok());
   auto kb = imgtool::matrix::KnowledgeBase::load_default();
@@ -93,7 +94,8 @@ include:
   REQUIRE(loads);
   for (std::string cuda : {"12.6", "13.0"}) {
     std::string major = cuda.substr(0, cuda.find('.'));
-    std::string image = "paddle-standin-test-double:3.3.1-gpu-cuda" + cuda + (cuda == "12.6" ? "-cudnn9.5" : "-cudnn9.13");
+    std::string image =
+        "paddle-standin-test-double:3.3.1-gpu-cuda" + cuda + (cuda == "12.6" ? "-cudnn9.5" : "-cudnn9.13");
     CAPTURE(image);
     json v = verify_daemon(image);
     std::string all = v.dump(1);
@@ -108,8 +110,10 @@ include:
       std::string id = "loader." + l.lib;
       REQUIRE_MESSAGE(rows.count(id), id);
       const json& r = rows["loader." + l.lib];
-      if (l.need == "required") CHECK_MESSAGE(r["status"] == "pass", r.dump());
-      else CHECK_MESSAGE(r["status"] != "fail", r.dump());  // a missing feature library is a warning
+      if (l.need == "required")
+        CHECK_MESSAGE(r["status"] == "pass", r.dump());
+      else
+        CHECK_MESSAGE(r["status"] != "fail", r.dump());  // a missing feature library is a warning
     }
     // NVRTC: asked for as libnvrtc.so, found through the link the recipe made to the wheel's library.
     CHECK(rows["loader.nvrtc"]["found"].get<std::string>().find("libnvrtc.so." + major) != std::string::npos);
