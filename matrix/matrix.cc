@@ -129,6 +129,15 @@ void choose_recipe(Cell& c, const RuleContext& ctx, const PaddleGpuBuild& b, Fac
   if (c.cuda_base == "none") return;
   const CudaImages& img = *ctx.kb.cuda_images(c.cuda);
   log.use(img, "nvidia/cuda:" + img.full + " tags for " + c.os);
+  // An nvidia/cuda tag is a pull from Docker Hub that NVIDIA may take away (it deletes end-of-life
+  // tags); a base made from NVIDIA's PyPI wheels is built here from pinned, hashed inputs.
+  c.warnings.push_back(
+      ctx.kb.cuda_wheels(c.cuda)
+          ? "base nvidia/cuda:" + img.full + "-…-" + c.os + ": a base made from NVIDIA's PyPI wheels exists for CUDA " +
+                c.cuda + " (cuda_base: wheels; scripts/make-cuda-base.sh " + c.cuda + ")"
+          : "base nvidia/cuda:" + img.full + "-…-" + c.os + ": PyPI has no NVIDIA wheels for CUDA " + c.cuda +
+                ", so this cell depends on Docker Hub's tag, and NVIDIA deletes end-of-life tags (docker manifest "
+                "inspect it before a release; mirror it into your registry)");
   auto claim = Version::parse(b.cudnn);
   bool shipped = !img.cudnn_shipped.empty() && claim->is_prefix_of(*Version::parse(img.cudnn_shipped));
   const CudnnApt* apt = shipped ? nullptr : ctx.kb.cudnn_apt(b.cudnn, c.cuda, c.os);
@@ -159,6 +168,10 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
     log.use(b.trt_pip, "TensorRT " + b.trt + " pip install spec (" + b.trt_pip.requirement + ")");
     c.overrides["trt_pip_requirement"] = b.trt_pip.requirement;
     if (!b.trt_pip.index_url.empty()) c.overrides["trt_pip_index_url"] = b.trt_pip.index_url;
+    // PyPI's TensorRT packages are stubs: the matrix's tensorrt_index (NVIDIA's index, or a mirror)
+    // serves the real wheel. A KB row with its own index (NGC's, real wheels) keeps it.
+    std::string idx = ctx.combo.settings.get("tensorrt_index");
+    if (!idx.empty() && b.trt_pip.index_url.empty()) c.overrides["trt_pip_index_url"] = idx;
   }
   c.pip_requirement = subst_version(b.requirement, c.paddle);
   c.pip_index_url = b.index_url;

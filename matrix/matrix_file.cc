@@ -14,9 +14,9 @@ namespace imgtool::matrix {
 
 namespace {
 
-const std::set<std::string> kSettingKeys = {"repository",    "base_image", "base_digest", "pip_requirement",
-                                            "pip_index_url", "wheelhouse", "template",    "build",
-                                            "python_from",   "cuda_base"};
+const std::set<std::string> kSettingKeys = {"repository",    "base_image", "base_digest",   "pip_requirement",
+                                            "pip_index_url", "wheelhouse", "template",      "build",
+                                            "python_from",   "cuda_base",  "tensorrt_index"};
 
 using ValueCheck = std::function<void(const YamlDoc&, const YAML::Node&, const KnowledgeBase&)>;
 

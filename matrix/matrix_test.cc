@@ -265,8 +265,8 @@ TEST_CASE("skip reasons name the rule, the fact and its source") {
   CHECK(trt->rule == "paddle-trt-install");
   auto pub = plan_matrix(
       write("pub.yaml",
-            "only_published: true\naxes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\", \"12.0\"]\n"
-            "  python: [\"3.8\"]\n  os: [ubuntu20.04]\n"
+            "only_published: true\ndefaults: {tensorrt_index: \"https://pypi.nvidia.com\"}\naxes:\n  variant: gpu\n"
+            "  paddle: [\"2.6.2\"]\n  cuda: [\"11.8\", \"12.0\"]\n  python: [\"3.8\"]\n  os: [ubuntu20.04]\n"
             "include:\n  - {cuda: \"11.8\", build: {trt_pip_requirement: \"tensorrt==8.5.3.1\"}}\n"),
       kb(), {"2026-11-22"});
   REQUIRE(pub.skipped.size() == 1);
@@ -275,10 +275,29 @@ TEST_CASE("skip reasons name the rule, the fact and its source") {
             "tag 2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5 is not among Paddle 2.6's published images") != std::string::npos);
 }
 
+TEST_CASE("rule trt-index: a -trt cell from PyPI's TensorRT stubs needs the matrix's tensorrt_index") {
+  const std::string axes =
+      "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"11.2\", \"12.0\"]\n"
+      "  python: [\"3.8\"]\n  os: [ubuntu20.04]\n";
+  auto none = plan_all(write("trt-none.yaml", axes), {"2026-11-22"});
+  REQUIRE(none.skipped.size() == 1);  // 12.0: tensorrt==8.6.1.post1 from PyPI
+  CHECK(none.skipped[0].rule == "trt-index");
+  CHECK(none.skipped[0].reason.find("TensorRT 8.6 is installed with pip (tensorrt==8.6.1.post1), and no TensorRT index "
+                                    "is given: PyPI's TensorRT packages are wheel-stub sdists") != std::string::npos);
+  REQUIRE(none.kept.size() == 1);  // 11.2: the KB's NGC index serves real wheels, and keeps it
+  CHECK(none.kept[0].overrides.at("trt_pip_index_url") == "https://pypi.ngc.nvidia.com");
+  auto mirror = plan_all(write("trt-mirror.yaml", axes + "defaults: {tensorrt_index: \"https://mirror.example/nv\"}\n"),
+                         {"2026-11-22"});
+  REQUIRE(mirror.kept.size() == 2);
+  CHECK(mirror.kept[1].overrides.at("trt_pip_index_url") == "https://mirror.example/nv");
+  CHECK(mirror.kept[0].overrides.at("trt_pip_index_url") == "https://pypi.ngc.nvidia.com");
+}
+
 TEST_CASE("rule os-python: the OS must package the cell's Python, unless python_from: base") {
   const std::string axes =
       "axes:\n  variant: gpu\n  paddle: [\"2.6.2\"]\n  cuda: [\"12.0\"]\n  python: [\"3.8\", \"3.9\", \"3.10\"]\n"
-      "  os: [ubuntu20.04]\ntag_template: \"{paddle}-cuda{cuda}-{py}\"\n";
+      "  os: [ubuntu20.04]\ntag_template: \"{paddle}-cuda{cuda}-{py}\"\ndefaults: {tensorrt_index: "
+      "\"https://pypi.nvidia.com\"}\n";
   auto p = plan_matrix(write("ospy.yaml", axes), kb(), {"2026-11-22"});
   CHECK(tags(p) == std::vector<std::string>{"2.6.2-cuda12.0-py38", "2.6.2-cuda12.0-py39"});
   REQUIRE(p.skipped.size() == 1);
@@ -339,7 +358,7 @@ TEST_CASE("rule paddle-trt-install: a cell that claims TensorRT installs it from
   };
   auto t105 = cell("3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5");
   CHECK(t105.overrides.at("trt_pip_requirement") == "tensorrt-cu12==10.5.0");
-  CHECK(!t105.overrides.count("trt_pip_index_url"));  // PyPI: the template's default
+  CHECK(t105.overrides.at("trt_pip_index_url") == "https://pypi.nvidia.com");  // the matrix's tensorrt_index
   CHECK(std::any_of(t105.sources.begin(), t105.sources.end(),
                     [](auto& s) { return s.find("pip index versions tensorrt-cu12") != std::string::npos; }));
   auto t80 = cell("2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0");
@@ -370,7 +389,8 @@ TEST_CASE("rule paddle-trt-install: a cell that claims TensorRT installs it from
             "  os: [ubuntu20.04]\ninclude:\n"
             "  - {cuda: \"11.6\", build: {trt_pip_requirement: \"nvidia-tensorrt==8.4.0.6\", trt_pip_index_url: "
             "\"https://pypi.ngc.nvidia.com\"}}\n"
-            "  - {cuda: \"12.0\", build: {trt_pip_requirement: \"tensorrt==8.6.1\"}}\n"),
+            "  - {cuda: \"12.0\", build: {trt_pip_requirement: \"tensorrt==8.6.1\", trt_pip_index_url: "
+            "\"https://mirror.example/nvidia\"}}\n"),
       kb(), {"2026-11-22"});
   REQUIRE(own.kept.size() == 2);
   CHECK(own.kept[0].tag == "2.6.2-gpu-cuda11.6-cudnn8.4-trt8.4");

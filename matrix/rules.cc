@@ -288,6 +288,23 @@ std::optional<Verdict> recipe_loads(const Cell& c, const RuleContext& ctx) {
   return std::nullopt;
 }
 
+// TensorRT from pip needs an index that serves the real wheel: PyPI's `tensorrt…` packages are
+// wheel-stub sdists that download it from NVIDIA's index while the image builds. The matrix names
+// that index (tensorrt_index, or build.trt_pip_index_url); without one the cell cannot build.
+std::optional<Verdict> trt_index(const Cell& c, const RuleContext& ctx) {
+  if (c.variant != "gpu" || c.trt.empty() || !c.overrides.count("trt_pip_requirement")) return std::nullopt;
+  const PaddleGpuBuild* b = ctx.release.build_for(c.cuda, c.paddle);
+  if (!ctx.combo.settings.get("tensorrt_index").empty() || ctx.combo.settings.build.count("trt_pip_index_url") ||
+      (b && !b->trt_pip.index_url.empty()))  // NVIDIA's NGC index (the KB's row) serves real wheels
+    return std::nullopt;
+  return recipe_fail(c, ctx, "trt-index",
+                     "TensorRT " + c.trt + " is installed with pip (" + c.overrides.at("trt_pip_requirement") +
+                         "), and no TensorRT index is given: PyPI's TensorRT packages are wheel-stub sdists that "
+                         "download the real wheel from NVIDIA's index (pypi.nvidia.com) while the image builds; "
+                         "set tensorrt_index: URL (NVIDIA's index, or a mirror of it) in the matrix, or trt: none",
+                     b ? b->trt_pip.source : ctx.kb.dir() + "/paddle.yaml");
+}
+
 }  // namespace
 
 const std::vector<RecipeRule>& recipe_rules() {
@@ -300,6 +317,7 @@ const std::vector<RecipeRule>& recipe_rules() {
       {"trt-cuda-major", "the TensorRT wheel is built for the cell's CUDA major", trt_cuda_major},
       {"recipe-loads", "every library Paddle requires resolves under the name it dlopens (shipped, and linked)",
        recipe_loads},
+      {"trt-index", "a pip-installed TensorRT has an index serving the real wheel (tensorrt_index)", trt_index},
   };
   return rules;
 }

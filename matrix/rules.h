@@ -45,6 +45,7 @@ std::optional<Verdict> first_failure(const RuleContext& ctx);
 //                    installs, or the one Paddle's wheel pins
 //   installed-once   a wheel that brings its own CUDA libraries gets a base with none
 //   trt-cuda-major   the TensorRT wheel is built for the cell's CUDA major
+//   trt-index        a pip-installed TensorRT comes from the matrix's tensorrt_index (PyPI has stubs only)
 //   recipe-loads     every library Paddle requires resolves under the name it dlopens: the recipe
 //                    ships its soname (Paddle's pip requirements, the wheel base's wheels, the
 //                    nvidia/cuda image's set) and, for an unversioned name, links it

@@ -42,11 +42,15 @@ int granted_gpus(const json& container, const std::string& where) {
   return std::stoi(n);
 }
 
+// The container's argv is its command followed by its args (the emitted Job puts the whole probe
+// line in `command`; a hand-edited one may split it): --nonce's value in either.
 std::string nonce_of(const json& container) {
-  const json& args = pod_field(container, "args");
-  if (!args.is_array()) return "";
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--nonce" && args[i + 1].is_string()) return args[i + 1].get<std::string>();
+  std::vector<const json*> argv;
+  for (const char* key : {"command", "args"})
+    if (const json& part = pod_field(container, key); part.is_array())
+      for (const json& a : part) argv.push_back(&a);
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (*argv[i] == "--nonce" && argv[i + 1]->is_string()) return argv[i + 1]->get<std::string>();
   return "";
 }
 

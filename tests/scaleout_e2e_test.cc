@@ -322,11 +322,16 @@ TEST_CASE("the emitted scale-out workflow runs end to end: shards, merge, smoke 
   CHECK(promote_out.find(":" + cpu_tag + ": promoted") != std::string::npos);
   CHECK(promote_out.find("REFUSED") != std::string::npos);
   CHECK(promote_out.find(":" + std::string(kGpuTag) + ": ") != std::string::npos);
+  // verify of a release tag as a user on this GPU-less host runs it (the GPU part: --no-gpu-host).
   auto released = [&](const std::string& tag) {
-    return imgtool::testing::imgtool(
-        {"verify", "docker://" + s.reg.host() + "/ai/paddle-local:" + tag, "--key", s.pub.string()},
-        {.timeout = std::chrono::seconds(1200)});
+    std::vector<std::string> args = {"verify", "docker://" + s.reg.host() + "/ai/paddle-local:" + tag, "--key",
+                                     s.pub.string()};
+    if (tag == kGpuTag) args.push_back("--no-gpu-host");
+    auto r = imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(1200)});
+    MESSAGE("verify " << tag << " -> " << r.exit_code << "\n" << r.out << r.err);
+    return r;
   };
+
   CHECK(released(cpu_tag).ok());
   CHECK_FALSE(released(kGpuTag).ok());  // no release tag for it
 
