@@ -242,6 +242,8 @@ TEST_CASE("collect: a log without a probe document is an error naming the file; 
 namespace {
 
 // What collect.sh saves beside a Job's log from the API server: the pod list, the node, tonight's nonce.
+// The probe line is the container's `command`, as the emitted Job has it (a pod read only `args`
+// for the nonce and found none in every real Job: the end-to-end test found it).
 void pod_files(const fs::path& log, const std::string& image_digest, const std::string& pod_nonce,
                const std::string& product, const std::string& nonce) {
   json pod = {{"kind", "List"},
@@ -251,7 +253,8 @@ void pod_files(const fs::path& log, const std::string& image_digest, const std::
                  {"spec",
                   {{"nodeName", "gpu-node-1"},
                    {"containers",
-                    {{{"args", {"/imgtool-probe/probe.py", "--nonce", pod_nonce}},
+                    {{{"command",
+                       {"python3", "/imgtool-probe/probe.py", "--nonce", pod_nonce}},  // as emit/k8s_jobs.cc writes it
                       {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}},
                  {"status",
                   {{"containerStatuses",

@@ -23,6 +23,9 @@ struct ReportPromoteOptions {
   EVP_PKEY* sign_key = nullptr;       // the release key
   const matrix::KnowledgeBase* kb = nullptr;
   image::RegistryOptions registry;
+  // release::PromoteRequest's override: gpu cells go without hardware evidence, the override
+  // recorded on each one's release signature (verify shows it).
+  bool allow_without_gpu_smoke = false;
 };
 
 struct PromotedCell {

@@ -38,7 +38,8 @@ std::map<std::string, std::string> gpu(const std::string& paddle, const std::str
           {"io.imgtool.paddle", paddle},
           {"io.imgtool.python", "3.11"},
           {"io.imgtool.cuda", cuda},
-          {"io.imgtool.min-driver", min_driver}};
+          {"io.imgtool.min-driver", min_driver},
+          {"io.imgtool.cuda-archs", "sm_70,sm_80,sm_90"}};  // select recommends no image whose GPU code is unknown
 }
 
 }  // namespace
