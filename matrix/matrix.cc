@@ -75,8 +75,9 @@ bool dlopens_unversioned(const PaddleLoads& loads, const std::string& lib) {
 }
 
 std::string cell_soname(const Cell& c, const NvidiaLibrary& lib) {
-  std::string cuda_major = c.cuda.substr(0, c.cuda.find('.')), cudnn_major = c.cudnn.substr(0, c.cudnn.find('.'));
-  return lib.soname(lib.keyed_by == "cudnn" ? cudnn_major : cuda_major);
+  auto major = [](const std::string& v) { return v.substr(0, v.find('.')); };
+  if (lib.keyed_by == "tensorrt") return c.trt.empty() ? "" : lib.soname(major(c.trt));  // no TensorRT: no library
+  return lib.soname(lib.keyed_by == "cudnn" ? major(c.cudnn) : major(c.cuda));
 }
 
 // Every name a Paddle build dlopens unversioned (all of them for a 2.x build; nvrtc, nvjpeg, nvtx

@@ -189,13 +189,15 @@ TEST_CASE("recipe-loads refuses a cell whose recipe cannot give Paddle a library
   // A 3.x pip build whose KB load table says NVRTC comes from no nvidia-* requirement: refused at plan time.
   std::string libs = read_text(kSrc + "/matrix/kb/libraries.yaml");
   std::string from =
-      "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, nccl, nvtx, nvrtc, cupti]";
+      "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, cusparseLt, nccl, nvtx, "
+      "nvrtc, cupti]";
   REQUIRE(libs.find(from) != std::string::npos);
   fs::path dir = fs::temp_directory_path() / "imgtool-matrix-test-kb-loads";
   fs::remove_all(dir);
   fs::copy(kSrc + "/matrix/kb", dir, fs::copy_options::recursive);
   libs.replace(libs.find(from), from.size(),
-               "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, nccl, nvtx, cupti]");
+               "pip_provides: [cudart, cublas, cublasLt, cudnn, cufft, curand, cusolver, cusparse, cusparseLt, nccl, "
+               "nvtx, cupti]");
   std::ofstream(dir / "libraries.yaml") << libs;
   KnowledgeBase no_nvrtc = KnowledgeBase::load(dir.string());
   Plan p = plan_spec(read_matrix_file(kSrc + "/matrix/paddle.yaml", no_nvrtc), no_nvrtc, {"2026-11-22"}, false);

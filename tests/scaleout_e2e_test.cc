@@ -315,6 +315,8 @@ TEST_CASE("the emitted scale-out workflow runs end to end: shards, merge, smoke 
   const json& gpu = cell_of(smoked, kGpuTag);
   CHECK(gpu["smoke"]["evidence"]["host"] == "test-double");
   CHECK(gpu["smoke"]["evidence"]["bound"] == true);
+  MESSAGE("the bound attestation's predicate (the GPU cell, collected from its smoke Job):\n"
+          << gpu["smoke"]["evidence"].dump(1));
   CHECK(gpu["smoke"]["evidence"]["pod"]["image_id"].get<std::string>().find(gpu["publish"]["digest"]) !=
         std::string::npos);
   std::string promote_out = n1.results["promote"].out;
@@ -348,6 +350,14 @@ TEST_CASE("the emitted scale-out workflow runs end to end: shards, merge, smoke 
   auto v = released(kGpuTag);
   CHECK(v.ok());
   CHECK(v.out.find("allow-without-gpu-smoke") != std::string::npos);
+  // --require-gpu-smoke holds the release to bound hardware evidence: the override does not.
+  auto strict =
+      imgtool::testing::imgtool({"verify", "docker://" + s.reg.host() + "/ai/paddle-local:" + kGpuTag, "--key",
+                                 s.pub.string(), "--no-gpu-host", "--require-gpu-smoke", "--no-smoke"},
+                                {.timeout = std::chrono::seconds(1200)});
+  MESSAGE("verify --require-gpu-smoke -> " << strict.exit_code << "\n" << strict.out << strict.err);
+  CHECK(strict.exit_code == 1);
+  CHECK(strict.out.find("FAIL smoke.evidence") != std::string::npos);
 
   // Night 2: the same runners and cluster; nothing changed, so nothing is rebuilt, and the smoke
   // Jobs get new names (the night's nonce) instead of clashing with last night's.
