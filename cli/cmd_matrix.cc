@@ -20,6 +20,7 @@ using namespace imgtool::matrix;
 
 struct MatrixOptions {
   std::string file, explain, host_driver, gpu, today;
+  bool allow_unknown_archs = false;
   KbFlag kb;
   bool json = false;
 };
@@ -89,7 +90,7 @@ int print_explain(const MatrixOptions& o, const KnowledgeBase& kb, const std::st
 }
 
 int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
-  HostResult r = query_host(p, kb, {o.host_driver, o.gpu});
+  HostResult r = query_host(p, kb, {o.host_driver, o.gpu, o.allow_unknown_archs});
   if (o.json) {
     nlohmann::json fits = nlohmann::json::array(), rej = nlohmann::json::array();
     for (auto& f : r.fits) fits.push_back({{"cell", f.cell}, {"full_compat", f.full_compat}, {"note", f.note}});
@@ -107,7 +108,7 @@ int print_host(const Plan& p, const KnowledgeBase& kb, const MatrixOptions& o) {
   std::cout << "host: " << r.gpu.name << " (compute capability " << r.gpu.cc << "), driver " << r.driver << "\n";
   if (!r.gpu_note.empty()) std::cout << "note: " << r.gpu_note << "\n";
   std::cout << "runs here, best first (" << r.fits.size() << "):\n";
-  for (auto& f : r.fits) std::cout << "  " << pad(f.cell.tag, 38) << f.note << "\n";
+  for (auto& f : r.fits) std::cout << "  " << pad(f.cell.tag, 38) << f.note << "; " << f.kernels << "\n";
   std::cout << "cannot run here (" << r.rejected.size() << "):\n";
   for (auto& x : r.rejected)
     std::cout << "  " << pad(x.cell.tag, 38) << "[" << x.rule << "] " << x.reason
@@ -142,6 +143,8 @@ Registration matrix_registration{
        sub.add_option("--host-driver", o->host_driver,
                       "only cells that run on a host with this NVIDIA driver (needs --gpu)");
        sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, alias or nvidia-smi device name), e.g. V100");
+       sub.add_flag("--allow-unknown-archs", o->allow_unknown_archs,
+                    "with --host-driver: count GPU cells whose compiled GPU code is unknown as running (each says so)");
        o->kb.add(sub);
        sub.add_option("--today", o->today, "date for the Python end-of-life check, YYYY-MM-DD (default: today)");
        return [o] { return run_matrix(*o); };

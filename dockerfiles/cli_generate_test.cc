@@ -55,7 +55,8 @@ TEST_CASE("imgtool generate: the full default matrix, every Dockerfile parsed by
     CHECK(claims == installs);
     with_trt += claims;
     if (dir.filename() == "3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5")
-      CHECK(df.find("--index-url \"https://pypi.org/simple\" \"tensorrt-cu12==10.5.0\"\n") != std::string::npos);
+      CHECK(df.find("--index-url \"https://pypi.nvidia.com\" \"tensorrt-cu12==10.5.0\"\n") !=
+            std::string::npos);  // the matrix's tensorrt_index: PyPI has only the wheel stub
     if (dir.filename() == "2.6.2-gpu-cuda11.2-cudnn8.2-trt8.0") {
       CHECK(df.find("--index-url \"https://pypi.ngc.nvidia.com\" \"nvidia-tensorrt==8.0.3.4\"\n") != std::string::npos);
       CHECK(df.find("    fi && \\\n    python3.8 -m venv /opt/venv\n") != std::string::npos);

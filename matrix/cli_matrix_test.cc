@@ -29,9 +29,16 @@ TEST_CASE("imgtool matrix: table, json, explain, host") {
   auto e = cli({"matrix", kPaddle, "--explain", "paddle=2.6.2,cuda=12.6"});
   CHECK(e.exit_code == 0);
   CHECK(e.out.find("SKIPPED by rule paddle-cuda") != std::string::npos);
-  auto h = cli({"matrix", kPaddle, "--host-driver", "470.82.01", "--gpu", "V100"});
+  // No GPU cell of the default matrix has recorded GPU code yet: none counts as running on a V100 ...
+  auto strict = cli({"matrix", kPaddle, "--host-driver", "470.82.01", "--gpu", "V100"});
+  CHECK(strict.exit_code == 0);
+  CHECK(strict.out.find("runs here, best first (0)") != std::string::npos);
+  CHECK(strict.out.find("[host-kernels] Paddle 3.3.1's CUDA 11.8 build has no recorded GPU code") != std::string::npos);
+  // ... unless asked, and then each says so.
+  auto h = cli({"matrix", kPaddle, "--host-driver", "470.82.01", "--gpu", "V100", "--allow-unknown-archs"});
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("runs here, best first (5)") != std::string::npos);
+  CHECK(h.out.find("GPU code UNKNOWN") != std::string::npos);
   CHECK(cli({"matrix", "--help"}).exit_code == 0);
 }
 
