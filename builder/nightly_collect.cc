@@ -130,7 +130,10 @@ void attest(NightlyCell& c, EVP_PKEY& key, const image::RegistryOptions& ro) {
   try {
     image::Reference r = image::parse_reference("docker://" + c.publish.ref);
     image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, ro), r.name);
-    release::attest_evidence(repo, key, c.publish.digest, c.image_id, smoke::from_predicate(c.smoke.evidence));
+    smoke::SmokeEvidence signed_e;
+    release::attest_evidence(repo, key, c.publish.digest, c.image_id, smoke::from_predicate(c.smoke.evidence),
+                             &signed_e);
+    c.smoke.evidence = smoke::to_predicate(signed_e);  // the report shows what was signed (attested, image)
     c.smoke.source += "; evidence attested for " + c.publish.digest;
   } catch (const std::exception& e) {
     c.smoke.status = SmokeStatus::error;

@@ -6,7 +6,8 @@
 namespace imgtool::release {
 
 sign::AttestResult attest_evidence(image::Repository& repo, EVP_PKEY& key, const std::string& digest,
-                                   const std::string& smoked_image_id, const smoke::SmokeEvidence& e) {
+                                   const std::string& smoked_image_id, const smoke::SmokeEvidence& e,
+                                   smoke::SmokeEvidence* signed_evidence) {
   if (smoked_image_id.empty())
     throw CheckFailed(repo.name() + "@" + digest +
                       ": refusing to attest: no image ID says which image was smoked (nothing to compare)");
@@ -14,9 +15,10 @@ sign::AttestResult attest_evidence(image::Repository& repo, EVP_PKEY& key, const
   if (m.config().digest != smoked_image_id)
     throw CheckFailed(repo.name() + "@" + digest + ": refusing to attest: its config " + m.config().digest +
                       " is not the image that was smoked, " + smoked_image_id);
-  return sign::attach_attestation(
-      repo, key,
-      {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(smoke::stamped(e, smoked_image_id))});
+  smoke::SmokeEvidence s = smoke::stamped(e, smoked_image_id);
+  auto r = sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(s)});
+  if (signed_evidence) *signed_evidence = s;
+  return r;
 }
 
 }  // namespace imgtool::release

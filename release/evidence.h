@@ -16,6 +16,9 @@
 namespace imgtool::release {
 
 sign::AttestResult attest_evidence(image::Repository& repo, EVP_PKEY& key, const std::string& digest,
-                                   const std::string& smoked_image_id, const smoke::SmokeEvidence& e);
+                                   const std::string& smoked_image_id, const smoke::SmokeEvidence& e,
+                                   smoke::SmokeEvidence* signed_evidence = nullptr);
+// `signed_evidence`: set to what was signed (stamped with the image ID and imgtool's clock), so a
+// report can show the attestation as it is, not the evidence before it was stamped.
 
 }  // namespace imgtool::release

@@ -315,6 +315,9 @@ TEST_CASE("the emitted scale-out workflow runs end to end: shards, merge, smoke 
   const json& gpu = cell_of(smoked, kGpuTag);
   CHECK(gpu["smoke"]["evidence"]["host"] == "test-double");
   CHECK(gpu["smoke"]["evidence"]["bound"] == true);
+  // The report shows the attestation as signed: imgtool's clock and the smoked image's ID stamped in.
+  CHECK_FALSE(gpu["smoke"]["evidence"]["attested"].get<std::string>().empty());
+  CHECK(gpu["smoke"]["evidence"]["image"].get<std::string>().rfind("sha256:", 0) == 0);
   MESSAGE("the bound attestation's predicate (the GPU cell, collected from its smoke Job):\n"
           << gpu["smoke"]["evidence"].dump(1));
   CHECK(gpu["smoke"]["evidence"]["pod"]["image_id"].get<std::string>().find(gpu["publish"]["digest"]) !=
