@@ -133,6 +133,19 @@ void check_cudnn_claim(CheckResult& r, const scan::ImageLoader& loader, const st
           " where the loader finds it first, or fix io.imgtool.cudnn";
 }
 
+// The one name of `lib` (libcufft.so, libcufft.so.10, …) that Paddle's own libraries hold as a C
+// string, or "" when they hold none of its names or several (the KB's name decides then: a short
+// name may be built in code, scan/dlopen_names.h).
+std::string held_name(const std::set<std::string>& names, const matrix::NvidiaLibrary& lib) {
+  std::string base = lib.unversioned(), found;
+  for (const auto& n : names) {
+    if (n != base && n.rfind(base + ".", 0) != 0) continue;
+    if (!found.empty()) return "";
+    found = n;
+  }
+  return found;
+}
+
 }  // namespace
 
 PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
@@ -158,13 +171,17 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
     bool unversioned =
         loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
     std::string name = unversioned ? lib->unversioned() : soname;
+    // The exact string Paddle asks for, when its libraries show it: not the KB's per-major guess.
+    std::string held = held_name(d.dlopen_names, *lib), source = "";
+    if (!held.empty() && held != name) name = held, source = " (the name Paddle's libraries hold; the KB says another)";
     std::vector<scan::SearchDir> dirs =
         d.pip_cuda_libraries ? pip_dirs(*lib, key, build->site) : std::vector<scan::SearchDir>{};
     dirs.insert(dirs.end(), base_dirs.begin(), base_dirs.end());
     if (auto x = loads->extra_dirs.find(l.lib); x != loads->extra_dirs.end())
       for (const auto& e : x->second) dirs.push_back({e, "Paddle's extra folder"});
-    CheckResult r = library_row(loader, "loader." + l.lib, "Paddle " + d.version + " loads " + name + ": " + l.feature,
-                                name, soname, dirs);
+    CheckResult r =
+        library_row(loader, "loader." + l.lib, "Paddle " + d.version + " loads " + name + source + ": " + l.feature,
+                    name, soname, dirs);
     if (l.lib == "cudnn") check_cudnn_claim(r, loader, name, dirs, claims.label("cudnn"));
     if (r.status == Status::kFail && l.need == "feature") {
       r.status = Status::kWarn;

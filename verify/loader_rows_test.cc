@@ -251,3 +251,31 @@ TEST_CASE("long paths under the cap reach the loader-path rows without std::rege
   CHECK(status["contents.loader.libcudnn.so.8"] == Status::kPass);      // found through <site>/nvidia/*/lib
   CHECK(status["contents.loader.libcudart.so.11.0"] == Status::kFail);  // in no searched directory
 }
+
+// Issue 32 section 1: verify resolves the exact string Paddle asks for when its libraries hold it.
+TEST_CASE("Paddle rows: the name libphi.so holds decides, not the KB's guess; a name it does not hold is the KB's") {
+  auto items = paddle26_image();
+  std::string site = "usr/local/lib/python3.11/dist-packages";
+  // libphi.so holds "libcufft.so.99" (no such library in the image) and both NCCL names (as Paddle 3's list).
+  items.push_back({site + "/paddle/libs/libphi.so",
+                   std::string("\x7f"
+                               "ELF\0libcufft.so.99\0libnccl.so;libnccl.so.2\0",
+                               44),
+                   'f'});
+  scan::ContentsTree t(
+      [](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
+  t.examine_code(scan::examine_for_facts);
+  image::StringReader r(scan::testing::make_tar(items));
+  t.add_layer(r, "test layer");
+  auto facts = scan::gather_facts(t);
+  auto checked = check_paddle_libraries(t, facts, {}, gpu_claims(), test_kb());
+  auto rows = by_id(checked.rows);
+  REQUIRE(rows.count("loader.cufft"));
+  INFO(rows["loader.cufft"]->expected << " / " << rows["loader.cufft"]->found);
+  CHECK(rows["loader.cufft"]->status == Status::kFail);
+  CHECK(rows["loader.cufft"]->title.find("loads libcufft.so.99 (the name Paddle's libraries hold; the KB says "
+                                         "another)") != std::string::npos);
+  CHECK(rows["loader.cufft"]->found.find("dlopen(\"libcufft.so.99\") finds nothing") == 0);
+  CHECK(rows["loader.nccl"]->status == Status::kPass);    // two names held: the KB's libnccl.so
+  CHECK(rows["loader.cublas"]->status == Status::kPass);  // none held (built in code): the KB's libcublas.so
+}
