@@ -105,7 +105,7 @@ json parse_json_page(std::string_view body, const std::string& url, const std::s
         "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at) + ")");
   try {
     return json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range.406 "number overflow parsing '9E999…'"
     std::string what = e.what();
     what = what.substr(what.find(']') == std::string::npos ? 0 : what.find(']') + 2);
     bad_page(url, "PyPI's JSON API answer for " + project,
