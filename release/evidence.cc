@@ -16,7 +16,8 @@ sign::AttestResult attest_evidence(image::Repository& repo, EVP_PKEY& key, const
     throw CheckFailed(repo.name() + "@" + digest + ": refusing to attest: its config " + m.config().digest +
                       " is not the image that was smoked, " + smoked_image_id);
   smoke::SmokeEvidence s = smoke::stamped(e, smoked_image_id);
-  auto r = sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(s)});
+  auto r =
+      sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(s)});
   if (signed_evidence) *signed_evidence = s;
   return r;
 }
