@@ -73,7 +73,10 @@ SelectResult select_gpu(const std::vector<matrix::Cell>& cells, const matrix::Kn
 
 // The host's CPU: given, else the GPU's KB row (an arm64-only superchip), else amd64 (assumed).
 std::string host_cpu(const SelectHost& h, const matrix::KnowledgeBase& kb, std::string& why) {
-  if (!h.cpu_arch.empty()) return h.cpu_arch;
+  if (!h.cpu_arch.empty()) {
+    why = h.from;  // "given by hand" or this host's uname
+    return h.cpu_arch;
+  }
   if (!h.gpu.empty()) {
     auto gpus = kb.find_gpus(h.gpu);
     if (!gpus.empty() && !gpus.front()->host_cpu.empty()) {
