@@ -7,6 +7,7 @@
 
 #include "core/strings.h"
 #include "core/version.h"
+#include "matrix/rules.h"
 
 namespace imgtool::kb {
 
@@ -194,9 +195,7 @@ void cross_check_loads(DerivedRows& d, const matrix::KnowledgeBase& kb) {
     const matrix::NvidiaLibrary* lib = kb.library(l.lib);
     std::string so = lib->soname(lib->keyed_by == "cudnn" ? cudnn_major : cuda_major);
     if (so.empty()) continue;
-    bool unversioned =
-        loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
-    std::string name = unversioned ? lib->unversioned() : so;
+    std::string name = matrix::dlopens_unversioned(*loads, l.lib) ? lib->unversioned() : so;
     bool held = std::binary_search(d.dlopen_names.begin(), d.dlopen_names.end(), name) ||
                 std::binary_search(d.embedded_names.begin(), d.embedded_names.end(), name);
     // A name of up to 15 characters may be built in code; its head then stands for it.

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "matrix/kb.h"
@@ -53,6 +54,19 @@ inline std::string gpu_cell_image() {
     return std::string("paddle-local:2.6.2-gpu-cuda11.8-cudnn8.6");
   }();
   return ref;
+}
+
+// `imgtool verify docker-daemon:IMAGE` as a user runs it on an image no registry holds (no
+// signature, no smoke, no SBOM), its JSON report with "exit_code" added.
+inline nlohmann::json verify_daemon(const std::string& image,
+                                    std::chrono::seconds timeout = std::chrono::seconds(1800)) {
+  auto r = imgtool({"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
+                   {.timeout = timeout});
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (!j.is_object())
+    throw Error("imgtool verify docker-daemon:" + image + " printed no JSON report: " + r.out + r.err);
+  j["exit_code"] = r.exit_code;
+  return j;
 }
 
 // The test engine: one per machine (its data root is cached so images loaded once stay),

@@ -17,17 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-json verify_daemon(const std::string& image) {
-  auto r = imgtool::testing::imgtool(
-      {"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
-      {.timeout = std::chrono::seconds(1200)});
-  auto j = json::parse(r.out, nullptr, false);
-  std::string output = r.out + r.err;
-  REQUIRE_MESSAGE(j.is_object(), output);
-  j["exit_code"] = r.exit_code;
-  return j;
-}
-
 std::map<std::string, json> rows(const json& report) {
   std::map<std::string, json> out;
   for (const auto& c : report["checks"]) out[c["id"].get<std::string>()] = c;

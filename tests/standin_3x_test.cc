@@ -57,17 +57,6 @@ fs::path wheelhouse_for(const std::string& cuda, const fs::path& dir) {
   return out;
 }
 
-json verify_daemon(const std::string& image) {
-  auto r = imgtool::testing::imgtool(
-      {"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
-      {.timeout = std::chrono::seconds(1800)});
-  auto j = json::parse(r.out, nullptr, false);
-  std::string output = r.out + r.err;
-  REQUIRE_MESSAGE(j.is_object(), output);
-  j["exit_code"] = r.exit_code;
-  return j;
-}
-
 }  // namespace
 
 TEST_CASE("stand-in Paddle 3.3.1 cu126 and cu130 cells: built by their recipe on the real nvidia wheels, gate passes") {

@@ -7,6 +7,7 @@
 
 #include "core/strings.h"
 #include "core/version.h"
+#include "matrix/rules.h"
 #include "scan/loader.h"
 #include "scan/name_match.h"
 
@@ -168,9 +169,7 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
     const matrix::NvidiaLibrary* lib = kb.library(l.lib);
     std::string key = key_for(*lib, *build), soname = lib->soname(key);
     if (soname.empty()) continue;  // nvJitLink on CUDA 11: no such library
-    bool unversioned =
-        loads->dlopen == "unversioned" || std::count(loads->unversioned.begin(), loads->unversioned.end(), l.lib) > 0;
-    std::string name = unversioned ? lib->unversioned() : soname;
+    std::string name = matrix::dlopens_unversioned(*loads, l.lib) ? lib->unversioned() : soname;
     // The exact string Paddle asks for, when its libraries show it: not the KB's per-major guess.
     std::string held = held_name(d.dlopen_names, *lib), source = "";
     if (!held.empty() && held != name) name = held, source = " (the name Paddle's libraries hold; the KB says another)";
