@@ -29,18 +29,21 @@ bool is_library_name(const std::string& s) {
   return true;
 }
 
+// One more name into a bounded set: past kMaxNames a new one is dropped and said (truncated()).
+void DlopenNames::keep(std::set<std::string>& set, const std::string& name) {
+  if (set.size() < kMaxNames)
+    set.insert(name);
+  else if (!set.count(name))
+    truncated_ = true;
+}
+
 void DlopenNames::end_run() {
   if (!overlong_ && !run_.empty()) {
     size_t start = 0;
     while (start <= run_.size()) {
       size_t semi = run_.find(';', start);
       std::string item = run_.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
-      if (is_library_name(item)) {
-        if (names_.size() < kMaxNames)
-          names_.insert(item);
-        else if (!names_.count(item))
-          truncated_ = true;
-      }
+      if (is_library_name(item)) keep(names_, item);
       if (semi == std::string::npos) break;
       start = semi + 1;
     }
@@ -59,10 +62,7 @@ void DlopenNames::code_byte(unsigned char c) {
   if (head.rfind("lib", 0) != 0) return;
   for (size_t i = 3; i < 8; ++i)
     if (!word_char(head[i]) && head[i] != '.') return;
-  if (heads_.size() < kMaxNames)
-    heads_.insert(head);
-  else if (!heads_.count(head))
-    truncated_ = true;
+  keep(heads_, head);
 }
 
 // Every lib<word>.so[.<digits>]… inside the printable text gathered so far.
@@ -78,10 +78,7 @@ void DlopenNames::scan_text() {
       while (k < text_.size() && digit(text_[k])) ++k;
     }
     std::string name = text_.substr(i, k - i);
-    if (embedded_.size() < kMaxNames)
-      embedded_.insert(name);
-    else if (!embedded_.count(name))
-      truncated_ = true;
+    keep(embedded_, name);
   }
 }
 

@@ -34,6 +34,7 @@ class DlopenNames {
   bool truncated() const { return truncated_; }
 
  private:
+  void keep(std::set<std::string>& set, const std::string& name);
   void end_run();
   void code_byte(unsigned char c);
   void text_byte(char c);
