@@ -50,7 +50,8 @@ TEST_CASE("dlopen names: a short name built in code leaves its head as a movabs 
                          "\x48\xba"
                          "notalib!"
                          "\x48\xbb"
-                         "lib\x01abcd",
+                         "lib\x01"
+                         "abcd",
                          20);
   for (size_t chunk : {1, 3, 64}) {
     DlopenNames s;
