@@ -233,7 +233,7 @@ TEST_CASE("kb derive: every wheel string reaches YAML and JSON through printable
 // Issue 32 section 1: the names the framework's libraries hold, held against the KB's load table.
 TEST_CASE("kb derive: the dlopen names of libphi are read and cross-checked with the KB's load table") {
   auto files = gpu_wheel_files(kVersionPy);
-  std::string rodata = std::string("\0libcublas.so.12\0libnvrtc.so\0libnccl.so;libnccl.so.2\0", 55);
+  std::string rodata = std::string("\0libcublas.so.12\0libnvrtc.so\0libnccl.so;libnccl.so.2\0", 53);
   files[1].data += rodata;  // paddle/libs/libphi_gpu.so: its strings
   files.push_back({"paddle/libs/libthird_party.so", std::string("\0libcufft.so.99\0", 16), true});
   files[2].data =
