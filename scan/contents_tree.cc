@@ -97,21 +97,36 @@ FsEntry::Type type_of(mode_t t) {
   }
 }
 
-// The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner and the
-// library-name scanner, in one pass.
+// The file's bytes as libarchive hands them out (no copy), through the fat-binary scanner, the
+// library-name scanner and the dynamic-section reader, in one pass.
 void scan_code(archive* a, FsEntry& entry) {
   scan::FatbinScanner s;
   scan::DlopenNames names;
+  scan::ElfDynamicScanner dyn;
   const void* block;
   size_t n;
   la_int64_t offset;
   while (archive_read_data_block(a, &block, &n, &offset) == ARCHIVE_OK) {
     s.feed(static_cast<const char*>(block), n);
     names.feed(static_cast<const char*>(block), n);
+    dyn.feed(static_cast<const char*>(block), n);
   }
   names.finish();
   entry.gpu_code = std::make_shared<const GpuCode>(s.result());
   entry.dlopen_names = std::make_shared<const std::set<std::string>>(names.names());
+  entry.elf = std::make_shared<const ElfDynamic>(dyn.result());
+}
+
+// Only the dynamic section: the blocks up to it, then the rest skipped.
+void scan_dynamic(archive* a, FsEntry& entry) {
+  scan::ElfDynamicScanner dyn;
+  const void* block;
+  size_t n;
+  la_int64_t offset;
+  while (!dyn.done() && archive_read_data_block(a, &block, &n, &offset) == ARCHIVE_OK)
+    dyn.feed(static_cast<const char*>(block), n);
+  if (dyn.done()) archive_read_data_skip(a);
+  entry.elf = std::make_shared<const ElfDynamic>(dyn.result());
 }
 
 std::string read_data(archive* a, int64_t size) {
@@ -204,6 +219,8 @@ ContentsTree::RawEntry ContentsTree::read_entry(archive* a, archive_entry* e, co
     r.entry.content = std::make_shared<const std::string>(read_data(a, r.entry.size));
   } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && examine_ && examine_(r.path)) {
     scan_code(a, r.entry);
+  } else if (r.entry.type == FsEntry::Type::kFile && r.hardlink.empty() && dynamic_ && dynamic_(r.path)) {
+    scan_dynamic(a, r.entry);
   } else {
     archive_read_data_skip(a);  // nothing keeps these bytes: never copied out of the decoder's buffer
   }

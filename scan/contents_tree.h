@@ -35,6 +35,7 @@
 
 #include "image/image.h"
 #include "scan/dlopen_names.h"
+#include "scan/elf_dynamic.h"
 #include "scan/gpu_code.h"
 
 struct archive;  // libarchive
@@ -53,6 +54,9 @@ struct FsEntry {
   std::shared_ptr<const GpuCode> gpu_code;
   // The library names its C strings hold (scan/dlopen_names.h), for the same files.
   std::shared_ptr<const std::set<std::string>> dlopen_names;
+  // The dynamic section (DT_NEEDED, RPATH, RUNPATH: scan/elf_dynamic.h), for the examined files and
+  // the ones the dynamic predicate selected; shared by hard links.
+  std::shared_ptr<const ElfDynamic> elf;
 };
 
 struct ContentsLimits {
@@ -94,6 +98,9 @@ class ContentsTree {
   // Files whose bytes are streamed through scan::FatbinScanner as their layer is read (FsEntry::
   // gpu_code). Set before add_layer(s).
   void examine_code(ExamineCode pred) { examine_ = std::move(pred); }
+  // Files whose dynamic section only is read (FsEntry::elf; the rest of the file skipped): the
+  // libraries the loader model follows (scan::read_dynamic_for_loader). Set before add_layer(s).
+  void examine_dynamic(ExamineCode pred) { dynamic_ = std::move(pred); }
 
   // Applies one layer (tar, tar+gzip or tar+zstd; detected from the bytes).
   // Reads `layer` to its end so a verifying reader checks the digest.
@@ -144,7 +151,7 @@ class ContentsTree {
   RawEntry read_entry(::archive* a, ::archive_entry* e, const std::string& where, Budget& budget) const;
   std::map<std::string, FsEntry> entries_;
   KeepContent keep_;
-  ExamineCode examine_;
+  ExamineCode examine_, dynamic_;
   ContentsLimits limits_;
   size_t seen_entries_ = 0;
   int64_t kept_bytes_ = 0;

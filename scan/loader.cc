@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <set>
+
 #include "core/strings.h"
 #include "scan/name_match.h"
 
@@ -13,6 +15,11 @@ namespace {
 // Debian's ld.so.conf.d/x86_64-linux-gnu.conf adds.
 const std::vector<std::string> kDefaultDirs = {
     "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+
+// The driver's libraries (mounted by the NVIDIA hook at run time, from the host), and the loader
+// itself (always loaded: a DT_NEEDED of it is matched by soname, never searched).
+const char* const kDriverPrefixes[] = {"libcuda.so",    "libnvidia-",         "libnvcuvid.so",
+                                       "libnvoptix.so", "libcudadebugger.so", "ld-linux"};
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
   for (const auto& kv : env)
@@ -80,6 +87,17 @@ std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::v
   return out;
 }
 
+bool read_dynamic_for_loader(const std::string& path) {
+  std::string base = basename_of(path);
+  return base.rfind("lib", 0) == 0 && base.find(".so") != std::string::npos;
+}
+
+bool driver_library(const std::string& name) {
+  for (const char* prefix : kDriverPrefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 bool keep_for_loader(const std::string& path, int64_t size) {
   return size <= (1 << 16) && (path == "/etc/ld.so.conf" || path.rfind("/etc/ld.so.conf.d/", 0) == 0);
 }
@@ -113,6 +131,51 @@ Resolution ImageLoader::resolve(const std::string& name, const std::vector<Searc
     return r;
   }
   return r;
+}
+
+const ElfDynamic* ImageLoader::dynamic_of(const std::string& real) const {
+  const FsEntry* e = tree_.find(real);
+  return e && e->elf ? e->elf.get() : nullptr;
+}
+
+std::vector<SearchDir> ImageLoader::dirs_for(const std::string& path, const ElfDynamic& elf) const {
+  const std::string origin = dirname_of(path), base = basename_of(path);
+  auto expand = [&](const std::vector<std::string>& list, const std::string& via, std::vector<SearchDir>& out) {
+    for (auto d : list) {
+      for (const char* o : {"${ORIGIN}", "$ORIGIN"})
+        for (size_t at; (at = d.find(o)) != std::string::npos;) d.replace(at, std::string(o).size(), origin);
+      out.push_back({ContentsTree::normalize(d), via + " of " + base});
+    }
+  };
+  std::vector<SearchDir> out;
+  if (elf.runpath.empty()) expand(elf.rpath, "RPATH", out);
+  size_t i = 0;
+  for (; i < system_.size() && system_[i].via == "LD_LIBRARY_PATH"; ++i) out.push_back(system_[i]);
+  expand(elf.runpath, "RUNPATH", out);
+  out.insert(out.end(), system_.begin() + static_cast<long>(i), system_.end());
+  return out;
+}
+
+std::vector<Need> ImageLoader::needs(const Resolution& r, std::vector<std::string>* unread) const {
+  std::vector<Need> out;
+  std::set<std::string> seen = {r.real};
+  std::vector<std::pair<std::string, std::string>> todo = {{r.path, r.real}};  // (path as found, real file)
+  for (size_t next = 0; next < todo.size() && out.size() < kMaxNeeds; ++next) {
+    const auto [path, real] = todo[next];  // a copy: todo grows below
+    const ElfDynamic* elf = dynamic_of(real);
+    if (!elf) continue;  // the tree was not asked to read it
+    if ((!elf->elf || elf->unread) && unread) unread->push_back(path);
+    if (!elf->elf) continue;
+    std::vector<SearchDir> dirs = dirs_for(path, *elf);
+    for (const auto& name : elf->needed) {
+      Need n{path, name, {name, "", "", "", "", ""}, driver_library(name)};
+      if (!n.driver) n.res = resolve(name, dirs);
+      if (n.res.found() && seen.insert(n.res.real).second) todo.push_back({n.res.path, n.res.real});
+      out.push_back(std::move(n));
+      if (out.size() >= kMaxNeeds) break;
+    }
+  }
+  return out;
 }
 
 std::vector<LibraryCopy> ImageLoader::copies(const std::string& soname) const {

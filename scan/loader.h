@@ -9,6 +9,11 @@
 //      cache in the image does not matter there;
 //   4. the loader's trusted defaults (/lib, /usr/lib, their x86_64-linux-gnu and lib64 variants);
 //   5. the folders Paddle tries last for some libraries (/usr/local/cuda/lib64 for cuDNN).
+// What a library needs in turn (DT_NEEDED, scan/elf_dynamic.h) is searched as ld.so(8) does for
+// that object: its DT_RPATH (only when it has no DT_RUNPATH), LD_LIBRARY_PATH, its DT_RUNPATH,
+// then ld.so.cache's folders and the defaults; $ORIGIN is the folder the object was found in (the
+// path as opened: glibc does not follow the symlink). A name the driver brings at run time (the
+// NVIDIA hook mounts libcuda.so.1, libnvidia-*.so.1) is not searched in the image.
 // The file found is followed through its symlinks; its version comes from the file name
 // (libcudnn.so.8.9.6) or, for a file named only by its soname, from the pip distribution whose
 // RECORD lists it (nvidia_cublas_cu12-12.6.4.1). Every other copy of the same library in the
@@ -44,6 +49,14 @@ struct LibraryCopy {
   std::string path, version;
 };
 
+// A name some library needs (DT_NEEDED), where the loader finds it.
+struct Need {
+  std::string by;    // the object whose dynamic section names it (its path as found)
+  std::string name;  // the name
+  Resolution res;    // where it is found (unsearched for a driver library)
+  bool driver = false;
+};
+
 class ImageLoader {
  public:
   ImageLoader(const ContentsTree& tree, const ContentsFacts& facts, const std::vector<std::string>& env);
@@ -53,6 +66,17 @@ class ImageLoader {
   // Every regular file of the library whose soname is `soname` (other copies), with its version.
   std::vector<LibraryCopy> copies(const std::string& soname) const;
   std::string version_of(const std::string& real, std::string* from = nullptr) const;
+  // The dynamic section read off the file at `real` (nullptr: the tree was not asked to read it,
+  // ContentsTree::examine_dynamic; `elf == false`: read, but no 64-bit LE ELF).
+  const ElfDynamic* dynamic_of(const std::string& real) const;
+  // Where the loader looks for a name that the object found at `path` needs or dlopens.
+  std::vector<SearchDir> dirs_for(const std::string& path, const ElfDynamic& elf) const;
+  // Everything `r` needs, transitively (each library once, at most kMaxNeeds), in the order the
+  // loader meets it. `unread` gets the objects whose dynamic section could not be read (no ELF, or
+  // a name in it not kept): what they need is not known. A file the tree was not asked to read
+  // (no FsEntry::elf) is not followed.
+  static constexpr size_t kMaxNeeds = 512;
+  std::vector<Need> needs(const Resolution& r, std::vector<std::string>* unread = nullptr) const;
 
  private:
   const ContentsTree& tree_;
@@ -65,5 +89,9 @@ std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::v
 
 // Which of these files' bytes add_layer() must keep (ld.so.conf and its includes).
 bool keep_for_loader(const std::string& path, int64_t size);
+// Which files' dynamic sections add_layer() reads (ContentsTree::examine_dynamic): lib*.so*.
+bool read_dynamic_for_loader(const std::string& path);
+// A name the driver brings into a container at run time (libcuda.so.1, libnvidia-ml.so.1, …).
+bool driver_library(const std::string& name);
 
 }  // namespace imgtool::scan

@@ -68,6 +68,9 @@ TEST_CASE(
   }
   CHECK(r["loader.cudnn"]["found"].get<std::string>().find("(8.6.0.163, from nvidia_cudnn_cu11-8.6.0.163.dist-info") !=
         std::string::npos);
+  // cuBLAS needs cuBLASLt (DT_NEEDED), found as ld.so finds it for libcublas.so.11; libcuda.so is the driver's.
+  CHECK(r["loader.cublas"]["found"].get<std::string>().find("needs libcublasLt.so.11 -> ") != std::string::npos);
+  CHECK(r["loader.cuda"]["status"] == "pass");
   CHECK(r["contents.cuda-archs"]["status"] == "pass");
   CHECK(r["contents.cuda-archs"]["found"].get<std::string>().rfind("sm_61,sm_70,sm_75,sm_80,sm_86 (", 0) == 0);
   CHECK(r["env.driver-capabilities"]["status"] == "pass");

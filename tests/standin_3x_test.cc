@@ -106,6 +106,12 @@ include:
     }
     // NVRTC: asked for as libnvrtc.so, found through the link the recipe made to the wheel's library.
     CHECK(rows["loader.nvrtc"]["found"].get<std::string>().find("libnvrtc.so." + major) != std::string::npos);
+    // What the libraries need in turn, searched as ld.so searches for them (their RUNPATH): cuSPARSE
+    // needs nvJitLink; and libcuda.so is left to the host driver.
+    CHECK_MESSAGE(rows["loader.cusparse"]["found"].get<std::string>().find("needs libnvJitLink.so." + major + " -> ") !=
+                      std::string::npos,
+                  rows["loader.cusparse"].dump());
+    CHECK_MESSAGE(rows["loader.cuda"]["status"] == "pass", rows["loader.cuda"].dump());
     CHECK(v["exit_code"] == 0);
     imgtool::run({"docker", "rmi", "-f", image});
   }

@@ -56,12 +56,31 @@ std::string key_for(const matrix::NvidiaLibrary& lib, const PaddleBuild& b) {
   return b.cuda_major;
 }
 
-// LD_LIBRARY_PATH, then libphi.so's RUNPATH (<site>/paddle/libs), then the cache and the defaults.
-std::vector<scan::SearchDir> paddle_dirs(const std::vector<scan::SearchDir>& system, const std::string& site) {
+// The library that calls dlopen: of Paddle's own libraries, the one holding the most library
+// names (libphi.so; phi/backends/dynload), when its dynamic section was read.
+std::optional<std::string> dlopen_caller(const scan::ContentsTree& tree, const scan::PaddleDist& d) {
+  std::optional<std::string> best;
+  size_t most = 0;
+  for (const auto& path : d.code_libraries) {
+    const scan::FsEntry* e = tree.find(path);
+    if (!e || !e->elf || !e->elf->elf || e->elf->unread || !e->dlopen_names || e->dlopen_names->size() < most) continue;
+    if (best && e->dlopen_names->size() == most) continue;
+    best = path, most = e->dlopen_names->size();
+  }
+  return best;
+}
+
+// Where dlopen from Paddle looks (ld.so(8), for the calling library): its RPATH (without a
+// RUNPATH), LD_LIBRARY_PATH, its RUNPATH, the cache, the defaults. Its dynamic section unread:
+// libphi.so's RUNPATH is assumed to be $ORIGIN (<site>/paddle/libs), as in every wheel read so far.
+std::vector<scan::SearchDir> paddle_dirs(const scan::ImageLoader& loader, const scan::ContentsTree& tree,
+                                         const PaddleBuild& b) {
+  if (auto caller = dlopen_caller(tree, *b.dist)) return loader.dirs_for(*caller, *tree.find(*caller)->elf);
+  const auto& system = loader.system_dirs();
   std::vector<scan::SearchDir> out;
   size_t i = 0;
   for (; i < system.size() && system[i].via == "LD_LIBRARY_PATH"; ++i) out.push_back(system[i]);
-  out.push_back({site + "/paddle/libs", "RUNPATH of libphi.so"});
+  out.push_back({b.site + "/paddle/libs", "RUNPATH of libphi.so (assumed: its dynamic section was not read)"});
   out.insert(out.end(), system.begin() + static_cast<long>(i), system.end());
   return out;
 }
@@ -70,6 +89,49 @@ std::string dir_list(const std::vector<scan::SearchDir>& dirs) {
   std::vector<std::string> d;
   for (const auto& s : dirs) d.push_back(s.dir);
   return strings::join(d, ":");
+}
+
+// Names that every image's C runtime provides: listed in a row's text only when they fail.
+bool runtime_name(const std::string& n) {
+  for (const char* p : {"libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "libgcc_s.so", "libstdc++.so",
+                        "libutil.so", "libz.so"})
+    if (n.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// What the library the loader opens needs in turn (DT_NEEDED, searched as ld.so does for it:
+// RPATH, LD_LIBRARY_PATH, RUNPATH, cache, defaults): a name not found fails the row (the dlopen
+// itself fails: "libnvJitLink.so.12: cannot open shared object file"), and so does an older copy
+// found before a newer one (cuSPARSE then fails on a missing nvJitLink symbol).
+void check_needs(const scan::ImageLoader& loader, const scan::Resolution& res, CheckResult& r) {
+  std::vector<std::string> unread, listed, missing;
+  for (const auto& n : loader.needs(res, &unread)) {
+    if (n.driver) {
+      if (n.name.rfind("libcuda.so", 0) == 0) listed.push_back(n.name + " (from the driver at run time)");
+      continue;
+    }
+    std::string by = scan::basename_of(n.by);
+    if (!n.res.found()) {
+      missing.push_back(n.name + " (needed by " + by + ")");
+      continue;
+    }
+    if (!runtime_name(n.name)) listed.push_back(n.name + " -> " + n.res.real + " (via " + n.res.via + ")");
+    for (const auto& c : loader.copies(n.name))
+      if (c.path != n.res.real && version_older(n.res.version, c.version)) {
+        r.status = Status::kFail;
+        r.found += "; " + by + " needs " + n.name + ": the loader opens " + n.res.real + " (" + n.res.version +
+                   ") before the newer " + c.path + " (" + c.version + ")";
+        r.fix = "put " + scan::dirname_of(c.path) + " before " + scan::dirname_of(n.res.path) +
+                " (or remove the older copy): " + by + " needs the newer " + n.name;
+      }
+  }
+  if (!listed.empty()) r.found += "; needs " + strings::join(listed, ", ");
+  if (!unread.empty())
+    r.found += "; what " + strings::join(unread, ", ") + " needs is unknown (dynamic section not read)";
+  if (missing.empty()) return;
+  r.status = Status::kFail;
+  r.found += "; the loader finds no " + strings::join(missing, ", ");
+  r.fix = "install what it needs where its RUNPATH (or the loader's folders) points: " + strings::join(missing, ", ");
 }
 
 CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, const std::string& title,
@@ -100,6 +162,7 @@ CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, 
       r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " +
               scan::dirname_of(res.path) + " in the loader's order";
     }
+  check_needs(loader, res, r);
   return r;
 }
 
@@ -147,6 +210,51 @@ std::string held_name(const std::set<std::string>& names, const matrix::NvidiaLi
   return found;
 }
 
+// loader.cuda: Paddle dlopens the unversioned libcuda.so (the driver API: CINN, the VMM allocator,
+// JIT). The driver brings it at run time: the NVIDIA Container Toolkit mounts libcuda.so.<ver> and
+// links libcuda.so -> libcuda.so.1 (legacy hook: always; CDI: from 1.17.0), but KEEPS a link the
+// image already has, and a libcuda the image ships is found instead of the host's
+// (matrix/kb/sources/libcuda-in-containers.md). So the image must hold none in the loader's way:
+// a stub (CUDA_ERROR_STUB_LIBRARY), its own driver copy, or a link to another name.
+CheckResult driver_row(const scan::ImageLoader& loader, const scan::ContentsTree& tree,
+                       const std::vector<scan::SearchDir>& dirs) {
+  CheckResult r{"loader.cuda",
+                "libcuda.so (the driver API) comes from the host driver",
+                Status::kPass,
+                "the image holds no libcuda.so* where dlopen(\"libcuda.so\") looks",
+                "no libcuda in the loader's folders: the NVIDIA Container Toolkit mounts the driver's and links "
+                "libcuda.so -> libcuda.so.1 at run time (legacy hook: always; CDI: from toolkit 1.17.0)",
+                ""};
+  for (const std::string name : {"libcuda.so", "libcuda.so.1"}) {
+    for (const auto& d : dirs) {
+      const scan::FsEntry* link = tree.find(d.dir + "/" + name);
+      if (name == "libcuda.so" && link && link->type == scan::FsEntry::Type::kSymlink &&
+          scan::basename_of(link->link) != "libcuda.so.1") {
+        r.status = Status::kFail;
+        r.found = d.dir + "/libcuda.so -> " + link->link + " (via " + d.via +
+                  "): the toolkit keeps an image's own link, so the host driver's libcuda.so.1 is not what it opens";
+        r.fix = "remove " + d.dir + "/libcuda.so from the image (or link it to libcuda.so.1)";
+        return r;
+      }
+    }
+    scan::Resolution res = loader.resolve(name, dirs);
+    if (!res.found()) continue;
+    bool stub = res.real.find("/stubs/") != std::string::npos, compat = res.real.find("/compat/") != std::string::npos;
+    r.status = compat ? Status::kWarn : Status::kFail;
+    r.found = "dlopen(\"" + name + "\") opens the image's own " + res.describe() +
+              (stub     ? ": the CUDA stub, which returns CUDA_ERROR_STUB_LIBRARY (34) for every call"
+               : compat ? ": cuda-compat's forward-compatibility driver, used instead of the host's (data-center GPUs "
+                          "on a supported driver branch only)"
+                        : ": a driver library inside the image, used instead of the host's");
+    r.fix = stub ? "take " + scan::dirname_of(res.path) + " (" + res.via +
+                       ") out of the loader's folders: stubs are for linking only"
+            : compat ? "enable cuda-compat only for hosts that need it (opt-in), not in the default image"
+                     : "remove " + res.real + " from the image: the host's driver is mounted at run time";
+    return r;
+  }
+  return r;
+}
+
 }  // namespace
 
 PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const scan::ContentsFacts& facts,
@@ -163,7 +271,7 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
               "add its paddle_loads row (phi/backends/dynload of that release)"}},
             {}};
   scan::ImageLoader loader(tree, facts, env);
-  std::vector<scan::SearchDir> base_dirs = paddle_dirs(loader.system_dirs(), build->site);
+  std::vector<scan::SearchDir> base_dirs = paddle_dirs(loader, tree, *build);
   PaddleLibraryRows out;
   for (const auto& l : loads->libs) {
     const matrix::NvidiaLibrary* lib = kb.library(l.lib);
@@ -190,6 +298,7 @@ PaddleLibraryRows check_paddle_libraries(const scan::ContentsTree& tree, const s
     out.rows.push_back(std::move(r));
     out.sonames.push_back(soname);
   }
+  out.rows.push_back(driver_row(loader, tree, base_dirs));
   return out;
 }
 

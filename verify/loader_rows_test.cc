@@ -7,6 +7,7 @@
 #include "scan/contents_facts.h"
 #include "scan/contents_tree.h"
 #include "scan/loader.h"
+#include "scan/testing/elf.h"
 #include "scan/testing/layers.h"
 #include "verify/claims_model.h"
 
@@ -75,6 +76,88 @@ TEST_CASE("loader: a library that exists but is in no searched directory fails w
   // The same image with LD_LIBRARY_PATH pointing at the folder passes.
   auto ok = check_loader_paths(t, scan::gather_facts(t), {"LD_LIBRARY_PATH=/usr/local/cuda/lib64"});
   CHECK(row(ok, "contents.loader.libcudart.so.11.0")->status == Status::kPass);
+}
+
+namespace {
+// cuSPARSE 12 as NVIDIA's wheels ship it (DT_NEEDED libnvJitLink.so.12, a search path for it), an
+// older nvJitLink under /usr/local/cuda/lib64 and, with `newer`, the one cuSPARSE was built with.
+std::vector<TarItem> cusparse_image(bool rpath, bool older, bool newer) {
+  using scan::testing::elf_library;
+  const std::string sys = "usr/lib/x86_64-linux-gnu/";
+  std::vector<TarItem> v = {
+      {sys + "libcusparse.so.12",
+       elf_library({"libnvJitLink.so.12", "libc.so.6"}, "libcusparse.so.12", "/opt/nvjitlink/lib:$ORIGIN", rpath)},
+      {sys + "libc.so.6", elf_library({"ld-linux-x86-64.so.2"}, "libc.so.6")}};
+  auto jitlink = [&](const std::string& dir, const std::string& version) {
+    v.push_back({dir + "libnvJitLink.so.12", "libnvJitLink.so." + version, 'l'});
+    v.push_back({dir + "libnvJitLink.so." + version, elf_library({"libc.so.6"}, "libnvJitLink.so.12")});
+  };
+  if (older) jitlink("usr/local/cuda/lib64/", "12.1.105");
+  if (newer) jitlink("opt/nvjitlink/lib/", "12.6.85");
+  return v;
+}
+
+scan::ContentsTree elf_tree_of(const std::vector<TarItem>& items) {
+  scan::ContentsTree t(
+      [](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
+  t.examine_code(scan::examine_for_facts);
+  t.examine_dynamic(scan::read_dynamic_for_loader);
+  image::StringReader r(make_tar(items));
+  t.add_layer(r, "test layer");
+  return t;
+}
+
+CheckResult cusparse_row(bool rpath, bool older, bool newer, const std::vector<std::string>& env) {
+  auto t = elf_tree_of(cusparse_image(rpath, older, newer));
+  auto rows = check_loader_paths(t, scan::gather_facts(t), env);
+  auto* r = row(rows, "contents.loader.libcusparse.so.12");
+  REQUIRE(r);
+  INFO(r->found);
+  return *r;
+}
+}  // namespace
+
+TEST_CASE("loader: what a library needs (DT_NEEDED) is found as ld.so finds it, through its RUNPATH") {
+  CheckResult ok = cusparse_row(false, false, true, {});
+  CHECK(ok.status == Status::kPass);
+  CHECK(ok.found.find("needs libnvJitLink.so.12 -> /opt/nvjitlink/lib/libnvJitLink.so.12.6.85 (via RUNPATH of "
+                      "libcusparse.so.12)") != std::string::npos);
+  CHECK(ok.found.find("libc.so.6") == std::string::npos);  // the C runtime: checked, not listed
+  // Nothing provides it: the dlopen of cuSPARSE itself fails.
+  CheckResult none = cusparse_row(false, false, false, {});
+  CHECK(none.status == Status::kFail);
+  CHECK(none.found.find("the loader finds no libnvJitLink.so.12 (needed by libcusparse.so.12)") != std::string::npos);
+  CHECK(none.fix.find("libnvJitLink.so.12") != std::string::npos);
+}
+
+TEST_CASE("loader: LD_LIBRARY_PATH comes before a RUNPATH, after an RPATH (an older nvJitLink wins or not)") {
+  const std::vector<std::string> env = {"LD_LIBRARY_PATH=/usr/local/cuda/lib64"};
+  CheckResult runpath = cusparse_row(false, true, true, env);
+  CHECK(runpath.status == Status::kFail);
+  CHECK(runpath.found.find("the loader opens /usr/local/cuda/lib64/libnvJitLink.so.12.1.105 (12.1.105) before the "
+                           "newer /opt/nvjitlink/lib/libnvJitLink.so.12.6.85 (12.6.85)") != std::string::npos);
+  CHECK(runpath.fix.find("put /opt/nvjitlink/lib before /usr/local/cuda/lib64") != std::string::npos);
+  CheckResult rpath = cusparse_row(true, true, true, env);
+  CHECK(rpath.status == Status::kPass);
+  CHECK(rpath.found.find("-> /opt/nvjitlink/lib/libnvJitLink.so.12.6.85 (via RPATH of libcusparse.so.12)") !=
+        std::string::npos);
+  // Without the newer copy the older one is what there is: found, nothing newer to prefer.
+  CHECK(cusparse_row(false, true, false, env).status == Status::kPass);
+}
+
+TEST_CASE("loader: $ORIGIN is the folder the object was found in; RPATH is ignored beside a RUNPATH") {
+  auto t = elf_tree_of(
+      {{"opt/a/lib/libx.so.1", scan::testing::make_elf({{15, "/rpath"}, {29, "$ORIGIN/../dep:${ORIGIN}"}})}});
+  scan::ImageLoader loader(t, scan::gather_facts(t), {"LD_LIBRARY_PATH=/ld"});
+  const scan::ElfDynamic* elf = loader.dynamic_of("/opt/a/lib/libx.so.1");
+  REQUIRE(elf);
+  auto dirs = loader.dirs_for("/opt/link/libx.so.1", *elf);
+  REQUIRE(dirs.size() >= 4);
+  CHECK(dirs[0].dir == "/ld");
+  CHECK(dirs[1].dir == "/opt/dep");
+  CHECK(dirs[1].via == "RUNPATH of libx.so.1");
+  CHECK(dirs[2].dir == "/opt/link");
+  for (const auto& d : dirs) CHECK(d.dir != "/rpath");
 }
 
 namespace {
@@ -278,4 +361,38 @@ TEST_CASE("Paddle rows: the name libphi.so holds decides, not the KB's guess; a 
   CHECK(rows["loader.cufft"]->found.find("dlopen(\"libcufft.so.99\") finds nothing") == 0);
   CHECK(rows["loader.nccl"]->status == Status::kPass);    // two names held: the KB's libnccl.so
   CHECK(rows["loader.cublas"]->status == Status::kPass);  // none held (built in code): the KB's libcublas.so
+}
+
+TEST_CASE("loader.cuda: libcuda.so comes from the host driver; a stub, a copy or a foreign link in the image fails") {
+  auto cuda_row = [](std::vector<TarItem> extra, const std::vector<std::string>& env = {}) {
+    auto items = paddle26_image();
+    items.insert(items.end(), extra.begin(), extra.end());
+    auto t = tree_of(items);
+    auto rows = check_paddle_libraries(t, scan::gather_facts(t), env, gpu_claims(), test_kb());
+    auto r = by_id(rows.rows);
+    REQUIRE(r.count("loader.cuda"));
+    INFO(r["loader.cuda"]->found);
+    return *r["loader.cuda"];
+  };
+  CheckResult none = cuda_row({});
+  CHECK(none.status == Status::kPass);
+  CHECK(none.found.find("links libcuda.so -> libcuda.so.1 at run time") != std::string::npos);
+  // The toolkit's own link, made in the image (dangling without the driver): allowed.
+  CHECK(cuda_row({{"usr/lib/x86_64-linux-gnu/libcuda.so", "libcuda.so.1", 'l'}}).status == Status::kPass);
+  // The stub behind LD_LIBRARY_PATH.
+  CheckResult stub = cuda_row({{"usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so", "stub"}},
+                              {"LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs"});
+  CHECK(stub.status == Status::kFail);
+  CHECK(stub.found.find("CUDA_ERROR_STUB_LIBRARY (34)") != std::string::npos);
+  CHECK(stub.fix.find("/usr/local/cuda/lib64/stubs") != std::string::npos);
+  // A link the toolkit would keep, to another name.
+  CheckResult foreign = cuda_row({{"usr/lib/x86_64-linux-gnu/libcuda.so", "libcuda.so.535.104.05", 'l'}});
+  CHECK(foreign.status == Status::kFail);
+  CHECK(foreign.found.find("the toolkit keeps an image's own link") != std::string::npos);
+  // A driver library copied into the image.
+  CHECK(cuda_row({{"usr/lib/x86_64-linux-gnu/libcuda.so.1", "driver"}}).status == Status::kFail);
+  // cuda-compat in the loader's way: a warning (forward compatibility is a deliberate choice).
+  CheckResult compat =
+      cuda_row({{"usr/local/cuda-11.8/compat/libcuda.so.1", "compat"}}, {"LD_LIBRARY_PATH=/usr/local/cuda/compat"});
+  CHECK(compat.status == Status::kWarn);
 }

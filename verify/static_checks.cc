@@ -108,6 +108,7 @@ scan::ContentsTree contents_tree(bool for_inventory) {
            (for_inventory && sbom::keep_for_inventory(p, n));
   });
   tree.examine_code(scan::examine_for_facts);
+  tree.examine_dynamic(scan::read_dynamic_for_loader);
   return tree;
 }
 
