@@ -2,7 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <optional>
+
 #include "core/error.h"
+#include "core/fs.h"
 #include "host/registry_candidates.h"
 #include "matrix/matrix.h"
 #include "tests/source_kb.h"
@@ -181,4 +185,32 @@ TEST_CASE("select: a GB200 host (Grace, arm64) is offered no amd64 image; the re
   auto cpu_host = select_tag(cells(), {}, kb(), {"", "", "given by hand", "arm64"});
   CHECK_FALSE(cpu_host.chosen);
   CHECK(cpu_host.host.find("CPU arm64") != std::string::npos);
+}
+
+// Issue 32 section 3: archs reported for a build (Paddle's run-time check printed them; not read
+// from a wheel) are shown beside the refusal, never used to accept.
+TEST_CASE("select: reported (UNCONFIRMED) archs are shown with the refusal, and never accept a GPU") {
+  // 3.0.0 cu118 without TensorRT (the default matrix skips its -trt cell: rule trt-cuda-major).
+  imgtool::PrivateTempDir dir;
+  std::string yaml = (dir.path() / "m.yaml").string();
+  std::ofstream(yaml) << "repository: t\naxes: {variant: gpu, paddle: \"3.0.0\", cuda: \"11.8\", trt: none, "
+                         "python: \"3.11\", os: ubuntu22.04, flavor: runtime}\n";
+  auto plan = matrix::plan_matrix(yaml, kb(), {"2026-11-22"});
+  std::optional<matrix::Cell> c;
+  for (const auto& x : plan.kept)
+    if (x.variant == "gpu" && x.paddle == "3.0.0" && x.cuda == "11.8") c = x;
+  REQUIRE(c);
+  CHECK(c->cuda_archs.empty());
+  CHECK(c->cuda_archs_reported == "sm_60,sm_61,sm_70,sm_75,sm_80,sm_86");
+  auto h100 = select_tag({*c}, {}, kb(), {"580.95.05", "NVIDIA H100 80GB HBM3", "given by hand"});
+  CHECK_FALSE(h100.chosen);
+  REQUIRE(h100.passed_over.size() == 1);
+  CHECK(h100.passed_over[0].rule == "host-kernels");
+  CHECK(h100.passed_over[0].why.find("reported for this build (UNCONFIRMED, not read from a wheel: "
+                                     "github.com/PaddlePaddle/Paddle/issues/74088") != std::string::npos);
+  CHECK(h100.passed_over[0].why.find("sm_60,sm_61,sm_70,sm_75,sm_80,sm_86, which would not") != std::string::npos);
+  auto a100 = select_tag({*c}, {}, kb(), {"580.95.05", "NVIDIA A100-SXM4-80GB", "given by hand"});
+  CHECK_FALSE(a100.chosen);  // reported is not read: still refused
+  REQUIRE(a100.passed_over.size() == 1);
+  CHECK(a100.passed_over[0].why.find("which would run there") != std::string::npos);
 }

@@ -39,6 +39,8 @@ struct Cell {
   std::string cudnn_package;        // apt: the pinned package the template installs
   bool pip_cuda_libraries = false;  // Paddle's wheel brings its own CUDA libraries (the base has none)
   std::string cuda_archs;           // GPU code of Paddle's libraries (io.imgtool.cuda-archs); "" = unknown
+  // Reported for the build but not read from a wheel (kb/paddle.yaml reported_archs): shown, never trusted.
+  std::string cuda_archs_reported, cuda_archs_reported_source;
   // Paddle builds that dlopen unversioned names (libcublas.so): "unversioned=soname" pairs the
   // template links (kb/libraries.yaml paddle_loads).
   std::vector<std::string> dynload_links;
@@ -51,7 +53,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Cell, repository, tag, variant, 
                                                 trt, min_driver, min_driver_full, min_driver_paddle, base_image,
                                                 base_digest, pip_requirement, pip_index_url, wheelhouse, template_name,
                                                 cuda_base, cudnn_from, cudnn_full, cudnn_package, pip_cuda_libraries,
-                                                cuda_archs, dynload_links, overrides, warnings, sources)
+                                                cuda_archs, cuda_archs_reported, cuda_archs_reported_source,
+                                                dynload_links, overrides, warnings, sources)
 
 // The driver floor the image claims (label io.imgtool.min-driver, NVIDIA_REQUIRE_CUDA's driver>=):
 // the stricter of NVIDIA's minor-version floor and Paddle's documented one.

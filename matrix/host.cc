@@ -53,6 +53,14 @@ constexpr const char* kArchsSource = "the build's compiled_archs (matrix/kb/padd
 
 // Empty when the build's compiled GPU code (compiled_archs, io.imgtool.cuda-archs) runs on the GPU;
 // unknown code is refused unless the query allows it.
+// What is reported (not read) about a build's GPU code, for a refusal's text: "" when nothing is.
+std::string reported_kernels(const Cell& c, const GpuSpec& g) {
+  if (c.cuda_archs_reported.empty()) return "";
+  std::string gap = kernel_gap(c.cuda_archs_reported, g.cc);
+  return "; reported for this build (UNCONFIRMED, not read from a wheel: " + c.cuda_archs_reported_source +
+         "): " + c.cuda_archs_reported + (gap.empty() ? ", which would run there" : ", which would not: " + gap);
+}
+
 std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g, bool allow_unknown) {
   if (c.cuda_archs.empty() && !allow_unknown)
     return HostReject{c, "host-kernels",
@@ -61,7 +69,8 @@ std::optional<HostReject> check_kernels(const Cell& c, const GpuSpec& g, bool al
                           "on a " +
                           g.aliases.front() + " (compute capability " + g.cc +
                           ") is unknown, and a GPU it was not compiled for computes wrong results without an error; "
-                          "--allow-unknown-archs accepts it",
+                          "--allow-unknown-archs accepts it" +
+                          reported_kernels(c, g),
                       kArchsSource};
   std::string gap = kernel_gap(c.cuda_archs, g.cc);
   if (gap.empty()) return std::nullopt;

@@ -214,7 +214,7 @@ struct KbLoader {
   static PaddleGpuBuild gpu_build(const YamlDoc& d, const YAML::Node& n) {
     d.check_keys(n,
                  {"cuda", "cudnn", "trt", "trt_pip", "min_driver", "requirement", "index_url", "pip_cuda_libraries",
-                  "compiled_archs", "archs_source", "versions", "source", "unconfirmed", "note"},
+                  "compiled_archs", "archs_source", "reported_archs", "versions", "source", "unconfirmed", "note"},
                  "a Paddle GPU build");
     PaddleGpuBuild b;
     b.unconfirmed = d.boolean(n, "unconfirmed", false);
@@ -231,6 +231,16 @@ struct KbLoader {
       d.fail(n["compiled_archs"],
              "expected GPU architectures like sm_61,sm_86,compute_86, found '" + b.compiled_archs + "'");
     b.archs_source = d.str(n, "archs_source", !b.compiled_archs.empty());
+    if (n["reported_archs"]) {
+      const YAML::Node& r = n["reported_archs"];
+      d.expect_map(r, "reported_archs (GPU architectures reported for the build, not read from a wheel)");
+      d.check_keys(r, {"archs", "source", "unconfirmed", "note"}, "reported GPU architectures");
+      read_fact(d, r, b.reported_archs);
+      b.reported_archs.archs = d.str(r, "archs");
+      if (!arch_list(b.reported_archs.archs))
+        d.fail(r["archs"], "expected GPU architectures like sm_61,sm_86, found '" + b.reported_archs.archs + "'");
+      if (b.reported_archs.source.empty()) d.fail(r, "reported_archs needs its source");
+    }
     if (n["versions"])
       for (const auto& v : n["versions"]) b.versions.push_back(d.version_of(v));
     if (n["min_driver"]) {

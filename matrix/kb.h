@@ -99,6 +99,13 @@ struct DriverFloor : Fact {
   std::string driver;  // empty = none documented
 };
 
+// GPU architectures a build's wheels are reported to hold, not read from a wheel (Paddle's own
+// run-time check printing its compiled list, a build script): shown beside a refusal, never used
+// to accept a GPU.
+struct ReportedArchs : Fact {
+  std::string archs;  // "sm_60,…,sm_86"
+};
+
 struct PaddleGpuBuild : Fact {
   std::string cuda, cudnn, trt;
   DriverFloor min_driver;              // Paddle's documented floor (min_driver: in kb/paddle.yaml)
@@ -109,6 +116,7 @@ struct PaddleGpuBuild : Fact {
   bool pip_cuda_libraries = false;
   std::string compiled_archs;         // "sm_61,…,sm_86[,compute_86]" (`imgtool kb derive`); "" = unknown
   std::string archs_source;           // where compiled_archs was read (the wheel and its sha256)
+  ReportedArchs reported_archs;       // reported_archs: in kb/paddle.yaml (UNCONFIRMED until read)
   std::vector<std::string> versions;  // the release's versions this build exists for; empty = all
 };
 

@@ -193,10 +193,18 @@ void resolve_gpu(Cell& c, const RuleContext& ctx, FactLog& log) {
     c.min_driver_paddle = b.min_driver.driver;
   }
   c.cuda_archs = b.compiled_archs;
+  if (c.cuda_archs.empty() && !b.reported_archs.archs.empty()) {
+    log.use(b.reported_archs,
+            "GPU architectures reported for Paddle's CUDA " + c.cuda + " build (not read from a wheel)");
+    c.cuda_archs_reported = b.reported_archs.archs, c.cuda_archs_reported_source = b.reported_archs.source;
+  }
   if (c.cuda_archs.empty())
     c.warnings.push_back(
         "the GPU architectures compiled into Paddle " + c.paddle + "'s CUDA " + c.cuda +
-        " build are not in the KB (imgtool kb derive WHEEL reads them): no GPU can be checked against them");
+        " build are not in the KB (imgtool kb derive WHEEL reads them): no GPU can be checked against them" +
+        (c.cuda_archs_reported.empty()
+             ? std::string()
+             : " (reported, UNCONFIRMED: " + c.cuda_archs_reported + ", " + c.cuda_archs_reported_source + ")"));
   choose_recipe(c, ctx, b, log);
   c.dynload_links = dynload_links(c, ctx.kb);
 }
