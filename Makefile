@@ -30,7 +30,8 @@ fixtures:
 	scripts/make-base.sh $(IMGTOOL_TEST_BASE) >/dev/null
 	scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE) >/dev/null
 
-# The whole suite, once. Here: in build/ (gcc, the binary `make demo` runs). With CI=true (the
+# The whole suite, once; then the disk it left behind (scripts/footprint.sh).
+# Here: in build/ (gcc, the binary `make demo` runs). With CI=true (the
 # CI runner, .ci/run): in the sanitized clang build instead (test-asan), so every test,
 # integration included, runs once and under ASan+UBSan, with each fuzz target's short run;
 # build-cli still compiles the release binary with gcc.
@@ -39,7 +40,8 @@ test: deps build-cli test-asan
 else
 test: deps build fixtures
 	IMGTOOL_TEST_WHEELHOUSE=$$(scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE)) \
-	  ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 1200
+	  ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 1200; \
+	  rc=$$?; scripts/footprint.sh; exit $$rc
 endif
 
 # Unit tests and the fuzz targets' short runs under ASan+UBSan (the clang build in build-fuzz).
@@ -48,7 +50,8 @@ test-sanitized:
 
 # The whole suite (integration included) under ASan+UBSan, in the same clang build.
 test-asan: deps fixtures
-	IMGTOOL_TEST_WHEELHOUSE=$$(scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE)) JOBS=$(JOBS) scripts/test-sanitized.sh
+	IMGTOOL_TEST_WHEELHOUSE=$$(scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE)) JOBS=$(JOBS) scripts/test-sanitized.sh; \
+	  rc=$$?; scripts/footprint.sh; exit $$rc
 
 # Long fuzz runs with a table of executions, crashes and coverage (bench/fuzz.sh).
 fuzz:

@@ -73,6 +73,8 @@ std::string to_string(PruneKind k) {
       return "signature";
     case PruneKind::attestation:
       return "attestation";
+    case PruneKind::layer_cache:
+      return "layer-cache";
   }
   return "?";
 }

@@ -32,7 +32,7 @@
 
 namespace imgtool::builder {
 
-enum class PruneKind { stage_image, dangling_image, nightly_tag, manifest, signature, attestation };
+enum class PruneKind { stage_image, dangling_image, nightly_tag, manifest, signature, attestation, layer_cache };
 std::string to_string(PruneKind k);
 
 struct PruneItem {

@@ -2,7 +2,10 @@
 // what nightlies leave behind — on this host's Docker engine, imgtool's
 // unneeded shared-stage images and dangling cell images (builder/prune.h);
 // in each named repository, the dated nightly tags beyond the newest N per
-// cell with their manifest, .sig and .att (builder/registry_prune.h).
+// cell with their manifest, .sig and .att (builder/registry_prune.h); with --caches, imgtool's own
+// layer cache (cache_dir()/layers: compressed layers kept so an unchanged image is not compressed
+// twice; bounded by IMGTOOL_LAYER_CACHE_MAX_GB as it is used).
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -10,7 +13,11 @@
 #include "builder/registry_prune.h"
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
+#include "core/fs.h"
+#include "core/paths.h"
 #include "engine/engine.h"
+#include "image/compress.h"
+#include "image/layer_cache.h"
 
 namespace imgtool::cli {
 namespace {
@@ -18,7 +25,7 @@ namespace {
 struct PruneFlags {
   std::vector<std::string> repos;
   int keep = 0;
-  bool no_engine = false, dry_run = false, json = false;
+  bool no_engine = false, dry_run = false, json = false, caches = false;
   RegistryFlags registry;
 };
 
@@ -32,6 +39,21 @@ image::Reference repository_ref(const std::string& text) {
   return r;
 }
 
+// --caches: every compressed layer of the layer cache, whatever its age.
+std::vector<builder::PruneItem> prune_caches(bool dry_run) {
+  std::vector<builder::PruneItem> out;
+  for (auto c : {image::Compression::kGzip, image::Compression::kZstd}) {
+    fs::path dir = fs::path(cache_dir()) / "layers" / image::compression_name(c);
+    if (!fs::exists(dir)) continue;
+    auto t = image::LayerCache(dir, c).trim(1, std::chrono::seconds(0), dry_run);
+    if (t.blobs)
+      out.push_back({builder::PruneKind::layer_cache, dir.string(),
+                     std::to_string(t.blobs) + " compressed layers, " + std::to_string(t.bytes >> 20) +
+                         " MiB (--caches; compressed again when next pushed)"});
+  }
+  return out;
+}
+
 int run_prune(const PruneFlags& f) {
   std::vector<image::Reference> repos;
   for (const auto& t : f.repos) repos.push_back(repository_ref(t));
@@ -39,6 +61,8 @@ int run_prune(const PruneFlags& f) {
   builder::PruneReport rep;
   rep.dry_run = f.dry_run;
   if (!f.no_engine) rep.append(builder::prune_engine(engine::local_engine(), f.dry_run));
+  if (f.caches)
+    for (auto& i : prune_caches(f.dry_run)) rep.removed.push_back(std::move(i));
   for (const auto& r : repos) {
     image::Registry reg(r.host, f.registry.options());
     rep.append(builder::prune_repository(reg, r.name, {.keep = f.keep, .dry_run = f.dry_run}));
@@ -58,6 +82,9 @@ Registration prune_registration{
        sub.add_option("--keep", f->keep,
                       "nightly tags kept per cell, newest by date (required with a REPOSITORY, >= 1)");
        sub.add_flag("--no-engine", f->no_engine, "leave this host's Docker engine alone (registries only)");
+       sub.add_flag("--caches", f->caches,
+                    "also clear imgtool's layer cache (<cache dir>/layers, default ~/.cache/imgtool; bounded by "
+                    "IMGTOOL_LAYER_CACHE_MAX_GB)");
        sub.add_flag("--dry-run", f->dry_run, "print what would go, one line each; delete nothing");
        sub.add_flag("--json", f->json, "print the report as JSON");
        f->registry.add(sub);

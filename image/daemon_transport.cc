@@ -57,7 +57,12 @@ la_ssize_t feed_read(struct archive*, void* ud, const void** out) {
 }  // namespace
 
 DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
-    : name_(std::move(name_tag)), opt_(o), engine_(engine_of(o)), cache_(cache_root(o), o.compression) {}
+    : name_(std::move(name_tag)), opt_(o), engine_(engine_of(o)), cache_(cache_root(o), o.compression) {
+  auto t = cache_.trim(LayerCache::trim_limit());
+  if (t.blobs)
+    trace("layer cache: removed " + std::to_string(t.blobs) + " least recently used blobs (" +
+          std::to_string(t.bytes >> 20) + " MiB) to stay within IMGTOOL_LAYER_CACHE_MAX_GB");
+}
 
 Manifest DaemonSource::manifest() { return manifest_streaming({}); }
 

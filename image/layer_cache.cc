@@ -1,5 +1,9 @@
 #include "image/layer_cache.h"
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/json_file.h"
@@ -25,6 +29,48 @@ std::filesystem::path LayerCache::blob_path(const std::string& digest) const {
   return root_ / "blobs" / hex_of(digest);
 }
 
+uint64_t LayerCache::trim_limit() {
+  const char* v = std::getenv("IMGTOOL_LAYER_CACHE_MAX_GB");
+  double gb = 8;
+  if (v && *v) {
+    char* end = nullptr;
+    gb = std::strtod(v, &end);
+    if (*end || gb < 0)
+      throw InputError("IMGTOOL_LAYER_CACHE_MAX_GB: expected a number of GiB (0 = no limit), found '" + std::string(v) +
+                       "'");
+  }
+  return static_cast<uint64_t>(gb * (1ull << 30));
+}
+
+LayerCache::Trimmed LayerCache::trim(uint64_t max_bytes, std::chrono::seconds grace, bool dry_run) const {
+  namespace fs = std::filesystem;
+  struct Blob {
+    fs::file_time_type used;
+    uint64_t size;
+    fs::path path;
+  };
+  std::vector<Blob> blobs;
+  Trimmed t;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_ / "blobs", ec)) {
+    std::error_code e1, e2;
+    auto size = e.file_size(e1);
+    auto used = e.last_write_time(e2);
+    if (e1 || e2 || !e.is_regular_file()) continue;
+    blobs.push_back({used, size, e.path()});
+    t.kept += size;
+  }
+  if (max_bytes == 0 || t.kept <= max_bytes) return t;
+  std::sort(blobs.begin(), blobs.end(), [](const Blob& a, const Blob& b) { return a.used < b.used; });
+  const auto recent = fs::file_time_type::clock::now() - grace;
+  for (const auto& b : blobs) {
+    if (t.kept <= max_bytes || b.used > recent) break;
+    if (!dry_run && (!fs::remove(b.path, ec) || ec)) continue;
+    t.kept -= b.size, t.bytes += b.size, ++t.blobs;
+  }
+  return t;
+}
+
 std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id) const {
   auto entry = read_opt(root_ / "map" / hex_of(diff_id));
   if (!entry) return std::nullopt;
@@ -35,6 +81,7 @@ std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id
   std::error_code ec;
   auto size = std::filesystem::file_size(blob_path(d.digest), ec);
   if (ec || static_cast<int64_t>(size) != d.size) return std::nullopt;
+  std::filesystem::last_write_time(blob_path(d.digest), std::filesystem::file_time_type::clock::now(), ec);  // used
   return d;
 }
 

@@ -7,6 +7,8 @@
 // Entries appear atomically (written beside, then renamed). Concurrent writers
 // of the same entry write identical bytes, so the last rename wins harmlessly.
 #pragma once
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -54,6 +56,19 @@ class LayerCache {
 
   std::optional<std::string> config(const std::string& digest) const;  // re-hashed
   void put_config(const std::string& bytes);
+
+  // Keeps the cache's blobs within `max_bytes`: the least recently used go first (a blob's mtime is
+  // its last use: commit, and every find() touches it), but never one used within `grace` (another
+  // process may be about to read it; its map entry then finds nothing and the layer is compressed
+  // again). Returns the bytes removed. DaemonSource trims to trim_limit() as it opens the cache.
+  struct Trimmed {
+    size_t blobs = 0;
+    uint64_t bytes = 0, kept = 0;  // removed; left
+  };
+  // dry_run: removes nothing, reports what would go.
+  Trimmed trim(uint64_t max_bytes, std::chrono::seconds grace = std::chrono::minutes(15), bool dry_run = false) const;
+  // IMGTOOL_LAYER_CACHE_MAX_GB (a number of GiB; 0 = no limit), default 8 GiB.
+  static uint64_t trim_limit();
 
  private:
   bool verified(const std::string& digest) const;

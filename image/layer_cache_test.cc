@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "core/fs.h"
 #include "core/hash.h"
 
@@ -79,4 +81,49 @@ TEST_CASE("new_blob: a fresh file under tmp/ at an unguessable name; dropped, it
         (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   CHECK(fs::is_empty(root / "tmp"));
   fs::remove_all(root);
+}
+
+TEST_CASE("trim: the least recently used blobs go first, never one used within the grace period; find() is a use") {
+  PrivateTempDir dir;
+  LayerCache c(dir.path(), Compression::kGzip);
+  const auto now = fs::file_time_type::clock::now();
+  std::vector<CompressedLayer> layers;
+  for (int i = 0; i < 4; ++i) {
+    std::string blob(100, static_cast<char>('a' + i));
+    CompressedLayer l{sha256_digest("tar " + std::to_string(i)), sha256_digest(blob), 100, 1000};
+    auto tmp = c.new_blob();
+    tmp->write(blob);
+    c.commit(*tmp, l);
+    fs::last_write_time(c.blob_path(l.digest), now - std::chrono::hours(4 - i));  // blob 0 is the oldest
+    layers.push_back(l);
+  }
+  // A find() is a use: blob 0 becomes the most recent.
+  REQUIRE(c.find_unverified(layers[0].diff_id));
+  CHECK(fs::last_write_time(c.blob_path(layers[0].digest)) > now - std::chrono::minutes(1));
+  CHECK(c.trim(0).blobs == 0);  // 0 = no limit
+  CHECK(c.trim(400).blobs == 0);
+  auto t = c.trim(250);  // 400 bytes: two go, the least recently used (1, then 2)
+  CHECK(t.blobs == 2);
+  CHECK(t.bytes == 200);
+  CHECK(t.kept == 200);
+  CHECK_FALSE(fs::exists(c.blob_path(layers[1].digest)));
+  CHECK_FALSE(fs::exists(c.blob_path(layers[2].digest)));
+  CHECK_FALSE(c.find_unverified(layers[1].diff_id));  // its map entry finds nothing: compressed again
+  CHECK(fs::exists(c.blob_path(layers[3].digest)));   // (exists(): no use recorded)
+  // Over the limit, but blob 0 was used a moment ago: kept (another process may be reading it).
+  auto t2 = c.trim(1);
+  CHECK(t2.blobs == 1);  // blob 3 (1 h old) goes
+  CHECK(fs::exists(c.blob_path(layers[0].digest)));
+  CHECK(t2.kept == 100);
+}
+
+TEST_CASE("trim_limit: IMGTOOL_LAYER_CACHE_MAX_GB in GiB, 8 by default; anything else is refused") {
+  ::unsetenv("IMGTOOL_LAYER_CACHE_MAX_GB");
+  CHECK(LayerCache::trim_limit() == 8ull << 30);
+  ::setenv("IMGTOOL_LAYER_CACHE_MAX_GB", "0.5", 1);
+  CHECK(LayerCache::trim_limit() == 512ull << 20);
+  ::setenv("IMGTOOL_LAYER_CACHE_MAX_GB", "8G", 1);
+  CHECK_THROWS_WITH(LayerCache::trim_limit(),
+                    "IMGTOOL_LAYER_CACHE_MAX_GB: expected a number of GiB (0 = no limit), found '8G'");
+  ::unsetenv("IMGTOOL_LAYER_CACHE_MAX_GB");
 }
