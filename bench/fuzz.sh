@@ -5,7 +5,8 @@
 # coverage (cov = edges, ft = features) and corpus size. Defaults: RUNS=10000000,
 # FUZZ_SECONDS=1200; FUZZ_PARALLEL=N runs N targets at once; FUZZ_TIMEOUT (default 10) is
 # libFuzzer's per-input limit in seconds (raise it to pause runs with SIGSTOP: a unit
-# stopped longer than it is reported as a timeout). The build is the one
+# stopped longer than it is reported as a timeout); FUZZ_MAX_LEN (default 65536) is the largest
+# input libFuzzer makes (the rate falls with it: the JSON targets parse whole inputs). The build is the one
 # scripts/test-sanitized.sh makes (build-fuzz, clang, ASan+UBSan). Findings are kept under
 # $OUT (default build-fuzz/fuzz-runs/<target>/).
 set -euo pipefail
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10000000}
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-1200}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
+MAX_LEN=${FUZZ_MAX_LEN:-65536}
 BUILD=${BUILD_FUZZ:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 targets=("$@")
@@ -33,7 +35,7 @@ fuzz_one() {
   start=$(date +%s)
   set +e
   "$BIN_DIR/fuzz_$t" -runs="$RUNS" -max_total_time="$SECONDS_PER_TARGET" -timeout="$TIMEOUT" -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$t" >"$log" 2>&1
+    -max_len="$MAX_LEN" -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   set -e
   secs=$(( $(date +%s) - start ))
@@ -57,4 +59,4 @@ rows=()
 for t in "${targets[@]}"; do rows+=("$(cat "$OUT/$t/row")"); done
 printf '%-10s %12s %8s %7s %6s %6s %6s %6s %4s\n' TARGET EXECUTIONS EXEC/S CRASHES COV FT CORPUS SECS RC
 printf '%s\n' "${rows[@]}"
-echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target, ${TIMEOUT}s per input; logs and findings under $OUT/<target>/)"
+echo "(runs=$RUNS, at most ${SECONDS_PER_TARGET}s per target, ${TIMEOUT}s per input, inputs up to $MAX_LEN bytes; logs and findings under $OUT/<target>/)"
