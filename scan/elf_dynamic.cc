@@ -40,8 +40,10 @@ void ElfDynamicScanner::feed(const char* p, size_t n) {
     return;
   }
   if (!have_headers_) feed_headers(p, n);
-  if (!dead_) feed_strings(p, n, pos_);
+  // .dynamic first: when it ends inside this chunk, .dynstr may start right after it (NVIDIA's
+  // libraries put .dynstr after .dynamic, 52 MB into libnvrtc.so.11.2), past the blind search.
   if (!dead_ && have_headers_ && !have_dynamic_) feed_dynamic(p, n, pos_);
+  if (!dead_) feed_strings(p, n, pos_);
   pos_ += n;
   if (have_dynamic_ && pos_ >= str_end_ && !in_string_) finished_ = true;
 }
@@ -90,6 +92,11 @@ void ElfDynamicScanner::parse_headers() {
     if (type == kPtLoad) loads_.push_back({vaddr, offset, filesz});
     if (type == kPtDynamic && !dynamic) dynamic = true, dyn_off_ = offset, dyn_size_ = filesz;
   }
+  // The second window of the blind search: up to 32 MiB before .dynamic, inside its segment
+  // (libcusparseLt.so.0 puts a 9 MB .dynstr there, 228 MB into the file).
+  for (const auto& l : loads_)
+    if (dynamic && dyn_off_ >= l.offset && dyn_off_ - l.offset < l.filesz)
+      near_off_ = std::max(l.offset, dyn_off_ > kStringScan ? dyn_off_ - kStringScan : 0), near_end_ = dyn_off_;
   headers_.clear();
   headers_.shrink_to_fit();
   if (!dynamic) {  // a static binary: it needs nothing
@@ -136,13 +143,16 @@ void ElfDynamicScanner::parse_dynamic() {
 
 bool ElfDynamicScanner::wanted(uint64_t offset) const {
   if (have_dynamic_) return offset >= str_off_ && offset < str_end_;
-  return offset < kStringScan;
+  return offset < kStringScan || (offset >= near_off_ && offset < near_end_);
 }
 
 void ElfDynamicScanner::end_string() {
   if (!overlong_ && wanted(string_at_) && keepable(string_)) {
-    if (have_dynamic_ || strings_.size() < kMaxStrings)
-      strings_.emplace(string_at_, string_);
+    // Before .dynamic is read, each window has its own budget (source paths in .rodata can fill the
+    // first; .dynstr may be in the second).
+    size_t& kept = string_at_ >= near_off_ && string_at_ < near_end_ ? kept_near_ : kept_start_;
+    if (have_dynamic_ || kept < kMaxStrings)
+      strings_.emplace(string_at_, string_), ++kept;
     else
       strings_capped_ = true;
   }
@@ -168,9 +178,10 @@ void ElfDynamicScanner::feed_strings(const char* p, size_t n, uint64_t at) {
       continue;
     }
     if (!wanted(at + i)) {
-      if (have_dynamic_ && at + i < str_off_ && str_off_ < at + n) {  // skip to .dynstr
-        prev_ = p[str_off_ - at - 1];
-        i = static_cast<size_t>(str_off_ - at);
+      uint64_t next = have_dynamic_ ? str_off_ : near_off_;  // where the search starts again
+      if (at + i < next && next < at + n) {
+        prev_ = p[next - at - 1];
+        i = static_cast<size_t>(next - at);
         continue;
       }
       prev_ = p[n - 1];

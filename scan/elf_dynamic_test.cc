@@ -106,6 +106,20 @@ TEST_CASE("elf dynamic: done once .dynstr and .dynamic are passed; memory stays 
   CHECK(j.soname == "libcusparse.so.12");  // .dynstr comes first: its strings were kept before the cap
 }
 
+TEST_CASE("elf dynamic: .dynstr after .dynamic, past the blind search (NVIDIA's libnvrtc.so.11.2 layout)") {
+  // libnvrtc.so.11.2 (nvidia-cuda-nvrtc-cu11 11.8.89): .dynamic at 0x3400000, .dynstr right after it.
+  std::string text(33u << 20, '\x90');
+  std::string elf = make_elf(kCusparse, text, 0, true, true);
+  for (size_t chunk : {4096, 1 << 16, 10 << 20}) {
+    ElfDynamic d = scan(elf, chunk);
+    CHECK(d.elf);
+    CHECK(d.unread == 0);
+    CHECK(d.needed == std::vector<std::string>{"libnvJitLink.so.12", "libdl.so.2", "libc.so.6"});
+    CHECK(d.runpath == std::vector<std::string>{"$ORIGIN/../../nvjitlink/lib", "$ORIGIN"});
+  }
+  CHECK(scan(make_elf(kCusparse, std::string(64, 0), 0, true, true), 1).soname == "libcusparse.so.12");
+}
+
 TEST_CASE("elf dynamic: the test binary itself (a real linker's layout) needs libc.so.6") {
   std::ifstream in("/proc/self/exe", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

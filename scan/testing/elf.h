@@ -22,7 +22,7 @@ inline void put(std::string& s, size_t at, T v) {
 }
 
 inline std::string make_elf(const std::vector<Dyn>& dyns, const std::string& text = std::string(4096, '\x90'),
-                            uint64_t strtab_shift = 0, bool with_dynamic = true) {
+                            uint64_t strtab_shift = 0, bool with_dynamic = true, bool dynstr_last = false) {
   const uint64_t vbase = 0x1000;
   std::string dynstr(1, '\0');
   std::vector<uint64_t> offs;
@@ -35,10 +35,11 @@ inline std::string make_elf(const std::vector<Dyn>& dyns, const std::string& tex
     if (at == std::string::npos) at = dynstr.size(), dynstr += d.str + '\0';
     offs.push_back(at);
   }
+  // Headers, then .dynstr + text + .dynamic, or (dynstr_last, NVIDIA's layout) text + .dynamic + .dynstr.
   std::string f(64 + 2 * 56, '\0');
-  size_t strtab = f.size();
-  f += dynstr + text;
-  size_t dynamic = f.size();
+  const size_t dyn_size = (dyns.size() + 3) * 16;
+  const size_t dynamic = f.size() + text.size() + (dynstr_last ? 0 : dynstr.size());
+  const size_t strtab = dynstr_last ? dynamic + dyn_size : f.size();
   std::string dyn;
   auto entry = [&](int64_t tag, uint64_t val) {
     std::string e(16, '\0');
@@ -49,7 +50,7 @@ inline std::string make_elf(const std::vector<Dyn>& dyns, const std::string& tex
   entry(5, vbase + strtab + strtab_shift);  // DT_STRTAB (a vaddr)
   entry(10, dynstr.size());                 // DT_STRSZ
   entry(0, 0);
-  f += dyn;
+  f += dynstr_last ? text + dyn + dynstr : dynstr + text + dyn;
   std::memcpy(f.data(),
               "\x7f"
               "ELF\x02\x01\x01",
