@@ -103,7 +103,9 @@ void ElfDynamicScanner::parse_headers() {
     have_dynamic_ = finished_ = true;
     return;
   }
-  if (dyn_size_ == 0 || dyn_size_ > kMaxDynamic || dyn_size_ % kDyn != 0) dead_ = true;
+  // A dynamic section inside the headers (or empty, or beyond the cap) is no linker's output.
+  if (dyn_size_ == 0 || dyn_size_ > kMaxDynamic || dyn_size_ % kDyn != 0 || dyn_off_ < phoff + phnum * kPhdr)
+    dead_ = true;
 }
 
 void ElfDynamicScanner::feed_dynamic(const char* p, size_t n, uint64_t at) {
