@@ -8,6 +8,7 @@
 #include "image/trace.h"
 #include "scan/contents_facts.h"
 #include "scan/contents_tree.h"
+#include "scan/loader.h"
 #include "scan/stream_scans.h"
 #include "sign/check_signature.h"
 #include "verify/claims_check.h"
