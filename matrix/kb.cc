@@ -38,6 +38,18 @@ void read_fact(const YamlDoc& d, const YAML::Node& n, Fact& f) {
   f.note = d.str(n, "note", false);
 }
 
+// A fact nested under `key` (min_driver, reported_archs): a map of `value` beside source/unconfirmed/
+// note, its Fact fields read into `f`; the node (null when `key` is absent) for the caller's value.
+YAML::Node nested_fact(const YamlDoc& d, const YAML::Node& n, const std::string& key, const std::string& value, Fact& f,
+                       const std::string& what, const std::string& kind) {
+  YAML::Node m = n[key];
+  if (!m) return m;
+  d.expect_map(m, key + " (" + what + ")");
+  d.check_keys(m, {value, "source", "unconfirmed", "note"}, kind);
+  read_fact(d, m, f);
+  return m;
+}
+
 // A mapping of scalar -> scalar ({"12": "libcublas.so.12"}); empty when the key is absent.
 std::map<std::string, std::string> str_map(const YamlDoc& d, const YAML::Node& n, const std::string& key) {
   std::map<std::string, std::string> out;
@@ -231,25 +243,18 @@ struct KbLoader {
       d.fail(n["compiled_archs"],
              "expected GPU architectures like sm_61,sm_86,compute_86, found '" + b.compiled_archs + "'");
     b.archs_source = d.str(n, "archs_source", !b.compiled_archs.empty());
-    if (n["reported_archs"]) {
-      const YAML::Node& r = n["reported_archs"];
-      d.expect_map(r, "reported_archs (GPU architectures reported for the build, not read from a wheel)");
-      d.check_keys(r, {"archs", "source", "unconfirmed", "note"}, "reported GPU architectures");
-      read_fact(d, r, b.reported_archs);
+    if (const YAML::Node r = nested_fact(d, n, "reported_archs", "archs", b.reported_archs,
+                                         "GPU architectures reported for the build, not read from a wheel",
+                                         "reported GPU architectures")) {
       b.reported_archs.archs = d.str(r, "archs");
       if (!arch_list(b.reported_archs.archs))
         d.fail(r["archs"], "expected GPU architectures like sm_61,sm_86, found '" + b.reported_archs.archs + "'");
-      if (b.reported_archs.source.empty()) d.fail(r, "reported_archs needs its source");
     }
     if (n["versions"])
       for (const auto& v : n["versions"]) b.versions.push_back(d.version_of(v));
-    if (n["min_driver"]) {
-      const YAML::Node& m = n["min_driver"];
-      d.expect_map(m, "min_driver (Paddle's documented driver floor)");
-      d.check_keys(m, {"driver", "source", "unconfirmed", "note"}, "a driver floor");
-      read_fact(d, m, b.min_driver);
+    if (const YAML::Node m = nested_fact(d, n, "min_driver", "driver", b.min_driver, "Paddle's documented driver floor",
+                                         "a driver floor"))
       b.min_driver.driver = d.version(m, "driver");
-    }
     if (n["trt_pip"]) {
       const YAML::Node& t = n["trt_pip"];
       d.expect_map(t, "trt_pip (TensorRT install spec)");

@@ -91,6 +91,14 @@ std::string dir_list(const std::vector<scan::SearchDir>& dirs) {
   return strings::join(d, ":");
 }
 
+// The copies of a library in the image that are newer than the one the loader opens (`res`).
+std::vector<scan::LibraryCopy> newer_copies(const std::vector<scan::LibraryCopy>& copies, const scan::Resolution& res) {
+  std::vector<scan::LibraryCopy> out;
+  for (const auto& c : copies)
+    if (c.path != res.real && version_older(res.version, c.version)) out.push_back(c);
+  return out;
+}
+
 // Names that every image's C runtime provides: listed in a row's text only when they fail.
 bool runtime_name(const std::string& n) {
   for (const char* p : {"libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "libgcc_s.so", "libstdc++.so",
@@ -116,14 +124,13 @@ void check_needs(const scan::ImageLoader& loader, const scan::Resolution& res, C
       continue;
     }
     if (!runtime_name(n.name)) listed.push_back(n.name + " -> " + n.res.real + " (via " + n.res.via + ")");
-    for (const auto& c : loader.copies(n.name))
-      if (c.path != n.res.real && version_older(n.res.version, c.version)) {
-        r.status = Status::kFail;
-        r.found += "; " + by + " needs " + n.name + ": the loader opens " + n.res.real + " (" + n.res.version +
-                   ") before the newer " + c.path + " (" + c.version + ")";
-        r.fix = "put " + scan::dirname_of(c.path) + " before " + scan::dirname_of(n.res.path) +
-                " (or remove the older copy): " + by + " needs the newer " + n.name;
-      }
+    for (const auto& c : newer_copies(loader.copies(n.name), n.res)) {
+      r.status = Status::kFail;
+      r.found += "; " + by + " needs " + n.name + ": the loader opens " + n.res.real + " (" + n.res.version +
+                 ") before the newer " + c.path + " (" + c.version + ")";
+      r.fix = "put " + scan::dirname_of(c.path) + " before " + scan::dirname_of(n.res.path) +
+              " (or remove the older copy): " + by + " needs the newer " + n.name;
+    }
   }
   if (!listed.empty()) r.found += "; needs " + strings::join(listed, ", ");
   if (!unread.empty())
@@ -155,13 +162,12 @@ CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, 
     return r;
   }
   r.found = res.describe();
-  for (const auto& c : copies)
-    if (c.path != res.real && version_older(res.version, c.version)) {
-      r.status = Status::kFail;
-      r.found += "; a newer copy, " + c.path + " (" + c.version + "), comes after it";
-      r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " +
-              scan::dirname_of(res.path) + " in the loader's order";
-    }
+  for (const auto& c : newer_copies(copies, res)) {
+    r.status = Status::kFail;
+    r.found += "; a newer copy, " + c.path + " (" + c.version + "), comes after it";
+    r.fix = "remove the older copy " + res.real + ", or put " + scan::dirname_of(c.path) + " before " +
+            scan::dirname_of(res.path) + " in the loader's order";
+  }
   check_needs(loader, res, r);
   return r;
 }
