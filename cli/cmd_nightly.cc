@@ -6,19 +6,19 @@
 #include <iostream>
 
 #include "builder/cell_source.h"
-#include "builder/nightly.h"
-#include "builder/nightly_collect.h"
-#include "builder/nightly_promote.h"
-#include "builder/nightly_run.h"
-#include "builder/nightly_steps_real.h"
-#include "builder/report.h"
-#include "builder/report_changes.h"
 #include "cli/kb_flag.h"
 #include "cli/progress_printer.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "nightly/nightly.h"
+#include "nightly/nightly_collect.h"
+#include "nightly/nightly_promote.h"
+#include "nightly/nightly_run.h"
+#include "nightly/nightly_steps_real.h"
+#include "nightly/report.h"
+#include "nightly/report_changes.h"
 #include "sign/keys.h"
 #include "smoke/run_profile.h"
 
@@ -44,16 +44,16 @@ struct NightlyFlags {
 };
 
 // The report may be a shard's (merge, collect): its text is shown through strings::printable.
-void print_summary(const bt::NightlyReport& r, const fs::path& dir) {
+void print_summary(const nightly::NightlyReport& r, const fs::path& dir) {
   using strings::printable;
   std::cout << "nightly: " << (r.ok() ? "OK" : "FAILED") << " — " << r.cells.size() << " cell(s), " << r.docker_builds
             << " docker build(s), " << r.seconds << " s\n";
   for (auto& c : r.cells)
     std::cout << "  " << printable(c.tag) << ": build " << bt::to_string(c.build.status) << ", smoke "
-              << bt::to_string(c.smoke.status) << ", gate " << bt::to_string(c.gate.status) << ", publish "
-              << bt::to_string(c.publish.status) << ' ' << printable(c.publish.digest) << "\n";
+              << nightly::to_string(c.smoke.status) << ", gate " << nightly::to_string(c.gate.status) << ", publish "
+              << nightly::to_string(c.publish.status) << ' ' << printable(c.publish.digest) << "\n";
   std::cout << "kb: " << printable(r.kb.version) << ", released " << printable(r.kb.released) << ", " << r.kb.age_days
-            << " day(s) old; check " << bt::to_string(r.kb.check)
+            << " day(s) old; check " << nightly::to_string(r.kb.check)
             << (r.kb.stale.empty() ? "" : ": " + std::to_string(r.kb.stale.size()) + " stale release(s)") << "\n";
   if (auto lines = r.without_hardware_evidence(); !lines.empty()) {
     std::cout << "warning: " << lines.size()
@@ -70,11 +70,11 @@ std::string joined(const std::vector<std::string>& inputs) {
   return out;
 }
 
-// The flags as a builder::NightlyRequest (builder/nightly_run.h); `kb` is the run's one KB (plan,
+// The flags as a nightly::NightlyRequest (nightly/nightly_run.h); `kb` is the run's one KB (plan,
 // gate, throughput floors, the report's KB section). Parsed before the aggregate: GCC 12 destroys
 // the half-built aggregate's members twice when an initializer throws (a bad --shard crashed with
 // SIGSEGV instead of exiting 2).
-bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::KnowledgeBase& kb) {
+nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::KnowledgeBase& kb) {
   if (f.inputs.empty() || f.registry.empty() || f.key.empty() || f.report.empty())
     throw InputError(
         "nightly: expected MATRIX --registry HOST:PORT/NS --key KEY --report DIR; "
@@ -84,14 +84,14 @@ bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Knowledg
   smoke::RecordOptions records;
   f.smoke.fill(smoke, records);  // bad smoke flags and profiles are refused here, before anything runs
   records.peaks = smoke::kb_peaks(kb);
-  auto target = bt::parse_registry(f.stage.empty() ? f.registry : f.stage);
-  auto shard = bt::parse_shard(f.shard);
-  std::optional<bt::PublishTarget> release;
-  if (!f.stage.empty()) release = bt::parse_registry(f.registry);
-  bt::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
+  auto target = nightly::parse_registry(f.stage.empty() ? f.registry : f.stage);
+  auto shard = nightly::parse_shard(f.shard);
+  std::optional<nightly::PublishTarget> release;
+  if (!f.stage.empty()) release = nightly::parse_registry(f.registry);
+  nightly::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
   if (!f.kb_index.empty())
     kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
-  bt::NightlyRequest req{
+  nightly::NightlyRequest req{
       .inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
       .only = f.only,
       .state = state,
@@ -120,9 +120,9 @@ bt::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Knowledg
 
 int run_nightly_cmd(const NightlyFlags& f) {
   auto kb = f.kb.load();  // the run's one KB
-  bt::NightlyRequest req = nightly_request(f, kb);
+  nightly::NightlyRequest req = nightly_request(f, kb);
   print_progress(req.options.build, "nightly", f.quiet);
-  auto report = bt::nightly(req);
+  auto report = nightly::nightly(req);
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
 }
@@ -130,24 +130,24 @@ int run_nightly_cmd(const NightlyFlags& f) {
 int run_merge(const NightlyFlags& f) {
   if (f.report.empty()) throw InputError("nightly merge: expected --report DIR for the merged report, found none");
   std::vector<fs::path> dirs(f.merge_dirs.begin(), f.merge_dirs.end());
-  auto merged = bt::merge_reports(dirs, f.report);
+  auto merged = nightly::merge_reports(dirs, f.report);
   print_summary(merged, f.report);
   return merged.ok() ? 0 : 1;
 }
 
-// `nightly promote`: every staged cell of the report into its release registry (builder/nightly_promote.h).
+// `nightly promote`: every staged cell of the report into its release registry (nightly/nightly_promote.h).
 int run_promote(const NightlyFlags& f) {
   if (f.from_report.empty() || f.sign_key.empty())
     throw InputError("nightly promote: expected --from-report DIR --sign-key KEY; one of them is missing");
   sign::Pkey key = sign::load_signing_key(f.sign_key, f.passphrase_env);
   sign::Pkey pub = f.public_key.empty() ? nullptr : sign::load_public_key(f.public_key);
   auto kb = f.kb.load();
-  auto cells = bt::promote_report({.from_report = f.from_report,
-                                   .public_key = pub ? pub.get() : key.get(),
-                                   .sign_key = key.get(),
-                                   .kb = &kb,
-                                   .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http},
-                                   .allow_without_gpu_smoke = f.allow_without_gpu_smoke});
+  auto cells = nightly::promote_report({.from_report = f.from_report,
+                                        .public_key = pub ? pub.get() : key.get(),
+                                        .sign_key = key.get(),
+                                        .kb = &kb,
+                                        .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http},
+                                        .allow_without_gpu_smoke = f.allow_without_gpu_smoke});
   bool ok = true;
   for (auto& c : cells) {
     std::cout << (c.ok ? "promoted " : "REFUSED  ") << c.from << " -> " << c.to << ": " << c.line << "\n";
@@ -161,14 +161,14 @@ int run_promote(const NightlyFlags& f) {
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
-  bt::CollectOptions o{.from_report = f.from_report,
-                       .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
-                       .key = f.key,
-                       .passphrase_env = f.passphrase_env,
-                       .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
+  nightly::CollectOptions o{.from_report = f.from_report,
+                            .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
+                            .key = f.key,
+                            .passphrase_env = f.passphrase_env,
+                            .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
   for (auto& r : f.collect_files) o.results.push_back(r);
-  auto report = bt::collect_results(o);
-  bt::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)
+  auto report = nightly::collect_results(o);
+  nightly::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)
   print_summary(report, f.report);
   return report.ok() ? 0 : 1;
 }

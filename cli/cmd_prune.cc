@@ -2,7 +2,7 @@
 // what nightlies leave behind — on this host's Docker engine, imgtool's
 // unneeded shared-stage images and dangling cell images (builder/prune.h);
 // in each named repository, the dated nightly tags beyond the newest N per
-// cell with their manifest, .sig and .att (builder/registry_prune.h); with --caches, imgtool's own
+// cell with their manifest, .sig and .att (nightly/registry_prune.h); with --caches, imgtool's own
 // layer cache (cache_dir()/layers: compressed layers kept so an unchanged image is not compressed
 // twice; bounded by IMGTOOL_LAYER_CACHE_MAX_GB as it is used).
 #include <chrono>
@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "builder/prune.h"
-#include "builder/registry_prune.h"
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
@@ -18,6 +17,7 @@
 #include "engine/engine.h"
 #include "image/compress.h"
 #include "image/layer_cache.h"
+#include "nightly/registry_prune.h"
 
 namespace imgtool::cli {
 namespace {
@@ -57,7 +57,7 @@ std::vector<builder::PruneItem> prune_caches(bool dry_run) {
 int run_prune(const PruneFlags& f) {
   std::vector<image::Reference> repos;
   for (const auto& t : f.repos) repos.push_back(repository_ref(t));
-  if (!repos.empty()) builder::check_keep(f.keep);
+  if (!repos.empty()) nightly::check_keep(f.keep);
   builder::PruneReport rep;
   rep.dry_run = f.dry_run;
   if (!f.no_engine) rep.append(builder::prune_engine(engine::local_engine(), f.dry_run));
@@ -65,7 +65,7 @@ int run_prune(const PruneFlags& f) {
     for (auto& i : prune_caches(f.dry_run)) rep.removed.push_back(std::move(i));
   for (const auto& r : repos) {
     image::Registry reg(r.host, f.registry.options());
-    rep.append(builder::prune_repository(reg, r.name, {.keep = f.keep, .dry_run = f.dry_run}));
+    rep.append(nightly::prune_repository(reg, r.name, {.keep = f.keep, .dry_run = f.dry_run}));
   }
   std::cout << (f.json ? builder::to_json(rep).dump(2) + "\n" : builder::render_text(rep));
   return rep.ok() ? 0 : 1;

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "builder/build_driver.h"
-#include "builder/nightly_steps.h"
 #include "core/error.h"
 #include "matrix/labels.h"
+#include "nightly/nightly_steps.h"
 
 namespace imgtool::emit {
 namespace {
@@ -43,7 +43,7 @@ json target(const builder::GeneratedCell& c, const std::string& group_key, const
     t["tags"] = {builder::local_image(c.cell, "")};
     return t;
   }
-  auto reg = builder::parse_registry(o.registry);
+  auto reg = nightly::parse_registry(o.registry);
   std::string repo = reg.host + "/" + reg.repo(c.cell);
   t["tags"] = {repo + ":" + c.cell.tag + "-in" + hash_hex12(c.inputs_hash)};
   std::string cache = "type=registry,ref=" + repo + ":buildcache-" + group_key;

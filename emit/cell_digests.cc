@@ -2,11 +2,11 @@
 
 #include <map>
 
-#include "builder/nightly_steps.h"
-#include "builder/report.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "image/registry.h"
+#include "nightly/nightly_steps.h"
+#include "nightly/report.h"
 
 namespace imgtool::emit {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 std::map<std::string, std::string> report_digests(const std::filesystem::path& dir) {
   std::map<std::string, std::string> d;
   if (dir.empty()) return d;
-  for (auto& c : builder::read_report(dir).cells)
+  for (auto& c : nightly::read_report(dir).cells)
     if (c.publish.ok() && is_sha256_digest(c.publish.digest)) d[c.tag] = c.publish.digest;
   return d;
 }
@@ -23,7 +23,7 @@ std::map<std::string, std::string> report_digests(const std::filesystem::path& d
 
 std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, const DigestSources& src) {
   auto known = report_digests(src.from_report);
-  auto target = builder::parse_registry(src.registry);
+  auto target = nightly::parse_registry(src.registry);
   std::unique_ptr<image::Registry> reg;
   std::vector<CellImage> out;
   for (auto& c : cells) {

@@ -158,7 +158,7 @@ std::vector<ShardEntry> shard_table(std::vector<std::string> tags, int count) {
   std::sort(tags.begin(), tags.end());
   std::vector<ShardEntry> table;
   for (int i = 1; i <= count; ++i) table.push_back({{i, count}, {}});
-  for (auto& t : tags) table[builder::shard_of(t, count) - 1].tags.push_back(t);
+  for (auto& t : tags) table[nightly::shard_of(t, count) - 1].tags.push_back(t);
   std::erase_if(table, [](const ShardEntry& e) { return e.tags.empty(); });
   return table;
 }

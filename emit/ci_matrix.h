@@ -16,7 +16,7 @@
 // collect --key`, which attests each result as the digest's hardware evidence; job `promote` runs
 // `nightly promote`, which releases every staged cell -- a gpu cell only with that evidence.
 //
-// The cells each entry names are builder::shard_of()'s, the function `nightly
+// The cells each entry names are nightly::shard_of()'s, the function `nightly
 // --shard` selects with, so a new cell never moves another between runners.
 // Shards that would hold no cell get no entry. Output is deterministic (no
 // clock, no host path): identical inputs give identical bytes. The signing key
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "builder/shard.h"
+#include "nightly/shard.h"
 
 namespace imgtool::emit {
 
@@ -37,7 +37,7 @@ namespace imgtool::emit {
 inline constexpr const char* kSigningKeyVariable = "IMGTOOL_SIGNING_KEY";
 
 struct ShardEntry {
-  builder::Shard shard;
+  nightly::Shard shard;
   std::vector<std::string> tags;  // sorted
 };
 

@@ -11,9 +11,6 @@
 #include <regex>
 #include <set>
 
-#include "builder/nightly_model.h"
-#include "builder/report.h"
-#include "builder/shard.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/process.h"
@@ -22,6 +19,9 @@
 #include "emit/k8s_jobs.h"
 #include "emit/plan_emit.h"
 #include "matrix/matrix.h"
+#include "nightly/nightly_model.h"
+#include "nightly/report.h"
+#include "nightly/shard.h"
 #include "run/render.h"
 #include "tests/fixtures.h"
 
@@ -66,20 +66,20 @@ std::vector<std::string> paddle_tags() {
 
 // A nightly report in which `digests` cells were published (for --from-report).
 fs::path publish_report(const fs::path& dir, const std::map<std::string, std::string>& digests) {
-  builder::NightlyReport r;
+  nightly::NightlyReport r;
   r.matrix = kMatrix;
   r.registry = "registry.example.com/ai";
   for (auto& [tag, d] : digests) {
-    builder::NightlyCell c;
+    nightly::NightlyCell c;
     c.tag = tag;
     c.variant = "gpu";
     c.build.status = builder::CellStatus::built;
-    c.publish.status = builder::PublishStatus::published;
+    c.publish.status = nightly::PublishStatus::published;
     c.publish.digest = d;
     c.publish.ref = "registry.example.com/ai/paddle:" + tag;
     r.cells.push_back(c);
   }
-  builder::write_report(dir, r);
+  nightly::write_report(dir, r);
   return dir;
 }
 
@@ -102,12 +102,12 @@ TEST_CASE("github: a sharded workflow that check-jsonschema accepts, byte-identi
   REQUIRE(include.size() == 3);
   std::set<std::string> all;
   for (auto e : include) {
-    auto shard = builder::parse_shard(e["shard"].as<std::string>());
+    auto shard = nightly::parse_shard(e["shard"].as<std::string>());
     CHECK(shard.count == 3);
     CHECK(e["index"].as<int>() == shard.index);
     std::istringstream cells(e["cells"].as<std::string>());
     for (std::string t; cells >> t;) {
-      CHECK(builder::shard_of(t, 3) == shard.index);
+      CHECK(nightly::shard_of(t, 3) == shard.index);
       CHECK(all.insert(t).second);
     }
   }
@@ -131,10 +131,10 @@ TEST_CASE("gitlab: parallel:matrix pipeline with a merge job, accepted by check-
   REQUIRE(matrix.size() == 4);
   size_t cells = 0;
   for (auto e : matrix) {
-    auto shard = builder::parse_shard(e["SHARD"].as<std::string>());
+    auto shard = nightly::parse_shard(e["SHARD"].as<std::string>());
     CHECK(e["SHARD_INDEX"].as<std::string>() == std::to_string(shard.index));
     std::istringstream in(e["CELLS"].as<std::string>());
-    for (std::string t; in >> t; ++cells) CHECK(builder::shard_of(t, 4) == shard.index);
+    for (std::string t; in >> t; ++cells) CHECK(nightly::shard_of(t, 4) == shard.index);
   }
   CHECK(cells == 19);
   CHECK(doc["nightly"]["script"][0].as<std::string>().find("--registry \"$IMGTOOL_REGISTRY\"") != std::string::npos);

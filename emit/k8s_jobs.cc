@@ -3,11 +3,11 @@
 #include <openssl/rand.h>
 #include <yaml-cpp/yaml.h>
 
-#include "builder/nightly_steps.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "emit/yaml_out.h"
 #include "matrix/labels.h"
+#include "nightly/nightly_steps.h"
 #include "run/render.h"
 
 namespace imgtool::emit {
@@ -80,7 +80,7 @@ std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::Know
     throw InputError("plan --emit k8s: cell '" + c.cell.tag +
                      "' has no digest (expected sha256:<64 hex> from --from-report or " +
                      "the registry; a Job never runs an image by tag)");
-  auto reg = builder::parse_registry(o.registry);
+  auto reg = nightly::parse_registry(o.registry);
   std::string image = reg.host + "/" + reg.repo(c.cell) + "@" + c.digest;
   YAML::Node j = YAML::Load(runconf::render_k8s(probe_spec(c, o), image, "job", kb));
   j["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "builder/generated_cell.h"
-#include "builder/nightly_steps.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/paths.h"
@@ -13,6 +12,7 @@
 #include "emit/ci_matrix.h"
 #include "emit/k8s_jobs.h"
 #include "matrix/matrix.h"
+#include "nightly/nightly_steps.h"
 #include "run/profile.h"
 
 namespace imgtool::emit {
@@ -60,7 +60,7 @@ std::vector<builder::GeneratedCell> bake_cells(const PlanEmitOptions& o, PlanEmi
 }
 
 Files bake_out(const PlanEmitOptions& o, PlanEmitResult& r) {
-  if (!o.registry.empty()) builder::parse_registry(o.registry);  // refuse a bad one before generating
+  if (!o.registry.empty()) nightly::parse_registry(o.registry);  // refuse a bad one before generating
   auto files = bake_files(bake_cells(o, r), {.out_dir = fs::absolute(o.out), .registry = o.registry});
   Files out;
   for (auto& f : files) out.push_back({f.name, f.json});

@@ -18,7 +18,7 @@ TEST_APT_PKGS=(docker-compose skopeo umoci apache2-utils
   clang-format-14  # ctest format_test (.clang-format)
   fuse-overlayfs iproute2 util-linux gcc  # the GPU test engine (tests/gpu_engine)
   python3-venv  # the spdx-tools venv (SBOM tests, below)
-  chromium)  # the nightly report rendered by a real browser (builder/report_browser_test)
+  chromium)  # the nightly report rendered by a real browser (nightly/report_browser_test)
 [ "$DEMO" = 1 ] || APT_PKGS+=("${TEST_APT_PKGS[@]}")
 missing=()
 for p in "${APT_PKGS[@]}"; do

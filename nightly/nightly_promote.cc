@@ -1,0 +1,61 @@
+#include "nightly/nightly_promote.h"
+
+#include "core/error.h"
+#include "image/reference.h"
+#include "image/registry_repository.h"
+#include "nightly/report.h"
+#include "release/promote.h"
+
+namespace imgtool::nightly {
+
+namespace {
+
+// The cell's repository below the staging namespace ("imgtool-it/paddle" of "HOST/staging/imgtool-it/paddle:TAG").
+std::string repository_in(const NightlyCell& c, const std::string& staging) {
+  std::string prefix = staging.back() == '/' ? staging : staging + "/";
+  if (c.publish.ref.rfind(prefix, 0) != 0)
+    throw InputError(c.tag + ": expected its published reference under " + prefix + ", found " + c.publish.ref);
+  std::string rest = c.publish.ref.substr(prefix.size());
+  return rest.substr(0, rest.rfind(':'));
+}
+
+PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, const ReportPromoteOptions& o) {
+  image::Reference from = image::parse_reference("docker://" + c.publish.ref);
+  image::Reference to = image::parse_reference("docker://" + report.release + "/" + repository_in(c, report.registry));
+  PromotedCell out{c.tag, from.repository() + "@" + c.publish.digest, to.repository() + ":" + c.tag, false, ""};
+  try {
+    auto from_reg = std::make_shared<image::Registry>(from.host, o.registry);
+    auto to_reg = to.host == from.host ? from_reg : std::make_shared<image::Registry>(to.host, o.registry);
+    image::RegistryRepository staging(from_reg, from.name), released(to_reg, to.name);
+    auto r = release::promote(staging, &released,
+                              {.digest = c.publish.digest,
+                               .tag = c.tag,
+                               .public_key = o.public_key,
+                               .sign_key = o.sign_key,
+                               .allow_without_gpu_smoke = o.allow_without_gpu_smoke,
+                               .kb = o.kb});
+    out.ok = true;
+    out.line = r.evidence.empty() ? "promoted" : "promoted; smoke: " + r.evidence;
+  } catch (const std::runtime_error& e) {  // Error, CheckFailed (a refusal), InputError: this cell's, not the run's
+    out.line = e.what();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PromotedCell> promote_report(const ReportPromoteOptions& o) {
+  if (!o.public_key || !o.sign_key || !o.kb) throw InputError("nightly promote: expected --sign-key KEY, found none");
+  NightlyReport report = read_report(o.from_report);
+  if (report.release.empty())
+    throw InputError(o.from_report.string() +
+                     ": expected the report of a staged nightly (--stage-repository), found one "
+                     "that published straight to " +
+                     report.registry);
+  std::vector<PromotedCell> out;
+  for (const auto& c : report.cells)
+    if (c.publish.ok() && !c.publish.digest.empty()) out.push_back(promote_cell(c, report, o));
+  return out;
+}
+
+}  // namespace imgtool::nightly

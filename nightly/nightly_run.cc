@@ -1,0 +1,37 @@
+#include "nightly/nightly_run.h"
+
+#include <optional>
+
+#include "builder/cell_source.h"
+#include "builder/state_store.h"
+#include "core/error.h"
+#include "nightly/report.h"
+#include "nightly/report_changes.h"
+
+namespace imgtool::nightly {
+
+NightlyReport nightly(const NightlyRequest& req) {
+  if (req.inputs.empty())
+    throw InputError("nightly: expected a matrix file or a folder of generated cells, found none");
+  engine::Engine& docker = req.engine ? *req.engine : engine::local_engine();
+  RealStepsOptions so = req.steps;
+  so.engine = &docker;
+  std::optional<matrix::KnowledgeBase> own_kb;
+  if (!req.kb) own_kb = matrix::KnowledgeBase::load_default();
+  const matrix::KnowledgeBase& kb = req.kb ? *req.kb : *own_kb;
+  if (!so.kb) so.kb = &kb;
+  auto steps = make_real_steps(so);      // loads the key: a bad key fails before any build
+  builder::StateStore store(req.state);  // one run per state folder: taken before generating into it
+  auto src = builder::load_cells(req.inputs, req.state, kb);
+  auto cells = select_shard(builder::select_tags(src.cells, req.only), req.options.shard);
+  if (req.log)
+    req.log("nightly: shard " + req.options.shard.text() + ": " + std::to_string(cells.size()) + " of " +
+            std::to_string(src.cells.size()) + " cell(s) from " + builder::describe_dirs(src));
+  NightlyReport report = run_nightly(cells, req.options, docker, store, steps.get());
+  if (req.release) stage_promotions(report, req.options.target, *req.release);
+  compare_with_last_run(report, req.state);
+  write_report(req.report, report);
+  return report;
+}
+
+}  // namespace imgtool::nightly

@@ -1,0 +1,144 @@
+#include "nightly/nightly_steps_real.h"
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "core/error.h"
+#include "image/registry.h"
+#include "image/registry_repository.h"
+#include "nightly/nightly_collect.h"
+#include "release/evidence.h"
+#include "release/publish.h"
+#include "sbom/inventory.h"
+#include "sign/keys.h"
+#include "smoke/evidence.h"
+#include "smoke/records_judge.h"
+#include "smoke/smoke_judge.h"
+#include "verify/release_gate.h"
+
+namespace imgtool::nightly {
+namespace {
+
+class RealSteps : public NightlySteps {
+ public:
+  explicit RealSteps(const RealStepsOptions& o)
+      : o_(o),
+        key_(sign::load_signing_key(o.key, o.passphrase_env)),
+        engine_(o.engine ? *o.engine : engine::local_engine()) {
+    kb_ = o.kb ? o.kb : &own_kb_.emplace(matrix::KnowledgeBase::load_default());
+    reg_ = std::make_shared<image::Registry>(
+        o.target.host, image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
+  }
+
+  // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
+  SmokeOutcome smoke(const builder::GeneratedCell& g, const builder::CellBuild& b) override {
+    smoke::SmokeOptions so = o_.smoke;
+    so.image = image_of(b);
+    auto [res, judged] = smoke::smoke_and_judge(so, o_.records, engine_);
+    // A document that contradicts the image it ran in is no smoke of that image (smoke/binding.h).
+    for (auto& line : res.binding) res.reasons.push_back("binding: " + line);
+    SmokeOutcome out{res.passed() && res.binding.empty(),
+                     res.reasons,
+                     res.warnings,
+                     res.to_json(),
+                     nlohmann::json::array(),
+                     nlohmann::json()};
+    out.evidence = smoke::to_predicate(smoke::evidence_from_result(out.detail, o_.profile));
+    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path(o_.records)));
+    return out;
+  }
+
+  // The release gate on the very image that was smoked (by image ID). Its one scan of the layers
+  // also gathers the SBOM inventory, kept for publish(): the image is read once.
+  GateOutcome gate(const builder::GeneratedCell& g, const builder::CellBuild& b) override {
+    auto src = engine_.save(image_of(b));
+    auto res = verify::release_gate(
+        {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = kb_, .inventory = true});
+    if (res.inventory) remember_inventory(image_of(b), std::move(*res.inventory));
+    return {res.passed(), res.failed_lines()};
+  }
+
+  // release::publish: by digest -> signed -> SBOM attested (from the gate's inventory) -> tag. The
+  // image is read by ID, so a re-tag of b.image after the smoke changes nothing; and nothing is
+  // signed unless the pushed config IS the smoked image.
+  PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
+                         const nlohmann::json& evidence) override {
+    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    auto src = engine_.save(image_of(b));
+    std::optional<sbom::Inventory> inventory =
+        take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
+    std::optional<smoke::SmokeEvidence> smoked;
+    if (!evidence.is_null()) smoked = smoke::from_predicate(evidence);
+    auto res = release::publish(repo, *key_,
+                                {.image = src.get(),
+                                 .image_id = b.image_id,
+                                 .tag = g.cell.tag,
+                                 .inventory = inventory ? &*inventory : nullptr,
+                                 .evidence = smoked ? &*smoked : nullptr});
+    std::vector<LayerSize> layers;
+    for (auto& l : res.layers) layers.push_back({l.digest, l.size});
+    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, res.packages};
+  }
+
+  void add_tag(const builder::GeneratedCell& g, const std::string& digest, const std::string& tag) override {
+    std::string repo = o_.target.repo(g.cell);
+    if (auto cur = reg_->head_manifest(repo, tag); cur && cur->digest == digest) return;
+    image::Manifest m = reg_->get_manifest(repo, digest);  // the published bytes, by digest
+    reg_->put_manifest(repo, tag, m.raw, m.media_type);
+  }
+
+  void attest(const builder::GeneratedCell& g, const builder::CellBuild& b, const std::string& digest,
+              const nlohmann::json& evidence) override {
+    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    release::attest_evidence(repo, *key_, digest, b.image_id, smoke::from_predicate(evidence));
+  }
+
+  std::vector<LayerSize> layers_of(const builder::GeneratedCell& g, const std::string& digest) override {
+    return sizes_of(reg_->get_manifest(o_.target.repo(g.cell), digest));
+  }
+
+  std::string registry_digest(const builder::GeneratedCell& g) override {
+    auto info = reg_->head_manifest(o_.target.repo(g.cell), g.cell.tag);
+    return info ? info->digest : "";
+  }
+
+ private:
+  // The image ID from the build (what was smoked); the name only when no ID is known.
+  static std::vector<LayerSize> sizes_of(const image::Manifest& m) {
+    std::vector<LayerSize> out;
+    for (auto& l : m.layers()) out.push_back({l.digest, l.size});
+    return out;
+  }
+
+  static std::string image_of(const builder::CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
+
+  // Gates and publishes of different cells run on several threads.
+  void remember_inventory(const std::string& image, sbom::Inventory inv) {
+    std::lock_guard lk(mu_);
+    inventories_[image] = std::move(inv);
+  }
+  std::optional<sbom::Inventory> take_inventory(const std::string& image) {
+    std::lock_guard lk(mu_);
+    auto it = inventories_.find(image);
+    if (it == inventories_.end()) return std::nullopt;
+    sbom::Inventory inv = std::move(it->second);
+    inventories_.erase(it);
+    return inv;
+  }
+
+  RealStepsOptions o_;
+  sign::Pkey key_;
+  std::optional<matrix::KnowledgeBase> own_kb_;  // only when the caller passed none
+  const matrix::KnowledgeBase* kb_ = nullptr;
+  std::shared_ptr<image::Registry> reg_;
+  engine::Engine& engine_;
+  std::mutex mu_;
+  std::map<std::string, sbom::Inventory> inventories_;  // image ID -> its gate's inventory, until published
+};
+
+}  // namespace
+
+std::unique_ptr<NightlySteps> make_real_steps(const RealStepsOptions& o) { return std::make_unique<RealSteps>(o); }
+
+}  // namespace imgtool::nightly
