@@ -23,7 +23,7 @@ namespace imgtool::verify {
 // `src` serves the blobs of `m` (the manifest read once for this verification);
 // never throws for a missing, forged or mismatched SBOM (a failed row says so).
 // `scanned`: the inventory of the layers when a scan already gathered it
-// (verify's claims scan, VerifyOptions::on_contents); nullptr: the layers are read here.
+// (the claims scan of check_static: StaticResult::inventory); nullptr: the layers are read here.
 std::vector<CheckResult> sbom_rows(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                                    EVP_PKEY& public_key, const std::string& key_name,
                                    const sbom::Inventory* scanned = nullptr);

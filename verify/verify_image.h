@@ -30,7 +30,9 @@ struct VerifyRequest {
   image::TransportOptions transport;  // registry TLS/auth options
   EVP_PKEY* public_key = nullptr;     // required when `signature`
   std::string key_name;               // the key's file name, for messages
-  std::string identity;               // required signed docker-reference; "" = REGISTRY/REPO (any tag)
+  std::string
+      identity;  // required signed docker-reference; "" = the reference's own (sign::required_identity):
+                 // REGISTRY/REPO:TAG for a tag (REGISTRY/REPO with any_tag_of_repository), REGISTRY/REPO for a digest
   bool signature = true, claims = true, sbom = true, smoke = true;
   bool require_gpu_smoke = false;             // a gpu image without a passing hardware smoke attestation fails
   bool any_tag_of_repository = false;         // a tag reference accepts a signature for any tag of the repository
