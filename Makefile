@@ -34,7 +34,8 @@ fixtures:
 # Here: in build/ (gcc, the binary `make demo` runs). With CI=true (the
 # CI runner, .ci/run): in the sanitized clang build instead (test-asan), so every test,
 # integration included, runs once and under ASan+UBSan, with each fuzz target's short run;
-# build-cli still compiles the release binary with gcc.
+# build-cli compiles the release binary with gcc, which the four GPU integration tests run
+# (their test code sanitized; tests/CMakeLists.txt says why).
 ifeq ($(CI),true)
 test: deps build-cli test-asan
 else
@@ -49,7 +50,7 @@ test-sanitized:
 	SANITIZED_LABELS='unit|fuzz' JOBS=$(JOBS) scripts/test-sanitized.sh
 
 # The whole suite (integration included) under ASan+UBSan, in the same clang build.
-test-asan: deps fixtures
+test-asan: deps build-cli fixtures
 	IMGTOOL_TEST_WHEELHOUSE=$$(scripts/wheelhouse.sh $(TEST_PY) $(TEST_PADDLE)) JOBS=$(JOBS) scripts/test-sanitized.sh; \
 	  rc=$$?; scripts/footprint.sh; exit $$rc
 

@@ -21,13 +21,19 @@ if ! command -v clang++ >/dev/null 2>&1 || ! clang++ -fsanitize=fuzzer "$probe/f
   [ -n "$LABELS" ] && exit 0
   exit 2
 fi
+# The GPU integration tests run the gcc release imgtool (tests/CMakeLists.txt says why): the one
+# `make build-cli` has just built (the Makefile builds it first). HEAVY_TEST_IMGTOOL= (empty) gives
+# them this build's sanitized imgtool instead.
+HEAVY=${HEAVY_TEST_IMGTOOL-$(pwd)/${BUILD_RELEASE:-build}/cli/imgtool}
+[ -n "$HEAVY" ] && [ ! -x "$HEAVY" ] && HEAVY=
 start=$(date +%s)
 CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_FUZZ=ON \
-  -DIMGTOOL_SANITIZE=address,undefined >/dev/null
+  -DIMGTOOL_SANITIZE=address,undefined -DIMGTOOL_HEAVY_TEST_IMGTOOL="$HEAVY" >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 echo "test-sanitized: clang ASan+UBSan+fuzz build took $(( $(date +%s) - start )) s"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/sanitizer/asan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+echo "test-sanitized: the GPU integration tests run imgtool ${HEAVY:-of this sanitized build}"
 start=$(date +%s)
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" ${LABELS:+-L "$LABELS"} --timeout 2400
 echo "test-sanitized: ctest${LABELS:+ -L $LABELS} under ASan+UBSan took $(( $(date +%s) - start )) s"

@@ -17,7 +17,12 @@ namespace imgtool::testing {
 
 namespace fs = std::filesystem;
 
-inline std::string imgtool_bin() { return binary_dir() + "/cli/imgtool"; }
+// The imgtool under test: this build's, or IMGTOOL_TEST_IMGTOOL where ctest sets it (the sanitized
+// run gives the GPU integration tests the gcc release binary: tests/CMakeLists.txt).
+inline std::string imgtool_bin() {
+  const char* v = std::getenv("IMGTOOL_TEST_IMGTOOL");
+  return v && *v ? v : binary_dir() + "/cli/imgtool";
+}
 
 inline std::string env_or(const char* name, const std::string& dflt) {
   const char* v = std::getenv(name);

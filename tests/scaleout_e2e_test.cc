@@ -13,7 +13,9 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "core/fs.h"
@@ -83,6 +85,9 @@ struct MiniActions {
   std::map<std::string, RunResult> results;          // "<job>" or "<job>-<i>": the job's last failing/any step
   std::map<std::string, bool> ok;                    // per job name: every instance passed
   std::string log;
+  // Called around each job (by name): the test engine is held only while the gpu-smoke job runs.
+  std::function<void(const std::string&, std::map<std::string, std::string>&)> before_job;
+  std::function<void(const std::string&)> after_job;
 
   std::string expand(const std::string& s, const std::map<std::string, std::string>& matrix) const {
     static const std::regex expr(R"(\$\{\{\s*([a-z_]+)\.([A-Za-z0-9_]+)\s*\}\})");
@@ -157,6 +162,7 @@ struct MiniActions {
            const std::string& key) {
     fs::path ws = night / "jobs" / key;
     fs::create_directories(ws);
+    if (before_job) before_job(name, env);
     bool passed = true;
     for (auto step : j["steps"]) {
       std::string cond = text(step["if"]);
@@ -165,6 +171,7 @@ struct MiniActions {
       bool s = step["uses"] ? action(step, ws, matrix) : run_step(step, ws, matrix, key, key);
       passed = passed && s;
     }
+    if (after_job) after_job(name);
     return passed;
   }
 
@@ -230,7 +237,9 @@ std::vector<std::string> double_jobs(const fs::path& state) {
 struct Scaleout {
   ScratchDir dir{"scaleout"};
   RegistryServer reg{RegistryServer::Mode::kHttp, "scaleout"};
-  GpuEngine engine;
+  // The test engine (its lock serialises every GPU test) is taken only for the gpu-smoke jobs, the one
+  // place its pods run, so the GPU tests beside this one are not kept waiting through the builds and pushes.
+  std::optional<GpuEngine> engine;
   std::string pem;
   fs::path pub, kubectl_state;
   std::map<std::string, std::string> env;
@@ -252,7 +261,6 @@ struct Scaleout {
     env["PATH"] = (dir.path / "bin").string() + ":" + env_or("PATH", "/usr/bin:/bin");
     env["HOME"] = env_or("HOME", "/root");
     env["KUBECTL_DOUBLE_STATE"] = kubectl_state.string();
-    env["KUBECTL_DOUBLE_DOCKER_HOST"] = engine.host;
     env["KUBECTL_DOUBLE_TLS_VERIFY"] = "false";  // the loopback registry speaks plain http
   }
 
@@ -272,6 +280,14 @@ struct Scaleout {
     a.vars = {{"IMGTOOL_REGISTRY", reg.host() + "/ai"}, {"IMGTOOL_STAGING", reg.host() + "/staging"}};
     a.secrets = {{"IMGTOOL_SIGNING_KEY", pem}};
     a.env = env;
+    a.before_job = [this](const std::string& job, std::map<std::string, std::string>& e) {
+      if (job != "gpu-smoke") return;
+      engine.emplace();
+      e["KUBECTL_DOUBLE_DOCKER_HOST"] = engine->host;
+    };
+    a.after_job = [this](const std::string& job) {
+      if (job == "gpu-smoke") engine.reset();
+    };
     for (int i = 1; i <= 2; ++i) {
       fs::path cache = dir.path / ("runner-" + std::to_string(i));
       if (!fs::exists(cache)) {  // each shard runner knows the GPU cell's build (as gpu_nightly_test's state)
