@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "image/copy.h"
@@ -11,18 +12,17 @@ namespace imgtool::cli {
 namespace {
 
 struct CopyFlags {
-  std::string src, dst, compression = "gzip", ca_file;
+  std::string src, dst, compression = "gzip";
   int jobs = 4;
-  bool insecure_http = false, json = false, verbose = false;
+  bool json = false, verbose = false;
+  RegistryFlags registry;  // --ca-file, --insecure-http; one session for the source and the destination
 };
 
 image::TransportOptions transport_options(const CopyFlags& f) {
-  image::TransportOptions o;
+  image::TransportOptions o = f.registry.transport();
   auto c = image::parse_compression(f.compression);
   if (!c) throw InputError("--compression: expected gzip or zstd, found '" + f.compression + "'");
   o.daemon.compression = *c;
-  o.registry.ca_file = f.ca_file;
-  o.registry.insecure_http = f.insecure_http;
   return o;
 }
 
@@ -62,8 +62,7 @@ Registration copy_registration{
        sub.add_option("--compression", f->compression,
                       "layer compression for docker-daemon: sources: gzip (default) or zstd");
        sub.add_option("--jobs", f->jobs, "blobs transferred in parallel (default 4)");
-       sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) to trust for the registry");
-       sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       f->registry.add(sub);
        sub.add_flag("--json", f->json, "print the result as JSON");
        sub.add_flag("-v,--verbose", f->verbose, "log each blob");
        return [f] { return run_copy(*f); };

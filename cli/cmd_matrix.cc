@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/kb_flag.h"
+#include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "emit/plan_emit.h"
@@ -153,11 +154,13 @@ Registration matrix_registration{
 struct PlanFlags {
   std::string emit;
   imgtool::emit::PlanEmitOptions o;
+  RegistryFlags registry;  // k8s: --ca-file, --insecure-http
 };
 
 int run_plan(PlanFlags& f) {
   if (f.emit.empty()) throw InputError("plan: expected --emit github, gitlab, bake or k8s, found none");
   f.o.emit = imgtool::emit::parse_emit(f.emit);
+  f.o.transport = f.registry.transport();
   auto r = imgtool::emit::emit_plan(f.o);
   for (auto& n : r.notes) std::cerr << "plan: " << n << "\n";
   for (auto& w : r.written) std::cout << "wrote " << w.string() << "\n";
@@ -190,8 +193,7 @@ Registration plan_registration{
        sub.add_option("--profile", o.profiles, "k8s: run profile(s) the Jobs run with (default: base)");
        sub.add_option("--set", o.sets, "k8s: key=value on top of the profile (imgtool run-config --keys)");
        sub.add_option("--kb", o.kb_dir, "knowledge-base folder (default: <data dir>/matrix/kb)");
-       sub.add_option("--ca-file", o.ca_file, "CA certificate (PEM) for the registry");
-       sub.add_flag("--insecure-http", o.insecure_http, "allow plain http to a non-loopback registry");
+       f->registry.add(sub);
        return [f] { return run_plan(*f); };
      }}};
 

@@ -8,6 +8,7 @@
 #include "builder/cell_source.h"
 #include "cli/kb_flag.h"
 #include "cli/progress_printer.h"
+#include "cli/sign_common.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
 #include "core/error.h"
@@ -31,7 +32,8 @@ namespace bt = imgtool::builder;
 
 struct NightlyFlags {
   std::vector<std::string> inputs;
-  std::string registry, key, report, shard = "1/1", state, passphrase_env, ca_file, stage;
+  std::string registry, key, report, shard = "1/1", state, passphrase_env, stage;
+  RegistryFlags registry_flags;  // --ca-file, --insecure-http and the command's registry session
   SmokeFlags smoke;  // shared with smoke and verify (cli/smoke_flags.h); collect uses its --records/--no-record
   KbFlag kb;
   std::string kb_index;  // --kb-index URL (implies --kb-check)
@@ -40,7 +42,7 @@ struct NightlyFlags {
   std::string from_report;
   std::string sign_key, public_key;  // nightly promote
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, insecure_http = false, quiet = false, allow_without_gpu_smoke = false;
+  bool fresh_smoke = false, quiet = false, allow_without_gpu_smoke = false;
 };
 
 // The report may be a shard's (merge, collect): its text is shown through strings::printable.
@@ -109,8 +111,7 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
                 .smoke = smoke,
                 .records = records,
                 .profile = strings::join(f.smoke.profiles, ","),
-                .ca_file = f.ca_file,
-                .insecure_http = f.insecure_http,
+                .transport = f.registry_flags.transport(),
                 .kb = &kb},
       .release = release,
       .kb = &kb};
@@ -146,7 +147,7 @@ int run_promote(const NightlyFlags& f) {
                                         .public_key = pub ? pub.get() : key.get(),
                                         .sign_key = key.get(),
                                         .kb = &kb,
-                                        .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http},
+                                        .transport = f.registry_flags.transport(),
                                         .allow_without_gpu_smoke = f.allow_without_gpu_smoke});
   bool ok = true;
   for (auto& c : cells) {
@@ -165,7 +166,7 @@ int run_collect(const NightlyFlags& f) {
                             .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
                             .key = f.key,
                             .passphrase_env = f.passphrase_env,
-                            .registry = {.ca_file = f.ca_file, .insecure_http = f.insecure_http}};
+                            .transport = f.registry_flags.transport()};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = nightly::collect_results(o);
   nightly::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)
@@ -201,8 +202,7 @@ Registration nightly_registration(
        sub.add_option("--only", f->only, "only these tags")->delimiter(',');
        sub.add_option("--state", f->state, "state folder (default: the imgtool cache folder)");
        sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
-       sub.add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
-       sub.add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       f->registry_flags.add(sub);
        sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
        sub.add_flag("--kb-check", f->kb_check,
                     "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
@@ -225,8 +225,7 @@ Registration nightly_registration(
                            "private key (file or env://VAR): attest each result as the "
                            "cell's hardware evidence for its published digest (smoke/evidence.h)");
        collect->add_option("--passphrase-env", f->passphrase_env, "env var holding --key's passphrase");
-       collect->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registry");
-       collect->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       f->registry_flags.add(*collect);
        CLI::App* promote =
            sub.add_subcommand("promote",
                               "Promote every cell a staged nightly published into the release registry (each a "
@@ -241,8 +240,7 @@ Registration nightly_registration(
                            "public key the staged digests are signed with "
                            "(default: --sign-key's public half)");
        promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
-       promote->add_option("--ca-file", f->ca_file, "CA certificate (PEM) for the registries");
-       promote->add_flag("--insecure-http", f->insecure_http, "allow plain http to a non-loopback registry");
+       f->registry_flags.add(*promote);
        promote->add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
                          "promote gpu cells without hardware evidence; the override is recorded on each one's "
                          "release signature and shown by verify");

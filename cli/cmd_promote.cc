@@ -63,8 +63,8 @@ int run_promote(const PromoteFlags& f) {
   sign::Pkey pub = sign::load_public_key(f.key);
   sign::Pkey key = f.sign_key.empty() ? nullptr : sign::load_signing_key(f.sign_key, f.passphrase_env);
   auto kb = matrix::KnowledgeBase::load_default();
-  auto from_reg = std::make_shared<image::Registry>(r.host, f.registry.options());
-  auto to_reg = !t || t->host == r.host ? from_reg : std::make_shared<image::Registry>(t->host, f.registry.options());
+  auto from_reg = f.registry.registry(r.host);
+  auto to_reg = t ? f.registry.registry(t->host) : from_reg;  // one client per host (the command's session)
   image::RegistryRepository from(from_reg, r.name);
   std::optional<image::RegistryRepository> to;
   if (t) to.emplace(to_reg, t->name);

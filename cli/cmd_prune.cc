@@ -64,8 +64,7 @@ int run_prune(const PruneFlags& f) {
   if (f.caches)
     for (auto& i : prune_caches(f.dry_run)) rep.removed.push_back(std::move(i));
   for (const auto& r : repos) {
-    image::Registry reg(r.host, f.registry.options());
-    rep.append(nightly::prune_repository(reg, r.name, {.keep = f.keep, .dry_run = f.dry_run}));
+    rep.append(nightly::prune_repository(*f.registry.registry(r.host), r.name, {.keep = f.keep, .dry_run = f.dry_run}));
   }
   std::cout << (f.json ? builder::to_json(rep).dump(2) + "\n" : builder::render_text(rep));
   return rep.ok() ? 0 : 1;

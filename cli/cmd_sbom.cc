@@ -23,8 +23,8 @@ struct SbomFlags {
 
 // The attested SBOM of a registry image (verified with --key when given).
 nlohmann::ordered_json attested(const SbomFlags& f, const image::Reference& r) {
-  image::Registry reg(r.host, f.registry.options());
-  image::RegistryRepository repo(reg, r.name);
+  auto repo_ptr = f.registry.repository(r);
+  image::RegistryRepository& repo = *repo_ptr;
   image::Manifest m = image::resolve_manifest(repo, r.digest.empty() ? r.tag : r.digest);
   if (image::is_index(m)) m = image::resolve_manifest(repo, image::platform_digest(m, f.ref));
   if (f.key.empty()) {

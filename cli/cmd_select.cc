@@ -52,7 +52,7 @@ int run_select(const SelectOptions& o) {
     cells = matrix::plan_matrix(o.matrix, kb).kept;
   } else {
     auto key = sign::load_public_key(o.key);
-    c = host::read_repository(o.repository, *key, kb, o.registry.options(), o.any_tag);
+    c = host::read_repository(o.repository, *key, kb, o.registry.transport(), o.any_tag);
     cells = c.cells;
     refused = c.refused;
   }

@@ -34,7 +34,7 @@ std::map<std::string, std::string> parse_annotations(const std::vector<std::stri
 int run_sign(const SignFlags& f) {
   image::Reference r = docker_reference(f.ref, "sign");
   sign::Pkey key = sign::load_signing_key(f.key, f.passphrase_env);
-  auto reg_ptr = std::make_shared<image::Registry>(r.host, f.registry.options());
+  auto reg_ptr = f.registry.registry(r.host);
   image::Registry& reg = *reg_ptr;
   image::RegistryRepository repo(reg, r.name);
   // One GET: the digest signed is the digest of the bytes read, never a separate HEAD's answer.

@@ -44,9 +44,9 @@ void attest(const SmokeCmdFlags& f, const smoke::SmokeResult& res, EVP_PKEY& key
     throw CheckFailed("smoke --attest: refusing to attest: the probe's document contradicts the image " + res.image.id +
                       ":\n  " + strings::join(res.binding, "\n  "));
   image::Reference r = docker_reference(f.attest, "smoke --attest");
-  image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, f.registry.options()), r.name);
+  auto repo = f.registry.repository(r);
   smoke::SmokeEvidence e = smoke::evidence_from_result(res.to_json(), strings::join(f.smoke.profiles, ","));
-  auto a = release::attest_evidence(repo, key, r.digest, res.image.id, e);
+  auto a = release::attest_evidence(*repo, key, r.digest, res.image.id, e);
   std::cerr << "attested the smoke evidence (" << e.summary() << ") -> " << a.attestation_tag << "\n";
 }
 

@@ -2,6 +2,7 @@
 // the cmd_*.cc files stay thin).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
@@ -11,9 +12,12 @@
 
 namespace imgtool::cli {
 
+// --ca-file and --insecure-http, and the command's one registry session: every registry client a
+// command uses comes from here (registry(), repository(), transport()), one per host.
 struct RegistryFlags {
   std::string ca_file;
   bool insecure_http = false;
+  std::shared_ptr<image::RegistrySession> session = std::make_shared<image::RegistrySession>();
   void add(CLI::App& sub) {
     sub.add_option("--ca-file", ca_file, "CA certificate (PEM) to trust for the registry");
     sub.add_flag("--insecure-http", insecure_http, "allow plain http to a non-loopback registry");
@@ -27,7 +31,14 @@ struct RegistryFlags {
   image::TransportOptions transport() const {
     image::TransportOptions t;
     t.registry = options();
+    t.session = session;
     return t;
+  }
+  std::shared_ptr<image::Registry> registry(const std::string& host) const {
+    return image::registry_for(host, transport());
+  }
+  std::unique_ptr<image::RegistryRepository> repository(const image::Reference& r) const {
+    return image::open_repository(r, transport());
   }
 };
 

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
-#include "image/registry.h"
+#include "image/transport.h"
 #include "nightly/nightly_steps.h"
 #include "nightly/report.h"
 
@@ -24,14 +24,12 @@ std::map<std::string, std::string> report_digests(const std::filesystem::path& d
 std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, const DigestSources& src) {
   auto known = report_digests(src.from_report);
   auto target = nightly::parse_registry(src.registry);
-  std::unique_ptr<image::Registry> reg;
+  std::shared_ptr<image::Registry> reg;
   std::vector<CellImage> out;
   for (auto& c : cells) {
     std::string digest = known.count(c.tag) ? known[c.tag] : "";
     if (digest.empty() && src.ask_registry) {
-      if (!reg)
-        reg = std::make_unique<image::Registry>(
-            target.host, image::RegistryOptions{.ca_file = src.ca_file, .insecure_http = src.insecure_http});
+      if (!reg) reg = image::registry_for(target.host, src.transport);
       try {
         digest = reg->get_manifest(target.repo(c), c.tag).digest();
       } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emit/k8s_jobs.h"
+#include "image/transport.h"
 
 namespace imgtool::emit {
 
@@ -16,8 +17,7 @@ struct DigestSources {
   std::filesystem::path from_report;  // nightly report folder (nightly.json); "" = none
   std::string registry;               // HOST[:PORT]/NS
   bool ask_registry = true;           // resolve what the report does not name
-  std::string ca_file;
-  bool insecure_http = false;
+  image::TransportOptions transport;  // TLS/http for the registry, and the command's registry session
 };
 
 std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, const DigestSources& src);

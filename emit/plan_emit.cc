@@ -86,8 +86,7 @@ Files k8s_out(const PlanEmitOptions& o, PlanEmitResult& r) {
   auto cells = with_digests(gpu, {.from_report = o.from_report,
                                   .registry = o.registry,
                                   .ask_registry = o.resolve_digests,
-                                  .ca_file = o.ca_file,
-                                  .insecure_http = o.insecure_http});
+                                  .transport = o.transport});
   std::string probe = data_dir() + "/smoke/probe/probe.py";
   return smoke_jobs(cells,
                     {.registry = o.registry,

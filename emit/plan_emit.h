@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "image/transport.h"
+
 namespace imgtool::emit {
 
 enum class Emit { github, gitlab, bake, k8s };
@@ -36,8 +38,7 @@ struct PlanEmitOptions {
   std::filesystem::path from_report;  // k8s: digests from this nightly report
   bool resolve_digests = true;        // k8s: ask the registry for digests the report lacks
   std::string nonce;                  // k8s: the run's nonce (SmokeJobOptions::nonce); "" = a random one
-  std::string ca_file;
-  bool insecure_http = false;
+  image::TransportOptions transport;  // k8s: the registry's TLS/http options and the command's registry session
 };
 
 struct PlanEmitResult {

@@ -56,12 +56,13 @@ std::string unusable(const matrix::Cell& c) {
 }  // namespace
 
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
-                                   const image::RegistryOptions& opt, bool any_tag_of_repository) {
+                                   const image::TransportOptions& opt, bool any_tag_of_repository) {
   auto ref = image::parse_reference(repository);
   if (ref.transport != "docker" || !ref.is_repository())
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
-  image::Registry reg(ref.host, opt);
-  image::RegistryRepository repo(reg, ref.name);
+  auto reg_ptr = image::registry_for(ref.host, opt);  // the command's session: one probe, one token
+  image::Registry& reg = *reg_ptr;
+  image::RegistryRepository repo(reg_ptr, ref.name);
   RegistryCandidates out{.repository = repo.name()};
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations

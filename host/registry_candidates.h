@@ -13,6 +13,7 @@
 
 #include "host/select.h"
 #include "image/registry.h"
+#include "image/transport.h"
 
 namespace imgtool::host {
 
@@ -26,7 +27,7 @@ struct RegistryCandidates {
 
 // `repository` is "docker://HOST/REPO" (no tag). Throws InputError for another form.
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
-                                   const image::RegistryOptions& opt = {}, bool any_tag_of_repository = false);
+                                   const image::TransportOptions& opt = {}, bool any_tag_of_repository = false);
 
 // The cell a set of io.imgtool.* labels describes (tag from the registry).
 matrix::Cell cell_from_labels(const std::string& tag, const std::map<std::string, std::string>& labels,

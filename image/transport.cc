@@ -30,11 +30,10 @@ const std::vector<Transport>& transports() {
        [](const Reference& r, const TransportOptions&) { return std::make_unique<OciDestination>(r.name); }},
       {"docker",
        [](const Reference& r, const TransportOptions& o) {
-         auto reg = std::make_shared<Registry>(r.host, o.registry);
-         return std::make_unique<DockerSource>(reg, r.name, r.digest.empty() ? r.tag : r.digest);
+         return std::make_unique<DockerSource>(registry_for(r.host, o), r.name, r.digest.empty() ? r.tag : r.digest);
        },
        [](const Reference& r, const TransportOptions& o) {
-         return std::make_unique<DockerDestination>(std::make_shared<Registry>(r.host, o.registry), r.name);
+         return std::make_unique<DockerDestination>(registry_for(r.host, o), r.name);
        }},
   };
   return table;
@@ -47,6 +46,16 @@ const Transport& find(const Reference& r) {
 }
 
 }  // namespace
+
+std::shared_ptr<Registry> registry_for(const std::string& host, const TransportOptions& o) {
+  return o.session ? o.session->registry(host, o.registry) : std::make_shared<Registry>(host, o.registry);
+}
+
+std::unique_ptr<RegistryRepository> open_repository(const Reference& r, const TransportOptions& o) {
+  if (r.transport != "docker")
+    throw InputError("expected a registry reference docker://HOST/REPO, found '" + r.str() + "'");
+  return std::make_unique<RegistryRepository>(registry_for(r.host, o), r.name);
+}
 
 std::unique_ptr<ImageSource> open_source(const Reference& ref, const TransportOptions& o) {
   return find(ref).source(ref, o);

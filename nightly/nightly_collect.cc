@@ -125,11 +125,12 @@ SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::Re
 }
 
 // The cell's evidence attested for its published digest (HOST/NS/REPO:TAG + digest in the report).
-void attest(NightlyCell& c, EVP_PKEY& key, const image::RegistryOptions& ro) {
+void attest(NightlyCell& c, EVP_PKEY& key, const image::TransportOptions& to) {
   if (c.publish.digest.empty() || c.smoke.evidence.is_null()) return;
   try {
     image::Reference r = image::parse_reference("docker://" + c.publish.ref);
-    image::RegistryRepository repo(std::make_shared<image::Registry>(r.host, ro), r.name);
+    auto repo_ptr = image::open_repository(r, to);
+    image::RegistryRepository& repo = *repo_ptr;
     smoke::SmokeEvidence signed_e;
     release::attest_evidence(repo, key, c.publish.digest, c.image_id, smoke::from_predicate(c.smoke.evidence),
                              &signed_e);
@@ -184,7 +185,7 @@ NightlyReport collect_results(const CollectOptions& o) {
       o.key.empty() ? nullptr : sign::load_signing_key(o.key, o.passphrase_env);  // before anything is recorded
   for (auto& [tag, file] : files) {
     by_tag[tag]->smoke = judge_file(*by_tag[tag], file, o.records, report.started);
-    if (key) attest(*by_tag[tag], *key, o.registry);
+    if (key) attest(*by_tag[tag], *key, o.transport);
   }
   return report;
 }

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "image/registry.h"
+#include "image/transport.h"
 #include "nightly/nightly_model.h"
 #include "smoke/smoke_judge.h"
 
@@ -37,7 +37,7 @@ struct CollectOptions {
   smoke::RecordOptions records;                // the records store (as imgtool smoke's)
   std::string key;                             // private key (a file, or env://VAR): attest the evidence
   std::string passphrase_env;
-  image::RegistryOptions registry;  // TLS/auth for the cells' registry
+  image::TransportOptions transport;  // TLS/auth for the cells' registry, and the command's registry session
 };
 
 // The report of `from_report` with the results folded in. InputError (nothing

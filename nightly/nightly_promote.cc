@@ -24,8 +24,8 @@ PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, con
   image::Reference to = image::parse_reference("docker://" + report.release + "/" + repository_in(c, report.registry));
   PromotedCell out{c.tag, from.repository() + "@" + c.publish.digest, to.repository() + ":" + c.tag, false, ""};
   try {
-    auto from_reg = std::make_shared<image::Registry>(from.host, o.registry);
-    auto to_reg = to.host == from.host ? from_reg : std::make_shared<image::Registry>(to.host, o.registry);
+    auto from_reg = image::registry_for(from.host, o.transport);
+    auto to_reg = image::registry_for(to.host, o.transport);  // the same client when the hosts are one
     image::RegistryRepository staging(from_reg, from.name), released(to_reg, to.name);
     auto r = release::promote(staging, &released,
                               {.digest = c.publish.digest,

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "image/registry.h"
+#include "image/transport.h"
 #include "matrix/kb.h"
 
 namespace imgtool::nightly {
@@ -22,7 +22,7 @@ struct ReportPromoteOptions {
   EVP_PKEY* public_key = nullptr;     // what the staged digests are signed with
   EVP_PKEY* sign_key = nullptr;       // the release key
   const matrix::KnowledgeBase* kb = nullptr;
-  image::RegistryOptions registry;
+  image::TransportOptions transport;  // TLS/http for the registries, and the command's registry session
   // release::PromoteRequest's override: gpu cells go without hardware evidence, the override
   // recorded on each one's release signature (verify shows it).
   bool allow_without_gpu_smoke = false;

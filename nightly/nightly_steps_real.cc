@@ -27,8 +27,7 @@ class RealSteps : public NightlySteps {
         key_(sign::load_signing_key(o.key, o.passphrase_env)),
         engine_(o.engine ? *o.engine : engine::local_engine()) {
     kb_ = o.kb ? o.kb : &own_kb_.emplace(matrix::KnowledgeBase::load_default());
-    reg_ = std::make_shared<image::Registry>(
-        o.target.host, image::RegistryOptions{.ca_file = o.ca_file, .insecure_http = o.insecure_http});
+    reg_ = image::registry_for(o.target.host, o.transport);
   }
 
   // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.

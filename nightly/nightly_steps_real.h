@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "image/transport.h"
 #include "matrix/kb.h"
 #include "nightly/nightly_steps.h"
 #include "smoke/smoke_judge.h"
@@ -22,9 +23,8 @@ struct RealStepsOptions {
                                               // and probe args); `image` is set to each built image's ID
   smoke::RecordOptions records;               // throughput store and judgement; records "" = the default file
   std::string profile;                        // the run profile layers the smoke ran under (recorded in the evidence)
-  std::string ca_file;                        // registry CA
-  bool insecure_http = false;
-  engine::Engine* engine = nullptr;  // smoke, gate and push read the image here; null = engine::local_engine()
+  image::TransportOptions transport;          // the registry's TLS/http options and the run's registry session
+  engine::Engine* engine = nullptr;           // smoke, gate and push read the image here; null = engine::local_engine()
   const matrix::KnowledgeBase* kb =
       nullptr;  // the gate's facts (the run's one KB); null = KnowledgeBase::load_default()
 };

@@ -69,8 +69,8 @@ class RegistryServer {
   enum class Mode { kHttp, kBasicAuth, kTls };
 
   explicit RegistryServer(Mode mode = Mode::kHttp, const std::string& name = "registry", std::string extra_config = "",
-                          bool allow_delete = true)
-      : mode_(mode), extra_config_(std::move(extra_config)), allow_delete_(allow_delete) {
+                          bool allow_delete = true, bool access_log = false)
+      : mode_(mode), extra_config_(std::move(extra_config)), allow_delete_(allow_delete), access_log_(access_log) {
     static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
            ("imgtool-registry-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
@@ -97,6 +97,16 @@ class RegistryServer {
   std::string user() const { return "imgtool"; }
   std::string password() const { return "correct-horse-battery"; }
   bool running() const { return pid_ > 0; }
+
+  // How many requests the server logged whose request line starts with `request` ("GET /v2/ "):
+  // needs access_log. The server's own count, not the client's.
+  int requests(const std::string& request) const {
+    std::ifstream in(dir_ / "registry.log");
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\"" + request) != std::string::npos) ++n;
+    return n;
+  }
 
   // Client options that work with this server (CA file, credentials).
   image::RegistryOptions options() const {
@@ -167,7 +177,7 @@ class RegistryServer {
 
   void write_config() const {
     std::ofstream c(dir_ / "config.yml");
-    c << "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n"
+    c << "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: " << (access_log_ ? "false" : "true") << "\n"
       << "storage:\n  filesystem:\n    rootdirectory: " << (dir_ / "storage").string()
       << "\n  delete:\n    enabled: " << (allow_delete_ ? "true" : "false") << "\n"
       << "http:\n  addr: 127.0.0.1:" << port_ << "\n";
@@ -182,6 +192,7 @@ class RegistryServer {
   Mode mode_;
   std::string extra_config_;
   bool allow_delete_ = true;
+  bool access_log_ = false;
   std::filesystem::path dir_;
   int port_ = 0;
   pid_t pid_ = -1;

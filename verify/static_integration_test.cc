@@ -58,7 +58,7 @@ std::string copy_to(const std::string& local, const std::string& dst) {
 }  // namespace
 
 TEST_CASE("sign, verify, faults and promote against a real registry") {
-  RegistryServer server;
+  RegistryServer server(RegistryServer::Mode::kHttp, "registry", "", true, /*access_log=*/true);
   ScratchDir d("signverify");
   image::Registry reg(server.host(), server.options());
   std::string repo = "docker://" + server.host() + "/ai/paddle";
@@ -95,6 +95,15 @@ TEST_CASE("sign, verify, faults and promote against a real registry") {
     CHECK(o.out.find("Verified OK") != std::string::npos);
     CHECK(read_file(d.path / "payload").find("\"docker-reference\":\"" + server.host() + "/ai/paddle:3.2.0\"") !=
           std::string::npos);
+  }
+  SUBCASE("one verify of a tag is one registry session: the registry sees one /v2/ probe") {
+    // The image source, the signature repository, the SBOM and evidence rows all read through one
+    // client (image::RegistrySession, handed down in TransportOptions): the server's own access log.
+    int before = server.requests("GET /v2/ ");
+    auto r = cli({"verify", repo + ":3.2.0", "--key", k + ".pub", "--no-smoke"});
+    CHECK(r.exit_code == 0);
+    CHECK(server.requests("GET /v2/ ") - before == 1);
+    CHECK(server.requests("GET /v2/ai/paddle/") + server.requests("HEAD /v2/ai/paddle/") > 2);  // the log is read
   }
   SUBCASE("wrong key") {
     auto r = cli({"verify", repo + ":3.2.0", "--key", other + ".pub", "--no-smoke"});

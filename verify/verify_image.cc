@@ -28,7 +28,7 @@ void check_request(const VerifyRequest& req) {
 std::unique_ptr<image::RegistryRepository> signature_repository(const image::Reference& r,
                                                                 const image::TransportOptions& t) {
   if (r.transport != "docker") return nullptr;
-  return std::make_unique<image::RegistryRepository>(std::make_shared<image::Registry>(r.host, t.registry), r.name);
+  return image::open_repository(r, t);  // the source's client: one /v2/ probe, one token per scope
 }
 
 bool signature_failed(const Report& r) {
