@@ -35,7 +35,7 @@ image::Reference repository_ref(const std::string& text) {
     return InputError("prune: expected a repository docker://HOST/REPO (no tag or digest), found '" + text + "'");
   };
   image::Reference r = image::parse_reference(text);
-  if (r.transport != "docker" || !r.is_repository()) throw refuse();
+  if (r.transport != image::Transport::docker || !r.is_repository()) throw refuse();
   return r;
 }
 

@@ -47,16 +47,16 @@ nlohmann::ordered_json attested(const SbomFlags& f, const image::Reference& r) {
 nlohmann::ordered_json on_the_fly(const SbomFlags& f, const image::Reference& r) {
   auto src = image::open_platform_source(r, f.registry.transport());
   image::Manifest m = src->manifest();
-  std::string digest = r.transport == "docker-daemon" ? m.config().digest : m.digest();
+  std::string digest = r.transport == image::Transport::docker_daemon ? m.config().digest : m.digest();
   return sbom::sbom_of(*src, m, r.name, digest, {.created = f.created}).to_json();
 }
 
 int run_sbom(const SbomFlags& f) {
   image::Reference r = image::parse_reference(f.ref);
   if (!f.created.empty()) sbom::spdx_time(f.created, "--created");  // bad input before any work
-  if (!f.key.empty() && r.transport != "docker")
+  if (!f.key.empty() && r.transport != image::Transport::docker)
     throw InputError("--key: only for docker:// references (attested SBOMs), found '" + f.ref + "'");
-  std::string text = (r.transport == "docker" ? attested(f, r) : on_the_fly(f, r)).dump(2) + "\n";
+  std::string text = (r.transport == image::Transport::docker ? attested(f, r) : on_the_fly(f, r)).dump(2) + "\n";
   if (f.out.empty())
     std::cout << text;
   else

@@ -45,7 +45,7 @@ struct RegistryFlags {
 // Parses `text` and requires the docker:// transport (signatures live in registries).
 inline image::Reference docker_reference(const std::string& text, const std::string& what) {
   image::Reference r = image::parse_reference(text);
-  if (r.transport != "docker")
+  if (r.transport != image::Transport::docker)
     throw InputError(what + ": expected docker://HOST/REPO:TAG or docker://HOST/REPO@sha256:<hex>, found '" + text +
                      "' (signatures are stored in the image's registry repository)");
   return r;

@@ -58,7 +58,7 @@ std::string unusable(const matrix::Cell& c) {
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
                                    const image::TransportOptions& opt, bool any_tag_of_repository) {
   auto ref = image::parse_reference(repository);
-  if (ref.transport != "docker" || !ref.is_repository())
+  if (ref.transport != image::Transport::docker || !ref.is_repository())
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
   auto reg_ptr = image::registry_for(ref.host, opt);  // the command's session: one probe, one token
   image::Registry& reg = *reg_ptr;

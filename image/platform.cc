@@ -50,7 +50,7 @@ std::unique_ptr<ImageSource> open_platform_source(const Reference& r, const Tran
                                                   std::string* index_digest) {
   if (index_digest) index_digest->clear();
   auto src = open_source(r, o);
-  if (r.transport != "docker") return src;
+  if (r.transport != Transport::docker) return src;
   Manifest named = src->manifest();
   Reference pinned = r.with_digest(platform_digest(named, r.text, p));
   if (index_digest && is_index(named)) *index_digest = named.digest();

@@ -1,6 +1,7 @@
 #include "image/reference.h"
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "core/error.h"
@@ -36,7 +37,7 @@ void split_name_tag(const std::string& text, std::string rest, Reference& r) {
 }
 
 Reference parse_docker(const std::string& text, const std::string& rest) {
-  Reference r{"docker", text};
+  Reference r{Transport::docker, text};
   auto slash = rest.find('/');
   if (slash == std::string::npos) bad(text, "expected docker://HOST[:PORT]/REPO[:TAG], found no '/' after the host");
   r.host = rest.substr(0, slash);
@@ -48,7 +49,7 @@ Reference parse_docker(const std::string& text, const std::string& rest) {
 }
 
 Reference parse_daemon(const std::string& text, const std::string& rest) {
-  Reference r{"docker-daemon", text};
+  Reference r{Transport::docker_daemon, text};
   if (rest.empty()) bad(text, "expected docker-daemon:NAME[:TAG], found an empty name");
   split_name_tag(text, rest, r);
   if (!r.digest.empty()) bad(text, "docker-daemon: takes NAME:TAG, not a digest");
@@ -58,7 +59,7 @@ Reference parse_daemon(const std::string& text, const std::string& rest) {
 }
 
 Reference parse_oci(const std::string& text, const std::string& rest) {
-  Reference r{"oci", text};
+  Reference r{Transport::oci, text};
   auto colon = rest.rfind(':');
   r.name = rest;
   if (colon != std::string::npos && rest.find('/', colon) == std::string::npos) {
@@ -72,22 +73,22 @@ Reference parse_oci(const std::string& text, const std::string& rest) {
 
 struct Scheme {
   const char* prefix;
-  const char* transport;
+  Transport transport;
   std::function<Reference(const std::string&, const std::string&)> parse;
   bool takes_digest;
 };
 
 const std::vector<Scheme>& schemes() {
-  static const std::vector<Scheme> table = {{"docker://", "docker", parse_docker, true},
-                                            {"docker-daemon:", "docker-daemon", parse_daemon, false},
-                                            {"oci:", "oci", parse_oci, false}};
+  static const std::vector<Scheme> table = {{"docker://", Transport::docker, parse_docker, true},
+                                            {"docker-daemon:", Transport::docker_daemon, parse_daemon, false},
+                                            {"oci:", Transport::oci, parse_oci, false}};
   return table;
 }
 
 const Scheme& scheme_of(const Reference& r) {
   for (const auto& s : schemes())
     if (r.transport == s.transport) return s;
-  throw InputError("unknown transport '" + r.transport + "'");
+  throw InputError("unknown transport '" + transport_name(r.transport) + "'");
 }
 
 // A derived reference: its text is its canonical form.
@@ -99,7 +100,13 @@ Reference derived(Reference r) {
 
 }  // namespace
 
-std::string Reference::repository() const { return transport == "docker" ? host + "/" + name : name; }
+std::string transport_name(Transport t) {
+  static const std::map<Transport, const char*> kNames = {
+      {Transport::docker, "docker"}, {Transport::docker_daemon, "docker-daemon"}, {Transport::oci, "oci"}};
+  return kNames.at(t);
+}
+
+std::string Reference::repository() const { return transport == Transport::docker ? host + "/" + name : name; }
 
 std::string Reference::within_transport() const {
   return repository() + (tag.empty() ? "" : ":" + tag) + (digest.empty() ? "" : "@" + digest);
@@ -108,7 +115,8 @@ std::string Reference::within_transport() const {
 std::string Reference::str() const { return scheme_of(*this).prefix + within_transport(); }
 
 Reference Reference::with_digest(const std::string& d) const {
-  if (!scheme_of(*this).takes_digest) bad(str() + "@" + d, transport + ": takes NAME:TAG, not a digest");
+  if (!scheme_of(*this).takes_digest)
+    bad(str() + "@" + d, transport_name(transport) + ": takes NAME:TAG, not a digest");
   if (!is_sha256_digest(d)) bad(repository() + "@" + d, "expected @sha256:<64 hex digits>, found '@" + d + "'");
   Reference r = *this;
   r.digest = d;

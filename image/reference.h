@@ -7,10 +7,15 @@
 
 namespace imgtool::image {
 
+// Where a reference points: a registry (docker://), the local engine (docker-daemon:), an OCI layout
+// folder (oci:). A type, never compared as a string; transport_name() gives the scheme's word.
+enum class Transport { docker, docker_daemon, oci };
+std::string transport_name(Transport t);  // "docker", "docker-daemon", "oci"
+
 // Like go-containerregistry's name.Reference: parsed once, then derived (with_digest, with_tag) and
 // printed (str) from its parts, never re-assembled by string concatenation.
 struct Reference {
-  std::string transport;     // "docker-daemon", "oci", "docker"
+  Transport transport = Transport::docker;
   std::string text;          // as written (a derived reference: its str())
   std::string name;          // docker-daemon: NAME; docker: REPO; oci: DIR
   std::string host;          // docker: HOST[:PORT]

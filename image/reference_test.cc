@@ -16,7 +16,7 @@ const std::string kDigest = "sha256:" + std::string(64, 'a');
 
 TEST_CASE("parse_reference: the three transports") {
   auto d = parse_reference("docker://registry.corp:5000/ai/paddle:3.1.0-gpu");
-  CHECK(d.transport == "docker");
+  CHECK(d.transport == Transport::docker);
   CHECK(d.host == "registry.corp:5000");
   CHECK(d.name == "ai/paddle");
   CHECK(d.tag == "3.1.0-gpu");
@@ -25,7 +25,7 @@ TEST_CASE("parse_reference: the three transports") {
   CHECK(dig.tag.empty());
   CHECK(parse_reference("docker://localhost/app").tag == "latest");
   auto dm = parse_reference("docker-daemon:paddle:3.1.0-gpu-cuda12.6");
-  CHECK(dm.transport == "docker-daemon");
+  CHECK(dm.transport == Transport::docker_daemon);
   CHECK(dm.name == "paddle");
   CHECK(dm.tag == "3.1.0-gpu-cuda12.6");
   CHECK(parse_reference("docker-daemon:localhost:5000/a/b").tag == "latest");

@@ -9,26 +9,27 @@
 namespace imgtool::image {
 namespace {
 
-struct Transport {
-  const char* name;
+struct TransportEntry {
+  image::Transport transport;
   std::function<std::unique_ptr<ImageSource>(const Reference&, const TransportOptions&)> source;
   std::function<std::unique_ptr<ImageDestination>(const Reference&, const TransportOptions&)> destination;
 };
 
 std::string daemon_name(const Reference& r) { return r.within_transport(); }  // NAME:TAG
 
-const std::vector<Transport>& transports() {
-  static const std::vector<Transport> table = {
-      {"docker-daemon",
+const std::vector<TransportEntry>& transports() {
+  static const std::vector<TransportEntry> table = {
+      {Transport::docker_daemon,
        [](const Reference& r, const TransportOptions& o) {
          return std::make_unique<DaemonSource>(daemon_name(r), o.daemon);
        },
        [](const Reference& r, const TransportOptions& o) {
          return std::make_unique<DaemonDestination>(daemon_name(r), o.daemon);
        }},
-      {"oci", [](const Reference& r, const TransportOptions&) { return std::make_unique<OciSource>(r.name, r.tag); },
+      {Transport::oci,
+       [](const Reference& r, const TransportOptions&) { return std::make_unique<OciSource>(r.name, r.tag); },
        [](const Reference& r, const TransportOptions&) { return std::make_unique<OciDestination>(r.name); }},
-      {"docker",
+      {Transport::docker,
        [](const Reference& r, const TransportOptions& o) {
          return std::make_unique<DockerSource>(registry_for(r.host, o), r.name, r.digest.empty() ? r.tag : r.digest);
        },
@@ -39,10 +40,10 @@ const std::vector<Transport>& transports() {
   return table;
 }
 
-const Transport& find(const Reference& r) {
+const TransportEntry& find(const Reference& r) {
   for (auto& t : transports())
-    if (r.transport == t.name) return t;
-  throw InputError("unknown transport '" + r.transport + "'");
+    if (r.transport == t.transport) return t;
+  throw InputError("unknown transport '" + transport_name(r.transport) + "'");
 }
 
 }  // namespace
@@ -52,7 +53,7 @@ std::shared_ptr<Registry> registry_for(const std::string& host, const TransportO
 }
 
 std::unique_ptr<RegistryRepository> open_repository(const Reference& r, const TransportOptions& o) {
-  if (r.transport != "docker")
+  if (r.transport != Transport::docker)
     throw InputError("expected a registry reference docker://HOST/REPO, found '" + r.str() + "'");
   return std::make_unique<RegistryRepository>(registry_for(r.host, o), r.name);
 }

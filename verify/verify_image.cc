@@ -27,7 +27,7 @@ void check_request(const VerifyRequest& req) {
 // Where the signatures and attestations of a registry image live (none for other transports).
 std::unique_ptr<image::RegistryRepository> signature_repository(const image::Reference& r,
                                                                 const image::TransportOptions& t) {
-  if (r.transport != "docker") return nullptr;
+  if (r.transport != image::Transport::docker) return nullptr;
   return image::open_repository(r, t);  // the source's client: one /v2/ probe, one token per scope
 }
 

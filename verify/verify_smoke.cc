@@ -85,7 +85,7 @@ LocalImage make_local(const image::Reference& r, const image::Manifest& m, const
               ""};
     return li;
   }
-  if (r.transport == "docker-daemon") {
+  if (r.transport == image::Transport::docker_daemon) {
     li.row = {"smoke.load",
               kLoadTitle,
               Status::kFail,
@@ -208,7 +208,7 @@ CheckResult throughput_row(const smoke::Judgement& j) {
 
 std::string temporary_name(const image::Reference& r, const std::string& manifest_digest) {
   std::string base = r.name;
-  if (r.transport == "oci") {  // a folder: its last component
+  if (r.transport == image::Transport::oci) {  // a folder: its last component
     while (base.size() > 1 && base.back() == '/') base.pop_back();
     base = base.substr(base.rfind('/') == std::string::npos ? 0 : base.rfind('/') + 1);
   }
@@ -311,9 +311,9 @@ void verify_smoke(const std::string& ref, const image::Manifest& m, Report& repo
     say(o, "verify: smoke test of " + ref + " (--gpus " + so.gpus + ")");
     smoke::SmokeResult res = smoke::run_smoke(so, engine_of(o));
     // Records: the registry digest and the user's reference, not the temporary name.
-    if (r.transport == "docker") res.image.digest = r.with_digest(m.digest()).within_transport();
+    if (r.transport == image::Transport::docker) res.image.digest = r.with_digest(m.digest()).within_transport();
     if (res.image.tag == li.run_ref)
-      res.image.tag = r.transport == "oci"
+      res.image.tag = r.transport == image::Transport::oci
                           ? ref
                           : (r.tag.empty() ? r.with_digest(m.digest()) : r.with_tag(r.tag)).within_transport();
     // One rule with `imgtool smoke` and the nightly (smoke_judge.h): a records store that fails fails the smoke.
