@@ -88,7 +88,7 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
   records.peaks = smoke::kb_peaks(kb);
   auto target = nightly::parse_registry(f.stage.empty() ? f.registry : f.stage);
   auto shard = nightly::parse_shard(f.shard);
-  std::optional<nightly::PublishTarget> release;
+  std::optional<image::Reference> release;
   if (!f.stage.empty()) release = nightly::parse_registry(f.registry);
   nightly::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
   if (!f.kb_index.empty())

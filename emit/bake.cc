@@ -43,10 +43,9 @@ json target(const builder::GeneratedCell& c, const std::string& group_key, const
     t["tags"] = {builder::local_image(c.cell, "")};
     return t;
   }
-  auto reg = nightly::parse_registry(o.registry);
-  std::string repo = reg.host + "/" + reg.repo(c.cell);
-  t["tags"] = {repo + ":" + c.cell.tag + "-in" + hash_hex12(c.inputs_hash)};
-  std::string cache = "type=registry,ref=" + repo + ":buildcache-" + group_key;
+  image::Reference ref = nightly::cell_reference(nightly::parse_registry(o.registry), c.cell);
+  t["tags"] = {ref.with_tag(c.cell.tag + "-in" + hash_hex12(c.inputs_hash)).within_transport()};
+  std::string cache = "type=registry,ref=" + ref.with_tag("buildcache-" + group_key).within_transport();
   t["cache-from"] = {cache};
   t["cache-to"] = {cache + ",mode=max"};
   return t;

@@ -31,12 +31,12 @@ std::vector<CellImage> with_digests(const std::vector<matrix::Cell>& cells, cons
     if (digest.empty() && src.ask_registry) {
       if (!reg) reg = image::registry_for(target.host, src.transport);
       try {
-        digest = reg->get_manifest(target.repo(c), c.tag).digest();
+        digest = reg->get_manifest(nightly::cell_reference(target, c).name, c.tag).digest();
       } catch (const std::exception& e) {
         throw InputError(
             "plan --emit k8s: cell '" + c.tag + "' has no digest: not published in " +
             (src.from_report.empty() ? std::string("a report (--from-report)") : src.from_report.string()) + " and " +
-            target.host + "/" + target.repo(c) + ":" + c.tag + " cannot be read (" + e.what() + ")");
+            nightly::cell_reference(target, c).within_transport() + " cannot be read (" + e.what() + ")");
       }
     }
     if (digest.empty())

@@ -80,8 +80,8 @@ std::string job(const CellImage& c, const SmokeJobOptions& o, const matrix::Know
     throw InputError("plan --emit k8s: cell '" + c.cell.tag +
                      "' has no digest (expected sha256:<64 hex> from --from-report or " +
                      "the registry; a Job never runs an image by tag)");
-  auto reg = nightly::parse_registry(o.registry);
-  std::string image = reg.host + "/" + reg.repo(c.cell) + "@" + c.digest;
+  std::string image =
+      nightly::cell_reference(nightly::parse_registry(o.registry), c.cell).with_digest(c.digest).within_transport();
   YAML::Node j = YAML::Load(runconf::render_k8s(probe_spec(c, o), image, "job", kb));
   j["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;
   j["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"] = kPartOf;

@@ -106,7 +106,10 @@ std::string transport_name(Transport t) {
   return kNames.at(t);
 }
 
-std::string Reference::repository() const { return transport == Transport::docker ? host + "/" + name : name; }
+std::string Reference::repository() const {
+  if (transport != Transport::docker) return name;
+  return name.empty() ? host : host + "/" + name;  // a namespace at the registry's root: the host alone
+}
 
 std::string Reference::within_transport() const {
   return repository() + (tag.empty() ? "" : ":" + tag) + (digest.empty() ? "" : "@" + digest);
@@ -129,6 +132,34 @@ Reference Reference::with_tag(const std::string& t) const {
   Reference r = *this;
   r.tag = t;
   r.digest.clear();
+  return derived(r);
+}
+
+Reference Reference::under(const std::string& path) const {
+  if (transport != Transport::docker) bad(str(), "a repository below it needs a docker:// reference");
+  std::string full = name.empty() ? path : name + "/" + path;
+  if (!refname::is_path(full))
+    bad(repository() + "/" + path, "expected a lower-case repository path, found '" + path + "'");
+  Reference r = *this;
+  r.name = full;
+  r.tag.clear();
+  r.digest.clear();
+  return derived(r);
+}
+
+Reference parse_docker_reference(const std::string& text) { return parse_docker(text, text); }
+
+Reference parse_namespace(const std::string& text) {
+  std::string t = text.rfind("docker://", 0) == 0 ? text.substr(9) : text;
+  while (!t.empty() && t.back() == '/') t.pop_back();
+  auto slash = t.find('/');
+  Reference r{Transport::docker, text};
+  r.host = t.substr(0, slash);
+  r.name = slash == std::string::npos ? "" : t.substr(slash + 1);
+  if (!refname::is_domain(r.host))
+    throw InputError("expected HOST[:PORT]/NAMESPACE (e.g. 127.0.0.1:5000/ai), found '" + text + "'");
+  if (!r.name.empty() && !refname::is_path(r.name))
+    throw InputError("expected HOST[:PORT]/NAMESPACE with a lower-case namespace path, found '" + text + "'");
   return derived(r);
 }
 

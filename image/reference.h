@@ -33,6 +33,10 @@ struct Reference {
   // a digest that is not sha256:<64 hex>, a bad tag, or a digest on a transport that takes none.
   Reference with_digest(const std::string& digest) const;
   Reference with_tag(const std::string& tag) const;
+  // docker: the repository `path` below this one's name ("HOST/ai" + "paddle" -> "HOST/ai/paddle"),
+  // without tag or digest, as a namespace publishes a cell's repository. InputError for a path that
+  // is not a lower-case repository path, or on another transport.
+  Reference under(const std::string& path) const;
   // Canonical text without the transport ("HOST/REPO:TAG", "HOST/REPO@sha256:…", "NAME:TAG",
   // "DIR[:TAG]"), as containers/image's StringWithinTransport; and with it ("docker://HOST/REPO@sha256:…"),
   // which parse_reference reads back to the same reference.
@@ -43,5 +47,12 @@ struct Reference {
 // Parses a reference; throws imgtool::InputError with a one-line message
 // ("bad image reference 'X': expected ..., found ...").
 Reference parse_reference(const std::string& text);
+// A registry reference written without its scheme ("HOST[:PORT]/REPO[:TAG|@sha256:…]", as reports and
+// CI variables hold one): the docker:// reference it names. InputError as parse_reference.
+Reference parse_docker_reference(const std::string& text);
+// A registry namespace to publish into: "HOST[:PORT][/NS…]" (docker:// and trailing slashes allowed),
+// a docker:// reference whose name is the namespace ("" = the registry's root), no tag. InputError
+// without a valid host, or with a namespace that is not a lower-case path.
+Reference parse_namespace(const std::string& text);
 
 }  // namespace imgtool::image

@@ -121,7 +121,7 @@ struct Pipeline {
       c.publish = {.status = PublishStatus::failed, .error = steps_missing};
       return;
     }
-    std::string ref = opt.target.ref(g.cell);
+    std::string ref = cell_reference(opt.target, g.cell).within_transport();
     if (auto done = unchanged(g, b, ref)) {
       c.publish = *done;
       c.layers = layers_of(g, done->digest);
@@ -235,7 +235,7 @@ NightlyReport run_nightly(const std::vector<builder::GeneratedCell>& cells, cons
   auto t0 = Clock::now();
   NightlyReport report;
   report.matrix = opt.matrix;
-  report.registry = opt.target.host + "/" + opt.target.ns;
+  report.registry = opt.target.repository();
   report.gpus = opt.gpus;
   report.shards = {opt.shard.text()};
   report.started = utc("%Y-%m-%dT%H:%M:%SZ");
@@ -261,27 +261,41 @@ NightlyReport run_nightly(const std::vector<builder::GeneratedCell>& cells, cons
   return report;
 }
 
-void stage_promotions(NightlyReport& report, const PublishTarget& stage, const PublishTarget& release) {
-  report.release = release.host + "/" + release.ns;
-  std::string prefix = stage.host + "/" + (stage.ns.empty() ? "" : stage.ns + "/");
+namespace {
+
+// The repository of `r` below namespace `ns` ("imgtool-it/paddle" of HOST/staging/imgtool-it/paddle), or
+// nothing when `r` is not in it.
+std::optional<std::string> below(const image::Reference& r, const image::Reference& ns) {
+  if (r.host != ns.host) return std::nullopt;
+  if (ns.name.empty()) return r.name;
+  if (r.name.rfind(ns.name + "/", 0) != 0) return std::nullopt;
+  return r.name.substr(ns.name.size() + 1);
+}
+
+}  // namespace
+
+void stage_promotions(NightlyReport& report, const image::Reference& stage, const image::Reference& release) {
+  report.release = release.repository();
   for (auto& c : report.cells) {
-    if (!c.publish.ok() || c.publish.ref.rfind(prefix, 0) != 0) continue;
-    std::string repo = c.publish.ref.substr(prefix.size(), c.publish.ref.rfind(':') - prefix.size());
-    std::string to = release.host + "/" + (release.ns.empty() ? "" : release.ns + "/") + repo;
-    c.promote = "imgtool promote docker://" + prefix + repo + "@" + c.publish.digest + " --to docker://" + to +
-                " --tag " + c.tag + " --key RELEASE.pub --sign-key RELEASE.key";
+    if (!c.publish.ok()) continue;
+    image::Reference published = image::parse_docker_reference(c.publish.ref);
+    auto repo = below(published, stage);
+    if (!repo) continue;
+    c.promote = "imgtool promote " + published.with_digest(c.publish.digest).str() + " --to " +
+                release.under(*repo).str() + " --tag " + c.tag + " --key RELEASE.pub --sign-key RELEASE.key";
   }
 }
 
-PublishTarget parse_registry(const std::string& text) {
-  std::string t = text;
-  if (t.rfind("docker://", 0) == 0) t = t.substr(9);
-  while (!t.empty() && t.back() == '/') t.pop_back();
-  auto slash = t.find('/');
-  PublishTarget p{t.substr(0, slash), slash == std::string::npos ? "" : t.substr(slash + 1)};
-  if (p.host.empty())
-    throw InputError("--registry: expected HOST[:PORT]/NAMESPACE (e.g. 127.0.0.1:5000/ai), found '" + text + "'");
-  return p;
+image::Reference parse_registry(const std::string& text) {
+  try {
+    return image::parse_namespace(text);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--registry: ") + e.what());
+  }
+}
+
+image::Reference cell_reference(const image::Reference& target, const matrix::Cell& c) {
+  return target.under(c.repository).with_tag(c.tag);
 }
 
 }  // namespace imgtool::nightly

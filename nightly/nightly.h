@@ -35,7 +35,7 @@ namespace imgtool::nightly {
 
 struct NightlyOptions {
   builder::BuildOptions build;  // jobs, log_dir, timeout, retries, on_event
-  PublishTarget target;
+  image::Reference target;      // the registry namespace the cells are published into (parse_registry)
   Shard shard;
   std::string matrix;         // for the report's title
   std::string gpus = "none";  // the smoke's settings (smoke::settings_key): for the report and the smoke cache key
@@ -54,6 +54,6 @@ NightlyReport run_nightly(const std::vector<builder::GeneratedCell>& cells, cons
 // `nightly --stage-repository`: the run published into `stage`; a release is a promotion, never a
 // rebuild, so each published cell gets the `imgtool promote … --to` command that moves its digest
 // into the same repository under `release` (the report shows it; nothing is tagged there).
-void stage_promotions(NightlyReport& report, const PublishTarget& stage, const PublishTarget& release);
+void stage_promotions(NightlyReport& report, const image::Reference& stage, const image::Reference& release);
 
 }  // namespace imgtool::nightly

@@ -128,7 +128,7 @@ SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::Re
 void attest(NightlyCell& c, EVP_PKEY& key, const image::TransportOptions& to) {
   if (c.publish.digest.empty() || c.smoke.evidence.is_null()) return;
   try {
-    image::Reference r = image::parse_reference("docker://" + c.publish.ref);
+    image::Reference r = image::parse_docker_reference(c.publish.ref);
     auto repo_ptr = image::open_repository(r, to);
     image::RegistryRepository& repo = *repo_ptr;
     smoke::SmokeEvidence signed_e;

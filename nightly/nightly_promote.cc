@@ -10,18 +10,20 @@ namespace imgtool::nightly {
 
 namespace {
 
-// The cell's repository below the staging namespace ("imgtool-it/paddle" of "HOST/staging/imgtool-it/paddle:TAG").
-std::string repository_in(const NightlyCell& c, const std::string& staging) {
-  std::string prefix = staging.back() == '/' ? staging : staging + "/";
-  if (c.publish.ref.rfind(prefix, 0) != 0)
-    throw InputError(c.tag + ": expected its published reference under " + prefix + ", found " + c.publish.ref);
-  std::string rest = c.publish.ref.substr(prefix.size());
-  return rest.substr(0, rest.rfind(':'));
+// Where the cell goes in the release namespace: its repository below the staging namespace
+// ("imgtool-it/paddle" of HOST/staging/imgtool-it/paddle:TAG) under the release one.
+image::Reference release_reference(const NightlyCell& c, const image::Reference& from, const NightlyReport& report) {
+  image::Reference staging = image::parse_namespace(report.registry), release = image::parse_namespace(report.release);
+  std::string prefix = staging.name.empty() ? "" : staging.name + "/";
+  if (from.host != staging.host || from.name.rfind(prefix, 0) != 0)
+    throw InputError(c.tag + ": expected its published reference under " + staging.repository() + ", found " +
+                     c.publish.ref);
+  return release.under(from.name.substr(prefix.size())).with_tag(c.tag);
 }
 
 PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, const ReportPromoteOptions& o) {
-  image::Reference from = image::parse_reference("docker://" + c.publish.ref);
-  image::Reference to = image::parse_reference("docker://" + report.release + "/" + repository_in(c, report.registry));
+  image::Reference from = image::parse_docker_reference(c.publish.ref);
+  image::Reference to = release_reference(c, from, report);
   PromotedCell out{c.tag, from.repository() + "@" + c.publish.digest, to.repository() + ":" + c.tag, false, ""};
   try {
     auto from_reg = image::registry_for(from.host, o.transport);

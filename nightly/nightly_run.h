@@ -22,7 +22,7 @@ struct NightlyRequest {
   std::filesystem::path report;                 // report folder written at the end
   NightlyOptions options;                       // build, target, shard, gpus, KB section
   RealStepsOptions steps;                       // smoke, gate and publish (key, registry, smoke settings)
-  std::optional<PublishTarget> release;         // --stage-repository: the release registry promotions go to
+  std::optional<image::Reference> release;      // --stage-repository: the release registry promotions go to
   engine::Engine* engine = nullptr;             // the run's one engine; null = engine::local_engine()
   const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); null = the default
   std::function<void(const std::string&)> log;  // progress lines ("nightly: shard 1/2: …")

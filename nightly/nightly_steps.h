@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "builder/build_driver.h"
+#include "image/reference.h"
 #include "nightly/nightly_model.h"
 
 namespace imgtool::nightly {
@@ -46,15 +47,11 @@ struct PublishOutcome {
   std::map<std::string, std::string> packages;  // from the SBOM attested with it ("<purl type>/<name>" -> version)
 };
 
-struct PublishTarget {
-  std::string host;  // "127.0.0.1:5000"
-  std::string ns;    // "ai" (may be empty or nested "team/ai")
-  std::string repo(const matrix::Cell& c) const { return ns.empty() ? c.repository : ns + "/" + c.repository; }
-  std::string ref(const matrix::Cell& c) const { return host + "/" + repo(c) + ":" + c.tag; }
-};
-
-// "HOST[:PORT][/NS…]" → target. InputError when there is no host.
-PublishTarget parse_registry(const std::string& text);
+// --registry "HOST[:PORT][/NS…]": the namespace the cells are published into (image::parse_namespace;
+// InputError naming --registry when it is not one).
+image::Reference parse_registry(const std::string& text);
+// Where cell `c` is published in `target`: HOST/NS/REPO:TAG.
+image::Reference cell_reference(const image::Reference& target, const matrix::Cell& c);
 
 class NightlySteps {
  public:

@@ -63,7 +63,7 @@ class RealSteps : public NightlySteps {
   // signed unless the pushed config IS the smoked image.
   PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
                          const nlohmann::json& evidence) override {
-    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    image::RegistryRepository repo(reg_, cell_reference(o_.target, g.cell).name);
     auto src = engine_.save(image_of(b));
     std::optional<sbom::Inventory> inventory =
         take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
@@ -77,11 +77,16 @@ class RealSteps : public NightlySteps {
                                  .evidence = smoked ? &*smoked : nullptr});
     std::vector<LayerSize> layers;
     for (auto& l : res.layers) layers.push_back({l.digest, l.size});
-    return {o_.target.ref(g.cell), res.digest, res.signature_tag, res.already_signed, layers, res.packages};
+    return {cell_reference(o_.target, g.cell).within_transport(),
+            res.digest,
+            res.signature_tag,
+            res.already_signed,
+            layers,
+            res.packages};
   }
 
   void add_tag(const builder::GeneratedCell& g, const std::string& digest, const std::string& tag) override {
-    std::string repo = o_.target.repo(g.cell);
+    std::string repo = cell_reference(o_.target, g.cell).name;
     if (auto cur = reg_->head_manifest(repo, tag); cur && cur->digest == digest) return;
     image::Manifest m = reg_->get_manifest(repo, digest);  // the published bytes, by digest
     reg_->put_manifest(repo, tag, m.raw, m.media_type);
@@ -89,16 +94,16 @@ class RealSteps : public NightlySteps {
 
   void attest(const builder::GeneratedCell& g, const builder::CellBuild& b, const std::string& digest,
               const nlohmann::json& evidence) override {
-    image::RegistryRepository repo(reg_, o_.target.repo(g.cell));
+    image::RegistryRepository repo(reg_, cell_reference(o_.target, g.cell).name);
     release::attest_evidence(repo, *key_, digest, b.image_id, smoke::from_predicate(evidence));
   }
 
   std::vector<LayerSize> layers_of(const builder::GeneratedCell& g, const std::string& digest) override {
-    return sizes_of(reg_->get_manifest(o_.target.repo(g.cell), digest));
+    return sizes_of(reg_->get_manifest(cell_reference(o_.target, g.cell).name, digest));
   }
 
   std::string registry_digest(const builder::GeneratedCell& g) override {
-    auto info = reg_->head_manifest(o_.target.repo(g.cell), g.cell.tag);
+    auto info = reg_->head_manifest(cell_reference(o_.target, g.cell).name, g.cell.tag);
     return info ? info->digest : "";
   }
 

@@ -16,7 +16,7 @@
 namespace imgtool::nightly {
 
 struct RealStepsOptions {
-  PublishTarget target;
+  image::Reference target;     // the registry namespace (parse_registry)
   std::string key;             // private signing key: a file (0600) or env://VAR (sign::load_signing_key)
   std::string passphrase_env;  // env var holding the key's passphrase; empty = none
   smoke::SmokeOptions smoke{.gpus = "auto"};  // the smoke's run (gpus, host, shm, timeout, a run profile's flags

@@ -231,15 +231,24 @@ TEST_CASE("nightly: without the publish libraries every built cell fails with th
   CHECK(r.cells[0].smoke.error == "publish: image/ library not available");
 }
 
-TEST_CASE("registry target: HOST:PORT/NS") {
+TEST_CASE("registry target: HOST:PORT/NS, an image::Reference; a cell's reference below it") {
   auto t = parse_registry("127.0.0.1:5000/ai");
   CHECK(t.host == "127.0.0.1:5000");
-  CHECK(t.ns == "ai");
+  CHECK(t.name == "ai");
+  CHECK(t.transport == image::Transport::docker);
   matrix::Cell c;
   c.repository = "paddle";
   c.tag = "3.2.0";
-  CHECK(t.ref(c) == "127.0.0.1:5000/ai/paddle:3.2.0");
+  CHECK(cell_reference(t, c).within_transport() == "127.0.0.1:5000/ai/paddle:3.2.0");
+  CHECK(cell_reference(parse_registry("docker://reg.example.com/team/ai/"), c).str() ==
+        "docker://reg.example.com/team/ai/paddle:3.2.0");
+  CHECK(cell_reference(parse_registry("reg.example.com:5000"), c).within_transport() ==
+        "reg.example.com:5000/paddle:3.2.0");
+  CHECK(parse_registry("reg.example.com:5000").repository() == "reg.example.com:5000");
   CHECK_THROWS_AS(parse_registry("/ai"), InputError);
+  CHECK_THROWS_AS(parse_registry("127.0.0.1:5000/AI"), InputError);  // not a repository path
+  c.repository = "Bad Repo";
+  CHECK_THROWS_AS(cell_reference(t, c), InputError);
 }
 
 TEST_CASE("report: md/html/junit render; shard reports merge; a tag in two shards is refused") {
