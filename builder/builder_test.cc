@@ -21,6 +21,7 @@
 #include "builder/failure_kind.h"
 #include "builder/stage_plan.h"
 #include "builder/state_lock.h"
+#include "builder/testing/cell_folder.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -28,6 +29,7 @@
 #include "core/strings.h"
 #include "dockerfiles/stages.h"
 #include "engine/fake_engine.h"
+#include "matrix/testing/cells.h"
 #include "tests/fixtures.h"
 #include "tests/source_kb.h"
 
@@ -58,20 +60,9 @@ struct Fixture {
 
   GeneratedCell cell(const std::string& tag, const std::string& python = "3.11",
                      const std::string& dockerfile = "FROM base AS py\nRUN true\nFROM py\nARG PADDLE_VERSION\n") {
-    matrix::Cell c;
-    c.tag = tag;
+    matrix::Cell c = matrix::testing::cell(tag);
     c.python = python;
-    c.paddle = "3.2.0";
-    c.base_image = "imgtool-base/debian:bookworm-py3";
-    auto shared = dockerfiles::shared_stage(dockerfile);  // as the generator writes it
-    nlohmann::json j = {{"cell", c},
-                        {"inputs_hash", sha256_digest(tag + python + dockerfile)},
-                        {"kb_version", "t"},
-                        {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
-    fs::path dir = root / "gen" / tag;
-    write_file_atomic(dir / "cell.json", j.dump());
-    write_file_atomic(dir / "Dockerfile", dockerfile);
-    return load_generated_cell(dir);
+    return builder::testing::write_cell(root / "gen" / tag, {.cell = c}, dockerfile);
   }
   BuildOptions options() {
     BuildOptions o;
@@ -516,22 +507,16 @@ TEST_CASE(
 
 TEST_CASE("a label cell.json says the Dockerfile sets is not passed again as --label (one classic-builder step each)") {
   Fixture f;
-  matrix::Cell c;
-  c.tag = "t1";
-  c.python = "3.11";
-  c.paddle = "3.2.0";
-  c.base_image = "imgtool-base/debian:bookworm-py3";
   const std::string hash = "sha256:" + std::string(64, 'a');
-  nlohmann::json j = {
-      {"cell", c},
-      {"inputs_hash", hash},
-      {"kb_version", "kb1"},
-      {"labels", {{"io.imgtool.tag", "t1"}, {"io.imgtool.kb-version", "kb1"}, {"io.imgtool.inputs-hash", hash}}}};
-  write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
-  write_file_atomic(f.root / "gen/t1/Dockerfile", "FROM base\n");  // never read by the builder
+  dockerfiles::CellFile file{
+      .cell = matrix::testing::cell("t1"),
+      .inputs_hash = hash,
+      .kb_version = "kb1",
+      .labels = {{"io.imgtool.tag", "t1"}, {"io.imgtool.kb-version", "kb1"}, {"io.imgtool.inputs-hash", hash}}};
+  auto g = builder::testing::write_cell(f.root / "gen/t1", file);  // its Dockerfile is never read by the builder
   FakeEngine docker;
   StateStore store(f.root / "state");
-  REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), docker, store).ok());
+  REQUIRE(build_cells({g}, f.options(), docker, store).ok());
   REQUIRE(docker.builds.size() == 1);
   auto& labels = docker.builds[0].labels;
   CHECK(labels.count("io.imgtool.stage-key") == 1);  // not in cell.json's list: passed
@@ -539,8 +524,8 @@ TEST_CASE("a label cell.json says the Dockerfile sets is not passed again as --l
   CHECK(labels.count("io.imgtool.kb-version") == 0);
   CHECK(labels.count("io.imgtool.inputs-hash") == 0);
   // Another value does not count, nor does a cell.json without the list (an older generator).
-  j["labels"] = {{"io.imgtool.kb-version", "other"}};
-  write_file_atomic(f.root / "gen/t1/cell.json", j.dump());
+  file.labels = {{"io.imgtool.kb-version", "other"}};
+  write_file_atomic(f.root / "gen/t1/cell.json", nlohmann::json(file).dump());
   FakeEngine again;
   StateStore store2(f.root / "state2");
   REQUIRE(build_cells({load_generated_cell(f.root / "gen/t1")}, f.options(), again, store2).ok());

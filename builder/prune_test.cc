@@ -10,12 +10,14 @@
 #include <algorithm>
 
 #include "builder/build_driver.h"
+#include "builder/testing/cell_folder.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "dockerfiles/stages.h"
 #include "engine/fake_engine.h"
 #include "matrix/labels.h"
+#include "matrix/testing/cells.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -34,18 +36,7 @@ struct Host {
 
   GeneratedCell cell(const std::string& tag, const std::string& first_stage) {
     std::string dockerfile = "FROM base AS build\n" + first_stage + "\nFROM base\nCOPY --from=build /x /x\n";
-    matrix::Cell c;
-    c.tag = tag;
-    c.repository = "paddle";
-    auto shared = dockerfiles::shared_stage(dockerfile);
-    nlohmann::json j = {{"cell", c},
-                        {"inputs_hash", sha256_digest(tag + dockerfile)},
-                        {"kb_version", "t"},
-                        {"build", {{"stage", shared.stage}, {"stage_key", shared.stage_key}}}};
-    fs::path dir = root / "gen" / tag;
-    write_file_atomic(dir / "cell.json", j.dump());
-    write_file_atomic(dir / "Dockerfile", dockerfile);
-    return load_generated_cell(dir);
+    return builder::testing::write_cell(root / "gen" / tag, {.cell = matrix::testing::cell(tag)}, dockerfile);
   }
 
   // The builder's real run over `cells` on the fake engine.

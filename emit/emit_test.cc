@@ -19,6 +19,7 @@
 #include "emit/k8s_jobs.h"
 #include "emit/plan_emit.h"
 #include "matrix/matrix.h"
+#include "matrix/testing/cells.h"
 #include "nightly/nightly_model.h"
 #include "nightly/report.h"
 #include "nightly/shard.h"
@@ -310,10 +311,7 @@ TEST_CASE(
   fx::ScratchDir d("emit-k8s");
   auto kb = matrix::KnowledgeBase::load_default();
   std::vector<CellImage> cells;
-  matrix::Cell c;
-  c.tag = "3.2.0-gpu-cuda12.6-cudnn9.5";
-  c.variant = "gpu";
-  c.cuda = "12.6";
+  matrix::Cell c = matrix::testing::cell("3.2.0-gpu-cuda12.6-cudnn9.5", "gpu");
   cells.push_back({c, fake_digest("b")});
   std::string probe = read_file(fx::source_dir() + "/smoke/probe/probe.py");
   auto files = smoke_jobs(

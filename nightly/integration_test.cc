@@ -22,6 +22,7 @@
 #include "core/fs.h"
 #include "dockerfiles/generate.h"
 #include "image/registry.h"
+#include "matrix/testing/cells.h"
 #include "nightly/nightly_steps_real.h"
 #include "sign/keys.h"
 #include "tests/fixtures.h"
@@ -34,20 +35,12 @@ namespace bt = imgtool::builder;
 namespace {
 
 matrix::Cell local_cell(const std::string& tag, const std::string& variant) {
-  matrix::Cell c;
+  matrix::Cell c = matrix::testing::cell(tag, variant);  // a gpu one: CUDA 12.6, driver 525.60.13
   c.repository = "imgtool-it/paddle";
-  c.tag = tag;
-  c.variant = variant;
   c.paddle = "3.3.1";
-  c.python = "3.11";
-  c.os = "debian12";
   c.base_image = base_image();
   c.pip_requirement = "paddlepaddle==3.3.1";
   c.wheelhouse = wheelhouse();
-  if (variant == "gpu") {
-    c.cuda = "12.6";
-    c.min_driver = "525.60.13";
-  }
   return c;
 }
 

@@ -10,11 +10,13 @@
 #include <mutex>
 #include <thread>
 
+#include "builder/testing/cell_folder.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "engine/fake_engine.h"
 #include "image/http.h"
+#include "matrix/testing/cells.h"
 #include "nightly/report.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
@@ -92,14 +94,9 @@ struct Fixture {
   Fixture() { fs::remove_all(root); }
   ~Fixture() { fs::remove_all(root); }
   GeneratedCell cell(const std::string& tag, const std::string& variant) {
-    matrix::Cell c;
-    c.tag = tag;
-    c.variant = variant;
+    matrix::Cell c = matrix::testing::cell(tag, variant);
     c.base_image = "b";
-    json j = {{"cell", c}, {"inputs_hash", sha256_digest(tag)}, {"kb_version", "t"}};
-    write_file_atomic(root / "gen" / tag / "cell.json", j.dump());
-    write_file_atomic(root / "gen" / tag / "Dockerfile", "FROM b\n");
-    return load_generated_cell(root / "gen" / tag);
+    return builder::testing::write_cell(root / "gen" / tag, {.cell = c, .inputs_hash = sha256_digest(tag)}, "FROM b\n");
   }
   NightlyOptions options() {
     NightlyOptions o;
@@ -438,7 +435,8 @@ namespace {
 kb::FetchPage recorded_index(std::function<void(const std::string&, std::string&)> edit = {}) {
   return [edit](const std::string& url) {
     std::string rel = url.substr(std::string("http://127.0.0.1:9").size());
-    fs::path file = testing::source_dir() + "/kb/testdata/index" + rel + (rel.ends_with("/") ? "index.html" : "");
+    fs::path file =
+        imgtool::testing::source_dir() + "/kb/testdata/index" + rel + (rel.ends_with("/") ? "index.html" : "");
     if (!fs::exists(file)) return kb::Page{404, ""};
     kb::Page p{200, read_file(file)};
     if (edit) edit(url, p.body);
@@ -465,8 +463,8 @@ TEST_CASE("nightly report, KB: version, released day and age always; staleness o
   NightlyOptions o = f.options();
   o.today = "20261220";
   NightlyReport r = run_nightly({f.cell("cpu", "cpu")}, o, docker, store, &steps);
-  CHECK(r.kb.version == testing::source_kb().version());
-  CHECK(r.kb.released == testing::source_kb().released());
+  CHECK(r.kb.version == imgtool::testing::source_kb().version());
+  CHECK(r.kb.released == imgtool::testing::source_kb().released());
   CHECK(r.kb.age_days == kb::days_between(r.kb.released, "2026-12-20", "t"));
   CHECK(r.kb.check == KbCheckStatus::not_checked);
   std::string line = "knowledge base " + r.kb.version + ", released " + r.kb.released + ", " +
