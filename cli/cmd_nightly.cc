@@ -13,6 +13,7 @@
 #include "cli/subcommand.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "engine/engine.h"
 #include "nightly/nightly.h"
 #include "nightly/nightly_collect.h"
 #include "nightly/nightly_promote.h"
@@ -21,6 +22,7 @@
 #include "nightly/report.h"
 #include "nightly/report_changes.h"
 #include "sign/keys.h"
+#include "smoke/records_judge.h"
 #include "smoke/run_profile.h"
 
 namespace imgtool::cli {
@@ -115,6 +117,7 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
                 .kb = &kb},
       .release = release,
       .kb = &kb};
+  req.engine = &engine::local_engine();  // the command's one engine, handed down
   req.log = [](const std::string& line) { std::cerr << line << std::endl; };
   return req;
 }
@@ -162,11 +165,13 @@ int run_promote(const NightlyFlags& f) {
 int run_collect(const NightlyFlags& f) {
   if (f.from_report.empty() || f.report.empty())
     throw InputError("nightly collect: expected RESULT.json… --from-report DIR --report OUT; one of them is missing");
-  nightly::CollectOptions o{.from_report = f.from_report,
-                            .records = {.record = !f.smoke.no_record, .records = f.smoke.records},
-                            .key = f.key,
-                            .passphrase_env = f.passphrase_env,
-                            .transport = f.registry_flags.transport()};
+  auto kb = f.kb.load();  // the throughput floors the collected results are judged against
+  nightly::CollectOptions o{
+      .from_report = f.from_report,
+      .records = {.record = !f.smoke.no_record, .records = f.smoke.records, .peaks = smoke::kb_peaks(kb)},
+      .key = f.key,
+      .passphrase_env = f.passphrase_env,
+      .transport = f.registry_flags.transport()};
   for (auto& r : f.collect_files) o.results.push_back(r);
   auto report = nightly::collect_results(o);
   nightly::write_report(f.report, report);  // each cell's log from --from-report's logs/ only (read_report)

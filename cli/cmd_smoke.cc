@@ -1,6 +1,7 @@
 // imgtool smoke IMAGE: run the GPU smoke probe inside an image and judge it.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/sign_common.h"
 #include "cli/smoke_flags.h"
@@ -8,9 +9,11 @@
 #include "core/strings.h"
 #include "engine/engine.h"
 #include "image/registry_repository.h"
+#include "matrix/kb.h"
 #include "release/evidence.h"
 #include "sign/keys.h"
 #include "smoke/evidence.h"
+#include "smoke/records_judge.h"
 #include "smoke/smoke_judge.h"
 #include "smoke/smoke_report.h"
 #include "smoke/smoke_runner.h"
@@ -54,6 +57,8 @@ int run_smoke_cmd(SmokeCmdFlags& f) {
   smoke::RecordOptions records;
   f.smoke.fill(f.opt, records);
   check_attest_flags(f);
+  std::optional<matrix::KnowledgeBase> kb;  // the throughput floors, when the run is recorded and judged
+  if (records.record) records.peaks = smoke::kb_peaks(kb.emplace(matrix::KnowledgeBase::load_default()));
   sign::Pkey key = f.attest.empty() ? nullptr : sign::load_signing_key(f.key, f.passphrase_env);
   auto [res, throughput] = smoke::smoke_and_judge(f.opt, records, engine::local_engine());
   if (key && res.probe.is_object()) attest(f, res, *key);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/engine.h"
 #include "engine/engine.h"
 
 namespace imgtool::host {
@@ -20,6 +21,8 @@ RunResult SystemHost::run(const std::vector<std::string>& argv, int timeout_s) {
   RunOptions o;
   o.timeout = std::chrono::seconds(timeout_s);
   o.max_output = engine::kMaxRunOutput;  // doctor's container check: the engine's cap on what a container prints
+  // docker: the run's one engine (core/engine.h), whatever `docker context` says, as engine/ pins it.
+  if (argv.at(0) == "docker") o.env["DOCKER_HOST"] = "unix://" + engine_socket();
   return imgtool::run(argv, o);
 }
 

@@ -21,12 +21,14 @@
 #include "builder/generated_cell.h"
 #include "core/fs.h"
 #include "dockerfiles/generate.h"
+#include "engine/engine.h"
 #include "image/registry.h"
 #include "matrix/testing/cells.h"
 #include "nightly/nightly_steps_real.h"
 #include "sign/keys.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::testing;
@@ -269,7 +271,10 @@ TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed n
     ~Restore() { run({"docker", "tag", id, name}); }
   } restore{id, name};
   auto target = nightly::parse_registry(publish().registry.host() + "/race");
-  auto steps = nightly::make_real_steps({.target = target, .key = publish().key_prefix.string() + ".key"});
+  auto steps = nightly::make_real_steps({.target = target,
+                                         .key = publish().key_prefix.string() + ".key",
+                                         .engine = &engine::local_engine(),
+                                         .kb = &source_kb()});
   auto out = steps->publish(g, b, nullptr);
   image::Registry reg(publish().registry.host());
   auto m = reg.get_manifest("race/imgtool-it/paddle", "it-cpu");

@@ -18,8 +18,10 @@
 #include "nightly/report.h"
 #include "smoke/evidence.h"
 #include "smoke/records.h"
+#include "smoke/records_judge.h"
 #include "smoke/smoke_runner.h"
 #include "tests/fixtures.h"
+#include "tests/source_kb.h"
 
 using namespace imgtool;
 using namespace imgtool::builder;
@@ -145,8 +147,10 @@ TEST_CASE("collect: the real probe's failing document fails the cell's smoke wit
   auto probe = about_the_image(document_of(doc));
   auto file =
       result(d.path / "results", kTag, "probe: starting {\"verdict\": \"pass\"}\n" + printed(probe) + "W: done\n");
-  auto out = collect_results(
-      {.results = {file}, .from_report = rep, .records = {.records = (d.path / "records.db").string()}});
+  auto out = collect_results({.results = {file},
+                              .from_report = rep,
+                              .records = {.records = (d.path / "records.db").string(),
+                                          .peaks = smoke::kb_peaks(imgtool::testing::source_kb())}});
   const auto& c = cell(out, kTag);
   CHECK(c.smoke.status == SmokeStatus::fail);
   CHECK(c.smoke.source == "collected: " + file.string());
@@ -195,7 +199,8 @@ TEST_CASE(
   };
   std::string db = (d.path / "records.db").string();
   int64_t now = 1000;
-  smoke::RecordOptions ro{.records = db, .clock = [&] { return now; }};
+  smoke::RecordOptions ro{
+      .records = db, .clock = [&] { return now; }, .peaks = smoke::kb_peaks(imgtool::testing::source_kb())};
   for (double v : {2900.0, 2950.0, 3000.0, 2980.0}) {
     auto out =
         collect_results({.results = {result(d.path / "r", kTag, passing(v))}, .from_report = rep, .records = ro});

@@ -13,13 +13,12 @@ namespace imgtool::nightly {
 NightlyReport nightly(const NightlyRequest& req) {
   if (req.inputs.empty())
     throw InputError("nightly: expected a matrix file or a folder of generated cells, found none");
-  engine::Engine& docker = req.engine ? *req.engine : engine::local_engine();
+  if (!req.engine || !req.kb) throw Error("nightly: the request was handed no engine or no KB (NightlyRequest)");
+  engine::Engine& docker = *req.engine;
+  const matrix::KnowledgeBase& kb = *req.kb;
   RealStepsOptions so = req.steps;
   so.engine = &docker;
-  std::optional<matrix::KnowledgeBase> own_kb;
-  if (!req.kb) own_kb = matrix::KnowledgeBase::load_default();
-  const matrix::KnowledgeBase& kb = req.kb ? *req.kb : *own_kb;
-  if (!so.kb) so.kb = &kb;
+  so.kb = &kb;
   auto steps = make_real_steps(so);      // loads the key: a bad key fails before any build
   builder::StateStore store(req.state);  // one run per state folder: taken before generating into it
   auto src = builder::load_cells(req.inputs, req.state, kb);

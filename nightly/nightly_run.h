@@ -23,8 +23,8 @@ struct NightlyRequest {
   NightlyOptions options;                       // build, target, shard, gpus, KB section
   RealStepsOptions steps;                       // smoke, gate and publish (key, registry, smoke settings)
   std::optional<image::Reference> release;      // --stage-repository: the release registry promotions go to
-  engine::Engine* engine = nullptr;             // the run's one engine; null = engine::local_engine()
-  const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); null = the default
+  engine::Engine* engine = nullptr;             // the run's one engine (the CLI's); required
+  const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); required
   std::function<void(const std::string&)> log;  // progress lines ("nightly: shard 1/2: …")
 };
 

@@ -20,13 +20,18 @@
 namespace imgtool::nightly {
 namespace {
 
+// A dependency the caller must hand down (the library never falls back to a global one).
+template <class T>
+T& required(T* p, const char* what) {
+  if (!p) throw Error(std::string("nightly steps: no ") + what + " was handed down (RealStepsOptions)");
+  return *p;
+}
+
 class RealSteps : public NightlySteps {
  public:
   explicit RealSteps(const RealStepsOptions& o)
-      : o_(o),
-        key_(sign::load_signing_key(o.key, o.passphrase_env)),
-        engine_(o.engine ? *o.engine : engine::local_engine()) {
-    kb_ = o.kb ? o.kb : &own_kb_.emplace(matrix::KnowledgeBase::load_default());
+      : o_(o), key_(sign::load_signing_key(o.key, o.passphrase_env)), engine_(required(o.engine, "engine")) {
+    kb_ = &required(o.kb, "KB");
     reg_ = image::registry_for(o.target.host, o.transport);
   }
 
@@ -133,7 +138,6 @@ class RealSteps : public NightlySteps {
 
   RealStepsOptions o_;
   sign::Pkey key_;
-  std::optional<matrix::KnowledgeBase> own_kb_;  // only when the caller passed none
   const matrix::KnowledgeBase* kb_ = nullptr;
   std::shared_ptr<image::Registry> reg_;
   engine::Engine& engine_;

@@ -24,9 +24,8 @@ struct RealStepsOptions {
   smoke::RecordOptions records;               // throughput store and judgement; records "" = the default file
   std::string profile;                        // the run profile layers the smoke ran under (recorded in the evidence)
   image::TransportOptions transport;          // the registry's TLS/http options and the run's registry session
-  engine::Engine* engine = nullptr;           // smoke, gate and push read the image here; null = engine::local_engine()
-  const matrix::KnowledgeBase* kb =
-      nullptr;  // the gate's facts (the run's one KB); null = KnowledgeBase::load_default()
+  engine::Engine* engine = nullptr;           // smoke, gate and push read the image here (the run's one); required
+  const matrix::KnowledgeBase* kb = nullptr;  // the gate's facts (the run's one KB); required
 };
 
 // Loads the key now, so a bad key fails the run before any build (InputError).

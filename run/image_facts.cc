@@ -6,9 +6,9 @@
 #include "core/error.h"
 #include "core/gpu_arch.h"
 #include "core/json_file.h"
-#include "core/process.h"
 #include "core/version.h"
 #include "image/config.h"
+#include "image/engine_api.h"
 #include "image/transport.h"
 #include "matrix/label_claims.h"
 
@@ -29,14 +29,13 @@ std::map<std::string, std::string> labels_of(const nlohmann::json& j) {
   return out;
 }
 
+// Through the one Engine API client (image/engine_api.h: the run's pinned socket), not the docker CLI.
 ImageFacts local_facts(const std::string& ref, const std::string& name) {
-  auto r =
-      imgtool::run({"docker", "image", "inspect", "--format",
-                    R"({"labels":{{json .Config.Labels}},"os":{{json .Os}},"arch":{{json .Architecture}}})", name});
-  if (!r.ok()) throw Error("docker image inspect " + name + ": " + r.err.substr(0, r.err.find('\n')));
-  auto j = parse_json_text(r.out, "docker image inspect " + name, "the image's labels and platform as JSON");
-  ImageFacts f = ImageFacts::from_labels(ref, labels_of(json_member(j, "labels")));
-  const auto &os = json_member(j, "os"), &arch = json_member(j, "arch");
+  image::EngineApi api;
+  auto j = api.get_json("/images/" + name + "/json", "docker image inspect " + name);
+  if (!j) throw Error("docker image inspect " + name + ": no such image in the engine at unix://" + api.socket());
+  ImageFacts f = ImageFacts::from_labels(ref, labels_of(json_member(json_member(*j, "Config"), "Labels")));
+  const auto &os = json_member(*j, "Os"), &arch = json_member(*j, "Architecture");
   if (os.is_string() && arch.is_string()) f.platform = os.get<std::string>() + "/" + arch.get<std::string>();
   return f;
 }

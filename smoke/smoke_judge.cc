@@ -13,7 +13,8 @@ std::vector<Judgement> record_and_judge_smoke(SmokeResult& res, const RecordOpti
   std::vector<Judgement> judged;
   try {
     RecordStore store(records_path(o));
-    judged = record_and_judge(store, recs, o.peaks ? o.peaks : kb_peaks());
+    if (!o.peaks) throw Error("no throughput floors were handed down (RecordOptions::peaks)");
+    judged = record_and_judge(store, recs, o.peaks);
   } catch (const std::exception& e) {
     res.verdict = "fail";
     res.reasons.push_back(std::string("throughput not recorded nor judged: ") + e.what() +

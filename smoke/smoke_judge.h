@@ -24,7 +24,7 @@ struct RecordOptions {
   bool record = true;   // store and judge throughput
   std::string records;  // empty: RecordStore::default_path()
   Clock clock;          // empty: system_clock()
-  PeaksLookup peaks;    // empty: kb_peaks()
+  PeaksLookup peaks;    // the throughput floors (kb_peaks(kb) of the command's one KB); required when record
 };
 
 struct JudgedSmoke {
@@ -40,7 +40,6 @@ std::string records_path(const RecordOptions& o);
 std::vector<Judgement> record_and_judge_smoke(SmokeResult& res, const RecordOptions& o);
 
 // run_smoke() + record_and_judge_smoke(). Throws as run_smoke() does.
-JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro,
-                            engine::Engine& docker = engine::local_engine());
+JudgedSmoke smoke_and_judge(const SmokeOptions& so, const RecordOptions& ro, engine::Engine& docker);
 
 }  // namespace imgtool::smoke

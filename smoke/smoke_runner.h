@@ -108,7 +108,7 @@ std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::str
 // run's one engine). Throws InputError for bad options (unknown variant), Error
 // when the image cannot be inspected; every failure of the run itself is
 // reported in the result, never thrown (a timed-out container is removed by the engine).
-SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker = engine::local_engine());
+SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker);
 
 // Folds docker's outcome and the probe's output into `res` (exposed for tests).
 void judge_smoke(SmokeResult& res, const RunResult& docker);

@@ -49,7 +49,10 @@ class PinnedSource : public image::ImageSource {
   image::Manifest m_;
 };
 
-engine::Engine& engine_of(const VerifySmokeOptions& o) { return o.engine ? *o.engine : engine::local_engine(); }
+engine::Engine& engine_of(const VerifySmokeOptions& o) {
+  if (!o.engine) throw Error("verify: the smoke part was handed no engine (VerifySmokeOptions::engine)");
+  return *o.engine;
+}
 
 // The local image's ID; "" when the engine has none (or cannot be reached: the load row says so).
 std::string local_id(const std::string& image, engine::Engine& docker) {

@@ -49,7 +49,8 @@ struct VerifySmokeOptions {
   smoke::RecordOptions records;               // store + judge throughput (records file, clock, peaks)
   bool require_signature = true;              // never run an image whose signature row failed
   image::TransportOptions transport;          // to read docker:// / oci: images for loading
-  engine::Engine* engine = nullptr;  // inspect, load, run, remove; null = engine::local_engine() (tests: FakeEngine)
+  engine::Engine* engine =
+      nullptr;  // inspect, load, run, remove: the command's one engine (tests: FakeEngine); required
   std::function<void(const std::string&)> log;  // progress lines (stderr in the CLI)
 };
 
