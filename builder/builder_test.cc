@@ -161,6 +161,25 @@ TEST_CASE("nothing changed: no docker build at all; a changed hash rebuilds that
   CHECK(third.cells[1].status == CellStatus::built);
 }
 
+TEST_CASE("a rebuilt cell's previous image goes once no name holds it (no dangling cell images left)") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a")};
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  std::vector<std::string> events;
+  auto opt = f.options();
+  opt.on_event = [&](const std::string& line) { events.push_back(line); };
+  REQUIRE(build_cells(cells, opt, docker, store).ok());
+  std::string first = docker.find("paddle:a")->id;
+  cells[0].inputs_hash = sha256_digest("changed");
+  REQUIRE(build_cells(cells, opt, docker, store).docker_builds == 1);
+  CHECK(docker.find("paddle:a")->id != first);
+  CHECK_FALSE(docker.inspect(first));  // before: left dangling, one image per rebuild
+  CHECK(std::any_of(events.begin(), events.end(),
+                    [&](auto& e) { return e.find("removed " + first.substr(0, 19)) != std::string::npos; }));
+  CHECK(docker.find("paddle:a"));  // the new one, named
+}
+
 TEST_CASE("an image whose label disagrees with the store is rebuilt") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};

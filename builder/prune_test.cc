@@ -65,8 +65,7 @@ std::vector<std::string> whats(const std::vector<PruneItem>& items, PruneKind k)
 
 }  // namespace
 
-TEST_CASE(
-    "engine prune: after a stage change, the old stage image and the replaced cell images go; current ones stay") {
+TEST_CASE("engine prune: after a stage change, the old stage image and dangling cell images go; current ones stay") {
   Host h;
   auto v1 = std::vector<GeneratedCell>{h.cell("a", "RUN pip install paddle==3.1"),
                                        h.cell("b", "RUN pip install paddle==3.1")};
@@ -80,22 +79,25 @@ TEST_CASE(
                                        h.cell("b", "RUN pip install paddle==3.2")};
   h.build(v2);
   std::string new_stage = "imgtool-stage/" + v2[0].stage_key + ":build";
+  // The builder removed the cell images the rebuild replaced (no name held them); one left dangling
+  // some other way (a build whose record was lost, an older imgtool) is prune's.
+  CHECK_FALSE(h.docker.inspect(old_a));
+  CHECK_FALSE(h.docker.inspect(old_b));
+  std::string stray = h.docker.add_image({}, {.labels = {{labels::kTag, "a"}}}).id;
   h.docker.add_image({"user/own:1"});                          // no imgtool label: never touched
   h.docker.add_image({}, {.labels = {{"maintainer", "me"}}});  // dangling, but not imgtool's
 
+  auto before = h.docker.list_images({}).size();
   PruneReport dry = prune_engine(h.docker, true);
   CHECK(whats(dry.removed, PruneKind::stage_image) == std::vector<std::string>{old_stage});
-  auto dangling = std::vector<std::string>{old_a, old_b};
-  std::sort(dangling.begin(), dangling.end());
-  CHECK(whats(dry.removed, PruneKind::dangling_image) == dangling);
-  CHECK_FALSE(h.docker.called("remove"));
+  CHECK(whats(dry.removed, PruneKind::dangling_image) == std::vector<std::string>{stray});
+  CHECK(h.docker.list_images({}).size() == before);  // a dry run removes nothing
   CHECK(render_text(dry).find("would remove stage-image " + old_stage) != std::string::npos);
 
-  auto before = h.docker.list_images({}).size();
   PruneReport done = prune_engine(h.docker, false);
   CHECK(done.ok());
-  CHECK(done.removed.size() == 3);
-  CHECK(h.docker.list_images({}).size() == before - 3);
+  CHECK(done.removed.size() == 2);
+  CHECK(h.docker.list_images({}).size() == before - 2);
   CHECK(h.names() == std::vector<std::string>{new_stage, "paddle:a", "paddle:b", "user/own:1"});
   CHECK(prune_engine(h.docker, false).removed.empty());  // nothing left to do
 }
