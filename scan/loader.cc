@@ -92,6 +92,11 @@ bool read_dynamic_for_loader(const std::string& path) {
   return base.rfind("lib", 0) == 0 && base.find(".so") != std::string::npos;
 }
 
+bool examine_for_loader(const std::string& path) {
+  std::string base = basename_of(path);
+  return examine_for_facts(path) || base == "libcudnn.so" || base.rfind("libcudnn.so.", 0) == 0;
+}
+
 bool driver_library(const std::string& name) {
   for (const char* prefix : kDriverPrefixes)
     if (name.rfind(prefix, 0) == 0) return true;
@@ -174,6 +179,19 @@ std::vector<Need> ImageLoader::needs(const Resolution& r, std::vector<std::strin
       out.push_back(std::move(n));
       if (out.size() >= kMaxNeeds) break;
     }
+  }
+  return out;
+}
+
+std::vector<Need> ImageLoader::dlopens(const Resolution& r, const std::string& family) const {
+  std::vector<Need> out;
+  const FsEntry* e = tree_.find(r.real);
+  if (!e || !e->dlopen_names) return out;
+  const ElfDynamic* elf = dynamic_of(r.real);
+  std::vector<SearchDir> dirs = elf && elf->elf ? dirs_for(r.path, *elf) : system_;
+  for (const auto& name : *e->dlopen_names) {
+    if (name.rfind(family, 0) != 0 || name == basename_of(r.real)) continue;
+    out.push_back({r.path, name, resolve(name, dirs), false});
   }
   return out;
 }

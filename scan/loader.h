@@ -77,6 +77,11 @@ class ImageLoader {
   // (no FsEntry::elf) is not followed.
   static constexpr size_t kMaxNeeds = 512;
   std::vector<Need> needs(const Resolution& r, std::vector<std::string>* unread = nullptr) const;
+  // What `r` opens itself with dlopen: the names of `family` (a prefix, "libcudnn_") among its own C
+  // strings (FsEntry::dlopen_names: the tree must have examined it, examine_for_loader), each
+  // resolved where a dlopen from it looks (dirs_for: its RUNPATH, LD_LIBRARY_PATH, …). Empty when
+  // its strings were not read.
+  std::vector<Need> dlopens(const Resolution& r, const std::string& family) const;
 
  private:
   const ContentsTree& tree_;
@@ -91,6 +96,11 @@ std::vector<SearchDir> loader_search_dirs(const ContentsTree& tree, const std::v
 bool keep_for_loader(const std::string& path, int64_t size);
 // Which files' dynamic sections add_layer() reads (ContentsTree::examine_dynamic): lib*.so*.
 bool read_dynamic_for_loader(const std::string& path);
+// Which files' bytes add_layer() scans for GPU code and the names they dlopen (ContentsTree::
+// examine_code): Paddle's own libraries (examine_for_facts) and the libraries that load parts of
+// themselves with dlopen -- libcudnn.so[.N], whose sub-libraries (libcudnn_cnn_infer.so.8, …) are
+// no DT_NEEDED of it (read off nvidia_cudnn_cu11 8.6.0.163's libcudnn.so.8: six names, RUNPATH $ORIGIN).
+bool examine_for_loader(const std::string& path);
 // A name the driver brings into a container at run time (libcuda.so.1, libnvidia-ml.so.1, …).
 bool driver_library(const std::string& name);
 

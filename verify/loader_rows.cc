@@ -141,6 +141,44 @@ void check_needs(const scan::ImageLoader& loader, const scan::Resolution& res, C
   r.fix = "install what it needs where its RUNPATH (or the loader's folders) points: " + strings::join(missing, ", ");
 }
 
+// Libraries that load parts of themselves with dlopen, not DT_NEEDED: their own C strings of that
+// family are followed like needs (scan::ImageLoader::dlopens). cuDNN: libcudnn.so.8 holds the six
+// libcudnn_*_{infer,train}.so.8 it opens (nvidia_cudnn_cu11 8.6.0.163, read with strings(1) and
+// scan/dlopen_names.h; on the real 2.6.2 GPU cell: all six found, each one's needs too).
+const std::map<std::string, std::string> kDlopenFamilies = {{"libcudnn.so", "libcudnn_"}};
+
+// What the library the loader opens dlopens of itself (its sub-libraries, kDlopenFamilies), found
+// where a dlopen from it looks, and what those need in turn: one missing fails the row, as the first
+// convolution would ("Could not load library libcudnn_cnn_infer.so.8").
+void check_dlopens(const scan::ImageLoader& loader, const std::string& soname, const scan::Resolution& res,
+                   CheckResult& r) {
+  std::string stem = soname.substr(0, soname.find(".so") + 3);
+  auto family = kDlopenFamilies.find(stem);
+  if (family == kDlopenFamilies.end()) return;
+  std::vector<std::string> opened, missing;
+  for (const auto& d : loader.dlopens(res, family->second)) {
+    if (!d.res.found()) {
+      missing.push_back(d.name);
+      continue;
+    }
+    opened.push_back(d.name + " -> " + d.res.real);
+    CheckResult sub{r.id, r.title, Status::kPass, "", "", ""};
+    check_needs(loader, d.res, sub);
+    if (sub.status == Status::kFail) {
+      r.status = Status::kFail;
+      r.found += "; its " + d.name + sub.found;
+      r.fix = sub.fix;
+    }
+  }
+  if (!opened.empty()) r.found += "; dlopens " + strings::join(opened, ", ");
+  if (missing.empty()) return;
+  r.status = Status::kFail;
+  r.found += "; " + scan::basename_of(res.real) + " dlopens " + strings::join(missing, ", ") +
+             ", which the loader finds nowhere it looks from " + scan::dirname_of(res.path);
+  r.fix = "install cuDNN whole (every " + family->second + "*.so library beside " + scan::basename_of(res.real) +
+          "): " + strings::join(missing, ", ");
+}
+
 CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, const std::string& title,
                         const std::string& name, const std::string& soname, const std::vector<scan::SearchDir>& dirs) {
   CheckResult r{id, title, Status::kPass, name + " found by the loader", "", ""};
@@ -169,6 +207,7 @@ CheckResult library_row(const scan::ImageLoader& loader, const std::string& id, 
             scan::dirname_of(res.path) + " in the loader's order";
   }
   check_needs(loader, res, r);
+  check_dlopens(loader, soname, res, r);
   return r;
 }
 

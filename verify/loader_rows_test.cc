@@ -100,7 +100,7 @@ std::vector<TarItem> cusparse_image(bool rpath, bool older, bool newer) {
 scan::ContentsTree elf_tree_of(const std::vector<TarItem>& items) {
   scan::ContentsTree t(
       [](const std::string& p, int64_t n) { return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n); });
-  t.examine_code(scan::examine_for_facts);
+  t.examine_code(scan::examine_for_loader);  // as verify's tree (static_checks.cc)
   t.examine_dynamic(scan::read_dynamic_for_loader);
   image::StringReader r(make_tar(items));
   t.add_layer(r, "test layer");
@@ -128,6 +128,57 @@ TEST_CASE("loader: what a library needs (DT_NEEDED) is found as ld.so finds it, 
   CHECK(none.status == Status::kFail);
   CHECK(none.found.find("the loader finds no libnvJitLink.so.12 (needed by libcusparse.so.12)") != std::string::npos);
   CHECK(none.fix.find("libnvJitLink.so.12") != std::string::npos);
+}
+
+namespace {
+// cuDNN 8 as NVIDIA's wheel ships it: libcudnn.so.8 (RUNPATH $ORIGIN) names the sub-libraries it
+// dlopens as C strings, not as DT_NEEDED; libcudnn_cnn_infer.so.8 needs cuBLASLt.
+std::vector<TarItem> cudnn_image(bool cnn, bool cublaslt) {
+  using scan::testing::elf_library;
+  const std::string lib = "usr/lib/x86_64-linux-gnu/";
+  std::string strings = std::string(64, '\x90') + '\0' + "libcudnn_ops_infer.so.8" + '\0' + "libcudnn_cnn_infer.so.8" +
+                        '\0' + std::string(64, '\x90');
+  std::vector<TarItem> v = {
+      {lib + "libcudnn.so.8",
+       scan::testing::make_elf({{1, "libc.so.6"}, {14, "libcudnn.so.8"}, {29, "$ORIGIN"}}, strings)},
+      {lib + "libcudnn_ops_infer.so.8", elf_library({"libc.so.6"}, "libcudnn_ops_infer.so.8", "$ORIGIN")},
+      {lib + "libc.so.6", elf_library({"ld-linux-x86-64.so.2"}, "libc.so.6")}};
+  if (cnn)
+    v.push_back(
+        {lib + "libcudnn_cnn_infer.so.8", elf_library({"libcudnn_ops_infer.so.8", "libcublasLt.so.11", "libc.so.6"},
+                                                      "libcudnn_cnn_infer.so.8", "$ORIGIN")});
+  if (cublaslt) v.push_back({lib + "libcublasLt.so.11", elf_library({"libc.so.6"}, "libcublasLt.so.11")});
+  return v;
+}
+
+CheckResult cudnn_row(bool cnn, bool cublaslt) {
+  auto t = elf_tree_of(cudnn_image(cnn, cublaslt));
+  auto rows = check_loader_paths(t, scan::gather_facts(t), {});
+  auto* r = row(rows, "contents.loader.libcudnn.so.8");
+  REQUIRE(r);
+  INFO(r->found);
+  return *r;
+}
+}  // namespace
+
+TEST_CASE("loader: cuDNN's dlopened sub-libraries are followed like its needs (its own C strings, its RUNPATH)") {
+  CheckResult ok = cudnn_row(true, true);
+  CHECK(ok.status == Status::kPass);
+  CHECK(ok.found.find("dlopens libcudnn_cnn_infer.so.8 -> /usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8, "
+                      "libcudnn_ops_infer.so.8 -> /usr/lib/x86_64-linux-gnu/libcudnn_ops_infer.so.8") !=
+        std::string::npos);
+  // A sub-library missing: libcudnn.so.8 itself loads, the first convolution does not.
+  CheckResult no_cnn = cudnn_row(false, true);
+  CHECK(no_cnn.status == Status::kFail);
+  CHECK(no_cnn.found.find("libcudnn.so.8 dlopens libcudnn_cnn_infer.so.8, which the loader finds nowhere") !=
+        std::string::npos);
+  CHECK(no_cnn.fix.find("libcudnn_cnn_infer.so.8") != std::string::npos);
+  // What a sub-library needs (DT_NEEDED) is followed too.
+  CheckResult no_lt = cudnn_row(true, false);
+  CHECK(no_lt.status == Status::kFail);
+  CHECK(no_lt.found.find("its libcudnn_cnn_infer.so.8") != std::string::npos);
+  CHECK(no_lt.found.find("the loader finds no libcublasLt.so.11 (needed by libcudnn_cnn_infer.so.8)") !=
+        std::string::npos);
 }
 
 TEST_CASE("loader: LD_LIBRARY_PATH comes before a RUNPATH, after an RPATH (an older nvJitLink wins or not)") {

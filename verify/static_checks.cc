@@ -108,7 +108,7 @@ scan::ContentsTree contents_tree(bool for_inventory) {
     return scan::keep_for_facts(p, n) || scan::keep_for_loader(p, n) ||
            (for_inventory && sbom::keep_for_inventory(p, n));
   });
-  tree.examine_code(scan::examine_for_facts);
+  tree.examine_code(scan::examine_for_loader);  // Paddle's libraries, and libcudnn (its dlopened parts)
   tree.examine_dynamic(scan::read_dynamic_for_loader);
   return tree;
 }
