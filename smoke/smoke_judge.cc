@@ -1,5 +1,6 @@
 #include "smoke/smoke_judge.h"
 
+#include "core/error.h"
 #include "smoke/smoke_report.h"
 
 namespace imgtool::smoke {
