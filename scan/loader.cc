@@ -189,9 +189,16 @@ std::vector<Need> ImageLoader::dlopens(const Resolution& r, const std::string& f
   if (!e || !e->dlopen_names) return out;
   const ElfDynamic* elf = dynamic_of(r.real);
   std::vector<SearchDir> dirs = elf && elf->elf ? dirs_for(r.path, *elf) : system_;
-  for (const auto& name : *e->dlopen_names) {
-    if (name.rfind(family, 0) != 0 || name == basename_of(r.real)) continue;
-    out.push_back({r.path, name, resolve(name, dirs), false});
+  // cuDNN 9's libcudnn.so.9 holds its parts' names unversioned ("libcudnn_graph.so") and opens them
+  // with its own major appended: its wheel ships libcudnn_graph.so.9 and nothing unversioned.
+  std::string real = basename_of(r.real), major;
+  if (auto so = real.find(".so."); so != std::string::npos)
+    major = real.substr(so + 4, real.find('.', so + 4) - so - 4);
+  std::set<std::string> opened;
+  for (const auto& held : *e->dlopen_names) {
+    if (held.rfind(family, 0) != 0 || held == real) continue;
+    std::string name = held.ends_with(".so") && !major.empty() ? held + "." + major : held;
+    if (opened.insert(name).second) out.push_back({r.path, name, resolve(name, dirs), false});
   }
   return out;
 }

@@ -78,8 +78,9 @@ class ImageLoader {
   static constexpr size_t kMaxNeeds = 512;
   std::vector<Need> needs(const Resolution& r, std::vector<std::string>* unread = nullptr) const;
   // What `r` opens itself with dlopen: the names of `family` (a prefix, "libcudnn_") among its own C
-  // strings (FsEntry::dlopen_names: the tree must have examined it, examine_for_loader), each
-  // resolved where a dlopen from it looks (dirs_for: its RUNPATH, LD_LIBRARY_PATH, …). Empty when
+  // strings (FsEntry::dlopen_names: the tree must have examined it, examine_for_loader), an
+  // unversioned one with r's own major appended (cuDNN 9: "libcudnn_graph.so" -> libcudnn_graph.so.9),
+  // each resolved where a dlopen from it looks (dirs_for: its RUNPATH, LD_LIBRARY_PATH, …). Empty when
   // its strings were not read.
   std::vector<Need> dlopens(const Resolution& r, const std::string& family) const;
 

@@ -144,7 +144,9 @@ void check_needs(const scan::ImageLoader& loader, const scan::Resolution& res, C
 // Libraries that load parts of themselves with dlopen, not DT_NEEDED: their own C strings of that
 // family are followed like needs (scan::ImageLoader::dlopens). cuDNN: libcudnn.so.8 holds the six
 // libcudnn_*_{infer,train}.so.8 it opens (nvidia_cudnn_cu11 8.6.0.163, read with strings(1) and
-// scan/dlopen_names.h; on the real 2.6.2 GPU cell: all six found, each one's needs too).
+// scan/dlopen_names.h; on the real 2.6.2 GPU cell: all six found, each one's needs too); cuDNN 9's
+// libcudnn.so.9 holds libcudnn_{graph,ops,cnn,adv}.so unversioned and its wheel ships them .so.9
+// (nvidia_cudnn_cu12 9.5.1.17, nvidia_cudnn_cu13 9.13.0.50).
 const std::map<std::string, std::string> kDlopenFamilies = {{"libcudnn.so", "libcudnn_"}};
 
 // What the library the loader opens dlopens of itself (its sub-libraries, kDlopenFamilies), found

@@ -181,6 +181,38 @@ TEST_CASE("loader: cuDNN's dlopened sub-libraries are followed like its needs (i
         std::string::npos);
 }
 
+TEST_CASE("loader: cuDNN 9 names its parts unversioned; they are opened with its major (libcudnn_graph.so.9)") {
+  using scan::testing::elf_library;
+  const std::string lib = "opt/site-packages/nvidia/cudnn/lib/";
+  std::string strings =
+      std::string(64, '\x90') + '\0' + "libcudnn_graph.so" + '\0' + "libcudnn_ops.so" + '\0' + std::string(64, '\x90');
+  auto image = [&](bool graph) {
+    std::vector<TarItem> v = {
+        {lib + "libcudnn.so.9",
+         scan::testing::make_elf({{1, "libc.so.6"}, {14, "libcudnn.so.9"}, {29, "$ORIGIN"}}, strings)},
+        {lib + "libcudnn_ops.so.9", elf_library({"libc.so.6"}, "libcudnn_ops.so.9", "$ORIGIN")},
+        {"usr/lib/x86_64-linux-gnu/libc.so.6", elf_library({}, "libc.so.6")}};
+    if (graph) v.push_back({lib + "libcudnn_graph.so.9", elf_library({"libc.so.6"}, "libcudnn_graph.so.9", "$ORIGIN")});
+    return v;
+  };
+  auto row_of = [&](bool graph) {
+    auto t = elf_tree_of(image(graph));
+    auto rows = check_loader_paths(t, scan::gather_facts(t), {"LD_LIBRARY_PATH=/" + lib});
+    auto* r = row(rows, "contents.loader.libcudnn.so.9");
+    REQUIRE(r);
+    INFO(r->found);
+    return *r;
+  };
+  CheckResult ok = row_of(true);
+  CHECK(ok.status == Status::kPass);
+  CHECK(ok.found.find("dlopens libcudnn_graph.so.9 -> /" + lib + "libcudnn_graph.so.9, libcudnn_ops.so.9 -> /" + lib +
+                      "libcudnn_ops.so.9") != std::string::npos);
+  CheckResult missing = row_of(false);
+  CHECK(missing.status == Status::kFail);
+  CHECK(missing.found.find("libcudnn.so.9 dlopens libcudnn_graph.so.9, which the loader finds nowhere") !=
+        std::string::npos);
+}
+
 TEST_CASE("loader: LD_LIBRARY_PATH comes before a RUNPATH, after an RPATH (an older nvJitLink wins or not)") {
   const std::vector<std::string> env = {"LD_LIBRARY_PATH=/usr/local/cuda/lib64"};
   CheckResult runpath = cusparse_row(false, true, true, env);
