@@ -197,9 +197,11 @@ TEST_CASE(
   CHECK(dated.rfind("it-cpu-nightly-", 0) == 0);
   CHECK(reg.resolve("ai/imgtool-it/paddle", dated) == digest);
   // The signature verifies with the public key (imgtool verify, static checks only).
-  auto v =
-      imgtool::testing::imgtool({"verify", "docker://" + publish().registry.host() + "/ai/imgtool-it/paddle:it-cpu",
-                                 "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});
+  auto v = imgtool::testing::imgtool(
+      {"verify",
+       nightly::cell_reference(nightly::parse_registry(publish().registry.host() + "/ai"), local_cell("it-cpu", "cpu"))
+           .str(),
+       "--key", publish().key_prefix.string() + ".pub", "--no-smoke", "--no-claims"});
   INFO("verify: " << v.out << v.err);
   CHECK(v.exit_code == 0);
   // The report folder.

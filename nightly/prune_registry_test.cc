@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/fs.h"
+#include "image/reference.h"
 #include "image/registry.h"
 #include "image/registry_repository.h"
 #include "image/testing/python_server.h"
@@ -99,7 +100,7 @@ struct Nightlies {
     tag(reg, b1, nightly::nightly_tag("3.2.0-gpu", "20261121"));
     tag(reg, b2, nightly::nightly_tag("3.2.0-gpu", "20261122"));
   }
-  std::string ref() const { return "docker://" + server.host() + "/" + kRepo; }
+  std::string ref() const { return image::parse_namespace(server.host()).under(kRepo).str(); }
 };
 
 }  // namespace
