@@ -17,10 +17,14 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir, const ma
     src.kb_version = src.cells.front().kb_version;
     return src;
   }
-  matrix::Plan plan = matrix::plan_matrix(input.string(), kb);
-  src.generated_dirs = {state_dir / "generated" / input.stem()};
-  auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = src.generated_dirs[0], .kb_version = plan.kb_version});
-  for (auto& g : gen.generated) src.cells.push_back(load_generated_cell(g.dir));
+  return generate_cells(matrix::plan_matrix(input.string(), kb), state_dir / "generated" / input.stem());
+}
+
+CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir) {
+  CellSource src;
+  src.generated_dirs = {out_dir};
+  auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = out_dir, .kb_version = plan.kb_version});
+  for (auto& g : gen.generated) src.cells.push_back(from_generated(g));  // in memory: no cell.json read back
   for (auto& f : gen.failed)
     src.cells.push_back({.cell = f.cell, .kb_version = plan.kb_version, .generate_error = "generate: " + f.reason});
   std::sort(src.cells.begin(), src.cells.end(), [](auto& a, auto& b) { return a.cell.tag < b.cell.tag; });

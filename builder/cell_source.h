@@ -8,6 +8,7 @@
 
 #include "builder/generated_cell.h"
 #include "matrix/kb.h"
+#include "matrix/matrix.h"
 
 namespace imgtool::builder {
 
@@ -26,6 +27,11 @@ struct CellSource {
 // generated (dockerfiles::generate_each) is still listed, with its
 // generate_error set, so it fails alone. InputError on bad input.
 CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb);
+
+// A plan's kept cells generated into `out_dir` and handed over in memory (from_generated: the
+// generator's own structs, no cell.json read back; the folder is the build context). A cell that
+// cannot be generated is listed with its generate_error. load_cells and `plan --emit bake` use it.
+CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir);
 
 // Several inputs in one run (`imgtool nightly M1 M2`, `imgtool build M1 M2`): each loaded as
 // above, their cells together, sorted by tag. Refused (InputError, before anything is built) when

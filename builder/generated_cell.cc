@@ -10,6 +10,7 @@
 #include "core/refname.h"
 #include "core/strings.h"
 #include "dockerfiles/cell_file.h"
+#include "dockerfiles/generate.h"
 
 namespace imgtool::builder {
 
@@ -50,26 +51,16 @@ void check_fields(const fs::path& file, const GeneratedCell& g) {
   }
 }
 
-}  // namespace
-
-GeneratedCell load_generated_cell(const fs::path& dir) {
-  fs::path file = dir / "cell.json";
-  if (!fs::exists(file))
-    throw InputError(file.string() + ": expected a generated cell (imgtool generate), found no cell.json");
-  nlohmann::json j = read_json_file(file, "a generated cell (imgtool generate)");
+// The cell `f` describes, in folder `dir`, checked as a folder from elsewhere is (`file` names it).
+GeneratedCell checked_cell(const fs::path& dir, const fs::path& file, dockerfiles::CellFile f) {
   GeneratedCell g;
   g.dir = dir;
-  try {
-    auto f = j.get<dockerfiles::CellFile>();
-    g.cell = std::move(f.cell);
-    g.inputs_hash = std::move(f.inputs_hash);
-    g.kb_version = std::move(f.kb_version);
-    g.stage = std::move(f.build.stage);
-    g.stage_key = std::move(f.build.stage_key);
-    g.labels = std::move(f.labels);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(file.string() + ": expected {\"cell\", \"inputs_hash\", \"kb_version\"}, found: " + e.what());
-  }
+  g.cell = std::move(f.cell);
+  g.inputs_hash = std::move(f.inputs_hash);
+  g.kb_version = std::move(f.kb_version);
+  g.stage = std::move(f.build.stage);
+  g.stage_key = std::move(f.build.stage_key);
+  g.labels = std::move(f.labels);
   check_fields(file, g);
   if (!is_sha256_digest(g.inputs_hash))
     throw InputError(file.string() + ": inputs_hash: expected sha256:<64 hex>, found '" + g.inputs_hash + "'");
@@ -77,6 +68,26 @@ GeneratedCell load_generated_cell(const fs::path& dir) {
     throw InputError(dir.string() +
                      ": expected a Dockerfile beside cell.json, found none; fix: re-run imgtool generate");
   return g;
+}
+
+}  // namespace
+
+GeneratedCell load_generated_cell(const fs::path& dir) {
+  fs::path file = dir / "cell.json";
+  if (!fs::exists(file))
+    throw InputError(file.string() + ": expected a generated cell (imgtool generate), found no cell.json");
+  nlohmann::json j = read_json_file(file, "a generated cell (imgtool generate)");
+  dockerfiles::CellFile f;
+  try {
+    f = j.get<dockerfiles::CellFile>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file.string() + ": expected {\"cell\", \"inputs_hash\", \"kb_version\"}, found: " + e.what());
+  }
+  return checked_cell(dir, file, std::move(f));
+}
+
+GeneratedCell from_generated(const dockerfiles::GeneratedCell& g) {
+  return checked_cell(g.dir, g.dir / "cell.json", g.file);
 }
 
 std::vector<GeneratedCell> load_generated_folder(const fs::path& root) {

@@ -11,6 +11,10 @@
 
 #include "matrix/cell.h"
 
+namespace imgtool::dockerfiles {
+struct GeneratedCell;
+}
+
 namespace imgtool::builder {
 
 namespace fs = std::filesystem;
@@ -32,6 +36,10 @@ struct GeneratedCell {
 // Reads dir/cell.json. Throws InputError naming the file and the field when the
 // folder does not follow the contract.
 GeneratedCell load_generated_cell(const fs::path& dir);
+
+// The cell the generator has just written (dockerfiles::generate_each), taken in memory: its cell.json
+// is not read back; the same checks as load_generated_cell apply.
+GeneratedCell from_generated(const dockerfiles::GeneratedCell& g);
 
 // Every immediate subfolder of root holding a cell.json, sorted by tag.
 // Throws InputError when there is none or two cells share a tag.

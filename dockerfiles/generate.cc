@@ -76,7 +76,7 @@ GeneratedCell write_cell(const RenderedCell& r, const fs::path& stage, const fs:
   write_file_atomic(dir / "inputs.txt", r.inputs_manifest);
   write_file_atomic(dir / "identity.json", r.identity_json);
   size_t linked = place_context_files(r.context, dir);
-  return {r.cell.tag, final_out / r.cell.tag, r.inputs_hash, r.context.size(), linked, r.cell.warnings};
+  return {r.cell.tag, final_out / r.cell.tag, r.inputs_hash, r.context.size(), linked, r.cell.warnings, r.file};
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   v["labels"] = render_labels(sources[0], v, &file.labels);
   std::string unhashed = templates.render(cell.template_name, v, &sources);
   lint_or_throw(sources, unhashed, cell.tag);
-  RenderedCell r{cell, "", "", "", {}, "", identity_json(file.labels)};
+  RenderedCell r{cell, "", "", "", {}, {}, "", identity_json(file.labels)};
   if (!cell.wheelhouse.empty()) r.context = wheelhouse_files(cell);
   r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version, r.identity_json);
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
@@ -106,6 +106,7 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   file.labels[labels::kStageKey] = key;
   r.dockerfile = templates.render(cell.template_name, v);
   r.cell_json = nlohmann::json(file).dump(2) + "\n";
+  r.file = std::move(file);
   return r;
 }
 

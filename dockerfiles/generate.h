@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "dockerfiles/cell_file.h"
 #include "dockerfiles/context.h"
 #include "dockerfiles/template.h"
 #include "matrix/cell.h"
@@ -43,7 +44,8 @@ struct RenderedCell {
   std::string inputs_manifest;  // what the hash is taken over (inputs.txt)
   std::string inputs_hash;      // "sha256:<hex>" of inputs_manifest
   std::vector<ContextFile> context;
-  std::string cell_json;  // cell.json text
+  CellFile file;          // cell.json as the struct the builder reads (cell_file.h)
+  std::string cell_json;  // cell.json text: `file` written out
   // identity.json: the image's own identity, COPYed to /etc/imgtool/identity.json (the probe reports
   // it; smoke/binding.h holds it against the labels): {"tag", "kb_version", "claims": {field: value}}.
   std::string identity_json;
@@ -63,6 +65,7 @@ struct GeneratedCell {
   size_t context_files = 0;
   size_t hard_linked = 0;             // of context_files; the rest were copied
   std::vector<std::string> warnings;  // the cell's warnings, passed on
+  CellFile file;                      // what its cell.json says: the builder takes it in memory
 };
 
 // Generates every cell into opt.out_dir (see the header comment). InputError

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "builder/cell_source.h"
 #include "builder/generated_cell.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -51,10 +52,14 @@ std::vector<builder::GeneratedCell> bake_cells(const PlanEmitOptions& o, PlanEmi
   auto plan = matrix::plan_matrix(o.input, kb);
   if (plan.kept.empty())
     throw InputError("plan --emit bake: expected at least one kept cell in " + o.input + ", found none");
-  auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = o.out / "cells", .kb_version = plan.kb_version});
+  builder::CellSource src = builder::generate_cells(plan, o.out / "cells");  // as build and nightly do
   std::vector<builder::GeneratedCell> cells;
-  for (auto& g : gen.generated) cells.push_back(builder::load_generated_cell(g.dir));
-  for (auto& f : gen.failed) r.notes.push_back("left out " + f.cell.tag + ": " + f.reason);
+  for (auto& c : src.cells) {
+    if (c.generate_error.empty())
+      cells.push_back(std::move(c));
+    else
+      r.notes.push_back("left out " + c.cell.tag + ": " + c.generate_error.substr(c.generate_error.find(": ") + 2));
+  }
   r.written.push_back(o.out / "cells");
   return cells;
 }
