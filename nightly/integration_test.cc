@@ -277,7 +277,7 @@ TEST_CASE("nightly publish: a re-tag between smoke and publish is never pushed n
                                          .key = publish().key_prefix.string() + ".key",
                                          .engine = &engine::local_engine(),
                                          .kb = &source_kb()});
-  auto out = steps->publish(g, b, nullptr);
+  auto out = steps->publish(g, b, nullptr, nullptr);
   image::Registry reg(publish().registry.host());
   auto m = reg.get_manifest("race/imgtool-it/paddle", "it-cpu");
   CHECK(m.digest() == out.digest);

@@ -97,7 +97,9 @@ struct Pipeline {
   }
 
   // The release gate on the built image, before anything is pushed. --fresh-smoke re-runs it too.
-  GateStep gate(const builder::GeneratedCell& g, const builder::CellBuild& b) {
+  // `inventory` gets the gate's scan of the layers, for publish's SBOM.
+  GateStep gate(const builder::GeneratedCell& g, const builder::CellBuild& b,
+                std::shared_ptr<const sbom::Inventory>& inventory) {
     if (!steps) return {.status = GateStatus::error, .error = steps_missing};
     if (!opt.fresh_smoke && gate_passed(store, g.cell.tag, gate_key(g, b))) return {.status = GateStatus::cached};
     event("gate " + g.cell.tag + " (claims vs contents)");
@@ -106,6 +108,7 @@ struct Pipeline {
     try {
       GateOutcome o = steps->gate(g, b);
       s = {.status = o.passed ? GateStatus::pass : GateStatus::fail, .failed = o.failed};
+      inventory = std::move(o.inventory);
     } catch (const std::exception& e) {
       s = {.status = GateStatus::error, .error = e.what()};
     }
@@ -116,7 +119,8 @@ struct Pipeline {
 
   // Publishes (or finds unchanged) the cell, filling c.publish and, from what was pushed, its
   // layers and SBOM packages.
-  void publish(const builder::GeneratedCell& g, const builder::CellBuild& b, NightlyCell& c) {
+  void publish(const builder::GeneratedCell& g, const builder::CellBuild& b, NightlyCell& c,
+               const sbom::Inventory* inventory) {
     if (!steps) {
       c.publish = {.status = PublishStatus::failed, .error = steps_missing};
       return;
@@ -132,7 +136,7 @@ struct Pipeline {
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
     auto t0 = Clock::now();
     try {
-      PublishOutcome p = steps->publish(g, b, c.smoke.evidence);
+      PublishOutcome p = steps->publish(g, b, c.smoke.evidence, inventory);
       record_publish(store, g.cell.tag, ref, {p.digest, b.image_id});
       c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published,
                    since(t0),
@@ -212,12 +216,13 @@ struct Pipeline {
   // Gate, then (passed only) publish. Runs on a pool thread: never throws.
   void gated_publish(const builder::GeneratedCell& g, const builder::CellBuild& b, NightlyCell& c) {
     try {
-      c.gate = gate(g, b);
+      std::shared_ptr<const sbom::Inventory> inventory;  // the gate's, carried to publish with the cell
+      c.gate = gate(g, b, inventory);
       if (!c.gate.ok()) {
         c.publish.error = "release gate did not pass (claims contradict contents): the tag is not moved";
         return;
       }
-      publish(g, b, c);
+      publish(g, b, c, inventory.get());
     } catch (const std::exception& e) {  // the state store failing, say: this cell fails, not the run
       if (c.gate.ok())
         c.publish = {.status = PublishStatus::failed, .error = e.what()};

@@ -21,6 +21,7 @@
 #include "builder/build_driver.h"
 #include "image/reference.h"
 #include "nightly/nightly_model.h"
+#include "sbom/inventory.h"
 
 namespace imgtool::nightly {
 
@@ -36,6 +37,9 @@ struct SmokeOutcome {
 struct GateOutcome {
   bool passed = false;
   std::vector<std::string> failed;  // one line per failed row ("claims.paddle: expected …, found …")
+  // What the gate's one read of the layers found (verify::GateResult's), handed to publish() for the
+  // SBOM so the image is read once; null when the gate gathered none (then publish reads the layers).
+  std::shared_ptr<const sbom::Inventory> inventory;
 };
 
 struct PublishOutcome {
@@ -59,8 +63,9 @@ class NightlySteps {
   virtual SmokeOutcome smoke(const builder::GeneratedCell& g, const builder::CellBuild& b) = 0;
   virtual GateOutcome gate(const builder::GeneratedCell& g, const builder::CellBuild& b) = 0;
   // `evidence`: the smoke step's (SmokeStep::evidence, a cached one's too); null = none attested.
+  // `inventory`: the gate's (GateOutcome::inventory) when the gate ran tonight; null = a cached gate.
   virtual PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
-                                 const nlohmann::json& evidence) = 0;
+                                 const nlohmann::json& evidence, const sbom::Inventory* inventory) = 0;
   // The digest the cell's tag names in the registry now ("" when none): one
   // HEAD request, so an unchanged image is not pushed again.
   virtual std::string registry_digest(const builder::GeneratedCell& g) = 0;

@@ -59,26 +59,25 @@ class RealSteps : public NightlySteps {
     auto src = engine_.save(image_of(b));
     auto res = verify::release_gate(
         {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = kb_, .inventory = true});
-    if (res.inventory) remember_inventory(image_of(b), std::move(*res.inventory));
-    return {res.passed(), res.failed_lines()};
+    std::shared_ptr<const sbom::Inventory> inventory;
+    if (res.inventory) inventory = std::make_shared<const sbom::Inventory>(std::move(*res.inventory));
+    return {res.passed(), res.failed_lines(), std::move(inventory)};
   }
 
   // release::publish: by digest -> signed -> SBOM attested (from the gate's inventory) -> tag. The
   // image is read by ID, so a re-tag of b.image after the smoke changes nothing; and nothing is
   // signed unless the pushed config IS the smoked image.
-  PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
-                         const nlohmann::json& evidence) override {
+  PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b, const nlohmann::json& evidence,
+                         const sbom::Inventory* inventory) override {
     image::RegistryRepository repo(reg_, cell_reference(o_.target, g.cell).name);
     auto src = engine_.save(image_of(b));
-    std::optional<sbom::Inventory> inventory =
-        take_inventory(image_of(b));  // none: a cached gate (SBOM from the local layers)
     std::optional<smoke::SmokeEvidence> smoked;
     if (!evidence.is_null()) smoked = smoke::from_predicate(evidence);
     auto res = release::publish(repo, *key_,
                                 {.image = src.get(),
                                  .image_id = b.image_id,
                                  .tag = g.cell.tag,
-                                 .inventory = inventory ? &*inventory : nullptr,
+                                 .inventory = inventory,  // none: a cached gate (SBOM from the local layers)
                                  .evidence = smoked ? &*smoked : nullptr});
     std::vector<LayerSize> layers;
     for (auto& l : res.layers) layers.push_back({l.digest, l.size});
@@ -122,27 +121,11 @@ class RealSteps : public NightlySteps {
 
   static std::string image_of(const builder::CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 
-  // Gates and publishes of different cells run on several threads.
-  void remember_inventory(const std::string& image, sbom::Inventory inv) {
-    std::lock_guard lk(mu_);
-    inventories_[image] = std::move(inv);
-  }
-  std::optional<sbom::Inventory> take_inventory(const std::string& image) {
-    std::lock_guard lk(mu_);
-    auto it = inventories_.find(image);
-    if (it == inventories_.end()) return std::nullopt;
-    sbom::Inventory inv = std::move(it->second);
-    inventories_.erase(it);
-    return inv;
-  }
-
   RealStepsOptions o_;
   sign::Pkey key_;
   const matrix::KnowledgeBase* kb_ = nullptr;
   std::shared_ptr<image::Registry> reg_;
   engine::Engine& engine_;
-  std::mutex mu_;
-  std::map<std::string, sbom::Inventory> inventories_;  // image ID -> its gate's inventory, until published
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ namespace {
 class FakeSteps : public NightlySteps {
  public:
   std::vector<std::string> calls;
+  std::vector<std::string> inventories;         // the cells whose publish got the gate's inventory
   std::map<std::string, std::string> registry;  // tag -> digest
   json evidence;                                // what smoke() says of how it ran (null: nothing)
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
@@ -54,10 +55,12 @@ class FakeSteps : public NightlySteps {
   // A cell named "lying…" carries labels its contents contradict.
   GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("gate " + g.cell.tag);
-    if (g.cell.tag.rfind("lying", 0) == 0) return {false, {"claims.paddle: expected 3.1.0, found 3.2.0"}};
-    return {true, {}};
+    if (g.cell.tag.rfind("lying", 0) == 0) return {false, {"claims.paddle: expected 3.1.0, found 3.2.0"}, nullptr};
+    return {true, {}, std::make_shared<const sbom::Inventory>()};
   }
-  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&) override {
+  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&,
+                         const sbom::Inventory* inventory) override {
+    if (inventory) inventories.push_back(g.cell.tag);  // the gate's, handed over with the cell
     calls.push_back("publish " + g.cell.tag);
     registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
     return {"reg/ai/" + g.cell.tag,
@@ -131,6 +134,7 @@ TEST_CASE("nightly: only cells whose smoke passed are published; failures are is
   CHECK(steps.calls ==
         std::vector<std::string>{"smoke cpu", "smoke gpu", "gate cpu", "publish cpu", "tag cpu-nightly-20261124"});
   CHECK(steps.extra_tags.at("cpu-nightly-20261124") == r.cells[1].publish.digest);
+  CHECK(steps.inventories == std::vector<std::string>{"cpu"});  // the gate's scan, carried to publish
   CHECK(r.cells[1].publish.dated_tag == "cpu-nightly-20261124");
   CHECK(r.cells[2].publish.dated_tag.empty());
 }
@@ -388,9 +392,10 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
       std::lock_guard lock(mu);
       return FakeSteps::gate(g, b);
     }
-    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&) override {
+    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json& e,
+                           const sbom::Inventory* inventory) override {
       std::lock_guard lock(mu);
-      return FakeSteps::publish(g, b, nullptr);
+      return FakeSteps::publish(g, b, e, inventory);
     }
     void add_tag(const GeneratedCell& g, const std::string& d, const std::string& t) override {
       std::lock_guard lock(mu);
