@@ -189,7 +189,8 @@ void judge_smoke(SmokeResult& res, const RunResult& docker) {
   res.probe = docker.timed_out ? json(nullptr) : parse_probe(docker.out);
   if (res.probe.is_object() && res.probe.contains("verdict") && res.probe["verdict"].is_object()) {
     const json& v = res.probe["verdict"];
-    res.verdict = v.value("status", "fail") == "pass" ? "pass" : "fail";
+    // A status that is no string (a hostile document: {"status": 1}) is no pass, never a type_error.
+    res.verdict = v.contains("status") && v["status"].is_string() && v["status"] == "pass" ? "pass" : "fail";
     res.reasons = strings(v.value("reasons", json::array()));
     res.warnings = strings(v.value("warnings", json::array()));
     // imgtool's own verdict: the document's can only lower it (evidence.h).

@@ -149,6 +149,11 @@ TEST_CASE("probe verdict fail carries its reasons; garbage output is a host fail
   judge_smoke(g, {1, false, "not json", "Traceback"});
   CHECK_FALSE(g.passed());
   CHECK(g.host->code == "docker_run_failed");
+  // A verdict whose status is no string (fuzz_probe's find: std::terminate on a json type_error) fails.
+  SmokeResult n;
+  judge_smoke(n, {0, false, R"({"verdict": {"status": 1, "reasons": []}})", ""});
+  CHECK_FALSE(n.passed());
+  CHECK(n.verdict == "fail");
 }
 
 TEST_CASE("the probe's text is untrusted: reasons with NUL or ESC, and docker's stderr, come out printable") {

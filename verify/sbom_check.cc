@@ -35,7 +35,11 @@ CheckResult document_row(const nlohmann::json& doc) {
 
 CheckResult packages_row(image::Repository& repo, image::ImageSource& src, const image::Manifest& m,
                          const nlohmann::json& attested, const sbom::Inventory* inventory) {
-  std::string created = attested.value("creationInfo", nlohmann::json::object()).value("created", "");
+  const nlohmann::json* info =
+      attested.is_object() && attested.contains("creationInfo") ? &attested["creationInfo"] : nullptr;
+  std::string created = info && info->is_object() && info->contains("created") && (*info)["created"].is_string()
+                            ? (*info)["created"].get<std::string>()
+                            : "";  // a field of another type: no date, never a type_error
   sbom::SbomOptions opt{.created = created};
   sbom::Document scanned = inventory ? sbom::sbom_of(*inventory, src, m, repo.name(), m.digest(), opt)
                                      : sbom::sbom_of(src, m, repo.name(), m.digest(), opt);
