@@ -147,6 +147,13 @@ Reference Reference::under(const std::string& path) const {
   return derived(r);
 }
 
+std::optional<std::string> Reference::below(const Reference& ns) const {
+  if (host != ns.host) return std::nullopt;
+  if (ns.name.empty()) return name;
+  if (name.rfind(ns.name + "/", 0) != 0) return std::nullopt;
+  return name.substr(ns.name.size() + 1);
+}
+
 Reference parse_docker_reference(const std::string& text) { return parse_docker(text, text); }
 
 Reference parse_namespace(const std::string& text) {

@@ -3,6 +3,7 @@
 //   oci:DIR[:TAG]                           an OCI image layout folder
 //   docker://HOST[:PORT]/REPO[:TAG|@sha256:<hex>]   a registry (TAG defaults to latest)
 #pragma once
+#include <optional>
 #include <string>
 
 namespace imgtool::image {
@@ -37,6 +38,9 @@ struct Reference {
   // without tag or digest, as a namespace publishes a cell's repository. InputError for a path that
   // is not a lower-case repository path, or on another transport.
   Reference under(const std::string& path) const;
+  // under()'s inverse: this reference's repository path below namespace `ns` ("imgtool-it/paddle" of
+  // HOST/staging/imgtool-it/paddle below HOST/staging); nothing when it is not in it.
+  std::optional<std::string> below(const Reference& ns) const;
   // Canonical text without the transport ("HOST/REPO:TAG", "HOST/REPO@sha256:…", "NAME:TAG",
   // "DIR[:TAG]"), as containers/image's StringWithinTransport; and with it ("docker://HOST/REPO@sha256:…"),
   // which parse_reference reads back to the same reference.

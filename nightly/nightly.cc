@@ -266,25 +266,12 @@ NightlyReport run_nightly(const std::vector<builder::GeneratedCell>& cells, cons
   return report;
 }
 
-namespace {
-
-// The repository of `r` below namespace `ns` ("imgtool-it/paddle" of HOST/staging/imgtool-it/paddle), or
-// nothing when `r` is not in it.
-std::optional<std::string> below(const image::Reference& r, const image::Reference& ns) {
-  if (r.host != ns.host) return std::nullopt;
-  if (ns.name.empty()) return r.name;
-  if (r.name.rfind(ns.name + "/", 0) != 0) return std::nullopt;
-  return r.name.substr(ns.name.size() + 1);
-}
-
-}  // namespace
-
 void stage_promotions(NightlyReport& report, const image::Reference& stage, const image::Reference& release) {
   report.release = release.repository();
   for (auto& c : report.cells) {
     if (!c.publish.ok()) continue;
     image::Reference published = image::parse_docker_reference(c.publish.ref);
-    auto repo = below(published, stage);
+    auto repo = published.below(stage);
     if (!repo) continue;
     c.promote = "imgtool promote " + published.with_digest(c.publish.digest).str() + " --to " +
                 release.under(*repo).str() + " --tag " + c.tag + " --key RELEASE.pub --sign-key RELEASE.key";

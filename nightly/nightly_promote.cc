@@ -14,11 +14,11 @@ namespace {
 // ("imgtool-it/paddle" of HOST/staging/imgtool-it/paddle:TAG) under the release one.
 image::Reference release_reference(const NightlyCell& c, const image::Reference& from, const NightlyReport& report) {
   image::Reference staging = image::parse_namespace(report.registry), release = image::parse_namespace(report.release);
-  std::string prefix = staging.name.empty() ? "" : staging.name + "/";
-  if (from.host != staging.host || from.name.rfind(prefix, 0) != 0)
+  auto repo = from.below(staging);
+  if (!repo)
     throw InputError(c.tag + ": expected its published reference under " + staging.repository() + ", found " +
                      c.publish.ref);
-  return release.under(from.name.substr(prefix.size())).with_tag(c.tag);
+  return release.under(*repo).with_tag(c.tag);
 }
 
 PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, const ReportPromoteOptions& o) {

@@ -246,6 +246,8 @@ TEST_CASE("registry target: HOST:PORT/NS, an image::Reference; a cell's referenc
   CHECK(cell_reference(parse_registry("reg.example.com:5000"), c).within_transport() ==
         "reg.example.com:5000/paddle:3.2.0");
   CHECK(parse_registry("reg.example.com:5000").repository() == "reg.example.com:5000");
+  CHECK(cell_reference(t, c).below(t) == "paddle");  // under()'s inverse
+  CHECK_FALSE(cell_reference(t, c).below(parse_registry("127.0.0.1:5000/other")));
   CHECK_THROWS_AS(parse_registry("/ai"), InputError);
   CHECK_THROWS_AS(parse_registry("127.0.0.1:5000/AI"), InputError);  // not a repository path
   c.repository = "Bad Repo";
