@@ -7,6 +7,7 @@
 
 #include "builder/cell_source.h"
 #include "cli/kb_flag.h"
+#include "cli/policy_flags.h"
 #include "cli/progress_printer.h"
 #include "cli/sign_common.h"
 #include "cli/smoke_flags.h"
@@ -44,7 +45,8 @@ struct NightlyFlags {
   std::string from_report;
   std::string sign_key, public_key;  // nightly promote
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, quiet = false, allow_without_gpu_smoke = false;
+  bool fresh_smoke = false, quiet = false;
+  PolicyFlags policy;  // nightly promote: the one trust policy (cli/policy_flags.h)
 };
 
 // The report may be a shard's (merge, collect): its text is shown through strings::printable.
@@ -151,7 +153,7 @@ int run_promote(const NightlyFlags& f) {
                                         .sign_key = key.get(),
                                         .kb = &kb,
                                         .transport = f.registry_flags.transport(),
-                                        .allow_without_gpu_smoke = f.allow_without_gpu_smoke});
+                                        .policy = f.policy.policy()});
   bool ok = true;
   for (auto& c : cells) {
     std::cout << (c.ok ? "promoted " : "REFUSED  ") << c.from << " -> " << c.to << ": " << c.line << "\n";
@@ -246,9 +248,7 @@ Registration nightly_registration(
                            "(default: --sign-key's public half)");
        promote->add_option("--passphrase-env", f->passphrase_env, "env var holding --sign-key's passphrase");
        f->registry_flags.add(*promote);
-       promote->add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
-                         "promote gpu cells without hardware evidence; the override is recorded on each one's "
-                         "release signature and shown by verify");
+       f->policy.add(*promote);  // --allow-without-gpu-smoke: the override is recorded on each release signature
        return [f, merge, collect, promote, stage] {
          // An empty value is an unset CI variable, not "no staging": publishing to the release
          // registry instead would skip the hardware-evidence step promote exists for.

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/policy_flags.h"
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "image/registry_repository.h"
@@ -13,9 +14,8 @@ namespace imgtool::cli {
 namespace {
 
 struct PromoteFlags {
-  std::string ref, tag, key, identity, sign_key, passphrase_env, to;
-  bool no_verify_contents = false, no_sbom = false, allow_without_gpu_smoke = false;
-  std::vector<std::string> require_gpu;
+  std::string ref, tag, key, sign_key, passphrase_env, to;
+  PolicyFlags policy;  // the one trust policy (cli/policy_flags.h), as verify, select, nightly promote
   RegistryFlags registry;
 };
 
@@ -44,17 +44,6 @@ void print_result(const image::Repository& from, const image::Repository& to, co
   if (!res.evidence.empty()) std::cout << "smoke: " << res.evidence << "\n";
 }
 
-// `verify REPO:TAG` and `select` want a signature for exactly REPO:TAG (sign::required_identity);
-// a digest signed for another tag (or by digest) moved under TAG verifies only with
-// --any-tag-of-repository. Said once, with the fix, rather than found out at verify time.
-void note_unless_exact(image::Repository& repo, const std::string& digest, EVP_PKEY& pub, const std::string& tag) {
-  std::string exact = sign::required_identity(repo.name(), tag, false);
-  if (sign::check_signature(repo, digest, pub, exact).ok) return;
-  std::cerr << "promote: note: " << digest << " has no signature by the key for exactly " << exact
-            << ", so `imgtool verify docker://" << exact << "` fails unless --any-tag-of-repository; "
-            << "fix: promote again with --sign-key KEY (signs " << exact << ")\n";
-}
-
 int run_promote(const PromoteFlags& f) {
   image::Reference r = docker_reference(f.ref, "promote");
   if (r.digest.empty())
@@ -71,16 +60,11 @@ int run_promote(const PromoteFlags& f) {
   release::PromoteRequest req{.digest = r.digest,
                               .tag = f.tag,
                               .public_key = pub.get(),
-                              .identity = f.identity,
                               .sign_key = key.get(),
-                              .verify_contents = !f.no_verify_contents,
-                              .require_sbom = !f.no_sbom,
-                              .allow_without_gpu_smoke = f.allow_without_gpu_smoke,
-                              .require_gpu = f.require_gpu,
+                              .policy = f.policy.policy(),
                               .kb = &kb};
   release::PromoteResult res = release::promote(from, to ? &*to : nullptr, req);
   print_result(from, to ? *to : from, f, r, res);
-  if (!key && !t) note_unless_exact(from, r.digest, *pub, f.tag);
   return 0;
 }
 
@@ -95,21 +79,11 @@ Registration promote_registration{
                       "by digest (blobs mounted on one registry), attested and signed there "
                       "with --sign-key, then tagged");
        sub.add_option("--key", f->key, "public key the digest must be signed with")->required();
-       sub.add_option("--identity", f->identity,
-                      "required signed docker-reference (default: REGISTRY/REPO, any tag or digest)");
        sub.add_option("--sign-key", f->sign_key,
                       "also sign REGISTRY/REPO:TAG and attest its SBOM with this private key (a file, or env://VAR) "
                       "before moving");
        sub.add_option("--passphrase-env", f->passphrase_env, "environment variable holding --sign-key's passphrase");
-       sub.add_flag("--no-verify-contents", f->no_verify_contents, "skip the claims vs contents gate");
-       sub.add_flag("--no-sbom", f->no_sbom, "do not require the signed SPDX SBOM attestation (sha256-<hex>.att)");
-       sub.add_flag("--allow-without-gpu-smoke", f->allow_without_gpu_smoke,
-                    "promote a gpu image without hardware evidence (a signed smoke attestation from a real "
-                    "GPU); needs --sign-key: the override is recorded on the signature and verify shows it");
-       sub.add_option("--require-gpu", f->require_gpu,
-                      "compute capabilities (sm_80,sm_90) each needing its own bound hardware pass: the newest "
-                      "smoke attestation from a device of each must be one")
-           ->delimiter(',');
+       f->policy.add(sub);
        f->registry.add(sub);
        return [f] { return run_promote(*f); };
      }}};

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/policy_flags.h"
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "host/detect.h"
@@ -20,7 +21,8 @@ namespace {
 
 struct SelectOptions {
   std::string matrix, repository, key, host_driver, gpu, host_arch;
-  bool json = false, any_tag = false, allow_unknown_archs = false;
+  bool json = false, allow_unknown_archs = false;
+  PolicyFlags policy;  // --repository: the one trust policy (cli/policy_flags.h), as verify and promote
   RegistryFlags registry;
 };
 
@@ -52,7 +54,7 @@ int run_select(const SelectOptions& o) {
     cells = matrix::plan_matrix(o.matrix, kb).kept;
   } else {
     auto key = sign::load_public_key(o.key);
-    c = host::read_repository(o.repository, *key, kb, o.registry.transport(), o.any_tag);
+    c = host::read_repository(o.repository, *key, kb, o.registry.transport(), o.policy.policy());
     cells = c.cells;
     refused = c.refused;
   }
@@ -75,9 +77,7 @@ Registration select_registration{
        sub.add_option("--repository", o->repository,
                       "docker://HOST/REPO: candidates are its tags whose signature verifies with --key");
        sub.add_option("--key", o->key, "public key (PEM) the repository's tags are signed with");
-       sub.add_flag("--any-tag-of-repository", o->any_tag,
-                    "--repository: accept a tag whose signature names any tag of the repository "
-                    "(default: exactly REGISTRY/REPO:TAG)");
+       o->policy.add(sub, false);  // --repository: what a tag must carry to be a candidate
        sub.add_option("--host-driver", o->host_driver, "the host's NVIDIA driver (default: detected on this host)");
        sub.add_option("--gpu", o->gpu, "the host's GPU (KB name, family or nvidia-smi name; default: detected)");
        sub.add_option("--host-arch", o->host_arch,

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/policy_flags.h"
 #include "cli/sign_common.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
@@ -17,10 +18,9 @@ namespace imgtool::cli {
 namespace {
 
 struct VerifyFlags {
-  std::string ref, key, identity, junit;
-  bool no_smoke = false, json = false, no_signature = false, no_claims = false, no_sbom = false,
-       require_gpu_smoke = false;
-  bool any_tag = false;  // --any-tag-of-repository
+  std::string ref, key, junit;
+  bool no_smoke = false, json = false, no_signature = false;
+  PolicyFlags policy;  // the one trust policy (cli/policy_flags.h), as promote, select, nightly promote
   RegistryFlags registry;
   SmokeFlags smoke;  // shared with smoke and nightly (cli/smoke_flags.h)
 };
@@ -48,22 +48,19 @@ int run_verify(const VerifyFlags& f) {
   sign::Pkey pub = f.key.empty() ? nullptr : sign::load_public_key(f.key);
   // The KB (driver floors for the claims, throughput floors for the smoke) only when one of them runs:
   // a signature-only verify reads no KB file (16 of its 44 ms, bench/verify-scan.sh).
+  sign::Policy policy = f.policy.policy();
   std::optional<matrix::KnowledgeBase> kb;
-  if (!f.no_claims || !f.no_smoke) kb.emplace(matrix::KnowledgeBase::load_default());
+  if (policy.contents || !f.no_smoke) kb.emplace(matrix::KnowledgeBase::load_default());
   verify::Report report =
       verify::verify_image({.ref = f.ref,
                             .transport = f.registry.transport(),
                             .public_key = pub.get(),
                             .key_name = f.key,
-                            .identity = f.identity,
                             .signature = !f.no_signature,
-                            .claims = !f.no_claims,
-                            .sbom = !f.no_sbom,
                             .smoke = !f.no_smoke,
-                            .require_gpu_smoke = f.require_gpu_smoke,
-                            .any_tag_of_repository = f.any_tag,
+                            .policy = policy,
                             .smoke_options = kb ? smoke_options(f, *kb) : verify::VerifySmokeOptions{},
-                            .kb = f.no_claims ? nullptr : &*kb});
+                            .kb = policy.contents ? &*kb : nullptr});
   emit(f, report);
   return report.ok() ? 0 : 1;
 }
@@ -75,21 +72,10 @@ Registration verify_registration{
        sub.add_option("REF", f->ref, "docker://HOST/REPO:TAG|@sha256:…, oci:DIR:TAG or docker-daemon:NAME:TAG")
            ->required();
        sub.add_option("--key", f->key, "public key (PEM PUBLIC KEY) the signature must verify with");
-       auto* identity =
-           sub.add_option("--identity", f->identity,
-                          "required signed docker-reference (default: exactly REGISTRY/REPO:TAG for a tag, "
-                          "REGISTRY/REPO for a digest)");
-       sub.add_flag("--any-tag-of-repository", f->any_tag,
-                    "accept a signature made for any tag of the repository (default: the exact tag)")
-           ->excludes(identity);
        sub.add_flag("--no-smoke", f->no_smoke, "static checks only (no GPU smoke test)");
        f->smoke.add(sub, kSmokePart);
        sub.add_flag("--no-signature", f->no_signature, "skip the signature check");
-       sub.add_flag("--no-claims", f->no_claims, "skip the claims vs contents check");
-       sub.add_flag("--no-sbom", f->no_sbom,
-                    "skip the SBOM check (registry images: the signed SPDX attestation vs the layers)");
-       sub.add_flag("--require-gpu-smoke", f->require_gpu_smoke,
-                    "fail a gpu image whose signed smoke attestation does not say a real GPU ran it and it passed");
+       f->policy.add(sub);
        sub.add_flag("--json", f->json, "print the report as JSON");
        sub.add_option("--junit", f->junit, "also write a JUnit XML report to FILE");
        f->registry.add(sub);

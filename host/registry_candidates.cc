@@ -5,7 +5,9 @@
 #include "image/reference.h"
 #include "image/registry_repository.h"
 #include "matrix/label_claims.h"
+#include "sign/attestation.h"
 #include "sign/check_signature.h"
+#include "verify/evidence_check.h"
 
 namespace imgtool::host {
 
@@ -53,10 +55,26 @@ std::string unusable(const matrix::Cell& c) {
   return "";
 }
 
+// What the trust policy asks beyond the signature, read from the registry without the layers (the
+// contents were gated before the tag was signed; `imgtool verify` gates them again at pull time):
+// the SBOM attestation, and a gpu image's hardware evidence (verify's judgement) or its signed
+// override is not enough, as for verify. {rule, why} when refused; why is "" when the tag may be recommended.
+std::pair<std::string, std::string> untrusted(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                              const matrix::Cell& c, const sign::Policy& policy) {
+  if (policy.sbom) {
+    auto a = sign::check_attestation(repo, digest, key, sign::kSpdxPredicateType);
+    if (!a.ok) return {"sbom", "not selectable under the policy: no SBOM attestation by the key (" + a.summary() + ")"};
+  }
+  if (!policy.hardware_evidence || c.variant != "gpu") return {};
+  verify::HardwareJudgement j = verify::judge_hardware(repo, digest, key, c.variant, c.cuda_archs, policy.require_gpu);
+  if (j.holds()) return {};
+  return {"hardware evidence", "not selectable under the policy: " + j.gap + " (--allow-without-gpu-smoke accepts it)"};
+}
+
 }  // namespace
 
 RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key, const matrix::KnowledgeBase& kb,
-                                   const image::TransportOptions& opt, bool any_tag_of_repository) {
+                                   const image::TransportOptions& opt, const sign::Policy& policy) {
   auto ref = image::parse_reference(repository);
   if (ref.transport != image::Transport::docker || !ref.is_repository())
     throw InputError("--repository: expected docker://HOST/REPO without a tag, found '" + repository + "'");
@@ -67,8 +85,7 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
   for (const std::string& tag : reg.list_tags(ref.name)) {
     if (tag.rfind("sha256-", 0) == 0) continue;  // signatures, attestations
     image::Manifest m = reg.get_manifest(ref.name, tag);
-    auto check = sign::check_signature(repo, m.digest(), key,
-                                       sign::required_identity(ref.repository(), tag, any_tag_of_repository));
+    auto check = sign::check_signature(repo, m.digest(), key, policy.required_identity(ref.repository(), tag));
     if (!check.ok) {
       out.refused.push_back({tag, "signature", "not selectable: " + check.summary()});
       continue;
@@ -82,6 +99,8 @@ RegistryCandidates read_repository(const std::string& repository, EVP_PKEY& key,
     matrix::Cell c = cell_from_labels(tag, config->labels, kb);
     if (auto why = unusable(c); !why.empty())
       out.refused.push_back({tag, "labels", why});
+    else if (auto [rule, why] = untrusted(repo, m.digest(), key, c, policy); !why.empty())
+      out.refused.push_back({tag, rule, why});
     else {
       out.cells.push_back(c);
       out.digests[tag] = m.digest();

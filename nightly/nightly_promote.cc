@@ -34,7 +34,7 @@ PromotedCell promote_cell(const NightlyCell& c, const NightlyReport& report, con
                                .tag = c.tag,
                                .public_key = o.public_key,
                                .sign_key = o.sign_key,
-                               .allow_without_gpu_smoke = o.allow_without_gpu_smoke,
+                               .policy = o.policy,
                                .kb = o.kb});
     out.ok = true;
     out.line = r.evidence.empty() ? "promoted" : "promoted; smoke: " + r.evidence;

@@ -14,6 +14,7 @@
 
 #include "image/transport.h"
 #include "matrix/kb.h"
+#include "sign/policy.h"
 
 namespace imgtool::nightly {
 
@@ -23,9 +24,10 @@ struct ReportPromoteOptions {
   EVP_PKEY* sign_key = nullptr;       // the release key
   const matrix::KnowledgeBase* kb = nullptr;
   image::TransportOptions transport;  // TLS/http for the registries, and the command's registry session
-  // release::PromoteRequest's override: gpu cells go without hardware evidence, the override
-  // recorded on each one's release signature (verify shows it).
-  bool allow_without_gpu_smoke = false;
+  // The trust policy (sign/policy.h), the one verify, promote and select read; e.g. without
+  // hardware_evidence gpu cells go without it, the override recorded on each one's release
+  // signature (verify shows it).
+  sign::Policy policy;
 };
 
 struct PromotedCell {

@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "core/error.h"
-#include "core/gpu_arch.h"
 #include "core/hash.h"
 #include "image/config.h"
 #include "image/platform.h"
@@ -32,9 +31,9 @@ void check_request(const PromoteRequest& req, bool across) {
   if (across && !req.sign_key)
     throw InputError(
         "promote --to: expected --sign-key KEY: the digest is signed for the release repository before its tag moves");
-  if (req.verify_contents && !req.kb)
+  if (req.policy.contents && !req.kb)
     throw InputError("promote: expected a knowledge base for the contents gate, found none");
-  if (req.allow_without_gpu_smoke && !req.sign_key)
+  if (!req.policy.hardware_evidence && !req.sign_key)
     throw InputError(
         "promote --allow-without-gpu-smoke: expected --sign-key KEY: the override is recorded as an "
         "annotation of the signature promote writes");
@@ -47,25 +46,6 @@ const char* const kOverrideNote =
 image::ImageConfig config_of(image::Repository& repo, const image::Manifest& m) {
   auto src = repo.source(image::platform_digest(m, repo.name() + "@" + m.digest()));
   return image::read_image_config(*src, src->manifest());
-}
-
-bool has_device(const smoke::SmokeEvidence& e, int cc) {
-  for (const auto& d : e.devices)
-    if (parse_arch(d.cc) == cc) return true;
-  return false;
-}
-
-// Per --require-gpu family: the newest valid attestation with a device of it must be a bound pass.
-std::string family_gap(const verify::EvidenceCheck& e, const std::vector<std::string>& families,
-                       const std::string& archs) {
-  for (const auto& f : families) {
-    auto cc = parse_arch(f);
-    if (!cc) throw InputError("--require-gpu: expected sm_XY (e.g. sm_90), found '" + f + "'");
-    auto it = std::find_if(e.all.begin(), e.all.end(), [&](const auto& x) { return has_device(x, *cc); });
-    if (it == e.all.end()) return "no smoke attestation from an " + f + " device (--require-gpu " + f + ")";
-    if (std::string gap = verify::hardware_gap(*it, archs); !gap.empty()) return "on " + f + ": " + gap;
-  }
-  return "";
 }
 
 // The release gate on the image (an index: its linux/amd64 manifest), claims read against the new tag.
@@ -86,44 +66,50 @@ struct Checked {
   bool overridden = false;                       // a gpu image let through by allow_without_gpu_smoke
 };
 
-// A gpu image: a passing hardware smoke attested with the key, or the override.
+// A gpu image: a passing hardware smoke attested with the key (verify's judgement), or the override.
 void check_hardware_evidence(image::Repository& repo, const PromoteRequest& req, Checked& c, PromoteResult& r) {
-  verify::EvidenceCheck e = verify::check_evidence(repo, req.digest, *req.public_key);
-  if (e.ok) c.evidence = e.evidence;
   image::ImageConfig cfg = config_of(repo, c.manifest);
-  bool gpu = cfg.label(labels::kVariant) == "gpu";
-  std::string archs = cfg.label(labels::kCudaArchs);
-  std::string gap = !e.ok ? "" : verify::hardware_gap(*e.evidence, archs);
-  if (e.ok && gap.empty()) gap = family_gap(e, req.require_gpu, archs);
-  if (!gpu || (e.ok && gap.empty())) {
-    r.evidence = e.ok ? e.evidence->summary() : "";
+  verify::HardwareJudgement j = verify::judge_hardware(repo, req.digest, *req.public_key, cfg.label(labels::kVariant),
+                                                       cfg.label(labels::kCudaArchs), req.policy.require_gpu);
+  if (j.check.ok) c.evidence = j.check.evidence;
+  if (j.holds()) {
+    r.evidence = j.check.ok ? j.check.evidence->summary() : "";
     return;
   }
-  std::string found = e.ok      ? gap
-                      : e.found ? "a smoke attestation that does not hold: " + e.why
-                                : "no smoke attestation";
-  if (!req.allow_without_gpu_smoke)
+  if (req.policy.hardware_evidence)
     throw CheckFailed(repo.name() + "@" + req.digest +
                       ": expected hardware evidence for this gpu image (a smoke "
                       "attestation by the given key saying a real GPU ran it and it passed) before moving tag " +
-                      req.tag + ", found " + found +
+                      req.tag + ", found " + j.gap +
                       "; smoke it on a GPU host (imgtool nightly there, or the "
                       "Kubernetes smoke Jobs + `imgtool nightly collect --key`), or pass --allow-without-gpu-smoke "
                       "(recorded on the signature; tag not moved)");
   c.overridden = true;
-  r.evidence = std::string(kOverrideNote) + "; found " + found;
+  r.evidence = std::string(kOverrideNote) + "; found " + j.gap;
+}
+
+// Without a new signature, the tag moves only if `imgtool verify REPO:TAG` will hold under the same
+// policy: with the exact identity rule the digest must already be signed for exactly REPO:TAG.
+void check_tag_identity(image::Repository& repo, const PromoteRequest& req) {
+  if (req.sign_key) return;
+  std::string exact = req.policy.required_identity(repo.name(), req.tag);
+  sign::SignatureCheck s = sign::check_signature(repo, req.digest, *req.public_key, exact);
+  if (!s.ok)
+    throw CheckFailed(repo.name() + "@" + req.digest + ": expected a signature by the given key for " + exact +
+                      " (the policy's identity for the moved tag, which `imgtool verify` will require), found " +
+                      s.summary() +
+                      "; pass --sign-key KEY to sign it for the tag, or --any-tag-of-repository (tag not moved)");
 }
 
 // Step 1: the manifest (read once), its signature, the SBOM attestation and the gate, in `repo`.
 Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req, PromoteResult& r) {
   Checked c{stored_manifest(repo, req.digest), {}};
-  r.signature =
-      sign::check_signature(repo, req.digest, *req.public_key, req.identity.empty() ? repo.name() : req.identity);
+  r.signature = sign::check_signature(repo, req.digest, *req.public_key, req.policy.required_identity(repo.name(), ""));
   if (!r.signature.ok)
     throw CheckFailed(repo.name() + "@" + req.digest +
                       ": expected a valid signature by the given key before moving tag " + req.tag + ", found " +
                       r.signature.summary() + "; sign it with `imgtool sign` (tag not moved)");
-  if (req.require_sbom) {
+  if (req.policy.sbom) {
     sign::AttestationCheck a = sign::check_attestation(repo, req.digest, *req.public_key, sign::kSpdxPredicateType);
     if (!a.ok)
       throw CheckFailed(repo.name() + "@" + req.digest + ": expected an attestation (" + sign::kSpdxPredicateType +
@@ -132,7 +118,7 @@ Checked checked_for_promotion(image::Repository& repo, const PromoteRequest& req
     c.sbom = a.statement;
   }
   check_hardware_evidence(repo, req, c, r);
-  if (req.verify_contents) contents_gate(repo, c.manifest, req.tag, *req.kb);
+  if (req.policy.contents) contents_gate(repo, c.manifest, req.tag, *req.kb);
   return c;
 }
 
@@ -162,7 +148,7 @@ void sign_for_tag(image::Repository& repo, EVP_PKEY& key, const std::string& dig
 void release_into(image::Repository& repo, const image::Manifest& m, const Checked& c, const PromoteRequest& req,
                   PromoteResult& r) {
   if (req.sign_key) {
-    if (req.require_sbom) attest_again(repo, *req.sign_key, req.digest, c.sbom);
+    if (req.policy.sbom) attest_again(repo, *req.sign_key, req.digest, c.sbom);
     if (c.evidence)
       attest_again(repo, *req.sign_key, req.digest,
                    {sign::kInTotoStatementV01, smoke::kSmokePredicateType, {}, smoke::to_predicate(*c.evidence)});
@@ -180,6 +166,7 @@ PromoteResult promote(image::Repository& from, image::Repository* to, const Prom
   PromoteResult r;
   Checked c = checked_for_promotion(from, req, r);
   if (!to) {
+    check_tag_identity(from, req);
     release_into(from, c.manifest, c, req, r);
     return r;
   }

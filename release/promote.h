@@ -3,12 +3,12 @@
 //   PromoteResult r = promote(staging, &release_repo, {.digest = d, .tag = "3.3.1-cpu", .public_key = pub, …});
 //
 // Within one repository (`to` null):
-//   1. the digest's manifest, read once; its signature by `public_key` (`identity`, default the
-//      repository, any tag); the SBOM attestation by the same key (unless !require_sbom); for a
-//      gpu-labelled image the hardware evidence (a smoke attestation by the same key saying a real
-//      GPU ran it and it passed) unless allow_without_gpu_smoke; the release gate
-//      (verify/release_gate.h: the claims read against the NEW tag; an index through its
-//      linux/amd64 image) unless !verify_contents;
+//   1. the digest's manifest, read once; what the policy (sign/policy.h) asks of it: its signature by
+//      `public_key` (default identity: the repository, any tag); the SBOM attestation by the same
+//      key; for a gpu-labelled image the hardware evidence (a smoke attestation by the same key
+//      saying a real GPU ran it and it passed, verify/evidence_check.h's judgement); the release
+//      gate (verify/release_gate.h: the claims read against the NEW tag; an index through its
+//      linux/amd64 image); without `sign_key`, a signature for exactly REPO:TAG (the exact rule);
 //   2. with `sign_key`: the digest is signed for REPO:TAG (with the override annotation, when one
 //      was used) and -- so `verify --key <its public half>` holds on every row -- the SBOM and smoke
 //      statements checked in 1 are attested again with it;
@@ -29,6 +29,7 @@
 #include "image/repository.h"
 #include "matrix/kb.h"
 #include "sign/check_signature.h"
+#include "sign/policy.h"
 
 namespace imgtool::release {
 
@@ -36,18 +37,17 @@ struct PromoteRequest {
   std::string digest;              // "sha256:<hex>" in `from`
   std::string tag;                 // the tag to move (in `to` when given)
   EVP_PKEY* public_key = nullptr;  // required: what the digest must be signed (and attested) with
-  std::string identity;            // required signed identity in `from`; "" = from.name() (any tag)
   EVP_PKEY* sign_key = nullptr;    // within: optional re-sign; across: required
-  bool verify_contents = true;     // the release gate on the new tag
-  bool require_sbom = true;        // the signed SPDX attestation must be there
-  // A gpu-labelled image needs a smoke attestation from a real GPU (smoke/evidence.h: host hardware,
-  // verdict pass) that verifies with public_key; this lets it through without one, and the
-  // promoted signature (sign_key: required then) carries the override as an annotation.
-  bool allow_without_gpu_smoke = false;
-  // Compute capabilities ("sm_80", "sm_90") each of which needs its own bound hardware pass: the newest
-  // attestation from a device of that capability must be one. Empty: the newest attestation alone.
-  std::vector<std::string> require_gpu;
-  const matrix::KnowledgeBase* kb = nullptr;  // required when verify_contents
+  // The trust policy (sign/policy.h), the one verify, select and nightly promote read. Its identity
+  // for the digest (by default: REGISTRY/REPO, any tag); `sbom`: the signed SPDX attestation; for a
+  // gpu-labelled image `hardware_evidence`: a smoke attestation from a real GPU (smoke/evidence.h:
+  // host hardware, verdict pass, devices the code runs on, and one per `require_gpu` capability)
+  // that verifies with public_key -- without it (--allow-without-gpu-smoke; sign_key required then)
+  // the promoted signature carries the override as an annotation; `contents`: the release gate on
+  // the new tag. With the exact identity rule and no sign_key, the digest must already be signed
+  // for exactly REPO:TAG, so the moved tag passes `imgtool verify` under the same policy.
+  sign::Policy policy;
+  const matrix::KnowledgeBase* kb = nullptr;  // required when policy.contents
 };
 
 struct PromoteResult {

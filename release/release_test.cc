@@ -128,10 +128,20 @@ TEST_CASE("promote within a repository: only a signed, attested digest whose con
   CHECK_THROWS_WITH_AS(promote(repo, nullptr, wrong_tag), doctest::Contains("claims to match its contents"),
                        CheckFailed);
   CHECK(!repo.tag("3.1.0-cpu"));
-  PromoteResult r = promote(repo, nullptr, req);
+  // Signed for :nightly only: the moved tag would fail `imgtool verify REPO:3.2.0-cpu` under the same
+  // (exact) policy, so it does not move; widened to any tag of the repository, it does.
+  CHECK_THROWS_WITH_AS(
+      promote(repo, nullptr, req),
+      doctest::Contains("expected a signature by the given key for 127.0.0.1:5000/ai/paddle:3.2.0-cpu"), CheckFailed);
+  CHECK(!repo.tag("3.2.0-cpu"));
+  PromoteRequest any_tag = req;
+  any_tag.policy.identity_rule = sign::IdentityRule::any_tag_of_repository;
+  PromoteResult r = promote(repo, nullptr, any_tag);
   CHECK(*repo.tag("3.2.0-cpu") == m.digest());
   CHECK(r.previous_digest.empty());
   CHECK_FALSE(r.resigned);
+  sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":3.2.0-cpu", {}});  // signed for the tag itself
+  CHECK(promote(repo, nullptr, req).previous_digest == m.digest());             // the exact policy holds now
 }
 
 TEST_CASE("promote uses one manifest: bytes served for the digest must hash to it, or no tag moves") {
@@ -141,7 +151,8 @@ TEST_CASE("promote uses one manifest: bytes served for the digest must hash to i
   image::Manifest ma = stored(repo, a, key.get(), true), mb = stored(repo, b);
   repo.store().serve_instead(ma.digest(), mb);
   CHECK_THROWS_WITH_AS(
-      promote(repo, nullptr, {.digest = ma.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
+      promote(repo, nullptr,
+              {.digest = ma.digest(), .tag = "t", .public_key = key.get(), .policy = {.contents = false}}),
       doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(!repo.tag("t"));
 }
@@ -227,7 +238,7 @@ TEST_CASE("promote across: a copy that stores other bytes moves no tag") {
                                 .tag = "1",
                                 .public_key = key.get(),
                                 .sign_key = key.get(),
-                                .verify_contents = false}),
+                                .policy = {.contents = false}}),
                        doctest::Contains("expected the manifest bytes to hash to that digest"), CheckFailed);
   CHECK(!release.tag("1"));
 }
@@ -261,13 +272,24 @@ void attest_evidence(image::MemoryRepository& repo, EVP_PKEY& key, const std::st
   sign::attach_attestation(repo, key, {digest, repo.name(), smoke::kSmokePredicateType, smoke::to_predicate(e)});
 }
 
+// verify's smoke.evidence row for `digest` judged as a `variant` image; `required` = the policy's
+// hardware_evidence, `note` = the signature's override annotation.
+verify::CheckResult evidence_row(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                 const std::string& variant, bool required, const std::string& note = "") {
+  return verify::evidence_row(verify::judge_hardware(repo, digest, key, variant, ""), required, note);
+}
+
 }  // namespace
 
 TEST_CASE("a gpu image is promoted only with hardware evidence; the override is recorded on the signature") {
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   sign::Pkey key = sign::generate_key(), release_key = sign::generate_key(), other = sign::generate_key();
   image::Manifest m = gpu_image_in(repo, *key);
-  PromoteRequest req{.digest = m.digest(), .tag = "2.6.2-gpu", .public_key = key.get(), .verify_contents = false};
+  // The identity rule is widened: this case is about the evidence (the digest is signed for :nightly).
+  PromoteRequest req{.digest = m.digest(),
+                     .tag = "2.6.2-gpu",
+                     .public_key = key.get(),
+                     .policy = {.identity_rule = sign::IdentityRule::any_tag_of_repository, .contents = false}};
   // The H100 document recorded by bench/gpu-probe.sh on a lent GPU, REPLAYED here (source says so).
   smoke::SmokeEvidence replayed =
       smoke::evidence_from_probe(h100_probe(), "replayed: smoke/probe/testdata/h100-probe.json");
@@ -293,9 +315,10 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
     verify::EvidenceCheck e = verify::check_evidence(lone, n.digest(), *key);
     CHECK(e.found);
     CHECK_FALSE(e.ok);
-    CHECK(verify::evidence_row(e, "gpu", false, "").status == verify::Status::kFail);
+    CHECK(evidence_row(lone, n.digest(), *key, "gpu", false).status == verify::Status::kFail);
     CHECK_THROWS_WITH_AS(
-        promote(lone, nullptr, {.digest = n.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false}),
+        promote(lone, nullptr,
+                {.digest = n.digest(), .tag = "t", .public_key = key.get(), .policy = {.contents = false}}),
         doctest::Contains("does not hold"), CheckFailed);
     CHECK(!repo.tag("2.6.2-gpu"));
   }
@@ -321,7 +344,7 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
     verify::EvidenceCheck again = verify::check_evidence(repo, m.digest(), *release_key);
     REQUIRE(again.ok);
     CHECK(again.evidence->hardware_pass());
-    CHECK(verify::evidence_row(again, "gpu", true, "").status == verify::Status::kPass);
+    CHECK(evidence_row(repo, m.digest(), *release_key, "gpu", true).status == verify::Status::kPass);
   }
   SUBCASE("a replayed document (unbound) is never hardware evidence, whatever it says") {
     smoke::SmokeEvidence newest = replayed;
@@ -343,22 +366,22 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
   SUBCASE("evidence from a GPU the image was not compiled for, and --require-gpu per family") {
     image::Manifest old = gpu_image_in(repo, *key, "sm86", "sm_61,sm_70,sm_75,sm_80,sm_86");
     attest_evidence(repo, *key, old.digest(), hardware);
-    PromoteRequest r2{.digest = old.digest(), .tag = "t", .public_key = key.get(), .verify_contents = false};
+    PromoteRequest r2{.digest = old.digest(), .tag = "t", .public_key = key.get(), .policy = {.contents = false}};
     CHECK_THROWS_WITH_AS(promote(repo, nullptr, r2),
                          doctest::Contains("but the image was not compiled for NVIDIA H100 80GB HBM3"), CheckFailed);
     attest_evidence(repo, *key, m.digest(), hardware);
     PromoteRequest a100 = req;
-    a100.require_gpu = {"sm_80"};
+    a100.policy.require_gpu = {"sm_80"};
     CHECK_THROWS_WITH_AS(promote(repo, nullptr, a100),
                          doctest::Contains("no smoke attestation from an sm_80 device (--require-gpu sm_80)"),
                          CheckFailed);
-    a100.require_gpu = {"sm_90"};
+    a100.policy.require_gpu = {"sm_90"};
     promote(repo, nullptr, a100);
     CHECK(*repo.tag("2.6.2-gpu") == m.digest());
   }
   SUBCASE("--allow-without-gpu-smoke: needs --sign-key; the signature carries the override; verify shows it") {
     PromoteRequest allow = req;
-    allow.allow_without_gpu_smoke = true;
+    allow.policy.hardware_evidence = false;
     CHECK_THROWS_WITH_AS(promote(repo, nullptr, allow), doctest::Contains("expected --sign-key"), InputError);
     allow.sign_key = release_key.get();
     PromoteResult r = promote(repo, nullptr, allow);
@@ -368,12 +391,13 @@ TEST_CASE("a gpu image is promoted only with hardware evidence; the override is 
     REQUIRE(sig.ok);
     std::string note = sig.accepted_annotations.at(verify::kGpuSmokeOverride);
     CHECK(note.find("--allow-without-gpu-smoke") != std::string::npos);
-    verify::EvidenceCheck e = verify::check_evidence(repo, m.digest(), *release_key);
-    verify::CheckResult row = verify::evidence_row(e, "gpu", false, note);
+    // The override is the promoter's policy, shown; the verifier's own decides: under the default
+    // (hardware evidence required) it fails, under --allow-without-gpu-smoke it warns.
+    verify::CheckResult row = evidence_row(repo, m.digest(), *release_key, "gpu", false, note);
     CHECK(row.status == verify::Status::kWarn);
     CHECK(row.found.find("test-double") != std::string::npos);
     CHECK(row.found.find("--allow-without-gpu-smoke") != std::string::npos);
-    CHECK(verify::evidence_row(e, "gpu", true, note).status == verify::Status::kFail);  // --require-gpu-smoke
+    CHECK(evidence_row(repo, m.digest(), *release_key, "gpu", true, note).status == verify::Status::kFail);
   }
 }
 
@@ -393,6 +417,7 @@ TEST_CASE("publish attests the smoke's evidence before the tag moves") {
   CHECK(e.evidence->host == smoke::HostKind::none);
   CHECK(e.evidence->shm_size == "8g");
   CHECK(e.evidence->profile == "base");
-  CHECK(verify::evidence_row(e, "cpu", true, "").status == verify::Status::kPass);  // a cpu image needs no GPU
-  CHECK(verify::evidence_row(e, "gpu", false, "").status == verify::Status::kWarn);
+  CHECK(evidence_row(repo, r.digest, *key, "cpu", true).status == verify::Status::kPass);  // a cpu image needs no GPU
+  CHECK(evidence_row(repo, r.digest, *key, "gpu", false).status == verify::Status::kWarn);
+  CHECK(evidence_row(repo, r.digest, *key, "gpu", true).status == verify::Status::kFail);  // the default policy
 }

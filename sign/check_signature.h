@@ -41,7 +41,7 @@ bool identity_matches(const std::string& ref, const std::string& identity);
 // made for another tag of the repository does not vouch for this one); a digest
 // reference needs the repository only (cosign signs "REGISTRY/REPO" for a digest).
 // `any_tag_of_repository` widens a tag reference to the repository too (opt-in:
-// verify/select --any-tag-of-repository).
+// the trust policy's IdentityRule::any_tag_of_repository, sign/policy.h).
 std::string required_identity(const std::string& repository, const std::string& tag, bool any_tag_of_repository);
 
 SignatureCheck check_signature(image::Repository& repo, const std::string& manifest_digest, EVP_PKEY& public_key,

@@ -26,7 +26,7 @@
 // passes only with driver, kernels, BLAS and Paddle ok AND Paddle's result checks right on the GPU;
 // run_check's "works well" is not a result. A document with Paddle skipped is never a hardware pass.
 // Evidence made from a bare document (`imgtool evidence FILE`, a replay) is unbound: shown, never
-// counted by promote or `verify --require-gpu-smoke`.
+// counted by the trust policy's hardware evidence (sign/policy.h: verify, promote, select).
 #pragma once
 #include <ctime>
 #include <nlohmann/json.hpp>

@@ -62,27 +62,59 @@ std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs
   return "";
 }
 
-CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require,
-                         const std::string& override_note, const std::string& archs) {
-  bool gpu = variant == "gpu";
+namespace {
+
+bool has_device(const smoke::SmokeEvidence& e, int cc) {
+  for (const auto& d : e.devices)
+    if (parse_arch(d.cc) == cc) return true;
+  return false;
+}
+
+// Per required capability: the newest valid attestation with a device of it must be a bound pass.
+std::string family_gap(const EvidenceCheck& e, const std::vector<std::string>& families, const std::string& archs) {
+  for (const auto& f : families) {
+    auto cc = parse_arch(f);
+    if (!cc) throw InputError("--require-gpu: expected sm_XY (e.g. sm_90), found '" + f + "'");
+    auto it = std::find_if(e.all.begin(), e.all.end(), [&](const auto& x) { return has_device(x, *cc); });
+    if (it == e.all.end()) return "no smoke attestation from an " + f + " device (--require-gpu " + f + ")";
+    if (std::string gap = hardware_gap(*it, archs); !gap.empty()) return "on " + f + ": " + gap;
+  }
+  return "";
+}
+
+}  // namespace
+
+HardwareJudgement judge_hardware(image::Repository& repo, const std::string& digest, EVP_PKEY& key,
+                                 const std::string& variant, const std::string& archs,
+                                 const std::vector<std::string>& require_gpu) {
+  HardwareJudgement j{check_evidence(repo, digest, key), variant == "gpu", archs, ""};
+  if (!j.gpu) return j;
+  const EvidenceCheck& c = j.check;
+  if (!c.ok)
+    j.gap = c.found ? "a smoke attestation that does not hold: " + c.why
+                    : "no smoke attestation: nothing says whether the image was ever run on a GPU";
+  else if (j.gap = hardware_gap(*c.evidence, archs); j.gap.empty())
+    j.gap = family_gap(c, require_gpu, archs);
+  return j;
+}
+
+CheckResult evidence_row(const HardwareJudgement& j, bool required, const std::string& override_note) {
+  const EvidenceCheck& c = j.check;
   std::string expected =
-      gpu ? "a signed smoke attestation from a GPU (host: hardware, verdict pass)" : "a signed smoke attestation";
+      j.gpu ? "a signed smoke attestation from a GPU (host: hardware, verdict pass)" : "a signed smoke attestation";
   if (c.found && !c.ok)
     return row(Status::kFail, expected, "a smoke attestation that does not hold: " + c.why,
                "re-attest it with the release key, or smoke the image again");
-  if (!c.ok) {
-    Status s = gpu && require ? Status::kFail : Status::kWarn;
-    return row(
-        s, expected,
-        "no smoke attestation: nothing says whether the image was ever run" + std::string(gpu ? " on a GPU" : ""),
-        gpu ? kGetHardware : "publish it with imgtool nightly");
-  }
-  const smoke::SmokeEvidence& e = *c.evidence;
-  std::string gap = hardware_gap(e, archs);
-  if (!gpu || gap.empty()) return row(Status::kPass, expected, e.summary(), "");
-  std::string found = gap;
+  if (!j.gpu && !c.ok)
+    return row(Status::kWarn, expected, "no smoke attestation: nothing says whether the image was ever run",
+               "publish it with imgtool nightly");
+  if (j.holds()) return row(Status::kPass, expected, c.evidence->summary(), "");
+  std::string found = j.gap;
   if (!override_note.empty()) found += "; " + override_note;
-  return row(require ? Status::kFail : Status::kWarn, expected, found, kGetHardware);
+  Status s = required ? Status::kFail : Status::kWarn;
+  std::string fix = kGetHardware;
+  if (s == Status::kFail) fix += "; or judge it with --allow-without-gpu-smoke (the policy without hardware evidence)";
+  return row(s, expected, found, fix);
 }
 
 }  // namespace imgtool::verify

@@ -4,12 +4,12 @@
 //
 //   smoke.evidence  pass  an attestation verifies and says how the image was smoked ("hardware, 1×
 //                         NVIDIA H100 80GB HBM3, driver 580.x, 2026-11-26"); for a cpu image any host
-//                   warn  none attached, or a gpu image whose GPU part never ran on hardware
-//                         ("test-double …", "none …"), or promoted past that with
-//                         --allow-without-gpu-smoke (the override is on the signature and shown)
+//                   warn  a cpu image with none attached; a gpu image whose GPU part never ran on
+//                         hardware ("test-double …", "none …") judged under a policy without hardware
+//                         evidence (--allow-without-gpu-smoke; a promote override on the signature is shown)
 //                   fail  an attestation is there but none verifies (forged, other key, other
-//                         subject, not a smoke predicate), or -- with require_gpu_smoke -- a gpu image
-//                         without a passing hardware smoke
+//                         subject, not a smoke predicate), or -- under a policy that requires hardware
+//                         evidence (the default) -- a gpu image without a passing hardware smoke
 #pragma once
 #include <openssl/types.h>
 
@@ -41,9 +41,28 @@ EvidenceCheck check_evidence(image::Repository& repo, const std::string& digest,
 // hold evidence to this one rule: an H100 run of an image with no sm_90 code vouches for nothing.
 std::string hardware_gap(const smoke::SmokeEvidence& e, const std::string& archs);
 
-// `variant` = the image's io.imgtool.variant, `archs` its io.imgtool.cuda-archs; `override_note` =
-// the signature's kGpuSmokeOverride annotation ("" when none).
-CheckResult evidence_row(const EvidenceCheck& c, const std::string& variant, bool require_gpu_smoke,
-                         const std::string& override_note, const std::string& archs = "");
+// The hardware part of the trust policy (sign/policy.h) for one digest: whether a gpu image's
+// newest valid smoke attestation is a bound hardware pass on devices its code runs on, and, per
+// `require_gpu` capability, whether the newest one from a device of it is. verify's row, promote's
+// refusal and select's filter all read this one judgement.
+struct HardwareJudgement {
+  EvidenceCheck check;
+  bool gpu = false;   // io.imgtool.variant == gpu
+  std::string archs;  // io.imgtool.cuda-archs
+  std::string gap;    // "" when it holds (always for a cpu image); else what was found instead
+  bool holds() const { return gap.empty(); }
+};
+
+// `variant`, `archs`: the image's io.imgtool.variant and io.imgtool.cuda-archs labels. InputError
+// for a `require_gpu` entry that is no compute capability.
+HardwareJudgement judge_hardware(image::Repository& repo, const std::string& digest, EVP_PKEY& public_key,
+                                 const std::string& variant, const std::string& archs,
+                                 const std::vector<std::string>& require_gpu = {});
+
+// The smoke.evidence row. `required` = the policy's hardware_evidence; `override_note` = the accepted
+// signature's kGpuSmokeOverride annotation ("" when none), shown: a gpu image without hardware
+// evidence fails when required, override or not (the override was the promoter's policy; the
+// verifier relaxes its own with --allow-without-gpu-smoke), and warns otherwise.
+CheckResult evidence_row(const HardwareJudgement& j, bool required, const std::string& override_note);
 
 }  // namespace imgtool::verify

@@ -20,7 +20,7 @@ std::vector<std::string> GateResult::failed_lines() const {
 
 GateResult release_gate(const GateInputs& in) {
   if (!in.source || !in.kb) throw InputError("release gate: expected an image source and a knowledge base");
-  VerifyOptions opt{.signature = false, .claims = true, .kb = in.kb};
+  VerifyOptions opt{.signature = false, .kb = in.kb};  // the default policy: contents gated
   StaticResult s = check_static({.ref = in.ref, .source = in.source, .tag = in.tag}, opt, in.inventory);
   return {std::move(s.report), std::move(s.inventory), s.layer_reads};
 }

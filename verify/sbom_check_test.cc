@@ -65,7 +65,7 @@ TEST_CASE("verify: the claims scan gathers the SBOM's inventory, so the layers a
   attest_sbom(repo, mem, m, *key);
   sign::sign_digest(repo, *key, {m.digest(), repo.name() + ":t", {}});
   CountingLayers src(mem);
-  verify::VerifyOptions opt{key.get(), "release.pub", "", true, true, &scan::testing::test_kb()};
+  verify::VerifyOptions opt{key.get(), "release.pub", true, {}, &scan::testing::test_kb()};
   verify::StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:t", &src, &repo, "", "t"};
   std::optional<Inventory> inventory = verify::check_static(in, opt, true).inventory;
   REQUIRE(inventory);

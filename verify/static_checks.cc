@@ -37,9 +37,7 @@ void add_signature(const StaticInputs& in, const VerifyOptions& opt, const std::
            "a transport without signatures (" + in.ref + ")", "verify the image in its registry (docker://...)"});
     return;
   }
-  std::string identity = !opt.identity.empty()
-                             ? opt.identity
-                             : sign::required_identity(in.signatures->name(), in.tag, opt.any_tag_of_repository);
+  std::string identity = opt.policy.required_identity(in.signatures->name(), in.tag);
   if (in.index_digest.empty())
     return r.add(signature_result(*in.signatures, digest, *opt.public_key, opt.key_name, identity));
   // The tag names an index (what `imgtool sign` and `cosign sign` of that tag sign): its signature
@@ -158,7 +156,8 @@ void add_claims(const StaticInputs& in, const VerifyOptions& opt, const image::M
 
 StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool gather_inventory) {
   if (!in.source) throw InputError("verify: expected an image source, found none");
-  if (opt.claims && !opt.kb) throw InputError("verify: expected a knowledge base for the claims check, found none");
+  if (opt.policy.contents && !opt.kb)
+    throw InputError("verify: expected a knowledge base for the claims check, found none");
   StaticResult out;
   Report& r = out.report;
   r.image = in.ref;
@@ -168,7 +167,7 @@ StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool
   // the image is read once. Otherwise nothing is scanned before the signature holds.
   scan::StreamScans scans(tree, in.ref);
   image::BlobEvents ev;
-  if (opt.claims && !opt.signature) ev.tar = scans.callback();
+  if (opt.policy.contents && !opt.signature) ev.tar = scans.callback();
   try {
     out.manifest = in.source->manifest_streaming(ev);
     scans.wait();
@@ -183,9 +182,9 @@ StaticResult check_static(const StaticInputs& in, const VerifyOptions& opt, bool
     return out;
   }
   if (opt.signature) add_signature(in, opt, r.digest, r);
-  if (opt.claims && !r.ok()) {
+  if (opt.policy.contents && !r.ok()) {
     r.add(not_scanned());
-  } else if (opt.claims) {
+  } else if (opt.policy.contents) {
     try {
       add_claims(in, opt, m, r, tree, scans, gather_inventory ? &out.inventory : nullptr, out.layer_reads);
     } catch (const std::exception& e) {

@@ -22,6 +22,7 @@
 #include "image/repository.h"
 #include "matrix/kb.h"
 #include "sbom/inventory.h"
+#include "sign/policy.h"
 #include "verify/report_model.h"
 
 namespace imgtool::verify {
@@ -39,15 +40,12 @@ struct StaticInputs {
 struct VerifyOptions {
   EVP_PKEY* public_key = nullptr;  // nullptr: the signature row fails ("no key given")
   std::string key_name;            // for messages (the file name)
-  // Required docker-reference; "" = sign::required_identity of the reference: a tag needs
-  // exactly REGISTRY/REPO:TAG, a digest REGISTRY/REPO (any tag or digest of it).
-  std::string identity;
-  bool signature = true;                      // check the signature
-  bool claims = true;                         // check claims vs contents (streams the layers)
-  const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when claims
-  // With `identity` empty and a tag reference: accept a signature made for any tag of the
-  // repository (REGISTRY/REPO), the rule before exact identities (--any-tag-of-repository).
-  bool any_tag_of_repository = false;
+  bool signature = true;           // check the signature
+  // The trust policy (sign/policy.h): the identity the signature must name (a tag needs exactly
+  // REGISTRY/REPO:TAG by default, a digest REGISTRY/REPO) and `contents`: check claims vs contents
+  // (streams the layers).
+  sign::Policy policy;
+  const matrix::KnowledgeBase* kb = nullptr;  // driver floors for the claims; required when policy.contents
 };
 
 // How the claims scan read the layers: scanned from the source's save stream as it was read

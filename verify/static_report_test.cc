@@ -25,7 +25,7 @@ TEST_CASE("verify_static: signed honest image passes; wrong key and a lie fail")
   auto key = sign::generate_key();
   sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":3.2.0", {}});
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
+  VerifyOptions opt{key.get(), "test.pub", true, {}, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_MESSAGE(r.ok(), render_table(r));
 
@@ -57,7 +57,7 @@ TEST_CASE("verify_static: a tag needs a signature for exactly REGISTRY/REPO:TAG;
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");
   auto key = sign::generate_key();
   sign::sign_digest(repo, *key, {src.manifest().digest(), repo.name() + ":stable", {}});  // another tag
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
+  VerifyOptions opt{key.get(), "test.pub", true, {}, &test_kb()};
   // The same digest under another tag (an attacker with push rights re-tagging an old signed image).
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &src, &repo, "", "3.2.0"};
   Report other_tag = verify_static(in, opt);
@@ -66,9 +66,9 @@ TEST_CASE("verify_static: a tag needs a signature for exactly REGISTRY/REPO:TAG;
   CHECK(table.find("signed identity is 127.0.0.1:5000/ai/paddle:stable, expected 127.0.0.1:5000/ai/paddle:3.2.0") !=
         std::string::npos);
   CHECK(table.find("--any-tag-of-repository") != std::string::npos);  // the fix names the opt-in
-  opt.any_tag_of_repository = true;
+  opt.policy.identity_rule = sign::IdentityRule::any_tag_of_repository;
   CHECK_MESSAGE(verify_static(in, opt).ok(), "any tag of the repository, on request");
-  opt.any_tag_of_repository = false;
+  opt.policy.identity_rule = sign::IdentityRule::exact;
   in.tag = "stable";
   CHECK_MESSAGE(verify_static(in, opt).ok(), "the exact tag");
   in.tag = "";  // by digest: the repository's signature holds, as cosign signs a digest
@@ -97,7 +97,7 @@ TEST_CASE("verify_static: an image whose signature fails is not scanned (no conf
   image::MemoryRepository repo("127.0.0.1:5000/ai/paddle");  // nothing signed
   auto key = sign::generate_key();
   StaticInputs in{"docker://127.0.0.1:5000/ai/paddle:3.2.0", &counting, &repo, "", "3.2.0"};
-  VerifyOptions opt{key.get(), "test.pub", "", true, true, &test_kb()};
+  VerifyOptions opt{key.get(), "test.pub", true, {}, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_FALSE(r.ok());
   CHECK(counting.opened == 0);
@@ -106,7 +106,7 @@ TEST_CASE("verify_static: an image whose signature fails is not scanned (no conf
 TEST_CASE("verify_static: a manifest other than the pinned digest is a read failure, nothing checked on it") {
   MemorySource src = cpu_image("3.11");
   StaticInputs in{"docker://h/r@sha256:" + std::string(64, 'a'), &src, nullptr, "sha256:" + std::string(64, 'a'), ""};
-  VerifyOptions opt{nullptr, "", "", false, true, &test_kb()};
+  VerifyOptions opt{nullptr, "", false, {}, &test_kb()};
   Report r = verify_static(in, opt);
   CHECK_FALSE(r.ok());
   REQUIRE(r.checks.size() == 1);

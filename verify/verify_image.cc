@@ -21,7 +21,8 @@ namespace {
 void check_request(const VerifyRequest& req) {
   if (req.signature && !req.public_key)
     throw InputError("verify: expected --key PUBLIC_KEY (or --no-signature), found none");
-  if (req.claims && !req.kb) throw InputError("verify: expected a knowledge base for the claims check, found none");
+  if (req.policy.contents && !req.kb)
+    throw InputError("verify: expected a knowledge base for the claims check, found none");
 }
 
 // Where the signatures and attestations of a registry image live (none for other transports).
@@ -46,19 +47,17 @@ void add_evidence_row(Report& report, image::Repository& repo, image::ImageSourc
                 "a signed smoke attestation", "not read: the signature check failed", "fix the signature first"});
     return;
   }
-  EvidenceCheck c = check_evidence(repo, m.digest(), *req.public_key);
   image::ImageConfig cfg = image::read_image_config(src, m);
-  std::string variant = cfg.label(labels::kVariant), archs = cfg.label(labels::kCudaArchs);
+  const sign::Policy& p = req.policy;
+  HardwareJudgement j = judge_hardware(repo, m.digest(), *req.public_key, cfg.label(labels::kVariant),
+                                       cfg.label(labels::kCudaArchs), p.require_gpu);
   std::string override_note;
-  if (variant == "gpu" && !(c.ok && hardware_gap(*c.evidence, archs).empty())) {
-    // The signature the signature row accepted (the exact tag's: promote writes its override there).
-    std::string identity =
-        req.identity.empty() ? sign::required_identity(repo.name(), tag, req.any_tag_of_repository) : req.identity;
-    auto sig = sign::check_signature(repo, m.digest(), *req.public_key, identity);
+  if (!j.holds()) {  // the signature the signature row accepted (the exact tag's: promote writes its override there)
+    auto sig = sign::check_signature(repo, m.digest(), *req.public_key, p.required_identity(repo.name(), tag));
     if (auto it = sig.accepted_annotations.find(kGpuSmokeOverride); it != sig.accepted_annotations.end())
       override_note = it->second;
   }
-  report.add(evidence_row(c, variant, req.require_gpu_smoke, override_note, archs));
+  report.add(evidence_row(j, p.hardware_evidence, override_note));
 }
 
 }  // namespace
@@ -70,9 +69,8 @@ Report verify_image(const VerifyRequest& req) {
   auto source = image::open_platform_source(r, req.transport, {}, &index_digest);
   auto repo = signature_repository(r, req.transport);
   StaticInputs in{req.ref, source.get(), repo.get(), "", r.tag, index_digest};
-  VerifyOptions opt{req.public_key,           req.key_name, req.identity, req.signature, req.claims, req.kb,
-                    req.any_tag_of_repository};
-  bool sbom_rows = repo && req.public_key && req.signature && req.sbom;
+  VerifyOptions opt{req.public_key, req.key_name, req.signature, req.policy, req.kb};
+  bool sbom_rows = repo && req.public_key && req.signature && req.policy.sbom;
   StaticResult s = check_static(in, opt, sbom_rows);  // the SBOM inventory from the claims scan: layers decoded once
   Report& report = s.report;
   if (report.digest.empty()) return report;  // unreadable: the read row says why

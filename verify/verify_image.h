@@ -11,7 +11,7 @@
 //      registry image with SBOM rows wanted -- the SBOM inventory, in the same scan;
 //   3. the SBOM rows (sbom_check.h): the signed SPDX attestation of that digest vs the inventory;
 //   4. the hardware evidence (evidence_check.h): the signed smoke attestation of that digest, and
-//      whether a gpu image's GPU part ever ran on a GPU (`require_gpu_smoke` makes that a failure);
+//      whether a gpu image's GPU part ever ran on a GPU (a failure under the default policy);
 //   5. the GPU smoke (verify_smoke.h): never run when the signature row failed.
 #pragma once
 #include <openssl/types.h>
@@ -20,24 +20,25 @@
 
 #include "image/transport.h"
 #include "matrix/kb.h"
+#include "sign/policy.h"
 #include "verify/report_model.h"
 #include "verify/verify_smoke.h"
 
 namespace imgtool::verify {
 
 struct VerifyRequest {
-  std::string ref;                    // docker://…, oci:DIR:TAG, docker-daemon:NAME:TAG
-  image::TransportOptions transport;  // registry TLS/auth options
-  EVP_PKEY* public_key = nullptr;     // required when `signature`
-  std::string key_name;               // the key's file name, for messages
-  std::string
-      identity;  // required signed docker-reference; "" = the reference's own (sign::required_identity):
-                 // REGISTRY/REPO:TAG for a tag (REGISTRY/REPO with any_tag_of_repository), REGISTRY/REPO for a digest
-  bool signature = true, claims = true, sbom = true, smoke = true;
-  bool require_gpu_smoke = false;             // a gpu image without a passing hardware smoke attestation fails
-  bool any_tag_of_repository = false;         // a tag reference accepts a signature for any tag of the repository
+  std::string ref;                      // docker://…, oci:DIR:TAG, docker-daemon:NAME:TAG
+  image::TransportOptions transport;    // registry TLS/auth options
+  EVP_PKEY* public_key = nullptr;       // required when `signature`
+  std::string key_name;                 // the key's file name, for messages
+  bool signature = true, smoke = true;  // the signature row; the GPU smoke part (runs the image)
+  // The trust policy (sign/policy.h), the same one promote, select and nightly promote read: the
+  // signed identity (exactly REGISTRY/REPO:TAG for a tag by default), the SBOM rows (`sbom`), a gpu
+  // image's hardware evidence (`hardware_evidence`: fail without it unless its signature records
+  // promote's override), and claims vs contents (`contents`).
+  sign::Policy policy;
   VerifySmokeOptions smoke_options;           // the smoke part (gpus, shm, profile flags, records, engine)
-  const matrix::KnowledgeBase* kb = nullptr;  // required when `claims`
+  const matrix::KnowledgeBase* kb = nullptr;  // required when policy.contents
 };
 
 // InputError for a bad request (an unparsable reference, no key when the signature is wanted, no
