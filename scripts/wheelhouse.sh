@@ -26,16 +26,23 @@ pip_download() {
     --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 --platform any "$@" >&2
 }
+# One filler per key: two tests (or a test and the demo) asking for the same wheelhouse at once
+# used to share $DIR.part, and the second `rm -rf "$DIR"; mv` replaced the first's complete
+# wheelhouse with a half-downloaded one. The lock is held from the check to the rename.
+mkdir -p "$(dirname "$DIR")"
+exec 9>"$DIR.lock"
+flock 9
 # The pip wheel is added to a complete wheelhouse made before the pin existed (same key).
 if [ -f "$DIR/.complete" ]; then
   ls "$DIR"/pip-"${PIP_PIN#pip==}"-*.whl >/dev/null 2>&1 || pip_download --no-deps -d "$DIR" "$PIP_PIN"
   echo "$DIR"; exit 0
 fi
-mkdir -p "$DIR.part"
+PART=$(mktemp -d "$DIR.part.XXXXXX")
+trap 'rm -rf "$PART"' EXIT
 echo "wheelhouse: downloading $* for Python $PY into $DIR" >&2
-pip_download -d "$DIR.part" "$@"
-pip_download --no-deps -d "$DIR.part" "$PIP_PIN"
-printf '%s\n' "$@" > "$DIR.part/requirements.txt"
-touch "$DIR.part/.complete"
-rm -rf "$DIR"; mv "$DIR.part" "$DIR"
+pip_download -d "$PART" "$@"
+pip_download --no-deps -d "$PART" "$PIP_PIN"
+printf '%s\n' "$@" > "$PART/requirements.txt"
+touch "$PART/.complete"
+rm -rf "$DIR" "$DIR.part"; mv "$PART" "$DIR"
 echo "$DIR"
