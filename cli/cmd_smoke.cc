@@ -48,7 +48,7 @@ void attest(const SmokeCmdFlags& f, const smoke::SmokeResult& res, EVP_PKEY& key
                       ":\n  " + strings::join(res.binding, "\n  "));
   image::Reference r = docker_reference(f.attest, "smoke --attest");
   auto repo = f.registry.repository(r);
-  smoke::SmokeEvidence e = smoke::evidence_from_result(res.to_json(), strings::join(f.smoke.profiles, ","));
+  smoke::SmokeEvidence e = smoke::evidence_of_result(res, strings::join(f.smoke.profiles, ","));
   auto a = release::attest_evidence(*repo, key, r.digest, res.image.id, e);
   std::cerr << "attested the smoke evidence (" << e.summary() << ") -> " << a.attestation_tag << "\n";
 }

@@ -50,6 +50,25 @@ NightlyCell cell_header(const builder::GeneratedCell& g, const builder::CellBuil
   return c;
 }
 
+// The smoke step's record from the smoke library's typed result: the one place it is mapped. A
+// document that contradicts the image it ran in is no smoke of that image (smoke/binding.h).
+SmokeStep smoke_step(SmokeOutcome o) {
+  smoke::SmokeResult& res = o.judged.result;
+  SmokeStep s{.status = res.passed() && res.binding.empty() ? SmokeStatus::pass : SmokeStatus::fail,
+              .reasons = res.reasons,
+              .warnings = res.warnings,
+              .throughput = std::move(o.throughput),
+              .evidence = std::move(o.evidence)};
+  for (const auto& line : res.binding) s.reasons.push_back("binding: " + line);
+  return s;
+}
+
+std::vector<LayerSize> sizes_of(const std::vector<image::Descriptor>& layers) {
+  std::vector<LayerSize> out;
+  for (const auto& l : layers) out.push_back({l.digest, l.size});
+  return out;
+}
+
 // Everything one nightly run needs per cell.
 struct Pipeline {
   const NightlyOptions& opt;
@@ -75,12 +94,7 @@ struct Pipeline {
     auto t0 = Clock::now();
     SmokeStep s;
     try {
-      SmokeOutcome o = steps->smoke(g, b);
-      s = {.status = o.passed ? SmokeStatus::pass : SmokeStatus::fail,
-           .reasons = o.reasons,
-           .warnings = o.warnings,
-           .throughput = o.throughput,
-           .evidence = o.evidence};
+      s = smoke_step(steps->smoke(g, b));
     } catch (const std::exception& e) {
       s = {.status = SmokeStatus::error, .error = e.what()};
     }
@@ -106,9 +120,9 @@ struct Pipeline {
     auto t0 = Clock::now();
     GateStep s;
     try {
-      GateOutcome o = steps->gate(g, b);
-      s = {.status = o.passed ? GateStatus::pass : GateStatus::fail, .failed = o.failed};
-      inventory = std::move(o.inventory);
+      verify::GateResult o = steps->gate(g, b);
+      s = {.status = o.passed() ? GateStatus::pass : GateStatus::fail, .failed = o.failed_lines()};
+      if (o.inventory) inventory = std::make_shared<const sbom::Inventory>(std::move(*o.inventory));
     } catch (const std::exception& e) {
       s = {.status = GateStatus::error, .error = e.what()};
     }
@@ -136,15 +150,15 @@ struct Pipeline {
     event("publish " + g.cell.tag + " → " + ref + " (push by digest, sign, move tag)");
     auto t0 = Clock::now();
     try {
-      PublishOutcome p = steps->publish(g, b, c.smoke.evidence, inventory);
+      release::PublishResult p = steps->publish(g, b, c.smoke.evidence ? &*c.smoke.evidence : nullptr, inventory);
       record_publish(store, g.cell.tag, ref, {p.digest, b.image_id});
-      c.publish = {p.unchanged ? PublishStatus::unchanged : PublishStatus::published,
+      c.publish = {p.already_signed ? PublishStatus::unchanged : PublishStatus::published,
                    since(t0),
-                   p.ref,
+                   ref,
                    p.digest,
                    p.signature_tag,
                    ""};
-      c.layers = p.layers.empty() ? layers_of(g, p.digest) : p.layers;
+      c.layers = p.layers.empty() ? layers_of(g, p.digest) : sizes_of(p.layers);
       c.packages = p.packages;
       dated_tag(g, c);
     } catch (const std::exception& e) {
@@ -155,9 +169,9 @@ struct Pipeline {
   // An unchanged digest still gets tonight's evidence when the smoke ran tonight (a cached smoke's was
   // attested the night it ran): otherwise the report would say one thing and the registry another.
   void attest_tonight(const builder::GeneratedCell& g, const builder::CellBuild& b, NightlyCell& c) {
-    if (c.smoke.status != SmokeStatus::pass || c.smoke.evidence.is_null()) return;
+    if (c.smoke.status != SmokeStatus::pass || !c.smoke.evidence) return;
     try {
-      steps->attest(g, b, c.publish.digest, c.smoke.evidence);
+      steps->attest(g, b, c.publish.digest, *c.smoke.evidence);
     } catch (const std::exception& e) {
       c.publish.status = PublishStatus::failed;
       c.publish.error = std::string("tonight's smoke evidence was not attested for the unchanged digest: ") + e.what();

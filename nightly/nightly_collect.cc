@@ -116,7 +116,7 @@ SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::Re
                                : smoke::evidence_from_probe(res.probe, s.source);
   if (!pod) e.host_why = "no pod facts (" + beside(file, ".pod").string() + "): nothing says where it ran";
   e.argv = res.argv;
-  s.evidence = smoke::to_predicate(e);
+  s.evidence = e;
   s.status = res.passed() ? SmokeStatus::pass : SmokeStatus::fail;
   s.reasons = res.reasons;
   s.warnings = res.warnings;
@@ -126,15 +126,14 @@ SmokeStep judge_file(const NightlyCell& c, const fs::path& file, const smoke::Re
 
 // The cell's evidence attested for its published digest (HOST/NS/REPO:TAG + digest in the report).
 void attest(NightlyCell& c, EVP_PKEY& key, const image::TransportOptions& to) {
-  if (c.publish.digest.empty() || c.smoke.evidence.is_null()) return;
+  if (c.publish.digest.empty() || !c.smoke.evidence) return;
   try {
     image::Reference r = image::parse_docker_reference(c.publish.ref);
     auto repo_ptr = image::open_repository(r, to);
     image::RegistryRepository& repo = *repo_ptr;
     smoke::SmokeEvidence signed_e;
-    release::attest_evidence(repo, key, c.publish.digest, c.image_id, smoke::from_predicate(c.smoke.evidence),
-                             &signed_e);
-    c.smoke.evidence = smoke::to_predicate(signed_e);  // the report shows what was signed (attested, image)
+    release::attest_evidence(repo, key, c.publish.digest, c.image_id, *c.smoke.evidence, &signed_e);
+    c.smoke.evidence = signed_e;  // the report shows what was signed (attested, image)
     c.smoke.source += "; evidence attested for " + c.publish.digest;
   } catch (const std::exception& e) {
     c.smoke.status = SmokeStatus::error;

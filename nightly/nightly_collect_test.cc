@@ -291,7 +291,8 @@ TEST_CASE("collect: a document bound to its pod is hardware evidence; its node, 
   auto out = collect_results({.results = {file}, .from_report = rep, .records = {.record = false}});
   const auto& c = cell(out, kTag);
   REQUIRE_MESSAGE(c.smoke.status == SmokeStatus::pass, c.smoke.error, c.smoke.reasons);
-  auto e = smoke::from_predicate(c.smoke.evidence);
+  REQUIRE(c.smoke.evidence);
+  const smoke::SmokeEvidence& e = *c.smoke.evidence;
   CHECK(e.bound);
   CHECK(e.host == smoke::HostKind::hardware);
   CHECK(e.hardware_pass());
@@ -300,12 +301,13 @@ TEST_CASE("collect: a document bound to its pod is hardware evidence; its node, 
   CHECK(e.pod->gpu_product == "NVIDIA-H100-80GB-HBM3");
   CHECK(e.pod->gpus == 1);
   CHECK(e.nonce == "n-tonight");
-  CHECK(c.smoke.evidence["pod"]["image_id"] ==
+  CHECK(smoke::to_predicate(e)["pod"]["image_id"] ==
         "docker-pullable://registry.example.com/ai/paddle@" + std::string(kDigest));
   // Without the pod's facts the same document is unbound: shown, never a hardware pass.
   auto bare = result(d.path / "bare", kTag, printed(h100_pass("")));
   auto out2 = collect_results({.results = {bare}, .from_report = rep, .records = {.record = false}});
-  auto e2 = smoke::from_predicate(cell(out2, kTag).smoke.evidence);
+  REQUIRE(cell(out2, kTag).smoke.evidence);
+  smoke::SmokeEvidence e2 = *cell(out2, kTag).smoke.evidence;
   CHECK_FALSE(e2.bound);
   CHECK_FALSE(e2.hardware_pass());
   CHECK(e2.host_why.find("no pod facts") == 0);
@@ -318,7 +320,7 @@ TEST_CASE("collect refuses: another run's nonce, a pod of another digest, a host
     auto out = collect_results({.results = {file}, .from_report = rep, .records = {.record = false}});
     const auto& c = cell(out, kTag);
     CHECK(c.smoke.status == SmokeStatus::error);
-    CHECK(c.smoke.evidence.is_null());  // nothing to attest
+    CHECK_FALSE(c.smoke.evidence);  // nothing to attest
     CHECK_FALSE(out.ok());
     return c.smoke.error;
   };

@@ -159,35 +159,18 @@ void to_json(json& j, const SmokeStep& s) {
   j = {{"status", to_string(s.status)}, {"seconds", s.seconds},       {"reasons", s.reasons},
        {"warnings", s.warnings},        {"throughput", s.throughput}, {"error", s.error}};
   if (!s.source.empty()) j["source"] = s.source;
-  if (!s.evidence.is_null()) j["evidence"] = s.evidence;
+  if (s.evidence) j["evidence"] = smoke::to_predicate(*s.evidence);  // the report's one mapping of it
 }
 
-namespace {
-std::optional<smoke::SmokeEvidence> evidence_of(const SmokeStep& s) {
-  if (s.evidence.is_null()) return std::nullopt;
-  try {
-    return smoke::from_predicate(s.evidence);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-}  // namespace
+std::string SmokeStep::evidence_summary() const { return evidence ? evidence->summary() : ""; }
 
-std::string SmokeStep::evidence_summary() const {
-  auto e = evidence_of(*this);
-  return e ? e->summary() : "";
-}
-
-bool SmokeStep::hardware() const {
-  auto e = evidence_of(*this);
-  return e && e->hardware_pass();
-}
+bool SmokeStep::hardware() const { return evidence && evidence->hardware_pass(); }
 
 std::vector<std::string> NightlyReport::without_hardware_evidence() const {
   std::vector<std::string> out;
   for (const auto& c : cells)
     if (c.variant == "gpu" && c.publish.ok() && !c.smoke.hardware())
-      out.push_back(c.tag + ": " + (c.smoke.evidence.is_null() ? "no smoke evidence" : c.smoke.evidence_summary()));
+      out.push_back(c.tag + ": " + (c.smoke.evidence ? c.smoke.evidence_summary() : "no smoke evidence"));
   return out;
 }
 
@@ -202,7 +185,14 @@ void from_json(const json& j, SmokeStep& s) {
       if (t.is_object()) s.throughput.push_back(t.get<ThroughputPoint>());
   s.error = j.value("error", "");
   s.source = j.value("source", "");
-  s.evidence = j.contains("evidence") ? j["evidence"] : json();
+  s.evidence.reset();
+  if (j.contains("evidence") && !j["evidence"].is_null()) {
+    try {
+      s.evidence = smoke::from_predicate(j["evidence"]);
+    } catch (const CheckFailed& e) {  // the report is input: a predicate that is none is refused, with the field
+      throw InputError(std::string("smoke.evidence: ") + e.what());
+    }
+  }
 }
 
 void to_json(json& j, const NightlyCell& c) {

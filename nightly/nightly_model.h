@@ -24,6 +24,7 @@
 
 #include "builder/build_driver.h"
 #include "core/check_row.h"
+#include "smoke/evidence.h"
 
 namespace imgtool::nightly {
 
@@ -70,8 +71,8 @@ struct SmokeStep {
   std::vector<std::string> reasons, warnings;
   std::vector<ThroughputPoint> throughput;
   std::string error;
-  std::string source;       // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
-  nlohmann::json evidence;  // smoke::to_predicate of how it was smoked (smoke/evidence.h); null = none
+  std::string source;  // "" = run by this nightly; "collected: FILE" = `nightly collect` (a Kubernetes Job's log)
+  std::optional<smoke::SmokeEvidence> evidence;  // how it was smoked (smoke/evidence.h); none = nothing attested
   bool ok() const { return status == SmokeStatus::pass || status == SmokeStatus::cached; }
   // "hardware, 1× NVIDIA H100 …" / "test-double …: the GPU part never ran on hardware"; "" = none.
   std::string evidence_summary() const;

@@ -7,48 +7,33 @@
 //   gate(cell)     the release gate (verify/release_gate.h, the same call as
 //                  `promote`): the built image's claims against its contents,
 //                  read from the local engine by image ID; never throws for a
-//                  contradicting image (the outcome lists the failed rows).
+//                  contradicting image (its GateResult lists the failed rows).
 //   publish(cell, evidence)  push by digest → sign → SBOM → the smoke's evidence → move tag
 //                  (release::publish): the tag is only ever set on a signed, attested digest.
 //                  Throws imgtool::Error when any of it fails (the tag stays put).
 //
 // The pipeline calls publish() ONLY for a cell whose smoke AND gate passed.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "builder/build_driver.h"
 #include "image/reference.h"
 #include "nightly/nightly_model.h"
+#include "release/publish.h"
 #include "sbom/inventory.h"
+#include "smoke/evidence.h"
+#include "smoke/smoke_judge.h"
+#include "verify/release_gate.h"
 
 namespace imgtool::nightly {
 
+// What smoke() returns: the smoke library's own judged result and how it was smoked, typed; the
+// pipeline maps it to the report's SmokeStep once (nightly.cc).
 struct SmokeOutcome {
-  bool passed = false;
-  std::vector<std::string> reasons;  // why it failed (the smoke's diagnosis)
-  std::vector<std::string> warnings;
-  nlohmann::json detail;                    // the smoke result as JSON (probe document, verdict…)
-  std::vector<ThroughputPoint> throughput;  // each metric judged, with its series' history
-  nlohmann::json evidence;                  // smoke::to_predicate: how it was smoked (smoke/evidence.h)
-};
-
-struct GateOutcome {
-  bool passed = false;
-  std::vector<std::string> failed;  // one line per failed row ("claims.paddle: expected …, found …")
-  // What the gate's one read of the layers found (verify::GateResult's), handed to publish() for the
-  // SBOM so the image is read once; null when the gate gathered none (then publish reads the layers).
-  std::shared_ptr<const sbom::Inventory> inventory;
-};
-
-struct PublishOutcome {
-  std::string ref;                              // HOST/NS/REPO:TAG
-  std::string digest;                           // manifest digest the tag now names
-  std::string signature_tag;                    // sha256-<hex>.sig
-  bool unchanged = false;                       // the tag already named this signed digest (nothing pushed)
-  std::vector<LayerSize> layers;                // the pushed manifest's layers
-  std::map<std::string, std::string> packages;  // from the SBOM attested with it ("<purl type>/<name>" -> version)
+  smoke::JudgedSmoke judged;  // the run (verdict, reasons, binding contradictions) and its throughput judgement
+  std::optional<smoke::SmokeEvidence> evidence;  // what publish() and attest() sign (smoke/evidence.h)
+  std::vector<ThroughputPoint> throughput;       // judged.throughput, each with its series' history (the records store)
 };
 
 // --registry "HOST[:PORT][/NS…]": the namespace the cells are published into (image::parse_namespace;
@@ -61,11 +46,13 @@ class NightlySteps {
  public:
   virtual ~NightlySteps() = default;
   virtual SmokeOutcome smoke(const builder::GeneratedCell& g, const builder::CellBuild& b) = 0;
-  virtual GateOutcome gate(const builder::GeneratedCell& g, const builder::CellBuild& b) = 0;
+  // verify::release_gate's result, its SBOM inventory included (gathered by the same scan).
+  virtual verify::GateResult gate(const builder::GeneratedCell& g, const builder::CellBuild& b) = 0;
   // `evidence`: the smoke step's (SmokeStep::evidence, a cached one's too); null = none attested.
-  // `inventory`: the gate's (GateOutcome::inventory) when the gate ran tonight; null = a cached gate.
-  virtual PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
-                                 const nlohmann::json& evidence, const sbom::Inventory* inventory) = 0;
+  // `inventory`: the gate's (GateResult::inventory) when the gate ran tonight; null = a cached gate.
+  // release::publish's result; the cell's reference is cell_reference(target, g.cell).
+  virtual release::PublishResult publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
+                                         const smoke::SmokeEvidence* evidence, const sbom::Inventory* inventory) = 0;
   // The digest the cell's tag names in the registry now ("" when none): one
   // HEAD request, so an unchanged image is not pushed again.
   virtual std::string registry_digest(const builder::GeneratedCell& g) = 0;
@@ -79,7 +66,7 @@ class NightlySteps {
   // config must be the smoked image b.image_id (release::attest_evidence): an unchanged cell's
   // registry then says what tonight's smoke says, not what an earlier night's did.
   virtual void attest(const builder::GeneratedCell& g, const builder::CellBuild& b, const std::string& digest,
-                      const nlohmann::json& evidence) = 0;
+                      const smoke::SmokeEvidence& evidence) = 0;
 };
 
 }  // namespace imgtool::nightly

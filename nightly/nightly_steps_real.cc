@@ -36,57 +36,37 @@ class RealSteps : public NightlySteps {
   }
 
   // One smoke → record → judge (verify/smoke_judge.h), on the image ID that is later gated and pushed.
-  SmokeOutcome smoke(const builder::GeneratedCell& g, const builder::CellBuild& b) override {
+  SmokeOutcome smoke(const builder::GeneratedCell&, const builder::CellBuild& b) override {
     smoke::SmokeOptions so = o_.smoke;
     so.image = image_of(b);
-    auto [res, judged] = smoke::smoke_and_judge(so, o_.records, engine_);
-    // A document that contradicts the image it ran in is no smoke of that image (smoke/binding.h).
-    for (auto& line : res.binding) res.reasons.push_back("binding: " + line);
-    SmokeOutcome out{res.passed() && res.binding.empty(),
-                     res.reasons,
-                     res.warnings,
-                     res.to_json(),
-                     nlohmann::json::array(),
-                     nlohmann::json()};
-    out.evidence = smoke::to_predicate(smoke::evidence_from_result(out.detail, o_.profile));
-    for (auto& j : judged) out.throughput.push_back(judgement_with_history(j, smoke::records_path(o_.records)));
+    SmokeOutcome out{smoke::smoke_and_judge(so, o_.records, engine_), {}, {}};
+    out.evidence = smoke::evidence_of_result(out.judged.result, o_.profile);
+    for (auto& j : out.judged.throughput)
+      out.throughput.push_back(judgement_with_history(j, smoke::records_path(o_.records)));
     return out;
   }
 
   // The release gate on the very image that was smoked (by image ID). Its one scan of the layers
   // also gathers the SBOM inventory, kept for publish(): the image is read once.
-  GateOutcome gate(const builder::GeneratedCell& g, const builder::CellBuild& b) override {
+  verify::GateResult gate(const builder::GeneratedCell& g, const builder::CellBuild& b) override {
     auto src = engine_.save(image_of(b));
-    auto res = verify::release_gate(
+    return verify::release_gate(
         {.ref = "docker-daemon:" + image_of(b), .source = src.get(), .tag = g.cell.tag, .kb = kb_, .inventory = true});
-    std::shared_ptr<const sbom::Inventory> inventory;
-    if (res.inventory) inventory = std::make_shared<const sbom::Inventory>(std::move(*res.inventory));
-    return {res.passed(), res.failed_lines(), std::move(inventory)};
   }
 
   // release::publish: by digest -> signed -> SBOM attested (from the gate's inventory) -> tag. The
   // image is read by ID, so a re-tag of b.image after the smoke changes nothing; and nothing is
   // signed unless the pushed config IS the smoked image.
-  PublishOutcome publish(const builder::GeneratedCell& g, const builder::CellBuild& b, const nlohmann::json& evidence,
-                         const sbom::Inventory* inventory) override {
+  release::PublishResult publish(const builder::GeneratedCell& g, const builder::CellBuild& b,
+                                 const smoke::SmokeEvidence* evidence, const sbom::Inventory* inventory) override {
     image::RegistryRepository repo(reg_, cell_reference(o_.target, g.cell).name);
     auto src = engine_.save(image_of(b));
-    std::optional<smoke::SmokeEvidence> smoked;
-    if (!evidence.is_null()) smoked = smoke::from_predicate(evidence);
-    auto res = release::publish(repo, *key_,
-                                {.image = src.get(),
-                                 .image_id = b.image_id,
-                                 .tag = g.cell.tag,
-                                 .inventory = inventory,  // none: a cached gate (SBOM from the local layers)
-                                 .evidence = smoked ? &*smoked : nullptr});
-    std::vector<LayerSize> layers;
-    for (auto& l : res.layers) layers.push_back({l.digest, l.size});
-    return {cell_reference(o_.target, g.cell).within_transport(),
-            res.digest,
-            res.signature_tag,
-            res.already_signed,
-            layers,
-            res.packages};
+    return release::publish(repo, *key_,
+                            {.image = src.get(),
+                             .image_id = b.image_id,
+                             .tag = g.cell.tag,
+                             .inventory = inventory,  // none: a cached gate (SBOM from the local layers)
+                             .evidence = evidence});
   }
 
   void add_tag(const builder::GeneratedCell& g, const std::string& digest, const std::string& tag) override {
@@ -97,9 +77,9 @@ class RealSteps : public NightlySteps {
   }
 
   void attest(const builder::GeneratedCell& g, const builder::CellBuild& b, const std::string& digest,
-              const nlohmann::json& evidence) override {
+              const smoke::SmokeEvidence& evidence) override {
     image::RegistryRepository repo(reg_, cell_reference(o_.target, g.cell).name);
-    release::attest_evidence(repo, *key_, digest, b.image_id, smoke::from_predicate(evidence));
+    release::attest_evidence(repo, *key_, digest, b.image_id, evidence);
   }
 
   std::vector<LayerSize> layers_of(const builder::GeneratedCell& g, const std::string& digest) override {

@@ -33,42 +33,46 @@ namespace {
 class FakeSteps : public NightlySteps {
  public:
   std::vector<std::string> calls;
-  std::vector<std::string> inventories;         // the cells whose publish got the gate's inventory
-  std::map<std::string, std::string> registry;  // tag -> digest
-  json evidence;                                // what smoke() says of how it ran (null: nothing)
+  std::vector<std::string> inventories;          // the cells whose publish got the gate's inventory
+  std::map<std::string, std::string> registry;   // tag -> digest
+  std::optional<smoke::SmokeEvidence> evidence;  // what smoke() says of how it ran (none: nothing)
   SmokeOutcome smoke(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("smoke " + g.cell.tag);
-    if (g.cell.variant == "gpu") return {false, {"CPU-only Paddle build in a gpu image"}, {}, {}, {}};
-    return {true,
-            {},
-            {},
-            {},
-            json::array({{{"metric", "gemm"},
-                          {"value", 2.0},
-                          {"unit", "TFLOP/s"},
-                          {"status", "ok"},
-                          {"floor", 1.0},
-                          {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})
-                .get<std::vector<ThroughputPoint>>(),
-            evidence};
+    SmokeOutcome out;
+    if (g.cell.variant == "gpu") {
+      out.judged.result.reasons = {"CPU-only Paddle build in a gpu image"};
+      return out;
+    }
+    out.judged.result.verdict = "pass";
+    out.evidence = evidence;
+    out.throughput = json::array({{{"metric", "gemm"},
+                                   {"value", 2.0},
+                                   {"unit", "TFLOP/s"},
+                                   {"status", "ok"},
+                                   {"floor", 1.0},
+                                   {"history", json::array({{{"time", 1}, {"value", 1.8}}})}}})
+                         .get<std::vector<ThroughputPoint>>();
+    return out;
   }
   // A cell named "lying…" carries labels its contents contradict.
-  GateOutcome gate(const GeneratedCell& g, const CellBuild&) override {
+  verify::GateResult gate(const GeneratedCell& g, const CellBuild&) override {
     calls.push_back("gate " + g.cell.tag);
-    if (g.cell.tag.rfind("lying", 0) == 0) return {false, {"claims.paddle: expected 3.1.0, found 3.2.0"}, nullptr};
-    return {true, {}, std::make_shared<const sbom::Inventory>()};
+    verify::GateResult r;
+    if (g.cell.tag.rfind("lying", 0) == 0)
+      r.report.add({"claims.paddle", "Paddle", verify::Status::kFail, "3.1.0", "3.2.0", ""});
+    else
+      r.inventory = sbom::Inventory{};
+    return r;
   }
-  PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json&,
-                         const sbom::Inventory* inventory) override {
+  release::PublishResult publish(const GeneratedCell& g, const CellBuild& b, const smoke::SmokeEvidence*,
+                                 const sbom::Inventory* inventory) override {
     if (inventory) inventories.push_back(g.cell.tag);  // the gate's, handed over with the cell
     calls.push_back("publish " + g.cell.tag);
     registry[g.cell.tag] = "sha256:" + sha256_hex(b.image_id);
-    return {"reg/ai/" + g.cell.tag,
-            registry[g.cell.tag],
-            "sig",
-            false,
-            layers_of(g, registry[g.cell.tag]),
-            {{"pypi/numpy", "1.26.4"}, {"deb/libc6", "2.36-9"}}};
+    release::PublishResult r{.digest = registry[g.cell.tag], .signature_tag = "sig"};
+    for (const auto& l : layers_of(g, r.digest)) r.layers.push_back({.digest = l.digest, .size = l.size});
+    r.packages = {{"pypi/numpy", "1.26.4"}, {"deb/libc6", "2.36-9"}};
+    return r;
   }
   std::map<std::string, std::string> extra_tags;  // tag -> digest
   bool tag_fails = false;
@@ -81,8 +85,9 @@ class FakeSteps : public NightlySteps {
   std::vector<LayerSize> layers_of(const GeneratedCell&, const std::string& digest) override {
     return {{"sha256:base", 30 << 20}, {"sha256:own-" + digest.substr(7, 12), 5 << 20}};
   }
-  std::map<std::string, nlohmann::json> attested;  // digest -> the evidence attested for it after publish
-  void attest(const GeneratedCell& g, const CellBuild&, const std::string& digest, const nlohmann::json& e) override {
+  std::map<std::string, smoke::SmokeEvidence> attested;  // digest -> the evidence attested for it after publish
+  void attest(const GeneratedCell& g, const CellBuild&, const std::string& digest,
+              const smoke::SmokeEvidence& e) override {
     calls.push_back("attest " + g.cell.tag);
     attested[digest] = e;
   }
@@ -204,7 +209,7 @@ TEST_CASE("nightly: an unchanged digest whose smoke ran tonight gets tonight's e
   std::vector<GeneratedCell> cells = {f.cell("cpu", "cpu")};
   FakeEngine docker;
   FakeSteps steps;
-  steps.evidence = {{"host", "none"}, {"verdict", "pass"}, {"time", "tonight"}};
+  steps.evidence = smoke::SmokeEvidence{.host = smoke::HostKind::none, .verdict = "pass", .time = "tonight"};
   StateStore store(f.root / "state");
   run_nightly(cells, f.options(), docker, store, &steps);
   CHECK(steps.attested.empty());  // published: the evidence went with the publish itself
@@ -214,7 +219,7 @@ TEST_CASE("nightly: an unchanged digest whose smoke ran tonight gets tonight's e
   NightlyReport r = run_nightly(cells, opt, docker, store, &steps);
   CHECK(r.cells[0].publish.status == PublishStatus::unchanged);
   REQUIRE(steps.attested.count(r.cells[0].publish.digest) == 1);
-  CHECK(steps.attested[r.cells[0].publish.digest]["time"] == "tonight");
+  CHECK(steps.attested[r.cells[0].publish.digest].time == "tonight");
   CHECK(std::find(steps.calls.begin(), steps.calls.end(), "attest cpu") != steps.calls.end());
   // A cached smoke's evidence was attested the night it ran: nothing is attested again.
   steps.attested.clear();
@@ -385,7 +390,7 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
       std::lock_guard lock(mu);
       return FakeSteps::smoke(g, b);
     }
-    GateOutcome gate(const GeneratedCell& g, const CellBuild& b) override {
+    verify::GateResult gate(const GeneratedCell& g, const CellBuild& b) override {
       int now = ++busy;
       for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {
       }
@@ -394,8 +399,8 @@ TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publ
       std::lock_guard lock(mu);
       return FakeSteps::gate(g, b);
     }
-    PublishOutcome publish(const GeneratedCell& g, const CellBuild& b, const nlohmann::json& e,
-                           const sbom::Inventory* inventory) override {
+    release::PublishResult publish(const GeneratedCell& g, const CellBuild& b, const smoke::SmokeEvidence* e,
+                                   const sbom::Inventory* inventory) override {
       std::lock_guard lock(mu);
       return FakeSteps::publish(g, b, e, inventory);
     }
@@ -593,14 +598,12 @@ TEST_CASE("report: a gpu cell whose smoke passed without a GPU reads \"pass (no 
   c.variant = "gpu";
   c.build.status = CellStatus::built;
   c.smoke.status = SmokeStatus::pass;
-  c.smoke.evidence = {{"host", "none"},           {"devices", json::array()},
-                      {"argv", json::array()},    {"sections", json::array()},
-                      {"metrics", json::array()}, {"verdict", "pass"}};
+  c.smoke.evidence = smoke::SmokeEvidence{.host = smoke::HostKind::none, .verdict = "pass"};
   c.gate.status = GateStatus::pass;
   c.publish.status = PublishStatus::published;
   r.cells = {c};
   CHECK(render_markdown(r).find("| 2.6.2-gpu | built | pass (no GPU) | pass | published |") != std::string::npos);
-  r.cells[0].smoke.evidence["host"] = "test-double";
+  r.cells[0].smoke.evidence->host = smoke::HostKind::test_double;
   r.cells[0].smoke.status = SmokeStatus::cached;
   CHECK(render_markdown(r).find("| cached (test double) |") != std::string::npos);
   r.cells[0].variant = "cpu";

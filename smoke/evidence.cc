@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/json_file.h"
 #include "core/strings.h"
+#include "smoke/smoke_runner.h"
 
 namespace imgtool::smoke {
 
@@ -306,6 +307,17 @@ json to_json(const RunFacts& r) {
       j["host_gpus"].push_back({{"uuid", g.uuid}, {"name", g.name}, {"driver", g.driver}});
   }
   return j;
+}
+
+SmokeEvidence evidence_of_result(const SmokeResult& r, const std::string& profile) {
+  SmokeEvidence e = evidence_of_run(r.probe, r.run, r.expect_variant);
+  e.image = r.image.id;
+  e.argv = r.argv;
+  e.gpus = flag_value(e.argv, "--gpus");
+  e.shm_size = flag_value(e.argv, "--shm-size");
+  e.profile = profile;
+  if (!r.passed()) e.verdict = "fail";  // lower only
+  return e;
 }
 
 SmokeEvidence evidence_from_result(const json& result, const std::string& profile) {

@@ -115,6 +115,12 @@ struct SmokeEvidence {
 SmokeEvidence evidence_of_run(const nlohmann::json& probe, const RunFacts& run, const std::string& variant,
                               const std::string& source = "");
 
+// From a run imgtool just made (smoke_runner.h's SmokeResult, typed): as evidence_of_run, with the
+// image ID, the docker argv (its --gpus and --shm-size) and `profile`; the verdict lowered to fail
+// when the run's was. What the nightly and `imgtool smoke` attest.
+struct SmokeResult;
+SmokeEvidence evidence_of_result(const SmokeResult& result, const std::string& profile = "");
+
 // From a smoke result's JSON (SmokeResult::to_json: the probe document, the docker argv, the
 // run facts, the verdict) -- the form the nightly keeps, so a cached smoke still has its evidence.
 // A result without run facts (an older report) gives unbound evidence.

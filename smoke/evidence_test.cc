@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "smoke/smoke_runner.h"
 #include "tests/test_dirs.h"
 
 using namespace imgtool;
@@ -118,6 +119,23 @@ TEST_CASE("evidence from a smoke result: argv, --gpus, --shm-size, profile; the 
   REQUIRE(why.size() == 2);
   CHECK(why[0] == "paddle: expected ok, found skipped: --skip-paddle");
   CHECK(why[1].find("paddle: no result checks in the document") == 0);
+}
+
+TEST_CASE("evidence from a typed smoke result (the nightly's) is the evidence from its JSON form") {
+  SmokeResult r;
+  r.argv = {"docker", "run", "--rm", "--gpus", "all", "--shm-size", "8g", "img"};
+  r.verdict = "pass";
+  r.expect_variant = "gpu";
+  r.run = RunFacts{.mode = GpuHost::gpu, .gpus_passed = true, .host_gpus = host_of_h100()};
+  r.probe = passing_h100();
+  r.image.id = "sha256:" + std::string(64, 'a');
+  SmokeEvidence typed = evidence_of_result(r, "base");
+  CHECK(typed.hardware_pass());
+  CHECK(typed.image == r.image.id);
+  CHECK(to_predicate(typed) == to_predicate(evidence_from_result(r.to_json(), "base")));
+  r.verdict = "fail";  // a failed run is never a pass, whatever the document says
+  CHECK(evidence_of_result(r, "base").verdict == "fail");
+  CHECK(to_predicate(evidence_of_result(r, "base")) == to_predicate(evidence_from_result(r.to_json(), "base")));
 }
 
 TEST_CASE("a smoke without --gpus whose image prints an H100 is host none; the document only lowers the kind") {
