@@ -4,6 +4,7 @@
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -40,6 +41,10 @@ constexpr size_t kBlock = 1 << 20;
 // concatenate.
 size_t deflate_raw(const char* in, size_t len, std::string& out, bool last) {
   thread_local std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
+  // Cleared for every block: stateless deflate reuses the hash table it finds in level_buf, so a
+  // block's bytes depended on what the same thread compressed before (another block, or the
+  // incompressibility sample) -- one tar gave gzip streams differing by a byte from run to run.
+  std::fill(level_buf.begin(), level_buf.end(), uint8_t{0});
   size_t bound = len + len / 8 + 1024;
   if (out.size() < bound) out.resize(bound);
   isal_zstream s;

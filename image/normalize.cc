@@ -1,0 +1,374 @@
+#include "image/normalize.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <regex>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/paths.h"
+#include "core/strings.h"
+#include "image/blob.h"
+#include "image/compress.h"
+
+namespace imgtool::image {
+
+namespace fs = std::filesystem;
+
+// ---- rules --------------------------------------------------------------------------------------
+
+std::vector<NormalizeRule> parse_normalize_rules(const std::string& text, const std::string& where) {
+  static const std::map<std::string, NormalizeAction> kActions = {{"drop", NormalizeAction::drop},
+                                                                  {"pyc", NormalizeAction::pyc}};
+  std::vector<NormalizeRule> out;
+  int n = 0;
+  for (const std::string& raw : strings::split(text, '\n')) {
+    ++n;
+    std::string line = strings::trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = strings::split(raw, '\t');
+    std::string at = where + ":" + std::to_string(n) + ": ";
+    if (f.size() != 3 || strings::trim(f[1]).empty() || strings::trim(f[2]).empty())
+      throw InputError(at + "expected ACTION<TAB>PATTERN<TAB>REASON, found '" + line + "'");
+    auto a = kActions.find(strings::trim(f[0]));
+    if (a == kActions.end()) throw InputError(at + "expected the action drop or pyc, found '" + f[0] + "'");
+    out.push_back({a->second, strings::trim(f[1]), strings::trim(f[2])});
+  }
+  return out;
+}
+
+std::vector<NormalizeRule> read_normalize_rules(const fs::path& file) {
+  if (!fs::is_regular_file(file)) throw InputError(file.string() + ": expected a normalize rules file, found none");
+  if (fs::file_size(file) > (1u << 20)) throw InputError(file.string() + ": expected at most 1 MiB of rules");
+  return parse_normalize_rules(read_file(file), file.string());
+}
+
+fs::path default_normalize_rules() { return fs::path(data_dir()) / "image" / "normalize_rules.tsv"; }
+
+namespace {
+
+// ---- one layer ----------------------------------------------------------------------------------
+
+std::string clean_path(const char* p) {
+  std::string s = p ? p : "";
+  while (s.rfind("./", 0) == 0) s.erase(0, 2);
+  while (!s.empty() && s[0] == '/') s.erase(0, 1);
+  return s;
+}
+
+const NormalizeRule* rule_for(const std::vector<NormalizeRule>& rules, const std::string& path, NormalizeAction a) {
+  for (const auto& r : rules)
+    if (r.action == a && ::fnmatch(r.pattern.c_str(), path.c_str(), 0) == 0) return &r;
+  return nullptr;
+}
+
+struct EntryDeleter {
+  void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+using Entry = std::unique_ptr<archive_entry, EntryDeleter>;
+
+struct Record {
+  std::string path;
+  Entry entry;
+  int64_t offset = 0, size = 0;  // the data in the spool
+};
+
+struct Reader {
+  explicit Reader(BlobReader& r) : in(r) {}
+  BlobReader& in;
+  std::string buf = std::string(1 << 20, '\0');
+  std::exception_ptr err;
+};
+
+la_ssize_t read_cb(archive*, void* ud, const void** out) {
+  auto* r = static_cast<Reader*>(ud);
+  try {
+    *out = r->buf.data();
+    return static_cast<la_ssize_t>(r->in.read(r->buf.data(), r->buf.size()));
+  } catch (...) {
+    r->err = std::current_exception();
+    return -1;
+  }
+}
+
+// A timestamp-based .pyc (PEP 552 flags 0) records its source's mtime at bytes 8..11: clamped as the
+// source's is, so the two still agree and the bytes no longer carry the build time.
+bool clamp_pyc(std::string& data, int64_t epoch) {
+  if (data.size() < 16) return false;
+  auto u32 = [&](size_t at) {
+    return uint32_t(uint8_t(data[at])) | uint32_t(uint8_t(data[at + 1])) << 8 | uint32_t(uint8_t(data[at + 2])) << 16 |
+           uint32_t(uint8_t(data[at + 3])) << 24;
+  };
+  if (u32(4) != 0 || int64_t(u32(8)) <= epoch) return false;
+  for (int i = 0; i < 4; ++i) data[8 + i] = char((uint64_t(epoch) >> (8 * i)) & 0xff);
+  return true;
+}
+
+// Reads every entry of the layer into `records` (data appended to `spool`), rules applied.
+void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std::vector<Record>& records,
+                NormalizedLayer& out) {
+  Reader rd(in);
+  archive* a = archive_read_new();
+  std::unique_ptr<archive, int (*)(archive*)> guard(a, archive_read_free);
+  archive_read_support_filter_all(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open(a, &rd, nullptr, read_cb, nullptr) != ARCHIVE_OK) {
+    if (rd.err) std::rethrow_exception(rd.err);
+    throw Error(std::string("normalize: cannot read the layer: ") + archive_error_string(a));
+  }
+  archive_entry* e;
+  int rc;
+  int64_t offset = 0;
+  std::string data;
+  char buf[65536];
+  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    std::string path = clean_path(archive_entry_pathname(e));
+    if (path.empty()) continue;                                              // "./" itself
+    bool whiteout = path.substr(path.rfind('/') + 1).rfind(".wh.", 0) == 0;  // deletes a lower layer's file: kept
+    if (!whiteout && rule_for(o.rules, path, NormalizeAction::drop)) {
+      out.dropped.push_back(path);
+      continue;
+    }
+    data.clear();
+    for (la_ssize_t n; (n = archive_read_data(a, buf, sizeof buf)) != 0;) {
+      if (n < 0) throw Error("normalize: " + path + ": " + archive_error_string(a));
+      data.append(buf, size_t(n));
+    }
+    if (archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc) &&
+        clamp_pyc(data, o.epoch))
+      ++out.pyc_rewritten;
+    Record r{path, Entry(archive_entry_clone(e)), offset, int64_t(data.size())};
+    if (!data.empty() && std::fwrite(data.data(), 1, data.size(), spool) != data.size())
+      throw Error("normalize: cannot write the spool file");
+    offset += int64_t(data.size());
+    records.push_back(std::move(r));
+  }
+  if (rd.err) std::rethrow_exception(rd.err);
+  if (rc != ARCHIVE_EOF) throw Error(std::string("normalize: broken layer: ") + archive_error_string(a));
+}
+
+// Hard links name a path written before them; sorted by path, a group's first path carries the
+// data and the others link to it.
+void order_hard_links(std::vector<Record>& records) {
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < records.size(); ++i) at[records[i].path] = i;
+  std::map<std::string, std::vector<size_t>> groups;  // target path -> link records
+  for (size_t i = 0; i < records.size(); ++i)
+    if (const char* t = archive_entry_hardlink(records[i].entry.get())) groups[clean_path(t)].push_back(i);
+  for (auto& [target, links] : groups) {
+    auto t = at.find(target);
+    if (t == at.end()) continue;  // a link to a dropped or absent path: left as it came
+    size_t first = t->second;
+    for (size_t l : links) first = records[l].path < records[first].path ? l : first;
+    if (first != t->second) {  // the first path takes the data and the stat; the old target becomes a link
+      Record& f = records[first];
+      Record& old = records[t->second];
+      Entry moved(archive_entry_clone(old.entry.get()));
+      archive_entry_set_pathname(moved.get(), f.path.c_str());
+      std::swap(f.entry, moved);
+      std::swap(f.offset, old.offset);
+      std::swap(f.size, old.size);
+      old.entry = std::move(moved);
+      archive_entry_set_pathname(old.entry.get(), old.path.c_str());
+      archive_entry_set_size(old.entry.get(), 0);
+      archive_entry_copy_hardlink(old.entry.get(), f.path.c_str());
+    }
+    for (size_t l : links)
+      if (l != first) {
+        archive_entry_copy_hardlink(records[l].entry.get(), records[first].path.c_str());
+        archive_entry_set_size(records[l].entry.get(), 0);
+        records[l].size = 0;
+      }
+  }
+}
+
+void set_times(archive_entry* e, int64_t epoch, NormalizedLayer& out) {
+  int64_t m = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : epoch;
+  if (m > epoch) m = epoch, ++out.mtimes_clamped;
+  archive_entry_set_mtime(e, m, 0);
+  archive_entry_unset_atime(e);
+  archive_entry_unset_ctime(e);
+  archive_entry_unset_birthtime(e);
+}
+
+struct Writer {
+  explicit Writer(const std::function<void(const char*, size_t)>& s) : sink(s) {}
+  const std::function<void(const char*, size_t)>& sink;
+  std::exception_ptr err;
+};
+
+la_ssize_t write_cb(archive*, void* ud, const void* buf, size_t n) {
+  auto* w = static_cast<Writer*>(ud);
+  try {
+    w->sink(static_cast<const char*>(buf), n);
+    return static_cast<la_ssize_t>(n);
+  } catch (...) {
+    w->err = std::current_exception();
+    return -1;
+  }
+}
+
+void write_layer(std::vector<Record>& records, std::FILE* spool, int64_t epoch,
+                 const std::function<void(const char*, size_t)>& sink, NormalizedLayer& out) {
+  auto key = [](const std::string& p) {  // "usr/" and "usr": one directory, one place
+    return std::string_view(p).substr(0, p.size() - (!p.empty() && p.back() == '/'));
+  };
+  std::sort(records.begin(), records.end(),
+            [&](const Record& a, const Record& b) { return key(a.path) < key(b.path); });
+  order_hard_links(records);
+  Writer w(sink);
+  archive* a = archive_write_new();
+  std::unique_ptr<archive, int (*)(archive*)> guard(a, archive_write_free);
+  archive_write_set_format_pax_restricted(a);
+  // Names as the layer holds them, byte for byte (a CA file named in Hungarian is no UTF-8 in the C
+  // locale): pax's BINARY header charset writes them untranslated.
+  archive_write_set_format_option(a, "pax", "hdrcharset", "BINARY");
+  if (archive_write_open2(a, &w, nullptr, write_cb, nullptr, nullptr) != ARCHIVE_OK)
+    throw Error(std::string("normalize: cannot write the layer: ") + archive_error_string(a));
+  std::string data;
+  for (Record& r : records) {
+    archive_entry* e = r.entry.get();
+    archive_entry_set_pathname(e, r.path.c_str());
+    set_times(e, epoch, out);
+    if (archive_entry_hardlink(e)) r.size = 0;
+    if (archive_write_header(a, e) != ARCHIVE_OK) {
+      if (w.err) std::rethrow_exception(w.err);
+      throw Error("normalize: " + r.path + ": " + archive_error_string(a));
+    }
+    data.resize(size_t(r.size));
+    if (r.size > 0) {
+      if (::fseeko(spool, r.offset, SEEK_SET) != 0 || std::fread(data.data(), 1, data.size(), spool) != data.size())
+        throw Error("normalize: cannot read the spool file");
+      if (archive_write_data(a, data.data(), data.size()) < 0) {
+        if (w.err) std::rethrow_exception(w.err);
+        throw Error("normalize: " + r.path + ": " + archive_error_string(a));
+      }
+    }
+  }
+  if (archive_write_close(a) != ARCHIVE_OK) {
+    if (w.err) std::rethrow_exception(w.err);
+    throw Error(std::string("normalize: cannot finish the layer: ") + archive_error_string(a));
+  }
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// Reads `in`, writes the normalized tar to `sink`.
+void normalize_tar(BlobReader& in, const NormalizeOptions& o, const fs::path& spool_dir,
+                   const std::function<void(const char*, size_t)>& sink, NormalizedLayer& out) {
+  if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
+  fs::path spool_path = spool_dir / "layer.spool";
+  std::unique_ptr<std::FILE, FileCloser> spool(std::fopen(spool_path.c_str(), "w+b"));
+  if (!spool) throw Error("normalize: cannot create " + spool_path.string());
+  fs::remove(spool_path);  // unlinked: gone with the handle, whatever happens
+  std::vector<Record> records;
+  read_layer(in, o, spool.get(), records, out);
+  std::fflush(spool.get());
+  write_layer(records, spool.get(), o.epoch, sink, out);
+}
+
+std::string rfc3339(int64_t epoch) {
+  std::time_t t = static_cast<std::time_t>(epoch);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string normalize_layer_tar(BlobReader& in, const NormalizeOptions& o, NormalizedLayer& out) {
+  PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
+  std::string tar;
+  normalize_tar(
+      in, o, tmp.path(), [&](const char* p, size_t n) { tar.append(p, n); }, out);
+  return tar;
+}
+
+std::string normalize_config(const std::string& config, int64_t epoch, const std::vector<std::string>& diff_ids) {
+  nlohmann::json j = nlohmann::json::parse(config, nullptr, false);
+  if (!j.is_object()) throw InputError("normalize: expected an image config (a JSON object)");
+  std::string when = rfc3339(epoch);
+  j["created"] = when;
+  static const std::regex kCopied("(dir|file):[0-9a-f]{64}");
+  size_t layer = 0;  // history entries that made a layer, in order, name diff_ids[layer]
+  if (j.contains("history") && j["history"].is_array())
+    for (auto& h : j["history"]) {
+      if (!h.is_object()) continue;
+      h["created"] = when;
+      bool empty = h.value("empty_layer", false);
+      // The classic builder names a COPY by a hash of its source's files, stat data included (their
+      // build-stage mtimes): said by the content the layer holds now, its normalized diff_id.
+      if (!empty && layer < diff_ids.size() && h.contains("created_by") && h["created_by"].is_string())
+        h["created_by"] = std::regex_replace(h["created_by"].get<std::string>(), kCopied,
+                                             "$1:" + diff_ids[layer].substr(diff_ids[layer].find(':') + 1));
+      if (!empty) ++layer;
+    }
+  j.erase("container");
+  j.erase("container_config");
+  // The classic builder's parent (an intermediate image's ID, new on every build); nothing runs on it.
+  if (j.contains("config") && j["config"].is_object()) j["config"].erase("Image");
+  j["rootfs"] = {{"type", "layers"}, {"diff_ids", diff_ids}};
+  return j.dump();
+}
+
+NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const NormalizeOptions& o,
+                                const std::string& tag) {
+  Manifest m = src.manifest();
+  PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
+  NormalizeResult res;
+  std::vector<std::string> diff_ids;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const Descriptor& d : m.layers()) {
+    NormalizedLayer nl{.from_digest = d.digest};
+    fs::path out_path = tmp.path() / "layer.gz";
+    {
+      std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+      LayerCompressor gz(Compression::kGzip, std::max(1, o.jobs), [&](const char* p, size_t n) {
+        out.write(p, std::streamsize(n));
+        if (!out) throw Error("normalize: cannot write " + out_path.string());
+      });
+      auto blob = src.open_blob(d);
+      normalize_tar(
+          *blob, o, tmp.path(), [&](const char* p, size_t n) { gz.write(p, n); }, nl);
+      CompressedLayer c = gz.finish();
+      out.close();
+      nl.diff_id = c.diff_id;
+      nl.to = {media::kOciLayerGzip, c.digest, c.size, {}};
+    }
+    if (!dst.has_blob(nl.to)) {
+      FileReader r(out_path);
+      dst.put_blob(nl.to, r);
+    }
+    diff_ids.push_back(nl.diff_id);
+    layers.push_back(nl.to);
+    res.layers.push_back(std::move(nl));
+  }
+  auto cfg_reader = src.open_blob(m.config());
+  std::string config = normalize_config(read_all(*cfg_reader), o.epoch, diff_ids);
+  Descriptor cfg{media::kOciConfig, sha256_digest(config), int64_t(config.size()), {}};
+  if (!dst.has_blob(cfg)) {
+    StringReader r(config);
+    dst.put_blob(cfg, r);
+  }
+  nlohmann::json manifest = {
+      {"schemaVersion", 2}, {"mediaType", media::kOciManifest}, {"config", cfg}, {"layers", layers}};
+  res.manifest = {manifest.dump(), media::kOciManifest};
+  dst.put_manifest(res.manifest, tag);
+  return res;
+}
+
+}  // namespace imgtool::image
