@@ -23,7 +23,8 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir, const ma
 CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir) {
   CellSource src;
   src.generated_dirs = {out_dir};
-  auto gen = dockerfiles::generate_each(plan.kept, {.out_dir = out_dir, .kb_version = plan.kb_version});
+  auto gen = dockerfiles::generate_each(
+      plan.kept, {.out_dir = out_dir, .kb_version = plan.kb_version, .kb_released = plan.kb_released});
   for (auto& g : gen.generated) src.cells.push_back(from_generated(g));  // in memory: no cell.json read back
   for (auto& f : gen.failed)
     src.cells.push_back({.cell = f.cell, .kb_version = plan.kb_version, .generate_error = "generate: " + f.reason});

@@ -54,7 +54,7 @@ int run_generate(const GenerateCliOptions& o) {
   if (o.out.empty()) throw InputError("--out: expected a folder for the generated Dockerfiles");
   auto kb = o.kb.load();
   matrix::Plan plan = matrix::plan_matrix(o.file, kb, {o.today});
-  auto cells = dockerfiles::generate(plan.kept, {o.out, o.templates_dir, plan.kb_version});
+  auto cells = dockerfiles::generate(plan.kept, {o.out, o.templates_dir, plan.kb_version, plan.kb_released});
   if (o.json)
     std::cout << summary_json(plan, cells, o.out).dump(2) << "\n";
   else

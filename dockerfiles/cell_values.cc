@@ -1,5 +1,6 @@
 #include "dockerfiles/cell_values.h"
 
+#include <ctime>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -161,7 +162,16 @@ std::string nvidia_require_cuda(const Cell& cell) {
   return s;
 }
 
-Values cell_values(const Cell& cell, const std::string& kb_version) {
+// "2026-11-03" -> the seconds of that day's 00:00 UTC, as text; "" for "".
+static std::string epoch_of_day(const std::string& day) {
+  if (day.empty()) return "";
+  std::tm tm{};
+  if (day.size() != 10 || !strptime(day.c_str(), "%Y-%m-%d", &tm))
+    throw InputError("kb.yaml released: expected YYYY-MM-DD, found '" + day + "'");
+  return std::to_string(static_cast<long long>(timegm(&tm)));
+}
+
+Values cell_values(const Cell& cell, const std::string& kb_version, const std::string& kb_released) {
   check_tag(cell);
   check_variant(cell);
   check_pip(cell);
@@ -178,6 +188,7 @@ Values cell_values(const Cell& cell, const std::string& kb_version) {
   for (auto& [k, val] : v) check_safe(cell, k, val);  // inputs; derived values are ours
   check_safe(cell, "kb_version", kb_version);
   for (auto& [k, val] : derived_values(cell, kb_version)) v[k] = val;
+  v["source_date_epoch"] = epoch_of_day(kb_released);
   return v;
 }
 

@@ -33,7 +33,8 @@ namespace imgtool::dockerfiles {
 
 // Validates the cell (variant, tag, digest, pinned pip requirement, https
 // index) and returns its values, without labels/inputs_hash_label.
-Values cell_values(const matrix::Cell& cell, const std::string& kb_version);
+// `kb_released` (YYYY-MM-DD, "" = none) gives source_date_epoch: that day at 00:00 UTC, in seconds.
+Values cell_values(const matrix::Cell& cell, const std::string& kb_version, const std::string& kb_released = "");
 
 // "cuda>=12.6 driver>=525.60.13": the toolkit's CUDA version, OR (space =
 // "or" for nvidia-container-toolkit) a driver at least the minor-version-

@@ -87,8 +87,9 @@ std::string identity_json(const std::map<std::string, std::string>& labels) {
   return j.dump(2) + "\n";
 }
 
-RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version) {
-  Values v = cell_values(cell, kb_version);
+RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version,
+                         const std::string& kb_released) {
+  Values v = cell_values(cell, kb_version, kb_released);
   std::vector<SourceFile> sources{templates.read(kLabelsFile)};
   CellFile file{.cell = cell, .kb_version = kb_version};
   v["labels"] = render_labels(sources[0], v, &file.labels);
@@ -140,7 +141,7 @@ std::vector<GeneratedCell> generate(const std::vector<matrix::Cell>& cells, cons
   auto stage = stage_for(opt.out_dir);
   TemplateDir templates(templates_dir(opt));
   std::vector<RenderedCell> rendered;  // render all first: a bad cell fails before any write
-  for (auto& c : cells) rendered.push_back(render_cell(c, templates, opt.kb_version));
+  for (auto& c : cells) rendered.push_back(render_cell(c, templates, opt.kb_version, opt.kb_released));
   return write_all(rendered, *stage, opt);
 }
 
@@ -153,7 +154,7 @@ GenerateOutcome generate_each(const std::vector<matrix::Cell>& cells, const Gene
   std::vector<RenderedCell> rendered;
   for (auto& c : cells) {
     try {
-      rendered.push_back(render_cell(c, templates, opt.kb_version));
+      rendered.push_back(render_cell(c, templates, opt.kb_version, opt.kb_released));
     } catch (const InputError& e) {
       out.failed.push_back({c, e.what()});
     }

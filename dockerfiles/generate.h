@@ -35,6 +35,9 @@ struct GenerateOptions {
   std::filesystem::path out_dir;        // replaced as a whole; must be new, empty, or ours
   std::filesystem::path templates_dir;  // empty = <data_dir()>/dockerfiles
   std::string kb_version;               // recorded in labels, cell.json and the hash
+  // The KB's `released` day (YYYY-MM-DD): the cells' SOURCE_DATE_EPOCH (that day, 00:00 UTC), set for
+  // the final stage's RUN lines and labelled io.imgtool.source-date-epoch. "" = none.
+  std::string kb_released;
 };
 
 // One cell rendered in memory (nothing written yet).
@@ -56,7 +59,8 @@ std::string identity_json(const std::map<std::string, std::string>& labels);
 
 // Renders and lints one cell. InputError on a bad cell, an unknown
 // placeholder (file:line), or lint findings (one "file:line: …" per line).
-RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version);
+RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates, const std::string& kb_version,
+                         const std::string& kb_released = "");
 
 struct GeneratedCell {
   std::string tag;

@@ -179,6 +179,20 @@ TEST_CASE("TensorRT is installed only when a cell names a pinned pip requirement
   CHECK(r.inputs_hash != render_cell(trt_cell(), t, kKb).inputs_hash);
 }
 
+TEST_CASE("the KB's released day is the cell's SOURCE_DATE_EPOCH: the final stage's clock and a label") {
+  TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
+  auto c = trt_cell();
+  auto r = render_cell(c, t, kKb, "2026-01-01");
+  CHECK(contains(r.dockerfile, "\nARG SOURCE_DATE_EPOCH=1767225600\n"));
+  CHECK(contains(r.dockerfile, "io.imgtool.source-date-epoch=\"1767225600\""));
+  // only after the final FROM: the build stage's pip keeps timestamp .pyc files (fast imports; a
+  // reproducible copy clamps them, image/normalize.h)
+  CHECK(r.dockerfile.find("ARG SOURCE_DATE_EPOCH") > r.dockerfile.rfind("\nFROM "));
+  CHECK(r.inputs_hash != render_cell(c, t, kKb, "2026-01-02").inputs_hash);
+  CHECK_FALSE(contains(render_cell(c, t, kKb).dockerfile, "SOURCE_DATE_EPOCH"));  // no day, no clock
+  CHECK_THROWS_AS(render_cell(c, t, kKb, "2026-1-1"), InputError);
+}
+
 TEST_CASE("the inputs hash is over the Dockerfile without its own label") {
   imgtool::testing::ScratchDir d("gen-strip");
   TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");

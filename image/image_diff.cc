@@ -113,8 +113,10 @@ ImageDifference diff_images(ImageSource& a, ImageSource& b, size_t max_files) {
   for (size_t i = 0; i < n && d.layer < 0; ++i)
     if (ca.diff_ids[i] != cb.diff_ids[i]) d.layer = int(i);
   if (d.layer < 0 && ca.diff_ids.size() != cb.diff_ids.size()) d.layer = int(n);
-  if (d.layer < 0 || size_t(d.layer) >= la.size() || size_t(d.layer) >= lb.size()) return d;
-  auto fa = list_layer(a, la[size_t(d.layer)]), fb = list_layer(b, lb[size_t(d.layer)]);
+  if (d.layer < 0) return d;
+  size_t at = size_t(d.layer);  // a layer only one side has: its files are all the difference
+  std::map<std::string, FileFacts> fa = at < la.size() ? list_layer(a, la[at]) : std::map<std::string, FileFacts>{};
+  std::map<std::string, FileFacts> fb = at < lb.size() ? list_layer(b, lb[at]) : std::map<std::string, FileFacts>{};
   auto add = [&](const std::string& p, std::optional<FileFacts> x, std::optional<FileFacts> y) {
     if (d.files.size() < max_files)
       d.files.push_back({p, std::move(x), std::move(y)});

@@ -30,15 +30,18 @@ inline constexpr const char* kStageOf = "io.imgtool.stage-of";  // on shared-sta
 // against, and a stage image was built as: `imgtool prune` keeps a stage
 // image while a tagged cell image names its key.
 inline constexpr const char* kStageKey = "io.imgtool.stage-key";
+// The cell's SOURCE_DATE_EPOCH (seconds; the KB's released day): what its build's clock said to
+// tools that honour it, and what a reproducible copy clamps mtimes to (image/normalize.h).
+inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
 // On a CUDA base image made by scripts/make-cuda-base.sh (not a template's label: not in kAll):
 // the CUDA it ships; verify checks such a base's library set instead of Paddle claims.
 inline constexpr const char* kBaseCuda = "io.imgtool.base.cuda";
 
 inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython,   kVariant,   kFlavor,   kCuda,
                                                        kCudnn,  kTensorrt, kMinDriver, kCudaArchs};
-inline constexpr std::array<const char*, 14> kAll = {kPaddle,     kPython,    kVariant,   kFlavor,    kCuda,
+inline constexpr std::array<const char*, 15> kAll = {kPaddle,     kPython,    kVariant,   kFlavor,    kCuda,
                                                      kCudnn,      kTensorrt,  kMinDriver, kCudaArchs, kTag,
-                                                     kInputsHash, kKbVersion, kStageOf,   kStageKey};
+                                                     kInputsHash, kKbVersion, kStageOf,   kStageKey,  kSourceDateEpoch};
 
 // "io.imgtool.paddle" -> "paddle".
 constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }

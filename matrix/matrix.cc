@@ -297,6 +297,7 @@ Plan plan_spec(const MatrixSpec& spec, const KnowledgeBase& kb, const PlanOption
   std::string today = opt.today.empty() ? today_iso() : checked_today(opt.today);
   Plan plan;
   plan.kb_version = kb.version();
+  plan.kb_released = kb.released();
   std::vector<std::string> where;
   for (const Combo& combo : expand(spec)) {
     const PaddleRelease* release = kb.paddle_release(combo.axes.at("paddle"));

@@ -27,6 +27,7 @@ struct Plan {
   std::vector<Skipped> skipped;
   std::vector<std::string> warnings;  // plan-wide (each cell also has its own in Cell::warnings)
   std::string kb_version;
+  std::string kb_released;  // the KB's `released` day (YYYY-MM-DD): the cells' SOURCE_DATE_EPOCH
 };
 
 struct PlanOptions {

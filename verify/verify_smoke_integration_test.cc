@@ -134,7 +134,7 @@ TEST_CASE("verify = static checks + smoke: cpu image passes, gpu-labelled CPU wh
     CHECK(r.exit_code == 0);
     json j = json::parse(r.out);
     CHECK_FALSE(has_smoke_rows(j));
-    // `imgtool sign` attests no smoke: verify says so, as a warning (a cpu image; no --require-gpu-smoke)
+    // `imgtool sign` attests no smoke: verify says so, as a warning (a cpu image needs no hardware evidence)
     CHECK(status(j, "smoke.evidence") == "warn");
     CHECK((*check(j, "smoke.evidence"))["found"].get<std::string>().find(
               "nothing says whether the image was ever run") != std::string::npos);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Reproducible-copy benchmark (not a test; issue 35): what normalization costs on a publish-sized
+# copy. One local image copied into a loopback docker-registry, interleaved, BENCH_RUNS each
+# (default 3): `imgtool copy` as the nightly publishes today, and `imgtool copy --reproducible
+# EPOCH` (each layer read once, spooled, written in path order, gzip'd by the same compressor), and
+# for scale `skopeo copy` (what a user would otherwise run). Medians and the ratio
+# reproducible / plain against the target (<= 1.1x). Every run writes a fresh repository, so no
+# blob is skipped as already there.
+#
+# usage: nice -n 10 bench/reproducible.sh
+#   env: BENCH_IMAGE (default: the largest local image labelled io.imgtool.source-date-epoch, else
+#        io.imgtool.paddle), BENCH_RUNS (3), IMGTOOL (the binary), BENCH_EPOCH (default: the image's
+#        io.imgtool.source-date-epoch, else 1767225600)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${BENCH_RUNS:-3}
+IMGTOOL=${IMGTOOL:-}
+if [ -z "$IMGTOOL" ]; then
+  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
+fi
+[ -x "${IMGTOOL:-}" ] || { echo "reproducible.sh: build imgtool first or set IMGTOOL" >&2; exit 2; }
+largest() {
+  docker images --filter "label=$1" --format '{{.Size}} {{.Repository}}:{{.Tag}}' | grep -v '<none>' |
+    sort -h | tail -1 | cut -d' ' -f2
+}
+IMAGE=${BENCH_IMAGE:-$(largest io.imgtool.source-date-epoch)}
+[ -n "$IMAGE" ] || IMAGE=$(largest io.imgtool.paddle)
+[ -n "$IMAGE" ] || { echo "reproducible.sh: no local imgtool image; run make demo or set BENCH_IMAGE" >&2; exit 2; }
+EPOCH=${BENCH_EPOCH:-$(docker image inspect -f '{{index .Config.Labels "io.imgtool.source-date-epoch"}}' "$IMAGE")}
+EPOCH=${EPOCH:-1767225600}
+WORK=$(mktemp -d /tmp/imgtool-bench-repro.XXXXXX)
+REG_PID=
+cleanup() { [ -z "$REG_PID" ] || kill "$REG_PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$WORK/config.yml" <<YML
+version: 0.1
+storage: {filesystem: {rootdirectory: $WORK/storage}, delete: {enabled: true}}
+http: {addr: 127.0.0.1:$PORT}
+log: {level: error}
+YML
+docker-registry serve "$WORK/config.yml" >"$WORK/registry.log" 2>&1 &
+REG_PID=$!
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }; t1=$(date +%s.%N); python3 -c "print(f'{$t1-$t0:.2f}')"; }
+plain=() repro=() skopeo_t=()
+echo "image: $IMAGE ($(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.2f GB", $1/1e9}')), epoch $EPOCH, $RUNS runs"
+for i in $(seq "$RUNS"); do
+  plain+=("$(secs "$IMGTOOL" copy "docker-daemon:$IMAGE" "docker://127.0.0.1:$PORT/plain$i/p:t")")
+  repro+=("$(secs "$IMGTOOL" copy "docker-daemon:$IMAGE" "docker://127.0.0.1:$PORT/repro$i/p:t" --reproducible "$EPOCH")")
+  if command -v skopeo >/dev/null; then
+    skopeo_t+=("$(secs skopeo copy -q --dest-tls-verify=false "docker-daemon:$IMAGE" "docker://127.0.0.1:$PORT/skopeo$i/p:t")")
+  fi
+done
+python3 - "${plain[*]}" "${repro[*]}" "${skopeo_t[*]:-}" <<'PY'
+import statistics, sys
+p, r = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()]
+s = [float(x) for x in sys.argv[3].split()] if sys.argv[3].strip() else []
+mp, mr = statistics.median(p), statistics.median(r)
+print(f"imgtool copy                 median {mp:6.2f} s  {p}")
+print(f"imgtool copy --reproducible  median {mr:6.2f} s  {r}")
+if s: print(f"skopeo copy                  median {statistics.median(s):6.2f} s  {s}")
+print(f"reproducible / plain: {mr/mp:.2f}x (target <= 1.1x)")
+PY

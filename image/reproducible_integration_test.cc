@@ -1,0 +1,93 @@
+// Rebuild = same digest (issue 35), on the real CPU cell: the generated Dockerfile (Paddle 3.3.1 from
+// the test wheelhouse on the local Debian base) built twice with `docker build --no-cache`, a few
+// seconds apart, each copied with `imgtool copy --reproducible <its io.imgtool.source-date-epoch>`
+// into its own loopback docker-registry: one manifest digest, and `imgtool diff` says "same". An
+// image with one file changed after the build is told apart, and diff names the file.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "tests/fixtures.h"
+#include "tests/registry_fixture.h"
+
+using namespace imgtool;
+using namespace imgtool::testing;
+
+namespace {
+
+RunResult must(const std::vector<std::string>& argv, const RunOptions& o = {}) {
+  RunResult r = run(argv, o);
+  INFO(strings::join(argv, " ") << "\n" << r.out << r.err);
+  REQUIRE(r.ok());
+  return r;
+}
+
+RunResult cli(const std::vector<std::string>& args) {
+  RunResult r = imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(1200)});
+  MESSAGE("imgtool " << strings::join(args, " ") << " -> " << r.exit_code << "\n" << r.out << r.err);
+  return r;
+}
+
+std::string digest_of(const std::string& copy_out) {
+  auto at = copy_out.find(" sha256:");
+  REQUIRE(at != std::string::npos);
+  return copy_out.substr(at + 1, 71);
+}
+
+}  // namespace
+
+TEST_CASE("the CPU cell built twice with --no-cache is one digest when copied --reproducible") {
+  ScratchDir d("reproducible");
+  std::string base = base_image(), wheels = wheelhouse();
+  RunResult gen =
+      imgtool::testing::imgtool({"generate", source_dir() + "/matrix/local.yaml", "--out", (d.path / "gen").string()},
+                                {.env = {{"IMGTOOL_WHEELHOUSE", wheels}, {"IMGTOOL_TEST_BASE", base}}});
+  REQUIRE_MESSAGE(gen.ok(), (gen.out + gen.err));
+  fs::path cell = d.path / "gen" / "3.3.1";
+  REQUIRE(fs::exists(cell / "Dockerfile"));
+  CHECK(read_file(cell / "Dockerfile").find("\nARG SOURCE_DATE_EPOCH=") != std::string::npos);
+  std::string tag = "imgtool-test/reproducible:" + std::to_string(::getpid());
+  auto build = [&](const std::string& t) {
+    must({"docker", "build", "-q", "--no-cache", "-t", t, cell.string()}, {.timeout = std::chrono::seconds(1800)});
+  };
+  build(tag + "-a");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // another second on every clock the build reads
+  build(tag + "-b");
+  std::string epoch = strings::trim(must({"docker", "image", "inspect", "-f",
+                                          "{{index .Config.Labels \"io.imgtool.source-date-epoch\"}}", tag + "-a"})
+                                        .out);
+  REQUIRE_FALSE(epoch.empty());
+  // The builds themselves differ (times in the config, the layers' mtimes): that is what is fixed.
+  CHECK(must({"docker", "image", "inspect", "-f", "{{.Id}}", tag + "-a"}).out !=
+        must({"docker", "image", "inspect", "-f", "{{.Id}}", tag + "-b"}).out);
+
+  RegistryServer one(RegistryServer::Mode::kHttp, "repro-1"), two(RegistryServer::Mode::kHttp, "repro-2");
+  std::string at1 = "docker://" + one.host() + "/ai/paddle:3.3.1", at2 = "docker://" + two.host() + "/ai/paddle:3.3.1";
+  RunResult c1 = cli({"copy", "docker-daemon:" + tag + "-a", at1, "--reproducible", epoch});
+  RunResult c2 = cli({"copy", "docker-daemon:" + tag + "-b", at2, "--reproducible", epoch});
+  REQUIRE(c1.ok());
+  REQUIRE(c2.ok());
+  CHECK(digest_of(c1.out) == digest_of(c2.out));
+  CHECK(c1.out.find(".pyc rewritten") != std::string::npos);
+  RunResult same = cli({"diff", at1, at2});
+  CHECK(same.exit_code == 0);
+  CHECK(same.out.rfind("same: " + digest_of(c1.out), 0) == 0);
+
+  // One file changed after the build: another digest, and diff names the layer and the file.
+  fs::path ctx = d.path / "changed";
+  fs::create_directories(ctx);
+  write_file_atomic(ctx / "Dockerfile", "FROM " + tag + "-a\nUSER root\nRUN echo tampered >> /opt/venv/pyvenv.cfg\n");
+  must({"docker", "build", "-q", "-t", tag + "-changed", ctx.string()}, {.timeout = std::chrono::seconds(600)});
+  std::string at3 = "docker://" + two.host() + "/ai/paddle:changed";
+  RunResult c3 = cli({"copy", "docker-daemon:" + tag + "-changed", at3, "--reproducible", epoch});
+  REQUIRE(c3.ok());
+  CHECK(digest_of(c3.out) != digest_of(c1.out));
+  RunResult differ = cli({"diff", at1, at3});
+  CHECK(differ.exit_code == 1);
+  CHECK(differ.out.find("first differing layer:") != std::string::npos);
+  CHECK(differ.out.find("opt/venv/pyvenv.cfg: absent |") != std::string::npos);
+  for (const char* s : {"-a", "-b", "-changed"}) run({"docker", "rmi", "-f", tag + s});
+}
