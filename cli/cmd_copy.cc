@@ -40,8 +40,9 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
                                                                                  : std::filesystem::path(f.rules)),
                             .jobs = f.jobs};
   image::NormalizeResult r = image::normalize_image(src, dst, o, tag);
-  size_t dropped = 0, pyc = 0, clamped = 0;
-  for (const auto& l : r.layers) dropped += l.dropped.size(), pyc += l.pyc_rewritten, clamped += l.mtimes_clamped;
+  size_t dropped = 0, pyc = 0, clamped = 0, spooled = 0;
+  for (const auto& l : r.layers)
+    dropped += l.dropped.size(), pyc += l.pyc_rewritten, clamped += l.mtimes_clamped, spooled += l.spooled;
   if (f.json) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : r.layers)
@@ -50,7 +51,8 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
                         {"diff_id", l.diff_id},
                         {"dropped", l.dropped},
                         {"pyc_rewritten", l.pyc_rewritten},
-                        {"mtimes_clamped", l.mtimes_clamped}});
+                        {"mtimes_clamped", l.mtimes_clamped},
+                        {"spooled", l.spooled}});
     std::cout << nlohmann::json{{"source", f.src},
                                 {"destination", f.dst},
                                 {"digest", r.manifest.digest()},
@@ -61,7 +63,8 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
   } else {
     std::cout << "copied " << f.src << " -> " << f.dst << " " << r.manifest.digest() << " (reproducible, epoch "
               << f.reproducible << ": " << clamped << " mtime(s) clamped, " << pyc << " .pyc rewritten, " << dropped
-              << " build record(s) dropped)\n";
+              << " build record(s) dropped, " << spooled << " of " << r.layers.size()
+              << " layer(s) put in path order through a spool)\n";
   }
   return 0;
 }

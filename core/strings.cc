@@ -1,6 +1,7 @@
 #include "core/strings.h"
 
 #include <cctype>
+#include <ctime>
 
 namespace imgtool::strings {
 
@@ -167,6 +168,15 @@ std::vector<std::string> split_lines(std::string_view s) {
     start = nl + 1;
   }
   return out;
+}
+
+std::string utc_rfc3339(int64_t seconds) {
+  std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace imgtool::strings

@@ -9,7 +9,9 @@ namespace imgtool::strings {
 std::string lower(std::string_view s);
 std::string upper(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
-std::string trim(std::string_view s);  // blanks (space, tab, CR, LF) at both ends
+std::string trim(std::string_view s);
+// Seconds since 1970 as RFC 3339 UTC, to the second: 1767225600 -> "2026-01-01T00:00:00Z".
+std::string utc_rfc3339(int64_t seconds);  // blanks (space, tab, CR, LF) at both ends
 // The parts between `sep` (empty parts kept: "a,,b" -> {"a", "", "b"}; "" -> {""}).
 std::vector<std::string> split(std::string_view s, char sep);
 // Lines without their "\n" / "\r\n" (a last line without a newline counts; no empty last line).

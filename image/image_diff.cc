@@ -11,28 +11,11 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "image/config.h"
+#include "image/tar_stream.h"
 
 namespace imgtool::image {
 
 namespace {
-
-struct Feed {
-  explicit Feed(BlobReader& r) : in(r) {}
-  BlobReader& in;
-  std::string buf = std::string(1 << 20, '\0');
-  std::exception_ptr err;
-};
-
-la_ssize_t feed(archive*, void* ud, const void** out) {
-  auto* f = static_cast<Feed*>(ud);
-  try {
-    *out = f->buf.data();
-    return static_cast<la_ssize_t>(f->in.read(f->buf.data(), f->buf.size()));
-  } catch (...) {
-    f->err = std::current_exception();
-    return -1;
-  }
-}
 
 std::string clean(const char* p) {
   std::string s = p ? p : "";
@@ -44,32 +27,18 @@ std::string clean(const char* p) {
 // path -> facts, for every entry of one layer blob (any compression).
 std::map<std::string, FileFacts> list_layer(ImageSource& src, const Descriptor& d) {
   auto blob = src.open_blob(d);
-  Feed f(*blob);
-  archive* a = archive_read_new();
-  std::unique_ptr<archive, int (*)(archive*)> guard(a, archive_read_free);
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open(a, &f, nullptr, feed, nullptr) != ARCHIVE_OK) {
-    if (f.err) std::rethrow_exception(f.err);
-    throw Error("diff: cannot read layer " + d.digest + ": " + archive_error_string(a));
-  }
+  TarStream tar(*blob, "diff: layer " + d.digest);
   std::map<std::string, FileFacts> out;
-  archive_entry* e;
-  int rc;
   char buf[65536];
-  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+  while (archive_entry* e = tar.next()) {
     FileFacts ff{archive_entry_size(e), unsigned(archive_entry_mode(e)), "", "", archive_entry_mtime(e)};
     if (const char* l = archive_entry_symlink(e)) ff.link = l;
     if (const char* l = archive_entry_hardlink(e)) ff.link = clean(l);
     Sha256 h;
-    bool any = false;
-    for (la_ssize_t n; (n = archive_read_data(a, buf, sizeof buf)) > 0;)
-      h.update(std::string_view(buf, size_t(n))), any = true;
-    if (archive_entry_filetype(e) == AE_IFREG && ff.link.empty()) ff.sha256 = any ? h.digest() : sha256_digest("");
+    for (size_t n; (n = tar.read_data(buf, sizeof buf)) > 0;) h.update(std::string_view(buf, n));
+    if (archive_entry_filetype(e) == AE_IFREG && ff.link.empty()) ff.sha256 = h.digest();
     out[clean(archive_entry_pathname(e))] = ff;
   }
-  if (f.err) std::rethrow_exception(f.err);
-  if (rc != ARCHIVE_EOF) throw Error("diff: broken layer " + d.digest + ": " + archive_error_string(a));
   return out;
 }
 

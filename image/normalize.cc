@@ -20,6 +20,7 @@
 #include "core/strings.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "image/tar_stream.h"
 
 namespace imgtool::image {
 
@@ -83,24 +84,6 @@ struct Record {
   int64_t offset = 0, size = 0;  // the data in the spool
 };
 
-struct Reader {
-  explicit Reader(BlobReader& r) : in(r) {}
-  BlobReader& in;
-  std::string buf = std::string(1 << 20, '\0');
-  std::exception_ptr err;
-};
-
-la_ssize_t read_cb(archive*, void* ud, const void** out) {
-  auto* r = static_cast<Reader*>(ud);
-  try {
-    *out = r->buf.data();
-    return static_cast<la_ssize_t>(r->in.read(r->buf.data(), r->buf.size()));
-  } catch (...) {
-    r->err = std::current_exception();
-    return -1;
-  }
-}
-
 // A timestamp-based .pyc (PEP 552 flags 0) records its source's mtime at bytes 8..11: clamped as the
 // source's is, so the two still agree and the bytes no longer carry the build time.
 bool clamp_pyc(std::string& data, int64_t epoch) {
@@ -117,21 +100,11 @@ bool clamp_pyc(std::string& data, int64_t epoch) {
 // Reads every entry of the layer into `records` (data appended to `spool`), rules applied.
 void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std::vector<Record>& records,
                 NormalizedLayer& out) {
-  Reader rd(in);
-  archive* a = archive_read_new();
-  std::unique_ptr<archive, int (*)(archive*)> guard(a, archive_read_free);
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  if (archive_read_open(a, &rd, nullptr, read_cb, nullptr) != ARCHIVE_OK) {
-    if (rd.err) std::rethrow_exception(rd.err);
-    throw Error(std::string("normalize: cannot read the layer: ") + archive_error_string(a));
-  }
-  archive_entry* e;
-  int rc;
+  TarStream tar(in, "normalize: the layer");
   int64_t offset = 0;
   std::string data;
   char buf[65536];
-  while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+  while (archive_entry* e = tar.next()) {
     std::string path = clean_path(archive_entry_pathname(e));
     if (path.empty()) continue;                                              // "./" itself
     bool whiteout = path.substr(path.rfind('/') + 1).rfind(".wh.", 0) == 0;  // deletes a lower layer's file: kept
@@ -140,10 +113,7 @@ void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std
       continue;
     }
     data.clear();
-    for (la_ssize_t n; (n = archive_read_data(a, buf, sizeof buf)) != 0;) {
-      if (n < 0) throw Error("normalize: " + path + ": " + archive_error_string(a));
-      data.append(buf, size_t(n));
-    }
+    for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) data.append(buf, n);
     if (archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc) &&
         clamp_pyc(data, o.epoch))
       ++out.pyc_rewritten;
@@ -153,8 +123,6 @@ void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std
     offset += int64_t(data.size());
     records.push_back(std::move(r));
   }
-  if (rd.err) std::rethrow_exception(rd.err);
-  if (rc != ARCHIVE_EOF) throw Error(std::string("normalize: broken layer: ") + archive_error_string(a));
 }
 
 // Hard links name a path written before them; sorted by path, a group's first path carries the
@@ -201,64 +169,120 @@ void set_times(archive_entry* e, int64_t epoch, NormalizedLayer& out) {
   archive_entry_unset_birthtime(e);
 }
 
-struct Writer {
-  explicit Writer(const std::function<void(const char*, size_t)>& s) : sink(s) {}
-  const std::function<void(const char*, size_t)>& sink;
-  std::exception_ptr err;
-};
+using Sink = std::function<void(const char*, size_t)>;
 
-la_ssize_t write_cb(archive*, void* ud, const void* buf, size_t n) {
-  auto* w = static_cast<Writer*>(ud);
-  try {
-    w->sink(static_cast<const char*>(buf), n);
-    return static_cast<la_ssize_t>(n);
-  } catch (...) {
-    w->err = std::current_exception();
-    return -1;
-  }
+// "usr/" and "usr": one directory, one place in the order.
+std::string_view order_key(const std::string& p) {
+  return std::string_view(p).substr(0, p.size() - (!p.empty() && p.back() == '/'));
 }
 
-void write_layer(std::vector<Record>& records, std::FILE* spool, int64_t epoch,
-                 const std::function<void(const char*, size_t)>& sink, NormalizedLayer& out) {
-  auto key = [](const std::string& p) {  // "usr/" and "usr": one directory, one place
-    return std::string_view(p).substr(0, p.size() - (!p.empty() && p.back() == '/'));
-  };
+// The normalized tar's writer: pax, names byte for byte, to `sink`.
+class TarWriter {
+ public:
+  explicit TarWriter(const Sink& sink) : sink_(sink), a_(archive_write_new()) {
+    archive_write_set_format_pax_restricted(a_);
+    // Names as the layer holds them (a CA file named in Hungarian is no UTF-8 in the C locale): pax's
+    // BINARY header charset writes them untranslated.
+    archive_write_set_format_option(a_, "pax", "hdrcharset", "BINARY");
+    if (archive_write_open2(a_, this, nullptr, &TarWriter::write_cb, nullptr, nullptr) != ARCHIVE_OK)
+      fail("cannot write the layer");
+  }
+  ~TarWriter() { archive_write_free(a_); }
+  void header(archive_entry* e, const std::string& path) {
+    if (archive_write_header(a_, e) != ARCHIVE_OK) fail(path);
+  }
+  void data(const char* p, size_t n, const std::string& path) {
+    if (n > 0 && archive_write_data(a_, p, n) < 0) fail(path);
+  }
+  void close() {
+    if (archive_write_close(a_) != ARCHIVE_OK) fail("cannot finish the layer");
+  }
+
+ private:
+  static la_ssize_t write_cb(archive*, void* self, const void* buf, size_t n) {
+    auto* w = static_cast<TarWriter*>(self);
+    try {
+      w->sink_(static_cast<const char*>(buf), n);
+      return static_cast<la_ssize_t>(n);
+    } catch (...) {
+      w->err_ = std::current_exception();
+      return -1;
+    }
+  }
+  [[noreturn]] void fail(const std::string& what) {
+    if (err_) std::rethrow_exception(err_);
+    throw Error("normalize: " + what + ": " + (archive_error_string(a_) ? archive_error_string(a_) : "?"));
+  }
+  const Sink& sink_;
+  std::exception_ptr err_;
+  archive* a_;
+};
+
+void write_layer(std::vector<Record>& records, std::FILE* spool, int64_t epoch, const Sink& sink,
+                 NormalizedLayer& out) {
   std::sort(records.begin(), records.end(),
-            [&](const Record& a, const Record& b) { return key(a.path) < key(b.path); });
+            [&](const Record& a, const Record& b) { return order_key(a.path) < order_key(b.path); });
   order_hard_links(records);
-  Writer w(sink);
-  archive* a = archive_write_new();
-  std::unique_ptr<archive, int (*)(archive*)> guard(a, archive_write_free);
-  archive_write_set_format_pax_restricted(a);
-  // Names as the layer holds them, byte for byte (a CA file named in Hungarian is no UTF-8 in the C
-  // locale): pax's BINARY header charset writes them untranslated.
-  archive_write_set_format_option(a, "pax", "hdrcharset", "BINARY");
-  if (archive_write_open2(a, &w, nullptr, write_cb, nullptr, nullptr) != ARCHIVE_OK)
-    throw Error(std::string("normalize: cannot write the layer: ") + archive_error_string(a));
+  TarWriter w(sink);
   std::string data;
   for (Record& r : records) {
     archive_entry* e = r.entry.get();
     archive_entry_set_pathname(e, r.path.c_str());
     set_times(e, epoch, out);
     if (archive_entry_hardlink(e)) r.size = 0;
-    if (archive_write_header(a, e) != ARCHIVE_OK) {
-      if (w.err) std::rethrow_exception(w.err);
-      throw Error("normalize: " + r.path + ": " + archive_error_string(a));
-    }
+    w.header(e, r.path);
     data.resize(size_t(r.size));
-    if (r.size > 0) {
-      if (::fseeko(spool, r.offset, SEEK_SET) != 0 || std::fread(data.data(), 1, data.size(), spool) != data.size())
-        throw Error("normalize: cannot read the spool file");
-      if (archive_write_data(a, data.data(), data.size()) < 0) {
-        if (w.err) std::rethrow_exception(w.err);
-        throw Error("normalize: " + r.path + ": " + archive_error_string(a));
-      }
+    if (r.size > 0 &&
+        (::fseeko(spool, r.offset, SEEK_SET) != 0 || std::fread(data.data(), 1, data.size(), spool) != data.size()))
+      throw Error("normalize: cannot read the spool file");
+    w.data(data.data(), data.size(), r.path);
+  }
+  w.close();
+}
+
+// Thrown by stream_layer at the first entry out of path order: the layer is done again through the
+// spool (from a fresh read of the blob, into a fresh sink).
+struct OutOfOrder {};
+
+// The common case, in one pass without a spool: a layer whose entries already come in path order
+// (Docker writes layers walking each folder in lexical order). There a hard-link group's first
+// path is the one that carries the data already.
+void stream_layer(BlobReader& in, const NormalizeOptions& o, const Sink& sink, NormalizedLayer& out) {
+  TarStream tar(in, "normalize: the layer");
+  TarWriter w(sink);
+  std::string prev, data;
+  bool first = true;
+  char buf[65536];
+  while (archive_entry* e = tar.next()) {
+    std::string path = clean_path(archive_entry_pathname(e));
+    if (path.empty()) continue;
+    bool whiteout = path.substr(path.rfind('/') + 1).rfind(".wh.", 0) == 0;
+    if (!whiteout && rule_for(o.rules, path, NormalizeAction::drop)) {
+      out.dropped.push_back(path);
+      continue;
     }
+    if (!first && !(order_key(prev) < order_key(path))) throw OutOfOrder{};
+    first = false;
+    prev = path;
+    archive_entry_set_pathname(e, path.c_str());
+    if (const char* t = archive_entry_hardlink(e)) {
+      archive_entry_copy_hardlink(e, clean_path(t).c_str());
+      archive_entry_set_size(e, 0);
+    }
+    set_times(e, o.epoch, out);
+    bool pyc = archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc);
+    if (pyc) {  // small: whole, then clamped
+      data.clear();
+      for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) data.append(buf, n);
+      if (clamp_pyc(data, o.epoch)) ++out.pyc_rewritten;
+      w.header(e, path);
+      w.data(data.data(), data.size(), path);
+      continue;
+    }
+    w.header(e, path);
+    for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) w.data(buf, n, path);
   }
-  if (archive_write_close(a) != ARCHIVE_OK) {
-    if (w.err) std::rethrow_exception(w.err);
-    throw Error(std::string("normalize: cannot finish the layer: ") + archive_error_string(a));
-  }
+  w.close();
 }
 
 struct FileCloser {
@@ -266,9 +290,8 @@ struct FileCloser {
 };
 
 // Reads `in`, writes the normalized tar to `sink`.
-void normalize_tar(BlobReader& in, const NormalizeOptions& o, const fs::path& spool_dir,
-                   const std::function<void(const char*, size_t)>& sink, NormalizedLayer& out) {
-  if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
+void spool_layer(BlobReader& in, const NormalizeOptions& o, const fs::path& spool_dir, const Sink& sink,
+                 NormalizedLayer& out) {
   fs::path spool_path = spool_dir / "layer.spool";
   std::unique_ptr<std::FILE, FileCloser> spool(std::fopen(spool_path.c_str(), "w+b"));
   if (!spool) throw Error("normalize: cannot create " + spool_path.string());
@@ -279,29 +302,42 @@ void normalize_tar(BlobReader& in, const NormalizeOptions& o, const fs::path& sp
   write_layer(records, spool.get(), o.epoch, sink, out);
 }
 
-std::string rfc3339(int64_t epoch) {
-  std::time_t t = static_cast<std::time_t>(epoch);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+// One layer: streamed when it comes in path order, else through the spool. `open` reads the layer
+// from its start; `start` gives a fresh sink for each attempt (what an abandoned one wrote is dropped).
+void normalize_tar(const std::function<std::unique_ptr<BlobReader>()>& open, const NormalizeOptions& o,
+                   const fs::path& spool_dir, const std::function<Sink()>& start, NormalizedLayer& out) {
+  if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
+  NormalizedLayer fresh = out;
+  try {
+    auto in = open();
+    stream_layer(*in, o, start(), out);
+    return;
+  } catch (const OutOfOrder&) {
+  }
+  out = fresh;
+  out.spooled = true;
+  auto in = open();
+  spool_layer(*in, o, spool_dir, start(), out);
 }
 
 }  // namespace
 
-std::string normalize_layer_tar(BlobReader& in, const NormalizeOptions& o, NormalizedLayer& out) {
+std::string normalize_layer_tar(const std::string& layer, const NormalizeOptions& o, NormalizedLayer& out) {
   PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
   std::string tar;
-  normalize_tar(
-      in, o, tmp.path(), [&](const char* p, size_t n) { tar.append(p, n); }, out);
+  normalize_tar([&] { return std::make_unique<StringReader>(layer); }, o, tmp.path(),
+                [&]() -> Sink {
+                  tar.clear();
+                  return [&](const char* p, size_t n) { tar.append(p, n); };
+                },
+                out);
   return tar;
 }
 
 std::string normalize_config(const std::string& config, int64_t epoch, const std::vector<std::string>& diff_ids) {
   nlohmann::json j = nlohmann::json::parse(config, nullptr, false);
   if (!j.is_object()) throw InputError("normalize: expected an image config (a JSON object)");
-  std::string when = rfc3339(epoch);
+  std::string when = strings::utc_rfc3339(epoch);
   j["created"] = when;
   static const std::regex kCopied("(dir|file):[0-9a-f]{64}");
   size_t layer = 0;  // history entries that made a layer, in order, name diff_ids[layer]
@@ -335,20 +371,23 @@ NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const N
   for (const Descriptor& d : m.layers()) {
     NormalizedLayer nl{.from_digest = d.digest};
     fs::path out_path = tmp.path() / "layer.gz";
-    {
-      std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-      LayerCompressor gz(Compression::kGzip, std::max(1, o.jobs), [&](const char* p, size_t n) {
+    std::ofstream out;
+    std::unique_ptr<LayerCompressor> gz;
+    auto start = [&]() -> Sink {  // each attempt: the file emptied, a fresh compressor
+      gz.reset();
+      out = std::ofstream(out_path, std::ios::binary | std::ios::trunc);
+      gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), [&](const char* p, size_t n) {
         out.write(p, std::streamsize(n));
         if (!out) throw Error("normalize: cannot write " + out_path.string());
       });
-      auto blob = src.open_blob(d);
-      normalize_tar(
-          *blob, o, tmp.path(), [&](const char* p, size_t n) { gz.write(p, n); }, nl);
-      CompressedLayer c = gz.finish();
-      out.close();
-      nl.diff_id = c.diff_id;
-      nl.to = {media::kOciLayerGzip, c.digest, c.size, {}};
-    }
+      return [&](const char* p, size_t n) { gz->write(p, n); };
+    };
+    normalize_tar([&] { return src.open_blob(d); }, o, tmp.path(), start, nl);
+    CompressedLayer c = gz->finish();
+    gz.reset();
+    out.close();
+    nl.diff_id = c.diff_id;
+    nl.to = {media::kOciLayerGzip, c.digest, c.size, {}};
     if (!dst.has_blob(nl.to)) {
       FileReader r(out_path);
       dst.put_blob(nl.to, r);

@@ -3,7 +3,9 @@
 //
 //   NormalizeResult r = normalize_image(src, dst, {.epoch = sde, .rules = read_normalize_rules(file)});
 //
-// Each layer of `src` is read ONCE (any compression) and written to `dst` as a new layer:
+// Each layer of `src` is read once (any compression; a second time only when its entries are out of
+// path order, then through a spool file -- Docker writes them in order) and written to `dst` as a new
+// layer:
 //   - entries in one fixed order (by path; a hard-link group's first path carries the data),
 //   - mtimes clamped to `epoch` (SOURCE_DATE_EPOCH: never later), atime/ctime/birthtime dropped,
 //     owners, modes, xattrs, link targets and contents as built,
@@ -56,6 +58,7 @@ struct NormalizedLayer {
   std::vector<std::string> dropped;  // paths removed by a drop rule
   size_t pyc_rewritten = 0;
   size_t mtimes_clamped = 0;
+  bool spooled = false;  // its entries came out of path order: put in order through a spool file
 };
 
 struct NormalizeResult {
@@ -66,9 +69,9 @@ struct NormalizeResult {
 NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const NormalizeOptions& o,
                                 const std::string& tag = "");
 
-// The normalized tar of one layer (uncompressed), for tests and diffs: `in` is a tar in any
+// The normalized tar of one layer (uncompressed), for tests and diffs: `layer` is a tar in any
 // compression libarchive reads. Fills `out` with what was changed.
-std::string normalize_layer_tar(BlobReader& in, const NormalizeOptions& o, NormalizedLayer& out);
+std::string normalize_layer_tar(const std::string& layer, const NormalizeOptions& o, NormalizedLayer& out);
 
 // The config bytes with the rules above applied and `diff_ids` as rootfs.diff_ids.
 std::string normalize_config(const std::string& config, int64_t epoch, const std::vector<std::string>& diff_ids);

@@ -108,8 +108,7 @@ NormalizeOptions options() {
 
 std::string normalized(const std::string& tar, NormalizedLayer* out = nullptr) {
   NormalizedLayer l;
-  StringReader r(tar);
-  std::string t = normalize_layer_tar(r, options(), l);
+  std::string t = normalize_layer_tar(tar, options(), l);
   if (out) *out = l;
   return t;
 }
@@ -137,6 +136,10 @@ TEST_CASE("normalize: the same files in another order, built at other times, giv
   std::string a = normalized(tar_of(day1), &l), b = normalized(tar_of(day2, true));  // gzip in: the same out
   CHECK(a == b);
   CHECK(l.mtimes_clamped == 4);
+  CHECK(l.spooled);  // day1's entries are out of path order
+  NormalizedLayer sorted;
+  CHECK(normalized(a, &sorted) == a);  // normalizing a normalized layer changes nothing,
+  CHECK_FALSE(sorted.spooled);         // and an ordered layer streams in one pass
   std::vector<std::string> order;
   auto seen = read_tar(a, &order);
   INFO(strings::join(order, " "));
@@ -182,6 +185,9 @@ TEST_CASE("normalize: a hard-link group is written in path order, the first path
   CHECK(seen["a/python3"].data == "interp");
   CHECK(seen["m/python"].hardlink == "a/python3");
   CHECK(seen["z/python3.11"].hardlink == "a/python3");
+  NormalizedLayer again;
+  CHECK(normalized(t, &again) == t);  // in order already: streamed, links as they are
+  CHECK_FALSE(again.spooled);
   // The same group listed another way round gives the same bytes.
   CHECK(t == normalized(tar_of({{"a/python3", "interp", kEpoch + 9, "", 0755},
                                 {"z/python3.11", "", kEpoch + 9, "a/python3"},
@@ -338,6 +344,5 @@ TEST_CASE("normalize rules: the shipped file reads, and bad lines are one clear 
   NormalizeOptions o = options();
   o.epoch = 0;
   NormalizedLayer l;
-  StringReader r(tar_of({{"a", "b"}}));
-  CHECK_THROWS_AS(normalize_layer_tar(r, o, l), InputError);
+  CHECK_THROWS_AS(normalize_layer_tar(tar_of({{"a", "b"}}), o, l), InputError);
 }

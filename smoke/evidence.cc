@@ -337,13 +337,7 @@ SmokeEvidence evidence_from_result(const json& result, const std::string& profil
   return e;
 }
 
-std::string utc_text(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc_text(std::time_t t) { return strings::utc_rfc3339(t); }
 
 SmokeEvidence stamped(SmokeEvidence e, const std::string& image_id) {
   e.image = image_id;

@@ -7,19 +7,12 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/strings.h"
+
 namespace imgtool::smoke {
 namespace {
 
 using nlohmann::json;
-
-std::string iso_utc(int64_t t) {
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string fixed(double v, int prec) {
   char buf[32];
@@ -43,8 +36,10 @@ json history_json(const RecordStore& store, const HistoryOptions& opt) {
     json& s = series[{r.gpu, r.driver, r.metric}];
     if (s.is_null())
       s = {{"gpu", r.gpu}, {"driver", r.driver}, {"metric", r.metric}, {"unit", r.unit}, {"points", json::array()}};
-    s["points"].push_back(
-        {{"time", r.time}, {"time_utc", iso_utc(r.time)}, {"value", r.value}, {"image_digest", r.image_digest}});
+    s["points"].push_back({{"time", r.time},
+                           {"time_utc", strings::utc_rfc3339(r.time)},
+                           {"value", r.value},
+                           {"image_digest", r.image_digest}});
   }
   json out = {{"tag", opt.tag}, {"records", store.path()}, {"series", json::array()}};
   for (auto& [key, s] : series) {
