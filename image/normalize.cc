@@ -97,13 +97,32 @@ bool clamp_pyc(std::string& data, int64_t epoch) {
   return true;
 }
 
+// Copies the current entry's data to `out` in chunks (memory bounded, whatever the entry's size). A
+// .pyc the rule names has its first 16 bytes (magic, flags, mtime, size) gathered first and clamped;
+// returns whether it was.
+bool copy_entry(TarStream& tar, bool pyc, int64_t epoch, const std::function<void(const char*, size_t)>& out) {
+  char buf[65536];
+  size_t have = 0, n = 0;
+  while (pyc && have < 16 && (n = tar.read_data(buf + have, sizeof buf - have)) != 0) have += n;
+  bool clamped = false;
+  if (pyc) {
+    std::string head(buf, have);
+    clamped = clamp_pyc(head, epoch);
+    out(head.data(), head.size());
+  }
+  while ((n = tar.read_data(buf, sizeof buf)) != 0) out(buf, n);
+  return clamped;
+}
+
+// The headers a spooled layer holds in memory at once (data goes to the spool file). A real layer
+// has some 10^4 to 10^5; the stream path holds none.
+constexpr size_t kMaxSpooledEntries = 4'000'000;
+
 // Reads every entry of the layer into `records` (data appended to `spool`), rules applied.
 void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std::vector<Record>& records,
                 NormalizedLayer& out) {
   TarStream tar(in, "normalize: the layer");
   int64_t offset = 0;
-  std::string data;
-  char buf[65536];
   while (archive_entry* e = tar.next()) {
     std::string path = clean_path(archive_entry_pathname(e));
     if (path.empty()) continue;                                              // "./" itself
@@ -112,15 +131,18 @@ void read_layer(BlobReader& in, const NormalizeOptions& o, std::FILE* spool, std
       out.dropped.push_back(path);
       continue;
     }
-    data.clear();
-    for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) data.append(buf, n);
-    if (archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc) &&
-        clamp_pyc(data, o.epoch))
+    bool pyc = archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc);
+    int64_t size = 0;
+    if (copy_entry(tar, pyc, o.epoch, [&](const char* p, size_t n) {
+          if (std::fwrite(p, 1, n, spool) != n) throw Error("normalize: cannot write the spool file");
+          size += int64_t(n);
+        }))
       ++out.pyc_rewritten;
-    Record r{path, Entry(archive_entry_clone(e)), offset, int64_t(data.size())};
-    if (!data.empty() && std::fwrite(data.data(), 1, data.size(), spool) != data.size())
-      throw Error("normalize: cannot write the spool file");
-    offset += int64_t(data.size());
+    if (records.size() >= kMaxSpooledEntries)
+      throw Error("normalize: expected at most " + std::to_string(kMaxSpooledEntries) +
+                  " entries in a layer that is out of path order, found more (a layer made to exhaust memory?)");
+    Record r{path, Entry(archive_entry_clone(e)), offset, size};
+    offset += size;
     records.push_back(std::move(r));
   }
 }
@@ -224,18 +246,20 @@ void write_layer(std::vector<Record>& records, std::FILE* spool, int64_t epoch, 
             [&](const Record& a, const Record& b) { return order_key(a.path) < order_key(b.path); });
   order_hard_links(records);
   TarWriter w(sink);
-  std::string data;
+  char buf[65536];
   for (Record& r : records) {
     archive_entry* e = r.entry.get();
     archive_entry_set_pathname(e, r.path.c_str());
     set_times(e, epoch, out);
     if (archive_entry_hardlink(e)) r.size = 0;
     w.header(e, r.path);
-    data.resize(size_t(r.size));
-    if (r.size > 0 &&
-        (::fseeko(spool, r.offset, SEEK_SET) != 0 || std::fread(data.data(), 1, data.size(), spool) != data.size()))
-      throw Error("normalize: cannot read the spool file");
-    w.data(data.data(), data.size(), r.path);
+    if (r.size > 0 && ::fseeko(spool, r.offset, SEEK_SET) != 0) throw Error("normalize: cannot read the spool file");
+    for (int64_t left = r.size; left > 0;) {  // in chunks: memory bounded, whatever the entry's size
+      size_t n = size_t(std::min<int64_t>(left, int64_t(sizeof buf)));
+      if (std::fread(buf, 1, n, spool) != n) throw Error("normalize: cannot read the spool file");
+      w.data(buf, n, r.path);
+      left -= int64_t(n);
+    }
   }
   w.close();
 }
@@ -250,9 +274,8 @@ struct OutOfOrder {};
 void stream_layer(BlobReader& in, const NormalizeOptions& o, const Sink& sink, NormalizedLayer& out) {
   TarStream tar(in, "normalize: the layer");
   TarWriter w(sink);
-  std::string prev, data;
+  std::string prev;
   bool first = true;
-  char buf[65536];
   while (archive_entry* e = tar.next()) {
     std::string path = clean_path(archive_entry_pathname(e));
     if (path.empty()) continue;
@@ -271,16 +294,8 @@ void stream_layer(BlobReader& in, const NormalizeOptions& o, const Sink& sink, N
     }
     set_times(e, o.epoch, out);
     bool pyc = archive_entry_filetype(e) == AE_IFREG && rule_for(o.rules, path, NormalizeAction::pyc);
-    if (pyc) {  // small: whole, then clamped
-      data.clear();
-      for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) data.append(buf, n);
-      if (clamp_pyc(data, o.epoch)) ++out.pyc_rewritten;
-      w.header(e, path);
-      w.data(data.data(), data.size(), path);
-      continue;
-    }
     w.header(e, path);
-    for (size_t n; (n = tar.read_data(buf, sizeof buf)) != 0;) w.data(buf, n, path);
+    if (copy_entry(tar, pyc, o.epoch, [&](const char* p, size_t n) { w.data(p, n, path); })) ++out.pyc_rewritten;
   }
   w.close();
 }
