@@ -242,8 +242,9 @@ class TarWriter {
 
 void write_layer(std::vector<Record>& records, std::FILE* spool, int64_t epoch, const Sink& sink,
                  NormalizedLayer& out) {
-  std::sort(records.begin(), records.end(),
-            [&](const Record& a, const Record& b) { return order_key(a.path) < order_key(b.path); });
+  // Stable: a path a layer names twice keeps its order (the later one wins when applied).
+  std::stable_sort(records.begin(), records.end(),
+                   [&](const Record& a, const Record& b) { return order_key(a.path) < order_key(b.path); });
   order_hard_links(records);
   TarWriter w(sink);
   char buf[65536];
