@@ -30,11 +30,8 @@ CELLS=${BENCH_CELLS:-24}
 RUNS=${BENCH_RUNS:-3}
 BASELINE=${BENCH_BASELINE:-1}
 TARGET_S=2
-IMGTOOL=${IMGTOOL:-}
-if [ -z "$IMGTOOL" ]; then
-  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
-fi
-[ -x "${IMGTOOL:-}" ] || { echo "nightly-noop.sh: build imgtool first (cmake --build build --target imgtool) or set IMGTOOL" >&2; exit 2; }
+source "$HERE/bench/lib.sh"
+bench_imgtool nightly-noop.sh
 for p in docker docker-registry python3 curl; do
   command -v "$p" >/dev/null || { echo "nightly-noop.sh: $p is not installed (fix: scripts/install-deps.sh)" >&2; exit 2; }
 done
@@ -56,13 +53,7 @@ BASE=${IMGTOOL_TEST_BASE:-imgtool-base/debian:bookworm-py3}
 WHEELHOUSE=${IMGTOOL_TEST_WHEELHOUSE:-$("$HERE/scripts/wheelhouse.sh" 3.11 paddlepaddle==3.3.1 | tail -1)}
 
 # --- loopback registry, key
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$WORK/registry/data"
-printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-  "$WORK/registry/data" "$PORT" > "$WORK/registry/config.yml"
-docker-registry serve "$WORK/registry/config.yml" >"$WORK/registry/log" 2>&1 &
-REG_PID=$!
-for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/v2/" >/dev/null 2>&1 && break; sleep 0.05; done
+bench_registry "$WORK/registry"
 REGISTRY=127.0.0.1:$PORT/bench
 mkdir -m 700 "$WORK/keys"
 "$IMGTOOL" keygen --out "$WORK/keys/release" >/dev/null

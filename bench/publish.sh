@@ -27,11 +27,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${BENCH_RUNS:-3}
 REPUSH=${BENCH_REPUSH:-5}
-IMGTOOL=${IMGTOOL:-}
-if [ -z "$IMGTOOL" ]; then
-  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
-fi
-[ -x "${IMGTOOL:-}" ] || { echo "publish.sh: build imgtool first (cmake --build build --target imgtool) or set IMGTOOL" >&2; exit 2; }
+source "$HERE/bench/lib.sh"
+bench_imgtool publish.sh
 command -v skopeo >/dev/null || "$HERE/scripts/install-deps.sh" >/dev/null
 for p in docker skopeo docker-registry python3 bc; do
   command -v "$p" >/dev/null || { echo "publish.sh: $p is not installed (scripts/install-deps.sh)" >&2; exit 2; }
@@ -80,20 +77,10 @@ BYTES=$(docker image inspect -f '{{.Size}}' "$IMG")
 NLAYERS=$(docker image inspect -f '{{len .RootFS.Layers}}' "$IMG")
 echo "image: $SRC ($(( BYTES / 1000000 )) MB, $NLAYERS layers)" >&2
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 start_registry() {  # fresh storage and port; sets PORT, REG_PID
   if [ -n "$REG_PID" ]; then kill "$REG_PID" 2>/dev/null || true; wait "$REG_PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"/reg-*
-  PORT=$(free_port)
-  local d="$WORK/reg-$PORT"
-  mkdir -p "$d/storage"
-  printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-    "$d/storage" "$PORT" > "$d/config.yml"
-  docker-registry serve "$d/config.yml" >"$d/log" 2>&1 &
-  REG_PID=$!
-  for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && return 0; sleep 0.05; done
-  echo "registry did not start" >&2; exit 1
+  rm -rf "$WORK"/reg
+  bench_registry "$WORK/reg"
 }
 
 now() { date +%s.%N; }

@@ -12,11 +12,8 @@
 # usage: nice -n 10 bench/reproduce.sh        env: IMGTOOL (the binary)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-IMGTOOL=${IMGTOOL:-}
-if [ -z "$IMGTOOL" ]; then
-  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
-fi
-[ -x "${IMGTOOL:-}" ] || { echo "reproduce.sh: build imgtool first or set IMGTOOL" >&2; exit 2; }
+source "$HERE/bench/lib.sh"
+bench_imgtool reproduce.sh
 WORK=$(mktemp -d /tmp/imgtool-bench-reproduce.XXXXXX)
 TAG=imgtool-bench/reproduce:$$
 cleanup() { docker rmi -f "$TAG-a" "$TAG-b" >/dev/null 2>&1 || true; rm -rf "$WORK"; }

@@ -15,11 +15,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${BENCH_RUNS:-3}
-IMGTOOL=${IMGTOOL:-}
-if [ -z "$IMGTOOL" ]; then
-  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
-fi
-[ -x "${IMGTOOL:-}" ] || { echo "reproducible.sh: build imgtool first or set IMGTOOL" >&2; exit 2; }
+source "$HERE/bench/lib.sh"
+bench_imgtool reproducible.sh
 largest() {
   docker images --filter "label=$1" --format '{{.Size}} {{.Repository}}:{{.Tag}}' | grep -v '<none>' |
     sort -h | tail -1 | cut -d' ' -f2
@@ -33,16 +30,7 @@ WORK=$(mktemp -d /tmp/imgtool-bench-repro.XXXXXX)
 REG_PID=
 cleanup() { [ -z "$REG_PID" ] || kill "$REG_PID" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$WORK/config.yml" <<YML
-version: 0.1
-storage: {filesystem: {rootdirectory: $WORK/storage}, delete: {enabled: true}}
-http: {addr: 127.0.0.1:$PORT}
-log: {level: error}
-YML
-docker-registry serve "$WORK/config.yml" >"$WORK/registry.log" 2>&1 &
-REG_PID=$!
-for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
+bench_registry "$WORK/registry"
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }; t1=$(date +%s.%N); python3 -c "print(f'{$t1-$t0:.2f}')"; }
 plain=() cold=() repro=() skopeo_t=()
 echo "image: $IMAGE ($(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.2f GB", $1/1e9}')), epoch $EPOCH, $RUNS runs"

@@ -21,11 +21,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${BENCH_RUNS:-3}
-IMGTOOL=${IMGTOOL:-}
-if [ -z "$IMGTOOL" ]; then
-  for c in "$HERE"/build*/cli/imgtool; do [ -x "$c" ] && IMGTOOL=$c && break; done
-fi
-[ -x "${IMGTOOL:-}" ] || { echo "verify-scan.sh: build imgtool first (cmake --build build --target imgtool) or set IMGTOOL" >&2; exit 2; }
+source "$HERE/bench/lib.sh"
+bench_imgtool verify-scan.sh
 BASELINE=${BENCH_BASELINE:-}
 [ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { echo "verify-scan.sh: BENCH_BASELINE=$BASELINE is not executable" >&2; exit 2; }
 for p in docker skopeo docker-registry python3 gzip tar; do
@@ -41,13 +38,7 @@ cleanup() { [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null; wait 2>/dev/null |
 trap cleanup EXIT
 
 # --- a loopback registry holding the image, signed with a fresh key
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mkdir -p "$WORK/storage"
-printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-  "$WORK/storage" "$PORT" > "$WORK/config.yml"
-docker-registry serve "$WORK/config.yml" >"$WORK/registry.log" 2>&1 &
-REG_PID=$!
-for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.05; done
+bench_registry "$WORK/registry"
 REF="docker://127.0.0.1:$PORT/bench/paddle:verify"
 "$IMGTOOL" keygen --out "$WORK/key" >/dev/null
 echo "pushing $IMG to $REF and signing it..." >&2
