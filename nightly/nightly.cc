@@ -63,12 +63,6 @@ SmokeStep smoke_step(SmokeOutcome o) {
   return s;
 }
 
-std::vector<LayerSize> sizes_of(const std::vector<image::Descriptor>& layers) {
-  std::vector<LayerSize> out;
-  for (const auto& l : layers) out.push_back({l.digest, l.size});
-  return out;
-}
-
 // Everything one nightly run needs per cell.
 struct Pipeline {
   const NightlyOptions& opt;

@@ -162,6 +162,12 @@ void to_json(json& j, const SmokeStep& s) {
   if (s.evidence) j["evidence"] = smoke::to_predicate(*s.evidence);  // the report's one mapping of it
 }
 
+std::vector<LayerSize> sizes_of(const std::vector<image::Descriptor>& layers) {
+  std::vector<LayerSize> out;
+  for (const auto& l : layers) out.push_back({l.digest, l.size});
+  return out;
+}
+
 std::string SmokeStep::evidence_summary() const { return evidence ? evidence->summary() : ""; }
 
 bool SmokeStep::hardware() const { return evidence && evidence->hardware_pass(); }

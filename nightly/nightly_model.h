@@ -24,6 +24,7 @@
 
 #include "builder/build_driver.h"
 #include "core/check_row.h"
+#include "image/image.h"
 #include "smoke/evidence.h"
 
 namespace imgtool::nightly {
@@ -100,6 +101,9 @@ struct LayerSize {
   std::string digest;
   long long size = 0;
 };
+// A manifest's layers (image::Manifest::layers(), release::PublishResult::layers) as the report
+// keeps them.
+std::vector<LayerSize> sizes_of(const std::vector<image::Descriptor>& layers);
 
 struct NightlyCell {
   std::string tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle;

@@ -83,7 +83,7 @@ class RealSteps : public NightlySteps {
   }
 
   std::vector<LayerSize> layers_of(const builder::GeneratedCell& g, const std::string& digest) override {
-    return sizes_of(reg_->get_manifest(cell_reference(o_.target, g.cell).name, digest));
+    return sizes_of(reg_->get_manifest(cell_reference(o_.target, g.cell).name, digest).layers());
   }
 
   std::string registry_digest(const builder::GeneratedCell& g) override {
@@ -93,12 +93,6 @@ class RealSteps : public NightlySteps {
 
  private:
   // The image ID from the build (what was smoked); the name only when no ID is known.
-  static std::vector<LayerSize> sizes_of(const image::Manifest& m) {
-    std::vector<LayerSize> out;
-    for (auto& l : m.layers()) out.push_back({l.digest, l.size});
-    return out;
-  }
-
   static std::string image_of(const builder::CellBuild& b) { return b.image_id.empty() ? b.image : b.image_id; }
 
   RealStepsOptions o_;
