@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -36,6 +37,8 @@ struct Run {
   std::vector<CellBuild>& results;
   std::atomic<int> docker_builds{0};
   std::mutex event_mu;
+  std::mutex stages_mu;
+  std::vector<std::string> shared_stages;     // stage images this run tagged (removed at its end)
   std::unique_ptr<ProgressWatcher> progress;  // step lines from the growing logs; null without on_event
 
   void event(const std::string& line) {
@@ -110,6 +113,16 @@ std::string failure_reason(const BuildResult& r, const BuildOptions& opt, int at
   return "exit " + std::to_string(r.run.exit_code) + ": " + why;
 }
 
+// A mark no other build carries: 64 random bits, hex.
+std::string fresh_mark() {
+  static std::mutex mu;
+  static std::mt19937_64 gen{std::random_device{}()};
+  std::lock_guard lock(mu);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(gen()));
+  return buf;
+}
+
 BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   BuildRequest req;
   req.context = g.dir;
@@ -124,9 +137,39 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
     auto it = g.labels.find(kv.first);
     return it != g.labels.end() && it->second == kv.second;
   });
+  req.build_args[labels::kBuildStageArg] = fresh_mark();
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
   return req;
+}
+
+// The untagged images this build's first stage left (its mark, labels::kBuildStage): removed once
+// the cell's build is over, made or failed (its log stays). A named one (a shared stage) is never touched here; one a
+// running container uses stays (the engine refuses; the event says so).
+void remove_build_stage(Run& run, const std::string& what, const BuildRequest& req) {
+  auto mark = req.build_args.find(labels::kBuildStageArg);
+  if (run.opt.keep_stages || mark == req.build_args.end()) return;
+  engine::ImageFilter f{.labels = {std::string(labels::kBuildStage) + "=" + mark->second}, .dangling = true};
+  for (const auto& img : run.docker.list_images(f)) {
+    try {
+      if (run.docker.remove(img.id))
+        run.event("removed the build stage of " + what + " (" + img.id.substr(0, 19) + "; --keep-stages keeps it)");
+    } catch (const Error& e) {
+      run.event("kept the build stage of " + what + ": " + e.what());
+    }
+  }
+}
+
+// The shared stages this run tagged, once every cell is done (unless keep_stages).
+void remove_shared_stages(Run& run) {
+  if (run.opt.keep_stages) return;
+  for (const auto& name : run.shared_stages) {
+    try {
+      if (run.docker.remove(name)) run.event("removed the shared stage " + name + " (--keep-stages keeps it)");
+    } catch (const Error& e) {
+      run.event("kept the shared stage " + name + ": " + e.what());
+    }
+  }
 }
 
 // Up to date = store and image label agree on the cell's inputs hash.
@@ -209,6 +252,7 @@ void build_cell_unguarded(Run& run, size_t i) {
     out.error = failure_reason(r, run.opt, out.attempts) + " (log: " + out.log + ")";
     run.store.forget_build(g.cell.tag);
     run.event("FAILED " + g.cell.tag + ": " + out.error);
+    remove_build_stage(run, g.cell.tag, req);  // a first stage that built before the failing step
     return;
   }
   out.status = CellStatus::built;
@@ -216,6 +260,7 @@ void build_cell_unguarded(Run& run, size_t i) {
   run.store.record_build({g.cell.tag, g.inputs_hash, req.image, r.image_id, out.seconds, 0});
   run.event("built " + g.cell.tag + " in " + std::to_string(static_cast<int>(out.seconds)) + " s");
   remove_replaced(run, g.cell.tag, before_id, r.image_id);
+  remove_build_stage(run, g.cell.tag, req);
 }
 
 void build_cell(Run& run, size_t i) {
@@ -238,7 +283,12 @@ void build_stage(Run& run, const StageGroup& grp) {
   try {
     Watched w(run, "stage " + grp.key, req.log_path);
     BuildResult r = build_with_retry(run, req, "stage " + grp.key, attempts);
-    if (!r.ok()) why = "failed";
+    if (!r.ok()) {
+      why = "failed";
+    } else {
+      std::lock_guard lock(run.stages_mu);
+      run.shared_stages.push_back(req.image);
+    }
   } catch (const std::exception& e) {
     why = std::string("failed: ") + e.what();
   }
@@ -329,6 +379,7 @@ BuildReport build_cells(const std::vector<GeneratedCell>& cells, const BuildOpti
     for (auto& grp : groups) pool.submit([&run, &pool, grp] { run_group(run, pool, grp); });
     pool.wait();
   }
+  remove_shared_stages(run);
   run.progress.reset();  // no step line after the run
   rep.docker_builds = run.docker_builds;
   rep.seconds = since(t0);

@@ -8,6 +8,14 @@
 // Builds run on a pool of `jobs` threads, shared base stages first
 // (stage_plan.h). A failed cell never stops the others; the report has one
 // row per cell. Every docker call goes through the run's engine (engine/engine.h).
+//
+// Stages do not outlive the run (unless keep_stages): the classic builder leaves
+// each cell's first stage (its wheels and venv: GBs for a GPU cell) as an untagged
+// image. Each build passes a fresh mark (--build-arg IMGTOOL_BUILD_STAGE, the
+// template's label io.imgtool.build-stage); once the cell's image is made, the
+// untagged images with its mark go, and a group's shared stage
+// (imgtool-stage/<key>:<stage>) goes when the run ends. keep_stages keeps both as
+// the engine's layer cache, for a host that rebuilds often and has the disk.
 #pragma once
 #include <chrono>
 #include <filesystem>
@@ -34,6 +42,7 @@ struct BuildOptions {
   int max_attempts = 3;                              // 1 = no retry; only transient failures retry
   std::chrono::milliseconds retry_backoff{5000};     // before the 2nd attempt; doubled after each
   bool force = false;                                // build even when up to date
+  bool keep_stages = false;                          // keep first stages as layer cache (see above)
   std::function<void(const std::string&)> on_event;  // progress lines (the library never prints)
   // A running build's step (build_progress.h); null = as plain lines through on_event.
   std::function<void(const ProgressEvent&)> on_progress;

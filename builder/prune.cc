@@ -114,7 +114,8 @@ nlohmann::json to_json(const PruneReport& r) {
 }
 
 std::vector<PruneItem> plan_engine_prune(const std::vector<ImageInfo>& cell_images,
-                                         const std::vector<ImageInfo>& stage_images) {
+                                         const std::vector<ImageInfo>& stage_images,
+                                         const std::vector<ImageInfo>& build_stages) {
   std::vector<PruneItem> out;
   Needed need(cell_images);
   for (const auto& s : stage_images) plan_stage(s, need, out);
@@ -122,6 +123,10 @@ std::vector<PruneItem> plan_engine_prune(const std::vector<ImageInfo>& cell_imag
     if (c.repo_tags.empty())
       out.push_back({PruneKind::dangling_image, c.id,
                      "cell image of " + label_of(c, labels::kTag) + ", its tag moved to a newer build", ""});
+  for (const auto& b : build_stages)
+    if (b.repo_tags.empty() && label_of(b, labels::kStageOf).empty())
+      out.push_back(
+          {PruneKind::dangling_image, b.id, "untagged first stage of a cell build (--keep-stages or failed)", ""});
   return out;
 }
 
@@ -129,7 +134,8 @@ PruneReport prune_engine(engine::Engine& docker, bool dry_run) {
   PruneReport rep;
   rep.dry_run = dry_run;
   rep.removed = plan_engine_prune(docker.list_images({.labels = {labels::kTag}}),
-                                  docker.list_images({.labels = {labels::kStageOf}}));
+                                  docker.list_images({.labels = {labels::kStageOf}}),
+                                  docker.list_images({.labels = {labels::kBuildStage}, .dangling = true}));
   if (dry_run) return rep;
   for (auto& item : rep.removed) {
     try {

@@ -19,6 +19,8 @@
 //     io.imgtool.stage-of names its tag (the group leader), so an upgrade
 //     never drops a warm cache by mistake. An unneeded stage image is
 //     untagged by name (imgtool-stage/… names only); a dangling one by ID.
+//   - an untagged first stage of a cell (label io.imgtool.build-stage: one a
+//     failed build or --keep-stages left, build_driver.h) is removed by ID;
 //   - nothing without those labels is ever touched (a user's own images,
 //     intermediates of failed builds that never reached a LABEL step).
 // Removal failures (an image in use by a container) are recorded on the
@@ -56,9 +58,11 @@ std::string render_text(const PruneReport& r);
 nlohmann::json to_json(const PruneReport& r);
 
 // The engine rule above over the engine's listings of cell images (label
-// io.imgtool.tag) and stage images (label io.imgtool.stage-of).
+// io.imgtool.tag), stage images (label io.imgtool.stage-of) and untagged first
+// stages (label io.imgtool.build-stage).
 std::vector<PruneItem> plan_engine_prune(const std::vector<engine::ImageInfo>& cell_images,
-                                         const std::vector<engine::ImageInfo>& stage_images);
+                                         const std::vector<engine::ImageInfo>& stage_images,
+                                         const std::vector<engine::ImageInfo>& build_stages = {});
 
 // Lists, plans and (unless dry_run) removes through `docker`.
 PruneReport prune_engine(engine::Engine& docker, bool dry_run);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
 #include "builder/build_driver.h"
 #include "builder/testing/cell_folder.h"
@@ -31,6 +32,8 @@ struct Host {
   Host() {
     fs::remove_all(root);
     fs::create_directories(root);
+    docker.stage_mark_arg = labels::kBuildStageArg;  // the classic builder leaves first stages behind
+    docker.stage_mark_label = labels::kBuildStage;
   }
   ~Host() { fs::remove_all(root); }
 
@@ -40,9 +43,10 @@ struct Host {
   }
 
   // The builder's real run over `cells` on the fake engine.
-  void build(const std::vector<GeneratedCell>& cells) {
+  void build(const std::vector<GeneratedCell>& cells, bool keep_stages = true) {
     BuildOptions o;
     o.log_dir = root / "logs";
+    o.keep_stages = keep_stages;
     StateStore store(root / "state");
     REQUIRE(build_cells(cells, o, docker, store).ok());
   }
@@ -90,14 +94,20 @@ TEST_CASE("engine prune: after a stage change, the old stage image and dangling 
   auto before = h.docker.list_images({}).size();
   PruneReport dry = prune_engine(h.docker, true);
   CHECK(whats(dry.removed, PruneKind::stage_image) == std::vector<std::string>{old_stage});
-  CHECK(whats(dry.removed, PruneKind::dangling_image) == std::vector<std::string>{stray});
+  // The stray cell image, and the four untagged first stages the two --keep-stages runs left.
+  auto kept_stages = h.docker.list_images({.labels = {labels::kBuildStage}, .dangling = true});
+  CHECK(kept_stages.size() == 4);
+  std::vector<std::string> dangling = {stray};
+  for (const auto& k : kept_stages) dangling.push_back(k.id);
+  std::sort(dangling.begin(), dangling.end());
+  CHECK(whats(dry.removed, PruneKind::dangling_image) == dangling);
   CHECK(h.docker.list_images({}).size() == before);  // a dry run removes nothing
   CHECK(render_text(dry).find("would remove stage-image " + old_stage) != std::string::npos);
 
   PruneReport done = prune_engine(h.docker, false);
   CHECK(done.ok());
-  CHECK(done.removed.size() == 2);
-  CHECK(h.docker.list_images({}).size() == before - 2);
+  CHECK(done.removed.size() == 6);
+  CHECK(h.docker.list_images({}).size() == before - 6);
   CHECK(h.names() == std::vector<std::string>{new_stage, "paddle:a", "paddle:b", "user/own:1"});
   CHECK(prune_engine(h.docker, false).removed.empty());  // nothing left to do
 }
@@ -110,4 +120,38 @@ TEST_CASE("engine prune: a stage image stays for a cell image built before the s
   auto items = prune_engine(h.docker, true).removed;
   CHECK(whats(items, PruneKind::stage_image) == std::vector<std::string>{"imgtool-stage/def456def456:build"});
   CHECK(whats(items, PruneKind::dangling_image).empty());
+}
+
+namespace {
+std::vector<GeneratedCell> three_cells(Host& h) {  // a and b share their first stage
+  return {h.cell("a", "RUN pip install paddle==3.1"), h.cell("b", "RUN pip install paddle==3.1"),
+          h.cell("c", "RUN other")};
+}
+}  // namespace
+
+TEST_CASE("build: without --keep-stages no first stage outlives the run; with it, they stay and prune takes them") {
+  {
+    Host h;
+    auto cells = three_cells(h);
+    h.build(cells, false);
+    // Only the cell images: the shared stage of a+b (tagged for the run) and the three untagged first
+    // stages (one per cell build, each with its own mark) are gone.
+    CHECK(h.names() == std::vector<std::string>{"paddle:a", "paddle:b", "paddle:c"});
+    CHECK(h.docker.list_images({.labels = {labels::kBuildStage}}).empty());
+    CHECK(h.docker.list_images({}).size() == 3);
+    // Every docker build carried a mark of its own.
+    std::set<std::string> marks;
+    for (const auto& b : h.docker.builds) marks.insert(b.build_args.at(labels::kBuildStageArg));
+    CHECK(h.docker.builds.size() == 4);  // the shared stage, then a, b, c
+    CHECK(marks.size() == 4);
+  }
+  Host k;  // a host that keeps them (--keep-stages)
+  auto cells = three_cells(k);
+  k.build(cells, true);
+  CHECK(k.docker.list_images({.labels = {labels::kBuildStage}, .dangling = true}).size() == 3);
+  CHECK(k.docker.inspect("imgtool-stage/" + cells[0].stage_key + ":build"));
+  auto items = prune_engine(k.docker, false).removed;
+  CHECK(whats(items, PruneKind::dangling_image).size() == 3);  // the stage image stays: a and b need it
+  CHECK(k.docker.list_images({.labels = {labels::kBuildStage}, .dangling = true}).empty());
+  CHECK(k.docker.inspect("imgtool-stage/" + cells[0].stage_key + ":build"));
 }

@@ -10,7 +10,8 @@
 // layer + instruction + copied file checksums) is warm for all of them:
 //   - multi-stage Dockerfile whose first stage is named (`FROM … AS base`):
 //     that stage is built once with `--target base` and tagged
-//     `imgtool-stage/<group key>:<stage>` (kept, so later runs hit it too);
+//     `imgtool-stage/<group key>:<stage>` (removed when the run ends; kept,
+//     so later runs hit it too, with --keep-stages: build_driver.h);
 //   - otherwise the group's first cell (the leader) is built first, and the
 //     others reuse its common prefix of layers.
 // Grouping only orders work; correctness never depends on it (the engine's

@@ -19,7 +19,7 @@ struct BuildFlags {
   std::vector<std::string> only;
   KbFlag kb;
   int jobs = 1, timeout = 3600, attempts = 3;
-  bool json = false, force = false, quiet = false;
+  bool json = false, force = false, quiet = false, keep_stages = false;
 };
 
 int run_build(const BuildFlags& f) {
@@ -34,7 +34,8 @@ int run_build(const BuildFlags& f) {
                             .image_prefix = f.image_prefix,
                             .timeout = std::chrono::seconds(f.timeout),
                             .max_attempts = f.attempts,
-                            .force = f.force};
+                            .force = f.force,
+                            .keep_stages = f.keep_stages};
   print_progress(opt, "build", f.quiet);
   std::cerr << "build: " << cells.size() << " cell(s) from " << builder::describe_dirs(src) << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
@@ -61,6 +62,8 @@ Registration build_registration(
        sub.add_option("--image-prefix", f->image_prefix, "prefix of local image names");
        f->kb.add(sub);
        sub.add_flag("--force", f->force, "build even cells that are up to date");
+       sub.add_flag("--keep-stages", f->keep_stages,
+                    "keep each cell's first stage (wheels and venv) as layer cache; default: removed once built");
        sub.add_flag("--json", f->json, "print the summary as JSON");
        sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");
        return [f] { return run_build(*f); };

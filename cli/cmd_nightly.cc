@@ -45,7 +45,7 @@ struct NightlyFlags {
   std::string from_report;
   std::string sign_key, public_key;  // nightly promote
   int jobs = 1, timeout = 3600;
-  bool fresh_smoke = false, quiet = false;
+  bool fresh_smoke = false, quiet = false, keep_stages = false;
   PolicyFlags policy;  // nightly promote: the one trust policy (cli/policy_flags.h)
 };
 
@@ -97,28 +97,30 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
   nightly::KbCheckOptions kb_opt{.check = f.kb_check || !f.kb_index.empty(), .mirror = f.kb_index, .kb = &kb};
   if (!f.kb_index.empty())
     kb_opt.index = kb::mirror_options(f.kb_index, "--kb-index");  // bad input: refused before anything runs
-  nightly::NightlyRequest req{
-      .inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
-      .only = f.only,
-      .state = state,
-      .report = f.report,
-      .options = {.build = {.jobs = f.jobs, .log_dir = state / "logs", .timeout = std::chrono::seconds(f.timeout)},
-                  .target = target,
-                  .shard = shard,
-                  .matrix = joined(f.inputs),
-                  .gpus = smoke::settings_key(smoke),  // also the smoke cache key
-                  .fresh_smoke = f.fresh_smoke,
-                  .kb = kb_opt},
-      .steps = {.target = target,
-                .key = f.key,
-                .passphrase_env = f.passphrase_env,
-                .smoke = smoke,
-                .records = records,
-                .profile = strings::join(f.smoke.profiles, ","),
-                .transport = f.registry_flags.transport(),
-                .kb = &kb},
-      .release = release,
-      .kb = &kb};
+  nightly::NightlyRequest req{.inputs = std::vector<fs::path>(f.inputs.begin(), f.inputs.end()),
+                              .only = f.only,
+                              .state = state,
+                              .report = f.report,
+                              .options = {.build = {.jobs = f.jobs,
+                                                    .log_dir = state / "logs",
+                                                    .timeout = std::chrono::seconds(f.timeout),
+                                                    .keep_stages = f.keep_stages},
+                                          .target = target,
+                                          .shard = shard,
+                                          .matrix = joined(f.inputs),
+                                          .gpus = smoke::settings_key(smoke),  // also the smoke cache key
+                                          .fresh_smoke = f.fresh_smoke,
+                                          .kb = kb_opt},
+                              .steps = {.target = target,
+                                        .key = f.key,
+                                        .passphrase_env = f.passphrase_env,
+                                        .smoke = smoke,
+                                        .records = records,
+                                        .profile = strings::join(f.smoke.profiles, ","),
+                                        .transport = f.registry_flags.transport(),
+                                        .kb = &kb},
+                              .release = release,
+                              .kb = &kb};
   req.engine = &engine::local_engine();  // the command's one engine, handed down
   req.log = [](const std::string& line) { std::cerr << line << std::endl; };
   return req;
@@ -211,6 +213,8 @@ Registration nightly_registration(
        sub.add_option("--timeout", f->timeout, "seconds per docker build (default 3600)");
        f->registry_flags.add(sub);
        sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
+       sub.add_flag("--keep-stages", f->keep_stages,
+                    "keep each cell's first stage (wheels and venv) as layer cache; default: removed once built");
        sub.add_flag("--kb-check", f->kb_check,
                     "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
                     "report lists the releases it lacks (default: the report shows the KB's age only)");

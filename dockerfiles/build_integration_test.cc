@@ -2,9 +2,11 @@
 // (classic builder) from the locally made Debian base with the real
 // paddlepaddle 3.3.1 wheel from a local wheelhouse; then the image's labels
 // are read back and compared with cell.json, and Paddle is imported in it.
-// One build only (a minute or two; later runs hit the layer cache).
+// One build only (a minute or two; its images, the first stage included, go at the end).
 #include <doctest/doctest.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "core/fs.h"
 #include "core/process.h"
@@ -18,10 +20,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes the image tag when the test ends, pass or fail.
+// Removes the image tag when the test ends, pass or fail, and the first stage the classic builder
+// left untagged (the template labels it with the build's mark, io.imgtool.build-stage).
 struct ImageTag {
   std::string ref;
-  ~ImageTag() { run({"docker", "rmi", "-f", ref}); }
+  std::string mark = "test-" + std::to_string(::getpid());
+  std::string stages() const {
+    return run({"docker", "images", "-q", "--filter", "label=io.imgtool.build-stage=" + mark}).out;
+  }
+  ~ImageTag() {
+    run({"docker", "rmi", "-f", ref});
+    auto ids = stages();
+    for (size_t at = 0, nl; (nl = ids.find('\n', at)) != std::string::npos; at = nl + 1)
+      run({"docker", "rmi", ids.substr(at, nl - at)});
+  }
 };
 
 std::string last_line(std::string s) {
@@ -52,9 +64,14 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   o.env = {{"DOCKER_BUILDKIT", "0"}};
   o.timeout = std::chrono::seconds(1500);
   o.log_path = (d.path / "build.log").string();
-  auto b = run({"docker", "build", "-t", image.ref, dir.string()}, o);
+  auto b =
+      run({"docker", "build", "--build-arg", "IMGTOOL_BUILD_STAGE=" + image.mark, "-t", image.ref, dir.string()}, o);
   INFO("docker build output (tail): ", b.out.substr(b.out.size() > 3000 ? b.out.size() - 3000 : 0), b.err);
   REQUIRE(b.ok());
+  // The first stage is left behind as one untagged image with the build's mark (what imgtool build
+  // removes by it); the cell's image does not carry the mark.
+  std::string stages = image.stages();
+  CHECK(std::count(stages.begin(), stages.end(), '\n') == 1);
 
   auto config = inspect(image.ref);
   auto labels = config.at("Labels");
@@ -67,6 +84,7 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   CHECK(labels.at("io.imgtool.tag") == c.at("tag"));
   CHECK(labels.at("org.opencontainers.image.version") == c.at("tag"));
   CHECK_FALSE(labels.contains("io.imgtool.cuda"));  // empty claims are omitted
+  CHECK_FALSE(labels.contains("io.imgtool.build-stage"));
   CHECK(config.at("User") == "paddle");
   for (auto& e : config.at("Env")) CHECK(e.get<std::string>().rfind("NVIDIA_REQUIRE_CUDA=", 0) != 0);
 

@@ -110,7 +110,16 @@ BuildResult FakeEngine::build(const BuildRequest& r) {
   if (outcome.rfind("throw:", 0) == 0) throw Error(outcome.substr(6));
   if (outcome == "timeout") return {RunResult{124, true, "", ""}, ""};
   if (outcome != "ok") return {RunResult{1, false, "", outcome}, ""};
-  ImageInfo img = store_image(r.labels, r.image + "#" + std::to_string(++built_));
+  auto labels = r.labels;
+  auto mark = stage_mark_arg.empty() ? r.build_args.end() : r.build_args.find(stage_mark_arg);
+  if (mark != r.build_args.end()) {
+    if (!r.target.empty()) labels[stage_mark_label] = mark->second;
+    if (r.target.empty()) {  // the first stage, left behind untagged
+      ImageInfo stage = store_image({{stage_mark_label, mark->second}}, r.image + "#stage" + std::to_string(built_));
+      images_[stage.id] = stage;
+    }
+  }
+  ImageInfo img = store_image(labels, r.image + "#" + std::to_string(++built_));
   images_[img.id] = img;
   name_image(r.image, img.id);
   return {RunResult{0, false, "Successfully built " + img.id.substr(7, 12) + "\n", ""}, img.id};

@@ -15,6 +15,8 @@
 //   run        answered by `on_run` (default: exit 0, no output); a request
 //              whose image the engine lacks fails as docker does (exit 125).
 //   unreachable  every call throws a retryable imgtool::Error (engine down).
+//   stages     with stage_mark_arg/label set, a full build also leaves its first stage
+//              untagged, labelled with the build's mark (as the template's LABEL does);
 //   list       list_images() filters the images by their labels; dangling =
 //              no name left (a rebuilt name moves to the new image, as in docker).
 //   calls      a log of every call, in order: "inspect REF", "build IMAGE",
@@ -49,6 +51,10 @@ class FakeEngine : public Engine {
   std::string kind = "fake";                                    // builder_kind()
   bool unreachable = false;                                     // every call throws (retryable)
   bool load_reencodes = false;                                  // load() gives another image ID
+  // The classic builder's leftover first stage: a build whose request carries the build arg
+  // `stage_mark_arg` gets the label `stage_mark_label` = its value on a `--target` image and, for a
+  // full build, on one more image left untagged (the first stage). Empty: no such image.
+  std::string stage_mark_arg, stage_mark_label;
 
   // ---- what happened ----
   std::vector<std::string> calls;

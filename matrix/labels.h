@@ -33,6 +33,13 @@ inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 // The cell's SOURCE_DATE_EPOCH (seconds; the KB's released day): what its build's clock said to
 // tools that honour it, and what a reproducible copy clamps mtimes to (image/normalize.h).
 inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
+// On the first stage of a generated cell, never on the cell's image (not in kAll): a mark fresh for
+// each docker build (--build-arg IMGTOOL_BUILD_STAGE, builder/build_driver.cc). The classic builder
+// leaves a finished stage behind as an untagged image of GBs (the wheels and the venv); the builder
+// finds it by this mark and removes it once the cell's image is made (unless --keep-stages), and
+// `imgtool prune` removes any that is left untagged.
+inline constexpr const char* kBuildStage = "io.imgtool.build-stage";
+inline constexpr const char* kBuildStageArg = "IMGTOOL_BUILD_STAGE";
 // On a CUDA base image made by scripts/make-cuda-base.sh (not a template's label: not in kAll):
 // the CUDA it ships; verify checks such a base's library set instead of Paddle claims.
 inline constexpr const char* kBaseCuda = "io.imgtool.base.cuda";
