@@ -26,6 +26,24 @@ pip_download() {
     --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 --platform any "$@" >&2
 }
+# One copy of each wheel on disk: a wheel another wheelhouse already holds with the same bytes (the
+# CUDA bases' and the 3.x cells' nvidia-* wheels: 3.3 GB in one run of the suite) becomes a hard
+# link to it in wheelhouse/store/<sha256>.whl; .stored marks a wheelhouse done (one made before the
+# store is done on its next use). A store file no wheelhouse links any more (link count 1: its
+# wheelhouse was removed) goes. ln -f replaces atomically and leaves the wheel as it is when the
+# store's copy vanished meanwhile.
+store_wheels() {
+  local store h w
+  store=$(dirname "$DIR")/store
+  mkdir -p "$store"
+  for w in "$1"/*.whl; do
+    h=$(sha256sum "$w" | cut -c1-64)
+    if [ -f "$store/$h.whl" ]; then ln -f "$store/$h.whl" "$w" 2>/dev/null || true
+    else ln "$w" "$store/$h.whl" 2>/dev/null || true; fi
+  done
+  find "$store" -maxdepth 1 -name '*.whl' -links 1 -delete 2>/dev/null || true
+  touch "$1/.stored"
+}
 # One filler per key: two tests (or a test and the demo) asking for the same wheelhouse at once
 # used to share $DIR.part, and the second `rm -rf "$DIR"; mv` replaced the first's complete
 # wheelhouse with a half-downloaded one. The lock is held from the check to the rename.
@@ -35,6 +53,7 @@ flock 9
 # The pip wheel is added to a complete wheelhouse made before the pin existed (same key).
 if [ -f "$DIR/.complete" ]; then
   ls "$DIR"/pip-"${PIP_PIN#pip==}"-*.whl >/dev/null 2>&1 || pip_download --no-deps -d "$DIR" "$PIP_PIN"
+  [ -f "$DIR/.stored" ] || store_wheels "$DIR"
   echo "$DIR"; exit 0
 fi
 PART=$(mktemp -d "$DIR.part.XXXXXX")
@@ -43,6 +62,7 @@ echo "wheelhouse: downloading $* for Python $PY into $DIR" >&2
 pip_download -d "$PART" "$@"
 pip_download --no-deps -d "$PART" "$PIP_PIN"
 printf '%s\n' "$@" > "$PART/requirements.txt"
+store_wheels "$PART"
 touch "$PART/.complete"
 rm -rf "$DIR" "$DIR.part"; mv "$PART" "$DIR"
 echo "$DIR"
