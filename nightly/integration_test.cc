@@ -59,6 +59,11 @@ struct Shared {
     dockerfiles::generate({local_cell("it-cpu", "cpu"), local_cell("it-gpu-cpuwheel", "gpu"), broken, lying},
                           {.out_dir = gen, .kb_version = "it"});
   }
+  // The state is scratch, so the next run builds them again: nothing to share, 2.6 GB to give back.
+  ~Shared() {
+    for (const char* tag : {"it-cpu", "it-gpu-cpuwheel", "it-lying", "it-broken"})
+      run({"docker", "rmi", "-f", std::string("imgtool-it/paddle:") + tag});
+  }
 };
 
 Shared& shared() {

@@ -58,10 +58,11 @@ inline std::string gpu_cell_image() {
 
 // `imgtool verify docker-daemon:IMAGE` as a user runs it on an image no registry holds (no
 // signature, no smoke, no SBOM), its JSON report with "exit_code" added.
-inline nlohmann::json verify_daemon(const std::string& image,
-                                    std::chrono::seconds timeout = std::chrono::seconds(1800)) {
+// `env` is added to imgtool's environment (e.g. an IMGTOOL_CACHE of the test's own).
+inline nlohmann::json verify_daemon(const std::string& image, std::chrono::seconds timeout = std::chrono::seconds(1800),
+                                    std::map<std::string, std::string> env = {}) {
   auto r = imgtool({"verify", "docker-daemon:" + image, "--no-signature", "--no-smoke", "--no-sbom", "--json"},
-                   {.timeout = timeout});
+                   {.timeout = timeout, .env = std::move(env)});
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   if (!j.is_object())
     throw Error("imgtool verify docker-daemon:" + image + " printed no JSON report: " + r.out + r.err);

@@ -3,6 +3,8 @@
 # (beside this script) on its PATH, so `docker run --gpus` works without a GPU.
 #   engine.sh start DIR [DRIVER_VERSION DRIVER_CUDA]   -> prints unix://DIR/docker.sock
 #   engine.sh stop DIR
+#   engine.sh wipe DIR    stop it and remove its images and containers (the suite's last step,
+#                         tests/CMakeLists.txt: the GPU cell's copy is GBs; the next run loads it again)
 # It runs INSIDE ITS OWN NETWORK NAMESPACE (unshare -n): a dockerd started in the host namespace
 # deletes the host engine's docker0 bridge when it stops. No bridge, no iptables; containers get
 # no network. Data, exec root, pid file and an empty config live under DIR (private, 0700).
@@ -10,7 +12,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cmd=${1:-}; DIR=${2:-}
-[ -n "$cmd" ] && [ -n "$DIR" ] || { echo "usage: $0 start|stop DIR [DRIVER_VERSION DRIVER_CUDA]" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$DIR" ] || { echo "usage: $0 start|stop|wipe DIR [DRIVER_VERSION DRIVER_CUDA]" >&2; exit 2; }
 
 stop() {
   [ -f "$DIR/dockerd.pid" ] || return 0
@@ -22,8 +24,13 @@ stop() {
 
 case "$cmd" in
 stop) stop; exit 0 ;;
+wipe)
+  exec 9>"$DIR.lock"; flock 9  # tests/gpu_images.h: the lock of the tests that use it
+  stop
+  rm -rf "$DIR/data" "$DIR/exec" || { echo "engine.sh: cannot remove $DIR/data (still mounted?)" >&2; exit 1; }
+  exit 0 ;;
 start) ;;
-*) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 start|stop|wipe DIR" >&2; exit 2 ;;
 esac
 
 mkdir -p -m 700 "$DIR" "$DIR/bin" "$DIR/data" "$DIR/exec"
