@@ -144,19 +144,19 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
 }
 
 // The untagged images this build's first stage left (its mark, labels::kBuildStage): removed once
-// the cell's build is over, made or failed (its log stays). A named one (a shared stage) is never touched here; one a
-// running container uses stays (the engine refuses; the event says so).
+// the cell's build is over, made or failed (its log stays). A named one (a shared stage) is never
+// touched here; one a running container uses stays, and so does any when the engine cannot say:
+// the event says so, the cell's result stands (`imgtool prune` takes what is left).
 void remove_build_stage(Run& run, const std::string& what, const BuildRequest& req) {
   auto mark = req.build_args.find(labels::kBuildStageArg);
   if (run.opt.keep_stages || mark == req.build_args.end()) return;
   engine::ImageFilter f{.labels = {std::string(labels::kBuildStage) + "=" + mark->second}, .dangling = true};
-  for (const auto& img : run.docker.list_images(f)) {
-    try {
+  try {
+    for (const auto& img : run.docker.list_images(f))
       if (run.docker.remove(img.id))
         run.event("removed the build stage of " + what + " (" + img.id.substr(0, 19) + "; --keep-stages keeps it)");
-    } catch (const Error& e) {
-      run.event("kept the build stage of " + what + ": " + e.what());
-    }
+  } catch (const Error& e) {
+    run.event("kept the build stage of " + what + ": " + e.what());
   }
 }
 
@@ -233,6 +233,23 @@ void remove_replaced(Run& run, const std::string& tag, const std::string& before
   }
 }
 
+// The same cell with the same inputs built by another state folder (the demo's and the tests' GPU
+// cell: each state has its own record, so each builds once): the image the name held before is
+// left without a name. Found after the build by its labels (this tag, these inputs), never one
+// another image or a container uses; the engine not answering leaves it (`imgtool prune` takes it).
+void remove_same_inputs(Run& run, const GeneratedCell& g, const std::string& now_id) {
+  engine::ImageFilter f{
+      .labels = {std::string(labels::kTag) + "=" + g.cell.tag, std::string(labels::kInputsHash) + "=" + g.inputs_hash},
+      .dangling = true};
+  try {
+    for (const auto& old : run.docker.list_images(f))
+      if (old.id != now_id && run.docker.remove(old.id))
+        run.event("removed " + old.id.substr(0, 19) + ", the image " + g.cell.tag + " had before (same inputs)");
+  } catch (const Error& e) {
+    run.event("kept the image " + g.cell.tag + " had before: " + e.what());
+  }
+}
+
 void build_cell_unguarded(Run& run, size_t i) {
   const GeneratedCell& g = run.cells[i];
   CellBuild& out = run.results[i];
@@ -260,6 +277,7 @@ void build_cell_unguarded(Run& run, size_t i) {
   run.store.record_build({g.cell.tag, g.inputs_hash, req.image, r.image_id, out.seconds, 0});
   run.event("built " + g.cell.tag + " in " + std::to_string(static_cast<int>(out.seconds)) + " s");
   remove_replaced(run, g.cell.tag, before_id, r.image_id);
+  remove_same_inputs(run, g, r.image_id);
   remove_build_stage(run, g.cell.tag, req);
 }
 

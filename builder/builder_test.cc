@@ -180,6 +180,18 @@ TEST_CASE("a rebuilt cell's previous image goes once no name holds it (no dangli
   CHECK(docker.find("paddle:a"));  // the new one, named
 }
 
+TEST_CASE("the image a tag held goes when another state folder's build takes the tag (the demo and the tests)") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a")};
+  FakeEngine docker;
+  StateStore tests(f.root / "state-tests"), demo(f.root / "state-demo");
+  REQUIRE(build_cells(cells, f.options(), docker, tests).ok());
+  std::string first = docker.find("paddle:a")->id;
+  REQUIRE(build_cells(cells, f.options(), docker, demo).docker_builds == 1);  // no record in this state
+  CHECK_FALSE(docker.inspect(first));  // no name held it any more: gone, not left dangling
+  CHECK(docker.find("paddle:a"));
+}
+
 TEST_CASE("an image whose label disagrees with the store is rebuilt") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};

@@ -48,8 +48,13 @@ inline std::string gpu_cell_image() {
   static std::string ref = [] {
     auto env = gpu_matrix_env();
     std::string state = cache_root() + "/test-gpu-state";
+    // One test process builds it at a time: the others wait here, then find it up to date (imgtool
+    // refuses a second run on a state folder rather than wait: two tests starting together failed).
+    int fd = ::open((state + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) throw Error("cannot lock " + state + ".lock");
     auto r = imgtool({"build", source_dir() + "/matrix/local-gpu.yaml", "--state", state},
                      {.timeout = std::chrono::seconds(3000), .env = env});
+    ::close(fd);
     if (!r.ok()) throw Error("imgtool build matrix/local-gpu.yaml failed: " + r.out + r.err);
     return std::string("paddle-local:2.6.2-gpu-cuda11.8-cudnn8.6");
   }();
