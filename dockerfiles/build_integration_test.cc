@@ -6,8 +6,6 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include <algorithm>
-
 #include "core/fs.h"
 #include "core/process.h"
 #include "dockerfiles/generate.h"
@@ -19,22 +17,6 @@ using namespace imgtool::dockerfiles;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Removes the image tag when the test ends, pass or fail, and the first stage the classic builder
-// left untagged (the template labels it with the build's mark, io.imgtool.build-stage).
-struct ImageTag {
-  std::string ref;
-  std::string mark = "test-" + std::to_string(::getpid());
-  std::string stages() const {
-    return run({"docker", "images", "-q", "--filter", "label=io.imgtool.build-stage=" + mark}).out;
-  }
-  ~ImageTag() {
-    run({"docker", "rmi", "-f", ref});
-    auto ids = stages();
-    for (size_t at = 0, nl; (nl = ids.find('\n', at)) != std::string::npos; at = nl + 1)
-      run({"docker", "rmi", ids.substr(at, nl - at)});
-  }
-};
 
 std::string last_line(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();
@@ -59,21 +41,24 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   fs::path dir = gen[0].dir;
   auto cell_json = nlohmann::json::parse(read_file(dir / "cell.json"));
 
-  ImageTag image{"imgtool-test/dockerfiles-build:" + std::to_string(::getpid())};
+  imgtool::testing::HandBuilt built;  // the image and its first stage go when the test ends
+  std::string ref = "imgtool-test/dockerfiles-build:" + std::to_string(::getpid());
+  built.tags.push_back(ref);
   RunOptions o;
   o.env = {{"DOCKER_BUILDKIT", "0"}};
   o.timeout = std::chrono::seconds(1500);
   o.log_path = (d.path / "build.log").string();
-  auto b =
-      run({"docker", "build", "--build-arg", "IMGTOOL_BUILD_STAGE=" + image.mark, "-t", image.ref, dir.string()}, o);
+  auto args = built.build_args();
+  std::vector<std::string> argv = {"docker", "build", "-t", ref, dir.string()};
+  argv.insert(argv.begin() + 2, args.begin(), args.end());
+  auto b = run(argv, o);
   INFO("docker build output (tail): ", b.out.substr(b.out.size() > 3000 ? b.out.size() - 3000 : 0), b.err);
   REQUIRE(b.ok());
   // The first stage is left behind as one untagged image with the build's mark (what imgtool build
   // removes by it); the cell's image does not carry the mark.
-  std::string stages = image.stages();
-  CHECK(std::count(stages.begin(), stages.end(), '\n') == 1);
+  CHECK(built.stages().size() == 1);
 
-  auto config = inspect(image.ref);
+  auto config = inspect(ref);
   auto labels = config.at("Labels");
   CHECK(labels.at("io.imgtool.inputs-hash") == cell_json.at("inputs_hash"));
   CHECK(labels.at("io.imgtool.kb-version") == cell_json.at("kb_version"));
@@ -88,13 +73,13 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   CHECK(config.at("User") == "paddle");
   for (auto& e : config.at("Env")) CHECK(e.get<std::string>().rfind("NVIDIA_REQUIRE_CUDA=", 0) != 0);
 
-  auto py = run({"docker", "run", "--rm", image.ref, "python", "-c", "import paddle; print(paddle.__version__)"});
+  auto py = run({"docker", "run", "--rm", ref, "python", "-c", "import paddle; print(paddle.__version__)"});
   INFO(py.err);
   CHECK(py.exit_code == 0);
   CHECK(last_line(py.out) == "3.3.1");
 
   // No wheels, apt lists or pip cache left in the final image; runs as non-root.
-  auto clean = run({"docker", "run", "--rm", image.ref, "bash", "-c",
+  auto clean = run({"docker", "run", "--rm", ref, "bash", "-c",
                     "test ! -e /tmp/wheels && test -z \"$(ls -A /var/lib/apt/lists)\" && "
                     "test ! -e ~/.cache/pip && id -u"});
   INFO(clean.err);

@@ -100,6 +100,13 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version, r.identity_json);
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
   file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
+  // It copies the context's wheels: the same text over other wheels (the 3.x cells of two CUDA lines
+  // from their own wheelhouses) is another stage, built and removed on its own.
+  if (!file.build.stage_key.empty() && !r.context.empty()) {
+    std::string keyed = file.build.stage_key;
+    for (const auto& f : r.context) keyed += "\n" + f.dest + " " + f.sha256;
+    file.build.stage_key = sha256_hex(keyed).substr(0, 12);
+  }
   std::string key = group_key(file.build, cell);
   v["labels"] = labels_before_hash(v["labels"]);
   v["inputs_hash_label"] = inputs_hash_label(r.inputs_hash, key);

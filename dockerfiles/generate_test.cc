@@ -248,6 +248,19 @@ TEST_CASE("the inputs hash changes with template, base, pins, wheels and KB vers
   CHECK(hash_of(gpu, t) != h_gpu);  // template bytes count even when the output does not change
 }
 
+TEST_CASE("the stage key: the same first stage over the same wheels is one group, over other wheels another") {
+  imgtool::testing::ScratchDir d("gen-stage-key");
+  TemplateDir t(fs::path(imgtool::testing::source_dir()) / "dockerfiles");
+  auto key = [&](const fs::path& wh) {
+    return render_cell(cpu_cell(wh.string(), "imgtool-base/debian:bookworm-py3"), t, kKb).file.build.stage_key;
+  };
+  auto a = make_wheelhouse(d.path / "a"), same = make_wheelhouse(d.path / "same");
+  auto other = make_wheelhouse(d.path / "other", "numpy wheel, another build");
+  CHECK(key(a).size() == 12);
+  CHECK(key(a) == key(same));   // other folder, same files
+  CHECK(key(a) != key(other));  // the same Dockerfile text copies other wheels
+}
+
 TEST_CASE("a failing cell leaves no output folder, and an older output stays intact") {
   imgtool::testing::ScratchDir d("gen-stage");
   auto cells = sample_cells(make_wheelhouse(d.path / "wh"));

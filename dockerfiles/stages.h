@@ -5,7 +5,9 @@
 //              FROM follows it (a shared stage worth building once); else "".
 //   stage_key  12 hex chars of sha256 over that stage's text (its FROM line up
 //              to the next FROM): cells with equal keys share the stage; "" when
-//              there is no such stage.
+//              there is no such stage. The generator hashes it again with the
+//              context's wheels (generate.cc: the stage copies them), so the same
+//              text over other wheels is another stage.
 #pragma once
 #include <string>
 #include <string_view>

@@ -62,6 +62,26 @@ struct ScratchDir {
   }
 };
 
+// What a test builds by hand with `docker build` from a generated cell, removed when it ends, pass
+// or fail: the tags it names, and the first stages the classic builder leaves untagged -- found by
+// the build's mark (the template's label io.imgtool.build-stage, set by build_args()).
+struct HandBuilt {
+  std::string mark = "test-" + std::to_string(::getpid());
+  std::vector<std::string> tags;
+  std::vector<std::string> build_args() const { return {"--build-arg", "IMGTOOL_BUILD_STAGE=" + mark}; }
+  std::vector<std::string> stages() const {  // image IDs
+    std::vector<std::string> ids;
+    std::string out = run({"docker", "images", "-q", "--filter", "label=io.imgtool.build-stage=" + mark}).out;
+    for (size_t at = 0, nl; (nl = out.find('\n', at)) != std::string::npos; at = nl + 1)
+      ids.push_back(out.substr(at, nl - at));
+    return ids;
+  }
+  ~HandBuilt() {
+    for (const auto& t : tags) run({"docker", "rmi", "-f", t});
+    for (const auto& id : stages()) run({"docker", "rmi", id});
+  }
+};
+
 // Runs the imgtool CLI with arguments; returns exit code and output.
 inline RunResult imgtool(std::vector<std::string> args, const RunOptions& o = {}) {
   args.insert(args.begin(), imgtool_bin());
