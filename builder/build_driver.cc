@@ -143,21 +143,25 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   return req;
 }
 
-// The untagged images this build's first stage left (its mark, labels::kBuildStage): removed once
-// the cell's build is over, made or failed (its log stays). A named one (a shared stage) is never
-// touched here; one a running container uses stays, and so does any when the engine cannot say:
-// the event says so, the cell's result stands (`imgtool prune` takes what is left).
-void remove_build_stage(Run& run, const std::string& what, const BuildRequest& req) {
-  auto mark = req.build_args.find(labels::kBuildStageArg);
-  if (run.opt.keep_stages || mark == req.build_args.end()) return;
-  engine::ImageFilter f{.labels = {std::string(labels::kBuildStage) + "=" + mark->second}, .dangling = true};
+// Removes the untagged images `f` lists (all but `keep`), one event each. The engine refusing (a
+// container uses one, another image is built FROM it) or not answering leaves them, said in an
+// event: the cell's result stands, and `imgtool prune` takes what is left.
+void remove_listed(Run& run, const engine::ImageFilter& f, const std::string& keep, const std::string& what) {
   try {
     for (const auto& img : run.docker.list_images(f))
-      if (run.docker.remove(img.id))
-        run.event("removed the build stage of " + what + " (" + img.id.substr(0, 19) + "; --keep-stages keeps it)");
+      if (img.id != keep && run.docker.remove(img.id)) run.event("removed " + img.id.substr(0, 19) + ", " + what);
   } catch (const Error& e) {
-    run.event("kept the build stage of " + what + ": " + e.what());
+    run.event("kept " + what + ": " + e.what());
   }
+}
+
+// The untagged images this build's first stage left (its mark, labels::kBuildStage), once the
+// cell's build is over, made or failed (its log stays). A named one (a shared stage) is not listed.
+void remove_build_stage(Run& run, const std::string& tag, const BuildRequest& req) {
+  auto mark = req.build_args.find(labels::kBuildStageArg);
+  if (run.opt.keep_stages || mark == req.build_args.end()) return;
+  remove_listed(run, {.labels = {std::string(labels::kBuildStage) + "=" + mark->second}, .dangling = true}, "",
+                "the build stage of " + tag + " (--keep-stages keeps it)");
 }
 
 // The shared stages this run tagged, once every cell is done (unless keep_stages).
@@ -235,19 +239,13 @@ void remove_replaced(Run& run, const std::string& tag, const std::string& before
 
 // The same cell with the same inputs built by another state folder (the demo's and the tests' GPU
 // cell: each state has its own record, so each builds once): the image the name held before is
-// left without a name. Found after the build by its labels (this tag, these inputs), never one
-// another image or a container uses; the engine not answering leaves it (`imgtool prune` takes it).
+// left without a name. Found after the build by its labels (this tag, these inputs, no name).
 void remove_same_inputs(Run& run, const GeneratedCell& g, const std::string& now_id) {
-  engine::ImageFilter f{
-      .labels = {std::string(labels::kTag) + "=" + g.cell.tag, std::string(labels::kInputsHash) + "=" + g.inputs_hash},
-      .dangling = true};
-  try {
-    for (const auto& old : run.docker.list_images(f))
-      if (old.id != now_id && run.docker.remove(old.id))
-        run.event("removed " + old.id.substr(0, 19) + ", the image " + g.cell.tag + " had before (same inputs)");
-  } catch (const Error& e) {
-    run.event("kept the image " + g.cell.tag + " had before: " + e.what());
-  }
+  remove_listed(
+      run,
+      {.labels = {std::string(labels::kTag) + "=" + g.cell.tag, std::string(labels::kInputsHash) + "=" + g.inputs_hash},
+       .dangling = true},
+      now_id, "the image " + g.cell.tag + " had before (same inputs)");
 }
 
 void build_cell_unguarded(Run& run, size_t i) {
