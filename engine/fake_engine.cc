@@ -112,12 +112,11 @@ BuildResult FakeEngine::build(const BuildRequest& r) {
   if (outcome != "ok") return {RunResult{1, false, "", outcome}, ""};
   auto labels = r.labels;
   auto mark = stage_mark_arg.empty() ? r.build_args.end() : r.build_args.find(stage_mark_arg);
-  if (mark != r.build_args.end()) {
-    if (!r.target.empty()) labels[stage_mark_label] = mark->second;
-    if (r.target.empty()) {  // the first stage, left behind untagged
-      ImageInfo stage = store_image({{stage_mark_label, mark->second}}, r.image + "#stage" + std::to_string(built_));
-      images_[stage.id] = stage;
-    }
+  if (mark != r.build_args.end() && !r.target.empty()) {
+    labels[stage_mark_label] = mark->second;  // the stage is the image
+  } else if (mark != r.build_args.end()) {    // the first stage, left behind untagged
+    ImageInfo stage = store_image({{stage_mark_label, mark->second}}, r.image + "#stage" + std::to_string(built_));
+    images_[stage.id] = stage;
   }
   ImageInfo img = store_image(labels, r.image + "#" + std::to_string(++built_));
   images_[img.id] = img;

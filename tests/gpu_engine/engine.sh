@@ -3,8 +3,8 @@
 # (beside this script) on its PATH, so `docker run --gpus` works without a GPU.
 #   engine.sh start DIR [DRIVER_VERSION DRIVER_CUDA]   -> prints unix://DIR/docker.sock
 #   engine.sh stop DIR
-#   engine.sh wipe DIR    stop it and remove its images and containers (the suite's last step,
-#                         tests/CMakeLists.txt: the GPU cell's copy is GBs; the next run loads it again)
+#   engine.sh wipe DIR    stop it and remove its images and containers (ctest's gpu_engine_wipe, after
+#                         the last test that uses it: the GPU cell's copy is GBs; the next run loads it again)
 # It runs INSIDE ITS OWN NETWORK NAMESPACE (unshare -n): a dockerd started in the host namespace
 # deletes the host engine's docker0 bridge when it stops. No bridge, no iptables; containers get
 # no network. Data, exec root, pid file and an empty config live under DIR (private, 0700).
