@@ -48,10 +48,7 @@ TEST_CASE("a generated cpu cell builds with docker and its labels match cell.jso
   o.env = {{"DOCKER_BUILDKIT", "0"}};
   o.timeout = std::chrono::seconds(1500);
   o.log_path = (d.path / "build.log").string();
-  auto args = built.build_args();
-  std::vector<std::string> argv = {"docker", "build", "-t", ref, dir.string()};
-  argv.insert(argv.begin() + 2, args.begin(), args.end());
-  auto b = run(argv, o);
+  auto b = run(built.docker_build({"-t", ref, dir.string()}), o);
   INFO("docker build output (tail): ", b.out.substr(b.out.size() > 3000 ? b.out.size() - 3000 : 0), b.err);
   REQUIRE(b.ok());
   // The first stage is left behind as one untagged image with the build's mark (what imgtool build

@@ -69,10 +69,7 @@ TEST_CASE("the CPU cell built twice with --no-cache is one digest when copied --
   HandBuilt built;  // the three images and the two first stages go when the test ends
   for (const char* s : {"-a", "-b", "-changed"}) built.tags.push_back(tag + s);
   auto build = [&](const std::string& t) {
-    auto args = built.build_args();
-    std::vector<std::string> argv = {"docker", "build", "-q", "--no-cache", "-t", t, cell.string()};
-    argv.insert(argv.begin() + 2, args.begin(), args.end());
-    must(argv, {.timeout = std::chrono::seconds(1800)});
+    must(built.docker_build({"-q", "--no-cache", "-t", t, cell.string()}), {.timeout = std::chrono::seconds(1800)});
   };
   build(tag + "-a");
   std::this_thread::sleep_for(std::chrono::seconds(3));  // another second on every clock the build reads

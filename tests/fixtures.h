@@ -64,11 +64,16 @@ struct ScratchDir {
 
 // What a test builds by hand with `docker build` from a generated cell, removed when it ends, pass
 // or fail: the tags it names, and the first stages the classic builder leaves untagged -- found by
-// the build's mark (the template's label io.imgtool.build-stage, set by build_args()).
+// the build's mark (the template's label io.imgtool.build-stage, set by docker_build()).
 struct HandBuilt {
   std::string mark = "test-" + std::to_string(::getpid());
   std::vector<std::string> tags;
-  std::vector<std::string> build_args() const { return {"--build-arg", "IMGTOOL_BUILD_STAGE=" + mark}; }
+  // `docker build ARGS…` with this test's mark on the first stage.
+  std::vector<std::string> docker_build(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"docker", "build", "--build-arg", "IMGTOOL_BUILD_STAGE=" + mark};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
   std::vector<std::string> stages() const {  // image IDs
     std::vector<std::string> ids;
     std::string out = run({"docker", "images", "-q", "--filter", "label=io.imgtool.build-stage=" + mark}).out;
