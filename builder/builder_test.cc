@@ -80,6 +80,10 @@ TEST_CASE("classify_failure: network failures are transient, a failing RUN step 
   CHECK(classify_failure("read tcp 1.2.3.4: connection reset by peer").transient);
   CHECK(classify_failure("dial tcp: lookup deb.debian.org: Temporary failure in name resolution").transient);
   CHECK(classify_failure("received unexpected HTTP status: 503 Service Unavailable").transient);
+  // A cache image removed under the build (seen in the suite: another build's stage removal pruned it).
+  CHECK(classify_failure("failed to export image: failed to set parent sha256:24fab69cf1d3: unknown parent image ID "
+                         "sha256:24fab69cf1d3")
+            .transient);
   CHECK_FALSE(classify_failure("The command '/bin/sh -c false' returned a non-zero code: 1").transient);
   CHECK_FALSE(classify_failure("COPY failed: file not found in build context").transient);
 }

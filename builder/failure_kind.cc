@@ -29,6 +29,10 @@ constexpr std::array kTransientMarkers = {
     "504 gateway timeout",
     "received unexpected http status: 5",
     "error pulling image configuration: download failed",
+    // The classic builder's cache image removed under a running build (another build's stage
+    // removal pruning a parent they shared, a `docker image prune`): the retry builds it again.
+    "unknown parent image id",
+    "no such image: sha256:",
 };
 
 }  // namespace
