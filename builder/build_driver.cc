@@ -143,16 +143,27 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
   return req;
 }
 
-// Removes the untagged images `f` lists (all but `keep`), one event each. The engine refusing (a
-// container uses one, another image is built FROM it) or not answering leaves them, said in an
-// event: the cell's result stands, and `imgtool prune` takes what is left.
-void remove_listed(Run& run, const engine::ImageFilter& f, const std::string& keep, const std::string& what) {
+// Removes one image (by name or ID; `shown` names it in the event). The engine refusing (a container
+// uses it, another image is built FROM it) or not answering leaves it, said in an event: the cell's
+// result stands, and `imgtool prune` takes what is left.
+void remove_one(Run& run, const std::string& ref, const std::string& shown, const std::string& what) {
   try {
-    for (const auto& img : run.docker.list_images(f))
-      if (img.id != keep && run.docker.remove(img.id)) run.event("removed " + img.id.substr(0, 19) + ", " + what);
+    if (run.docker.remove(ref)) run.event("removed " + shown + ", " + what);
+  } catch (const Error& e) {
+    run.event("kept " + shown + ", " + what + ": " + e.what());
+  }
+}
+
+// remove_one for each untagged image `f` lists, all but `keep`.
+void remove_listed(Run& run, const engine::ImageFilter& f, const std::string& keep, const std::string& what) {
+  std::vector<engine::ImageInfo> listed;
+  try {
+    listed = run.docker.list_images(f);
   } catch (const Error& e) {
     run.event("kept " + what + ": " + e.what());
   }
+  for (const auto& img : listed)
+    if (img.id != keep) remove_one(run, img.id, img.id.substr(0, 19), what);
 }
 
 // The untagged images this build's first stage left (its mark, labels::kBuildStage), once the
@@ -167,13 +178,7 @@ void remove_build_stage(Run& run, const std::string& tag, const BuildRequest& re
 // The shared stages this run tagged, once every cell is done (unless keep_stages).
 void remove_shared_stages(Run& run) {
   if (run.opt.keep_stages) return;
-  for (const auto& name : run.shared_stages) {
-    try {
-      if (run.docker.remove(name)) run.event("removed the shared stage " + name + " (--keep-stages keeps it)");
-    } catch (const Error& e) {
-      run.event("kept the shared stage " + name + ": " + e.what());
-    }
-  }
+  for (const auto& name : run.shared_stages) remove_one(run, name, name, "the shared stage (--keep-stages keeps it)");
 }
 
 // Up to date = store and image label agree on the cell's inputs hash.
@@ -229,12 +234,7 @@ void remove_replaced(Run& run, const std::string& tag, const std::string& before
   if (before_id.empty() || before_id == now_id) return;
   auto old = run.docker.inspect(before_id);
   if (!old || !old->repo_tags.empty() || !old->labels.count(labels::kTag)) return;  // gone, named, or not ours
-  try {
-    if (run.docker.remove(before_id))
-      run.event("removed " + before_id.substr(0, 19) + ", the image " + tag + " replaced (no name held it)");
-  } catch (const Error& e) {
-    run.event("kept " + before_id.substr(0, 19) + ", the image " + tag + " replaced: " + e.what());
-  }
+  remove_one(run, before_id, before_id.substr(0, 19), "the image " + tag + " replaced (no name held it)");
 }
 
 // The same cell with the same inputs built by another state folder (the demo's and the tests' GPU
