@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -22,7 +23,57 @@ std::string wheel_prefix(const std::string& requirement) {
   return out + "-" + requirement.substr(eq + 2) + "-";
 }
 
+// A project name as PEP 503 compares them: lower case, each run of -_. one '-'.
+std::string project_name(const std::string& raw) {
+  std::string name;
+  for (char c : raw) {
+    bool sep = c == '-' || c == '_' || c == '.';
+    if (!sep)
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (name.empty() || name.back() != '-')
+      name += '-';
+  }
+  return name;
+}
+
+// A wheel file name's project (normalised: lower case, runs of -_. as '-', PEP 503) and version.
+std::pair<std::string, std::string> wheel_name_version(const std::string& file, const std::string& cell_tag) {
+  auto parts = strings::split(file, '-');
+  if (parts.size() < 5 || !file.ends_with(".whl") || parts[0].empty() || parts[1].empty())
+    throw InputError("cell " + cell_tag + ": " + strings::quoted(file) +
+                     " is no wheel file name (expected NAME-VERSION[-BUILD]-PY-ABI-PLATFORM.whl)");
+  return {project_name(parts[0]), parts[1]};
+}
+
 }  // namespace
+
+std::string wheel_lock(const std::vector<ContextFile>& files, const matrix::Cell& cell) {
+  const std::string& cell_tag = cell.tag;
+  // The pinned requirement's own project: only its pinned version (a wheelhouse may serve several cells).
+  auto eq = cell.pip_requirement.find("==");
+  std::string pinned = project_name(cell.pip_requirement.substr(0, std::min(eq, cell.pip_requirement.find('['))));
+  std::string pinned_version = eq == std::string::npos ? "" : cell.pip_requirement.substr(eq + 2);
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> by_name;  // name -> version, hashes
+  for (const auto& f : files) {
+    if (!f.dest.ends_with(".whl")) continue;
+    auto [name, version] = wheel_name_version(fs::path(f.dest).filename().string(), cell_tag);
+    if (name == pinned && version != pinned_version) continue;
+    auto& [v, hashes] = by_name[name];
+    if (!v.empty() && v != version)
+      throw InputError("cell " + cell_tag + ": the wheelhouse holds " + name + " " + v + " and " + version +
+                       "; a hash lock pins one version (remove the other wheel)");
+    v = version;
+    hashes.push_back(f.sha256);
+  }
+  std::string out;
+  for (auto& [name, vh] : by_name) {
+    out += name + "==" + vh.first;
+    std::sort(vh.second.begin(), vh.second.end());
+    for (const auto& h : vh.second) out += " --hash=sha256:" + h.substr(h.find(':') + 1);
+    out += "\n";
+  }
+  return out;
+}
 
 std::vector<ContextFile> wheelhouse_files(const matrix::Cell& cell) {
   fs::path dir = cell.wheelhouse;

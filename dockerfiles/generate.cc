@@ -34,7 +34,7 @@ void lint_or_throw(const std::vector<SourceFile>& sources, const std::string& do
 }
 
 std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sources, const std::string& unhashed,
-                     const std::vector<ContextFile>& context, const std::string& kb_version,
+                     const std::vector<ContextFile>& context, const std::string& lock, const std::string& kb_version,
                      const std::string& identity) {
   std::set<std::string> src;
   for (auto& s : sources) src.insert("source " + s.label + " " + sha256_digest(s.bytes) + "\n");
@@ -45,6 +45,7 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   m += "dockerfile " + sha256_digest(unhashed) + "\n";
   m += "identity " + sha256_digest(identity) + "\n";
   for (auto& f : context) m += "context " + f.dest + " " + f.sha256 + "\n";
+  if (!lock.empty()) m += "lock " + std::string(kWheelLockFile) + " " + sha256_digest(lock) + "\n";
   return m;
 }
 
@@ -75,6 +76,7 @@ GeneratedCell write_cell(const RenderedCell& r, const fs::path& stage, const fs:
   write_file_atomic(dir / "cell.json", r.cell_json);
   write_file_atomic(dir / "inputs.txt", r.inputs_manifest);
   write_file_atomic(dir / "identity.json", r.identity_json);
+  if (!r.wheel_lock.empty()) write_file_atomic(dir / kWheelLockFile, r.wheel_lock);
   size_t linked = place_context_files(r.context, dir);
   return {r.cell.tag, final_out / r.cell.tag, r.inputs_hash, r.context.size(), linked, r.cell.warnings, r.file};
 }
@@ -96,15 +98,20 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
   std::string unhashed = templates.render(cell.template_name, v, &sources);
   lint_or_throw(sources, unhashed, cell.tag);
   RenderedCell r{cell, "", "", "", {}, {}, "", identity_json(file.labels)};
-  if (!cell.wheelhouse.empty()) r.context = wheelhouse_files(cell);
-  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, kb_version, r.identity_json);
+  if (!cell.wheelhouse.empty()) {
+    r.context = wheelhouse_files(cell);
+    r.wheel_lock = wheel_lock(r.context, cell);
+  }
+  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, r.wheel_lock, kb_version, r.identity_json);
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
   file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
-  // It copies the context's wheels: the same text over other wheels (the 3.x cells of two CUDA lines
-  // from their own wheelhouses) is another stage, built and removed on its own.
+  // It copies the context's wheels and installs what the lock names: the same text over other wheels
+  // (the 3.x cells of two CUDA lines from their own wheelhouses) or another lock (two Paddle versions
+  // from one wheelhouse) is another stage, built and removed on its own.
   if (!file.build.stage_key.empty() && !r.context.empty()) {
     std::string keyed = file.build.stage_key;
     for (const auto& f : r.context) keyed += "\n" + f.dest + " " + f.sha256;
+    keyed += "\nlock " + sha256_digest(r.wheel_lock);  // what it installs of them: one cell's lock
     file.build.stage_key = sha256_hex(keyed).substr(0, 12);
   }
   std::string key = group_key(file.build, cell);

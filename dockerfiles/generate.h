@@ -6,12 +6,13 @@
 //                              "labels": {every label the Dockerfile sets}}  (cell_file.h)
 //   <out>/<tag>/inputs.txt    the manifest the inputs hash is taken over (why a hash changed)
 //   <out>/<tag>/wheels/…      context files the Dockerfile copies (offline cells)
+//   <out>/<tag>/requirements.lock  their hash lock (context.h wheel_lock): pip --require-hashes
 //   <out>/.imgtool-generated  marks <out> as ours (we only ever replace such a folder)
 //
 // The inputs hash covers everything that determines the image: the bytes of
 // every template file used (template, partials, labels.tsv), the rendered
 // Dockerfile minus its inputs-hash line, the base reference and digest, the
-// pip pin and index, each context file's sha256, and the KB version.
+// pip pin and index, each context file's sha256, the hash lock, and the KB version.
 // Deterministic: identical inputs give byte-identical folders (no clocks, no
 // host paths in the Dockerfile; files and keys in sorted order).
 //
@@ -52,6 +53,7 @@ struct RenderedCell {
   // identity.json: the image's own identity, COPYed to /etc/imgtool/identity.json (the probe reports
   // it; smoke/binding.h holds it against the labels): {"tag", "kb_version", "claims": {field: value}}.
   std::string identity_json;
+  std::string wheel_lock;  // requirements.lock (offline cells; "" for an index cell)
 };
 
 // The identity file's text for an image with these labels (one function for the generator and tests).

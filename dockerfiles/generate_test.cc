@@ -83,10 +83,15 @@ TEST_CASE("generate writes one folder per cell with Dockerfile, cell.json and co
     CHECK(contains(df, "--no-install-recommends"));
     CHECK(contains(df, "rm -rf /var/lib/apt/lists/*"));
     CHECK(contains(df, "pip install --no-cache-dir"));
-    CHECK(contains(df, "\"" + c.pip_requirement + "\""));
-    // A pinned pip is installed before the first `pip install` of anything else.
-    REQUIRE(contains(df, "\"pip==24.3.1\""));
-    CHECK(df.find("\"pip==24.3.1\"") < df.find("\"" + c.pip_requirement + "\""));
+    if (c.wheelhouse.empty()) {  // from an index: by version
+      CHECK(contains(df, "\"" + c.pip_requirement + "\""));
+      // A pinned pip is installed before the first `pip install` of anything else.
+      REQUIRE(contains(df, "\"pip==24.3.1\""));
+      CHECK(df.find("\"pip==24.3.1\"") < df.find("\"" + c.pip_requirement + "\""));
+    } else {  // from the wheelhouse: by hash, the lock's pip line first
+      REQUIRE(contains(df, "grep '^pip==24.3.1 ' /tmp/requirements.lock > /tmp/pip.lock"));
+      CHECK(df.find("-r /tmp/pip.lock") < df.find("-r /tmp/requirements.lock"));
+    }
     CHECK_FALSE(contains(df, "{{"));
     CHECK_FALSE(contains(df, d.path.string()));  // no host path: the same output on every machine
   }
@@ -165,8 +170,41 @@ TEST_CASE("gpu images claim CUDA and the driver floor; cpu images claim none") {
   CHECK_FALSE(contains(cpu, "NVIDIA_REQUIRE_CUDA"));
   CHECK_FALSE(contains(cpu, "io.imgtool.cuda"));
   CHECK(contains(cpu, "io.imgtool.variant=\"cpu\""));
-  CHECK(contains(cpu, "--no-index --find-links /tmp/wheels \"paddlepaddle==3.3.1\""));
+  CHECK(contains(cpu, "--no-index --find-links /tmp/wheels --require-hashes -r /tmp/requirements.lock"));
+  CHECK(contains(cpu, "COPY requirements.lock /tmp/requirements.lock"));
   CHECK_FALSE(contains(cpu, "--index-url"));
+  // The lock names every wheel of the wheelhouse by version and sha256; the inputs hash covers it.
+  std::string lock = read_file(d.path / "out" / cells[2].tag / "requirements.lock");
+  CHECK(lock == "numpy==2.4.6 --hash=sha256:" + sha256_hex("numpy wheel") +
+                    "\npaddlepaddle==3.3.1 --hash=sha256:" + sha256_hex("paddle wheel") + "\n");
+  CHECK(contains(read_file(d.path / "out" / cells[2].tag / "inputs.txt"),
+                 "lock requirements.lock " + sha256_digest(lock) + "\n"));
+  CHECK_FALSE(fs::exists(d.path / "out" / cells[0].tag / "requirements.lock"));  // an index cell has none
+}
+
+TEST_CASE("the hash lock: names as PEP 503 has them, one line per project, two versions refused") {
+  auto file = [](const std::string& name, const std::string& hex) {
+    return ContextFile{"/wh/" + name, "wheels/" + name, "sha256:" + hex};
+  };
+  std::vector<ContextFile> wheels{file("PyYAML-6.0.2-cp311-cp311-manylinux_2_17_x86_64.whl", "bb"),
+                                  file("nvidia_cuda_nvrtc_cu12-12.6.77-py3-none-manylinux2014_x86_64.whl", "cc"),
+                                  file("nvidia_cuda_nvrtc_cu12-12.6.77-py3-none-manylinux_2_28_x86_64.whl", "aa")};
+  matrix::Cell c;
+  c.tag = "t";
+  c.pip_requirement = "paddlepaddle-gpu==3.1.1";
+  wheels.push_back(file("paddlepaddle_gpu-3.1.1-cp311-cp311-manylinux1_x86_64.whl", "01"));
+  wheels.push_back(file("paddlepaddle_gpu-3.2.0-cp311-cp311-manylinux1_x86_64.whl", "02"));  // another cell's
+  CHECK(wheel_lock(wheels, c) ==
+        "nvidia-cuda-nvrtc-cu12==12.6.77 --hash=sha256:aa --hash=sha256:cc\npaddlepaddle-gpu==3.1.1 "
+        "--hash=sha256:01\npyyaml==6.0.2 --hash=sha256:bb\n");
+  wheels.push_back(file("pyyaml-6.0.1-cp311-cp311-manylinux_2_17_x86_64.whl", "dd"));
+  CHECK_THROWS_WITH_AS(wheel_lock(wheels, c),
+                       "cell t: the wheelhouse holds pyyaml 6.0.2 and 6.0.1; a hash lock pins one version "
+                       "(remove the other wheel)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(wheel_lock({file("numpy.whl", "ee")}, c),
+                       "cell t: 'numpy.whl' is no wheel file name (expected NAME-VERSION[-BUILD]-PY-ABI-PLATFORM.whl)",
+                       InputError);
 }
 
 TEST_CASE("TensorRT is installed only when a cell names a pinned pip requirement for it") {
@@ -209,7 +247,8 @@ TEST_CASE("generation is deterministic: same inputs, byte-identical folders") {
   generate(cells, {d.path / "a", "", kKb});
   generate(cells, {d.path / "b", "", kKb});
   auto a = snapshot(d.path / "a"), b = snapshot(d.path / "b");
-  CHECK(a.size() == 3 * 4 + 2 + 1);  // Dockerfile, cell.json, inputs.txt, identity.json per cell; 2 wheels; marker
+  CHECK(a.size() == 3 * 4 + 1 + 2 + 1);  // Dockerfile, cell.json, inputs.txt, identity.json per cell; the
+                                         // offline cell's requirements.lock and 2 wheels; marker
   CHECK(a == b);
   generate(cells, {d.path / "a", "", kKb});  // regenerate in place: replaced, same bytes
   CHECK(snapshot(d.path / "a") == b);

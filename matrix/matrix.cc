@@ -235,6 +235,10 @@ void apply_settings(Cell& c, const Settings& s) {
   }
   if (c.base_digest.empty())
     c.warnings.push_back("base image " + c.base_image + " is tag-only (no digest pin): builds are not reproducible");
+  if (c.wheelhouse.empty())  // an offline cell's wheels are hash-locked (dockerfiles/context.h wheel_lock)
+    c.warnings.push_back("wheels from " + c.pip_index_url +
+                         " are pinned by version, not by hash: pip resolves them at build time (a wheelhouse cell "
+                         "is hash-locked)");
 }
 
 void python_eol(Cell& c, const KnowledgeBase& kb, const std::string& today) {

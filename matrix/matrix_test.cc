@@ -118,6 +118,7 @@ TEST_CASE("resolved cell: base image, pip source, drivers, sources") {
     return s;
   };
   CHECK(joined(*it).find("tag-only") != std::string::npos);
+  CHECK(joined(*it).find("are pinned by version, not by hash") != std::string::npos);  // an index cell
   auto py310 = plan_matrix(write("py310.yaml", std::string(kHeader)), kb(), {"2026-11-22"});
   CHECK(joined(py310.kept.at(0)).find("Python 3.10 reached end of life") != std::string::npos);
   auto early = plan_matrix(kSrc + "/matrix/paddle.yaml", kb(), {"2026-01-01"});
