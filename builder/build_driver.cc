@@ -12,6 +12,7 @@
 
 #include "builder/build_progress.h"
 #include "builder/failure_kind.h"
+#include "builder/normalize_built.h"
 #include "builder/stage_plan.h"
 #include "builder/task_pool.h"
 #include "core/error.h"
@@ -138,6 +139,7 @@ BuildRequest request_for(const GeneratedCell& g, const BuildOptions& opt) {
     return it != g.labels.end() && it->second == kv.second;
   });
   req.build_args[labels::kBuildStageArg] = fresh_mark();
+  req.no_cache = opt.no_cache;
   req.timeout = opt.timeout;
   req.log_path = opt.log_dir / (g.cell.tag + ".log");
   return req;
@@ -181,6 +183,15 @@ void remove_shared_stages(Run& run) {
   for (const auto& name : run.shared_stages) remove_one(run, name, name, "the shared stage (--keep-stages keeps it)");
 }
 
+// The cell's clock (the Dockerfile's io.imgtool.source-date-epoch label); 0 when it has none.
+int64_t epoch_of(const GeneratedCell& g) {
+  auto it = g.labels.find(labels::kSourceDateEpoch);
+  if (it == g.labels.end() || it->second.empty() || it->second.size() > 12 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  return std::stoll(it->second);
+}
+
 // Up to date = store and image label agree on the cell's inputs hash.
 bool check_up_to_date(Run& run, size_t i) {
   const GeneratedCell& g = run.cells[i];
@@ -191,6 +202,8 @@ bool check_up_to_date(Run& run, size_t i) {
   if (!img) return false;
   auto it = img->labels.find(kInputsHashLabel);
   if (it == img->labels.end() || it->second != g.inputs_hash) return false;
+  // Asked for a normalized image: one the build made as it was (its clock, not the cell's) is not it.
+  if (run.opt.normalize && img->created != strings::utc_rfc3339(epoch_of(g))) return false;
   out.status = CellStatus::up_to_date;
   out.image_id = img->id;
   return true;
@@ -248,6 +261,38 @@ void remove_same_inputs(Run& run, const GeneratedCell& g, const std::string& now
       now_id, "the image " + g.cell.tag + " had before (same inputs)");
 }
 
+// BuildOptions::normalize: the image normalized and loaded back under its name (normalize_built.h);
+// the image the build made goes. False, with out.error, when it cannot be done: the cell fails and
+// the caller removes what the build made (no name is left on an image that is not what was asked for).
+bool normalize_cell(Run& run, const GeneratedCell& g, const std::string& image, CellBuild& out) {
+  out.status = CellStatus::failed;
+  int64_t epoch = epoch_of(g);
+  if (epoch <= 0) {
+    out.error = std::string("normalize: the cell sets no ") + labels::kSourceDateEpoch + " label (regenerate it)";
+    return false;
+  }
+  auto t0 = Clock::now();
+  try {
+    NormalizedBuild n =
+        normalize_built(run.docker, image, epoch, run.opt.normalize_rules, run.opt.log_dir.parent_path());
+    out.built_id = out.image_id;
+    out.image_id = n.image_id;
+    run.event("normalized " + g.cell.tag + " in " + std::to_string(static_cast<int>(since(t0))) +
+              " s: " + n.image_id.substr(0, 19) + " (" + std::to_string(n.mtimes_clamped) + " mtime(s) clamped, " +
+              std::to_string(n.dropped) + " build record(s) dropped, " + std::to_string(n.pyc_rewritten) +
+              " .pyc rewritten)");
+  } catch (const std::exception& e) {
+    out.error = std::string("normalize: ") + e.what();
+    return false;
+  }
+  out.status = CellStatus::built;
+  out.seconds = since(t0) + out.seconds;
+  if (out.built_id != out.image_id)
+    remove_one(run, out.built_id, out.built_id.substr(0, 19),
+               "the image the build made (normalized into " + out.image_id.substr(0, 19) + ")");
+  return true;
+}
+
 void build_cell_unguarded(Run& run, size_t i) {
   const GeneratedCell& g = run.cells[i];
   CellBuild& out = run.results[i];
@@ -272,10 +317,17 @@ void build_cell_unguarded(Run& run, size_t i) {
   }
   out.status = CellStatus::built;
   out.image_id = r.image_id;
-  run.store.record_build({g.cell.tag, g.inputs_hash, req.image, r.image_id, out.seconds, 0});
   run.event("built " + g.cell.tag + " in " + std::to_string(static_cast<int>(out.seconds)) + " s");
-  remove_replaced(run, g.cell.tag, before_id, r.image_id);
-  remove_same_inputs(run, g, r.image_id);
+  if (run.opt.normalize && !normalize_cell(run, g, req.image, out)) {
+    run.store.forget_build(g.cell.tag);
+    remove_one(run, out.image_id, out.image_id.substr(0, 19), "the image the build made (not normalized)");
+    run.event("FAILED " + g.cell.tag + ": " + out.error);
+    remove_build_stage(run, g.cell.tag, req);
+    return;
+  }
+  run.store.record_build({g.cell.tag, g.inputs_hash, req.image, out.image_id, out.seconds, 0});
+  remove_replaced(run, g.cell.tag, before_id, out.image_id);
+  remove_same_inputs(run, g, out.image_id);
   remove_build_stage(run, g.cell.tag, req);
 }
 

@@ -5,6 +5,7 @@
 // recorded a good build of that hash) → nothing runs; otherwise one
 // `docker build` of the cell folder, retried only on transient failures
 // (failure_kind.h), with a timeout and a log file <state>/logs/<tag>.log.
+// With normalize, an up-to-date image must also be the normalized one (created = the cell's epoch).
 // Builds run on a pool of `jobs` threads, shared base stages first
 // (stage_plan.h). A failed cell never stops the others; the report has one
 // row per cell. Every docker call goes through the run's engine (engine/engine.h).
@@ -28,6 +29,7 @@
 #include "builder/generated_cell.h"
 #include "builder/state_store.h"
 #include "engine/engine.h"
+#include "image/normalize.h"
 #include "matrix/labels.h"
 
 namespace imgtool::builder {
@@ -35,15 +37,20 @@ namespace imgtool::builder {
 inline constexpr const char* kInputsHashLabel = labels::kInputsHash;
 
 struct BuildOptions {
-  int jobs = 1;                                      // parallel docker builds
-  fs::path log_dir;                                  // required: one <tag>.log per cell
-  std::string image_prefix;                          // local name = prefix + repository + ":" + tag
-  std::chrono::seconds timeout{3600};                // per docker build
-  int max_attempts = 3;                              // 1 = no retry; only transient failures retry
-  std::chrono::milliseconds retry_backoff{5000};     // before the 2nd attempt; doubled after each
-  bool force = false;                                // build even when up to date
-  bool keep_stages = false;                          // keep first stages as layer cache (see above)
-  std::function<void(const std::string&)> on_event;  // progress lines (the library never prints)
+  int jobs = 1;                                   // parallel docker builds
+  fs::path log_dir;                               // required: one <tag>.log per cell
+  std::string image_prefix;                       // local name = prefix + repository + ":" + tag
+  std::chrono::seconds timeout{3600};             // per docker build
+  int max_attempts = 3;                           // 1 = no retry; only transient failures retry
+  std::chrono::milliseconds retry_backoff{5000};  // before the 2nd attempt; doubled after each
+  bool force = false;                             // build even when up to date
+  bool keep_stages = false;                       // keep first stages as layer cache (see above)
+  bool no_cache = false;                          // docker build --no-cache (a reproduction: every step runs)
+  // Reproducible images (normalize_built.h): each built image normalized with its cell's
+  // SOURCE_DATE_EPOCH and loaded back under its name; the copy passes through log_dir's parent.
+  bool normalize = false;
+  std::vector<image::NormalizeRule> normalize_rules;  // image/normalize_rules.tsv as read
+  std::function<void(const std::string&)> on_event;   // progress lines (the library never prints)
   // A running build's step (build_progress.h); null = as plain lines through on_event.
   std::function<void(const ProgressEvent&)> on_progress;
 };
@@ -54,7 +61,8 @@ std::string to_string(CellStatus s);
 struct CellBuild {
   std::string tag;
   std::string image;     // local name:tag
-  std::string image_id;  // "sha256:…" (built or up to date)
+  std::string image_id;  // "sha256:…" (built or up to date; normalized when BuildOptions::normalize)
+  std::string built_id;  // what docker build made, when it was normalized into image_id ("" otherwise)
   std::string inputs_hash;
   CellStatus status = CellStatus::failed;
   int attempts = 0;  // docker build invocations for this cell (0 when up to date)

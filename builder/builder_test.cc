@@ -29,6 +29,8 @@
 #include "core/strings.h"
 #include "dockerfiles/stages.h"
 #include "engine/fake_engine.h"
+#include "image/config.h"
+#include "matrix/labels.h"
 #include "matrix/testing/cells.h"
 #include "tests/fixtures.h"
 #include "tests/source_kb.h"
@@ -194,6 +196,71 @@ TEST_CASE("the image a tag held goes when another state folder's build takes the
   REQUIRE(build_cells(cells, f.options(), docker, demo).docker_builds == 1);  // no record in this state
   CHECK_FALSE(docker.inspect(first));  // no name held it any more: gone, not left dangling
   CHECK(docker.find("paddle:a"));
+}
+
+TEST_CASE(
+    "normalize: the built image normalized and loaded back under its name, the build's removed; a rebuild is the same "
+    "image") {
+  Fixture f;
+  GeneratedCell g = f.cell("a");
+  g.labels[labels::kSourceDateEpoch] = "1767225600";
+  FakeEngine docker;
+  docker.reproducible_builds = true;  // the double: the same labels give the same build
+  StateStore store(f.root / "state");
+  auto opt = f.options();
+  opt.normalize = true;
+  opt.normalize_rules =
+      image::read_normalize_rules(fs::path(imgtool::testing::source_dir()) / "image/normalize_rules.tsv");
+  auto first = build_cells({g}, opt, docker, store);
+  REQUIRE(first.ok());
+  const CellBuild& b = first.cells[0];
+  REQUIRE_FALSE(b.built_id.empty());
+  CHECK(b.image_id != b.built_id);
+  CHECK(docker.find("paddle:a")->id == b.image_id);
+  CHECK_FALSE(docker.inspect(b.built_id));  // the image the build made went
+  auto src = docker.save("paddle:a");
+  image::ImageConfig cfg = image::read_image_config(*src, src->manifest());
+  CHECK(cfg.created == "2026-01-01T00:00:00Z");  // the cell's epoch, not the build's clock
+  CHECK(cfg.label(labels::kInputsHash) == g.inputs_hash);
+  CHECK(store.last_build("a")->image_id == b.image_id);
+  auto again = build_cells({g}, opt, docker, store);
+  CHECK(again.docker_builds == 0);  // up to date: the normalized image carries the inputs hash
+  CHECK(again.cells[0].image_id == b.image_id);
+  opt.force = true;
+  auto rebuilt = build_cells({g}, opt, docker, store);
+  REQUIRE(rebuilt.docker_builds == 1);
+  CHECK(rebuilt.cells[0].image_id == b.image_id);  // rebuild = same image
+}
+
+TEST_CASE("normalize: an up-to-date image the build made as it was is not the normalized one: built again") {
+  Fixture f;
+  GeneratedCell g = f.cell("a");
+  g.labels[labels::kSourceDateEpoch] = "1767225600";
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  auto opt = f.options();
+  REQUIRE(build_cells({g}, opt, docker, store).ok());
+  opt.normalize = true;
+  auto rep = build_cells({g}, opt, docker, store);
+  CHECK(rep.docker_builds == 1);
+  CHECK_FALSE(rep.cells[0].built_id.empty());
+  CHECK(build_cells({g}, opt, docker, store).docker_builds == 0);
+}
+
+TEST_CASE("normalize: a cell without its epoch label fails alone, naming the label; nothing is left under the name") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a"), f.cell("b")};
+  cells[1].labels[labels::kSourceDateEpoch] = "1767225600";
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  auto opt = f.options();
+  opt.normalize = true;
+  auto rep = build_cells(cells, opt, docker, store);
+  CHECK(rep.cells[0].status == CellStatus::failed);
+  CHECK(rep.cells[0].error == "normalize: the cell sets no io.imgtool.source-date-epoch label (regenerate it)");
+  CHECK_FALSE(docker.find("paddle:a"));
+  CHECK_FALSE(store.last_build("a"));
+  CHECK(rep.cells[1].status == CellStatus::built);
 }
 
 TEST_CASE("an image whose label disagrees with the store is rebuilt") {

@@ -6,6 +6,7 @@
 #include "builder/cell_source.h"
 #include "cli/kb_flag.h"
 #include "cli/progress_printer.h"
+#include "cli/reproducible_flag.h"
 #include "cli/subcommand.h"
 
 namespace imgtool::cli {
@@ -20,6 +21,7 @@ struct BuildFlags {
   KbFlag kb;
   int jobs = 1, timeout = 3600, attempts = 3;
   bool json = false, force = false, quiet = false, keep_stages = false;
+  ReproducibleFlag reproducible;
 };
 
 int run_build(const BuildFlags& f) {
@@ -36,6 +38,7 @@ int run_build(const BuildFlags& f) {
                             .max_attempts = f.attempts,
                             .force = f.force,
                             .keep_stages = f.keep_stages};
+  f.reproducible.apply(opt);
   print_progress(opt, "build", f.quiet);
   std::cerr << "build: " << cells.size() << " cell(s) from " << builder::describe_dirs(src) << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
@@ -64,6 +67,7 @@ Registration build_registration(
        sub.add_flag("--force", f->force, "build even cells that are up to date");
        sub.add_flag("--keep-stages", f->keep_stages,
                     "keep each cell's first stage (wheels and venv) as layer cache; default: removed once built");
+       f->reproducible.add(sub);
        sub.add_flag("--json", f->json, "print the summary as JSON");
        sub.add_flag("-q,--quiet", f->quiet, "no progress lines on stderr (the summary and errors still print)");
        return [f] { return run_build(*f); };

@@ -9,6 +9,7 @@
 #include "cli/kb_flag.h"
 #include "cli/policy_flags.h"
 #include "cli/progress_printer.h"
+#include "cli/reproducible_flag.h"
 #include "cli/sign_common.h"
 #include "cli/smoke_flags.h"
 #include "cli/subcommand.h"
@@ -44,8 +45,9 @@ struct NightlyFlags {
   std::vector<std::string> only, merge_dirs, collect_files;
   std::string from_report;
   std::string sign_key, public_key;  // nightly promote
-  int jobs = 1, timeout = 3600;
+  int jobs = 1, timeout = 3600, reproduce = 0;
   bool fresh_smoke = false, quiet = false, keep_stages = false;
+  ReproducibleFlag reproducible;
   PolicyFlags policy;  // nightly promote: the one trust policy (cli/policy_flags.h)
 };
 
@@ -129,6 +131,8 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
 int run_nightly_cmd(const NightlyFlags& f) {
   auto kb = f.kb.load();  // the run's one KB
   nightly::NightlyRequest req = nightly_request(f, kb);
+  f.reproducible.apply(req.options.build);
+  req.reproduce = f.reproduce;
   print_progress(req.options.build, "nightly", f.quiet);
   auto report = nightly::nightly(req);
   print_summary(report, f.report);
@@ -215,6 +219,11 @@ Registration nightly_registration(
        sub.add_flag("--fresh-smoke", f->fresh_smoke, "re-run the smoke even for unchanged images");
        sub.add_flag("--keep-stages", f->keep_stages,
                     "keep each cell's first stage (wheels and venv) as layer cache; default: removed once built");
+       f->reproducible.add(sub);
+       sub.add_option("--reproduce", f->reproduce,
+                      "after publishing, rebuild N published cells with --no-cache and compare them with the registry "
+                      "(a sample that moves with the day; imgtool reproduce); one that differs fails the run")
+           ->check(CLI::Range(0, 1000));
        sub.add_flag("--kb-check", f->kb_check,
                     "also check the KB against PyPI and Paddle's index (imgtool kb check; network): the "
                     "report lists the releases it lacks (default: the report shows the KB's age only)");

@@ -22,6 +22,7 @@ std::vector<std::string> build_argv(const BuildRequest& r, const fs::path& iidfi
   std::vector<std::string> a = {"docker", "build", "--force-rm", "--file",        r.dockerfile.string(),
                                 "--tag",  r.image, "--iidfile",  iidfile.string()};
   if (!r.target.empty()) a.insert(a.end(), {"--target", r.target});
+  if (r.no_cache) a.push_back("--no-cache");
   for (auto& [k, v] : r.build_args) a.insert(a.end(), {"--build-arg", k + "=" + v});
   for (auto& [k, v] : r.labels) a.insert(a.end(), {"--label", k + "=" + v});
   a.push_back(r.context.string());

@@ -82,6 +82,7 @@ struct BuildRequest {
   std::map<std::string, std::string> labels;      // --label K=V (added after the Dockerfile's own)
   std::chrono::seconds timeout{3600};             // the build is killed after this
   fs::path log_path;                              // output is appended here
+  bool no_cache = false;                          // --no-cache: every step runs again (a reproduction)
 };
 
 // What one build produced.

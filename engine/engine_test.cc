@@ -117,6 +117,10 @@ TEST_CASE("build_argv: labels and target, context last") {
   CHECK(has_seq(a, "--target", "build"));
   CHECK(has_seq(a, "--label", "io.imgtool.tag=a"));
   CHECK(a.back() == "/ctx");
+  CHECK(std::find(a.begin(), a.end(), "--no-cache") == a.end());
+  b.no_cache = true;  // a reproduction runs every step again
+  auto again = build_argv(b, "/tmp/iid");
+  CHECK(std::find(again.begin(), again.end(), "--no-cache") != again.end());
 }
 
 TEST_CASE("fake: a build makes an image whose ID is its config digest, with the request's labels; save serves it") {

@@ -118,7 +118,8 @@ BuildResult FakeEngine::build(const BuildRequest& r) {
     ImageInfo stage = store_image({{stage_mark_label, mark->second}}, r.image + "#stage" + std::to_string(built_));
     images_[stage.id] = stage;
   }
-  ImageInfo img = store_image(labels, r.image + "#" + std::to_string(++built_));
+  ++built_;
+  ImageInfo img = store_image(labels, reproducible_builds ? "" : r.image + "#" + std::to_string(built_));
   images_[img.id] = img;
   name_image(r.image, img.id);
   return {RunResult{0, false, "Successfully built " + img.id.substr(7, 12) + "\n", ""}, img.id};
@@ -158,7 +159,9 @@ LoadResult FakeEngine::load(image::ImageSource& src, const std::string& name,
   image::MemorySource loaded(store_, m.config().digest);
   ImageInfo info;
   info.id = load_reencodes ? sha256_digest("re-encoded " + m.config().digest) : m.config().digest;
-  info.labels = image::read_image_config(loaded, m).labels;
+  image::ImageConfig cfg = image::read_image_config(loaded, m);
+  info.labels = cfg.labels;
+  info.created = cfg.created;
   images_[info.id] = info;
   name_image(name, info.id);
   return {res.digest, res.blobs, res.seconds};

@@ -51,6 +51,7 @@ class FakeEngine : public Engine {
   std::string kind = "fake";                                    // builder_kind()
   bool unreachable = false;                                     // every call throws (retryable)
   bool load_reencodes = false;                                  // load() gives another image ID
+  bool reproducible_builds = false;  // the same labels give the same image (config), as a reproducible build
   // The classic builder's leftover first stage: a build whose request carries the build arg
   // `stage_mark_arg` gets the label `stage_mark_label` = its value on a `--target` image and, for a
   // full build, on one more image left untagged (the first stage). Empty: no such image.

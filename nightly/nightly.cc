@@ -37,6 +37,7 @@ NightlyCell cell_header(const builder::GeneratedCell& g, const builder::CellBuil
   c.tag = g.cell.tag;
   c.image = b.image;
   c.image_id = b.image_id;
+  c.built_image_id = b.built_id;
   c.inputs_hash = g.inputs_hash;
   c.kb_version = g.kb_version;
   c.base = g.cell.base_digest.empty() ? g.cell.base_image : g.cell.base_image + "@" + g.cell.base_digest;

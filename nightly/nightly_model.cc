@@ -205,6 +205,7 @@ void to_json(json& j, const NightlyCell& c) {
   j = {{"tag", c.tag},
        {"image", c.image},
        {"image_id", c.image_id},
+       {"built_image_id", c.built_image_id},
        {"inputs_hash", c.inputs_hash},
        {"kb_version", c.kb_version},
        {"base", c.base},
@@ -226,6 +227,11 @@ void to_json(json& j, const NightlyCell& c) {
                 {"seconds", c.build.seconds},
                 {"log", c.build.log},
                 {"error", c.build.error}};
+  if (!c.reproduce.outcome.empty())
+    j["reproduce"] = {{"outcome", c.reproduce.outcome},
+                      {"detail", c.reproduce.detail},
+                      {"rebuilt_digest", c.reproduce.rebuilt_digest},
+                      {"seconds", c.reproduce.seconds}};
   j["gate"] = {{"status", to_string(c.gate.status)},
                {"seconds", c.gate.seconds},
                {"failed", c.gate.failed},
@@ -243,6 +249,7 @@ void from_json(const json& j, NightlyCell& c) {
   for (auto [field, to] : std::initializer_list<Field>{{"tag", &c.tag},
                                                        {"image", &c.image},
                                                        {"image_id", &c.image_id},
+                                                       {"built_image_id", &c.built_image_id},
                                                        {"inputs_hash", &c.inputs_hash},
                                                        {"kb_version", &c.kb_version},
                                                        {"base", &c.base},
@@ -262,6 +269,8 @@ void from_json(const json& j, NightlyCell& c) {
   c.publish = {parse(kPublish, p, "status"), p.value("seconds", 0.0),      p.value("ref", ""),
                p.value("digest", ""),        p.value("signature_tag", ""), p.value("error", "")};
   c.publish.dated_tag = p.value("dated_tag", "");
+  const json& r = part(j, "reproduce");
+  c.reproduce = {text(r, "outcome"), text(r, "detail"), text(r, "rebuilt_digest"), number(r, "seconds")};
   c.layers.clear();
   for (auto& l : j.value("layers", json::array()))
     if (l.is_object()) c.layers.push_back({l.value("digest", ""), integer<int64_t>(l, "size", 0)});

@@ -6,10 +6,12 @@
 //   {kind, matrix, registry, gpus, builder, shards:["i/n"], started, seconds, docker_builds, ok, previous, release,
 //    kb:{version, released, age_days, check: not checked|up to date|stale|incomplete|error, index, stale:[line…],
 //        errors:[line…]},
-//    cells:[{tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle, cudnn, cuda_archs, ok,
+//    cells:[{tag, image, image_id, built_image_id (what docker build made, when --reproducible normalized it
+//            into image_id), inputs_hash, kb_version, base, variant, cuda, python, paddle, cudnn, cuda_archs, ok,
 //            layers:[{digest, size}] (the published manifest's, compressed), packages:{"<purl type>/<name>": version}
 //            (from the SBOM), changes:["what changed since the previous run", …], promote (staged cells),
 //            build:{status: built|up-to-date|FAILED, attempts, seconds, log, error},
+//            reproduce:{outcome: reproduced|differs|not rebuilt, detail, rebuilt_digest, seconds} (sampled cells),
 //            smoke:{status: pass|fail|cached|skipped|error, seconds, reasons, warnings, throughput, error, source},
 //            gate:{status: pass|fail|skipped|error, seconds, failed:[row…], error},
 //            publish:{status: published|unchanged|failed|skipped, seconds, ref, digest, signature_tag, error,
@@ -96,6 +98,16 @@ struct PublishStep {
   bool ok() const { return status == PublishStatus::published || status == PublishStatus::unchanged; }
 };
 
+// nightly --reproduce N: the cell rebuilt with --no-cache and compared with what the registry holds
+// (reproduce/reproduce.h). Empty outcome: not sampled tonight.
+struct ReproduceStep {
+  std::string outcome;  // "reproduced" | "differs" | "not rebuilt" | ""
+  std::string detail;   // how it was reproduced, why it was not rebuilt, or where it differs
+  std::string rebuilt_digest;
+  double seconds = 0;
+  bool ok() const { return outcome.empty() || outcome == "reproduced"; }
+};
+
 // One layer of a published image: its blob digest and compressed size.
 struct LayerSize {
   std::string digest;
@@ -107,18 +119,20 @@ std::vector<LayerSize> sizes_of(const std::vector<image::Descriptor>& layers);
 
 struct NightlyCell {
   std::string tag, image, image_id, inputs_hash, kb_version, base, variant, cuda, python, paddle;
+  std::string built_image_id;     // --reproducible: the docker build's image, normalized into image_id
   std::string cudnn, cuda_archs;  // the cell's claims a collected document is bound against (smoke/binding.h)
   BuildStep build;
   SmokeStep smoke;
   GateStep gate;
   PublishStep publish;
+  ReproduceStep reproduce;
   std::vector<LayerSize> layers;                // of the published image; empty when not published
   std::map<std::string, std::string> packages;  // "<purl type>/<name>" -> version, from the image's SBOM
   std::vector<std::string> changes;             // since the previous run (nightly/report_changes.h)
   std::string promote;                          // staged (--stage-repository): the command that releases it
   // Published only after build, smoke and gate passed; a smoke collected later (`nightly collect`,
   // a GPU smoke on a cluster after a --no-gpu-host nightly published) that failed fails the cell too.
-  bool ok() const { return publish.ok() && smoke.ok(); }
+  bool ok() const { return publish.ok() && smoke.ok() && reproduce.ok(); }
   // The first problem: "<step>: <error or first reason>", "" when none.
   std::string problem() const;
 };

@@ -1,10 +1,12 @@
 #include "nightly/nightly_run.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "builder/cell_source.h"
 #include "builder/state_store.h"
 #include "core/error.h"
+#include "nightly/nightly_reproduce.h"
 #include "nightly/report.h"
 #include "nightly/report_changes.h"
 
@@ -27,6 +29,17 @@ NightlyReport nightly(const NightlyRequest& req) {
     req.log("nightly: shard " + req.options.shard.text() + ": " + std::to_string(cells.size()) + " of " +
             std::to_string(src.cells.size()) + " cell(s) from " + builder::describe_dirs(src));
   NightlyReport report = run_nightly(cells, req.options, docker, store, steps.get());
+  if (req.reproduce > 0) {
+    std::string day = report.started.substr(0, 10);  // YYYY-MM-DD…
+    day.erase(std::remove(day.begin(), day.end(), '-'), day.end());
+    reproduce_published(report, cells,
+                        {.count = req.reproduce,
+                         .today = req.options.today.empty() ? day : req.options.today,
+                         .work_parent = req.state,
+                         .transport = so.transport,
+                         .on_event = req.options.build.on_event},
+                        docker);
+  }
   if (req.release) stage_promotions(report, req.options.target, *req.release);
   compare_with_last_run(report, req.state);
   write_report(req.report, report);

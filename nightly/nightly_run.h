@@ -26,6 +26,7 @@ struct NightlyRequest {
   engine::Engine* engine = nullptr;             // the run's one engine (the CLI's); required
   const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); required
   std::function<void(const std::string&)> log;  // progress lines ("nightly: shard 1/2: …")
+  int reproduce = 0;  // --reproduce N: N published cells rebuilt with --no-cache and compared (nightly_reproduce.h)
 };
 
 // Never throws for a failing cell (the report says so); InputError for a bad request.

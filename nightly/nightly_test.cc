@@ -17,6 +17,7 @@
 #include "engine/fake_engine.h"
 #include "image/http.h"
 #include "matrix/testing/cells.h"
+#include "nightly/nightly_reproduce.h"
 #include "nightly/report.h"
 #include "tests/source_kb.h"
 #include "tests/test_dirs.h"
@@ -378,6 +379,37 @@ TEST_CASE("nightly model: one to/from JSON round trip keeps every step and statu
   json bad = j;
   bad["cells"][0]["publish"]["status"] = "maybe";
   CHECK_THROWS_AS(bad.get<NightlyReport>(), InputError);
+}
+
+TEST_CASE(
+    "nightly --reproduce: the sample is N published cells in tag order from the day's place; the step round-trips") {
+  NightlyReport r;
+  for (const char* t : {"d", "a", "c", "b"}) {
+    NightlyCell c;
+    c.tag = t;
+    c.publish.status = std::string(t) == "c" ? PublishStatus::failed : PublishStatus::published;
+    r.cells.push_back(c);
+  }
+  auto tags = [&](const std::vector<size_t>& idx) {
+    std::string s;
+    for (size_t i : idx) s += r.cells[i].tag;
+    return s;
+  };
+  // published, in tag order: a b d; day 20261206 -> 2026*372+12*31+6 = 754050, % 3 = 0
+  CHECK(tags(reproduce_sample(r, 2, "20261206")) == "ab");
+  CHECK(tags(reproduce_sample(r, 2, "20261207")) == "bd");   // the next day moves on
+  CHECK(tags(reproduce_sample(r, 9, "20261207")) == "bda");  // never more than there are
+  CHECK(reproduce_sample(r, 0, "20261207").empty());
+  r.cells[0].reproduce = {"differs", "differ: sha256:a vs sha256:b\n  first differing layer: 1 (of 2 and 2)",
+                          "sha256:b", 12.5};
+  CHECK_FALSE(r.cells[0].ok());  // published, but not what the matrix builds
+  NightlyReport back = json(r).get<NightlyReport>();
+  CHECK(back.cells[0].reproduce.outcome == "differs");
+  CHECK(back.cells[0].reproduce.seconds == 12.5);
+  CHECK(back.cells[1].reproduce.outcome.empty());  // not sampled: no row, ok
+  CHECK(back.cells[1].reproduce.ok());
+  CHECK(render_markdown(r).find("- reproduce: differs (rebuilt with --no-cache in 12.5 s)\n  - differ: sha256:a") !=
+        std::string::npos);
 }
 
 TEST_CASE("nightly -j 2: every smoke runs alone, before any gate; gates and publishes of two cells overlap") {

@@ -284,9 +284,10 @@ std::vector<std::pair<std::string, std::vector<std::string>>> check_rows(const N
 }
 
 void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous) {
-  s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19) << ")\n- inputs hash: `"
-    << c.inputs_hash << "`, KB " << c.kb_version << ", base `" << c.base << "`\n- build: " << to_string(c.build.status)
-    << " in " << fixed(c.build.seconds) << " s, log "
+  s << "\n## " << c.tag << "\n\n- image: `" << c.image << "` (" << c.image_id.substr(0, 19)
+    << (c.built_image_id.empty() ? "" : ", normalized from the build's " + c.built_image_id.substr(0, 19))
+    << ")\n- inputs hash: `" << c.inputs_hash << "`, KB " << c.kb_version << ", base `" << c.base
+    << "`\n- build: " << to_string(c.build.status) << " in " << fixed(c.build.seconds) << " s, log "
     << (log_name(c).empty() ? "(none)" : "[" + log_name(c) + "](logs/" + log_name(c) + ")") << "\n";
   for (auto& [summary, lines] : check_rows(c)) {
     s << "- " << summary;
@@ -296,6 +297,12 @@ void md_cell(std::ostream& s, const NightlyCell& c, const std::string& previous)
   s << "- publish: " << to_string(c.publish.status) << ' ' << c.publish.ref << ' ' << c.publish.digest << ' '
     << c.publish.error << "\n";
   if (!c.layers.empty()) s << "- size: " << size_of(c) << " in " << c.layers.size() << " layer(s)\n";
+  if (!c.reproduce.outcome.empty()) {  // nightly --reproduce: rebuilt with --no-cache, compared
+    s << "- reproduce: " << c.reproduce.outcome << " (rebuilt with --no-cache in " << fixed(c.reproduce.seconds)
+      << " s)";
+    for (const auto& l : strings::split_lines(c.reproduce.detail)) s << "\n  - " << escape_md(l);
+    s << "\n";
+  }
   if (!c.promote.empty()) s << "- staged; release with: `" << c.promote << "`\n";
   s << "- changes since " << (previous.empty() ? "the previous run" : previous) << ":";
   for (auto& ch : c.changes) s << "\n  - " << escape_md(ch);

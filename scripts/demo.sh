@@ -8,11 +8,13 @@
 #   3. ONE imgtool nightly over matrix/local.yaml (the CPU cell) and matrix/local-gpu.yaml (PyPI
 #      paddlepaddle-gpu 2.6.2 on the CUDA 11.8 base scripts/make-cuda-base.sh makes from NVIDIA's
 #      PyPI wheels), both cells built at once (-j 2), then each smoked, gated, pushed by digest,
-#      signed and tagged; on a host without a GPU the smoke runs with --no-gpu-host (gpu images
+#      signed and tagged (--reproducible: each image normalized, so a rebuild gives the same digest);
+#      on a host without a GPU the smoke runs with --no-gpu-host (gpu images
 #      judged up to the driver; the report says the GPU part was not run);
 #   4. an OCI layout copy of the published images (out/layout) and, side by side,
 #   5. signature + claims check of the published tags (imgtool verify);
 #   6. the same nightly again: nothing changed, so no build/smoke/push (timed);
+#   7. imgtool reproduce of the CPU tag: rebuilt with --no-cache, normalized, the same digest;
 #   then a one-screen summary and where the report is. Exits non-zero if any step fails.
 #
 # Environment: BUILD (build folder, default build), OUT (default out), KEEP_REGISTRY=1 to
@@ -94,7 +96,7 @@ step "nightly: the CPU and the GPU cell${GPU_HOST_ARGS[*]:+ (${GPU_HOST_ARGS[*]}
 REPORT=$OUT/demo
 t0=$(date +%s.%N)
 "$IMGTOOL" nightly "$MATRIX" "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$REPORT" -j 2 \
-  "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
+  --reproducible "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" || die "nightly failed; report: $REPORT/report.md"
 t1=$(date +%s.%N)
 
 # The published cells, as "repository tag digest" lines.
@@ -138,9 +140,18 @@ done
 step "nightly again (nothing changed)"
 t2=$(date +%s.%N)
 "$IMGTOOL" nightly "$MATRIX" "$GPU_MATRIX" --registry "$REGISTRY" --key "$TMP/keys/release.key" --report "$OUT/demo-noop" \
-  -j 2 "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" >/dev/null || die "no-op nightly failed; report: $OUT/demo-noop/report.md"
+  -j 2 --reproducible "${GPU_HOST_ARGS[@]}" "${STATE_ARGS[@]}" >/dev/null || die "no-op nightly failed; report: $OUT/demo-noop/report.md"
 t3=$(date +%s.%N)
 NOOP_BUILDS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["docker_builds"])' "$OUT/demo-noop/nightly.json")
+
+# Rebuild = same digest: the CPU tag rebuilt with --no-cache from the matrix, normalized, compared.
+step "reproduce the CPU tag (docker build --no-cache, normalize, compare digests)"
+for line in "${PUBLISHED[@]}"; do
+  read -r repo tag _ <<<"$line"
+  case "$tag" in *gpu*) continue ;; esac
+  "$IMGTOOL" reproduce "docker://$repo:$tag" --matrix "$MATRIX" -q | tee "$TMP/reproduce-$tag.txt" \
+    || die "the published $tag is not what the matrix builds (above)"
+done
 
 step "summary"
 sed -n '1,/^## /p' "$REPORT/report.md" | sed '$d'
