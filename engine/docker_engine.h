@@ -3,8 +3,9 @@
 // for every call, so the CLI and the Engine API can never reach two engines.
 //   inspect   Engine API GET /images/NAME/json (image/engine_api.h, no CLI process:
 //             milliseconds, so an up-to-date check of many cells stays cheap)
-//   build     `docker build` (DOCKER_BUILDKIT=1 only when `docker buildx version`
-//             works, else 0 — always explicit), --iidfile, timeout(1) wrapper
+//   build     `docker build` (DOCKER_BUILDKIT from $IMGTOOL_BUILDKIT when set, else 1 only
+//             when `docker buildx version` works, else 0 — always explicit), --iidfile,
+//             timeout(1) wrapper
 //   run       `docker run --rm --name N <fence> …` (engine.h: Isolation), each output stream
 //             kept up to kMaxRunOutput bytes (a note ends a cut one); on timeout `docker rm -f N`
 //   save      the docker-daemon: transport's source (image/daemon_transport.h)

@@ -1,7 +1,9 @@
-// The one Docker engine seam. Everything imgtool asks of a Docker engine — the
+// The Docker engine seam. What the library asks of a Docker engine — the
 // builder's `docker build`, the smoke's `docker run`, verify's inspect/load/rm,
-// the nightly's gate and push reading an image (save) — is one call on an
-// Engine, so:
+// the nightly's gate and push reading an image (save), prune — is one call on an
+// Engine; the docker-daemon: transport and run/image_facts.cc speak the Engine API
+// (image/engine_api.h), and doctor's host probes (host/host_system.h) run the docker
+// CLI, all on the same pinned socket. So:
 //   * a run talks to ONE engine ($DOCKER_HOST=unix://PATH, else
 //     /var/run/docker.sock, resolved once when the engine is made:
 //     core/engine.h), whatever `docker context` says;
@@ -11,7 +13,8 @@
 //
 // Isolation. Every container imgtool starts runs an image it does not trust (a cell just built
 // from a matrix anyone may edit, a registry image under verify, doctor's probe image), so
-// run_argv() puts one fixed fence on every RunRequest, least privilege (kIsolationFlags):
+// run_argv() puts one fixed fence on every RunRequest, least privilege (isolation_flags(), and
+// --memory from run_argv()):
 //   --network none                     the probe needs no network: nothing in the image reaches
 //                                      the host's services, the cloud metadata service or the Internet
 //   --cap-drop ALL                     root in the container holds no capability (ulimits, /dev/shm

@@ -22,8 +22,8 @@ struct ImageFacts {
   static ImageFacts from_labels(const std::string& ref, const std::map<std::string, std::string>& labels);
 };
 
-// Reads the labels: `docker-daemon:NAME` or a plain local name via
-// `docker image inspect`; `docker://…` and `oci:` through the image/ transports
+// Reads the labels: `docker-daemon:NAME` or a plain local name through the
+// Engine API (image/engine_api.h, GET /images/NAME/json); `docker://…` and `oci:` through the image/ transports
 // (manifest -> config blob). Throws Error when the image cannot be read.
 ImageFacts read_image_facts(const std::string& ref, bool insecure_http = false);
 

@@ -29,7 +29,8 @@ struct GpuPeaks {
 // GPU device name -> peaks; nullopt when the model is unknown.
 using PeaksLookup = std::function<std::optional<GpuPeaks>(std::string_view gpu)>;
 
-// Lookup through KnowledgeBase::load_default(), for the CLI's own use; a KB that cannot be loaded
+// Lookup through KnowledgeBase::load_default(), for tests (commands pass their one KB to
+// kb_peaks(kb)); a KB that cannot be loaded
 // behaves as "every model unknown" (floors are then skipped, with a reason).
 PeaksLookup kb_peaks();
 // Lookup in `kb`, the caller's one knowledge base (the CLI's); `kb` must outlive the lookup.

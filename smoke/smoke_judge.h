@@ -1,7 +1,7 @@
 // One smoke → record → judge, used by `imgtool smoke`, the nightly's smoke step
 // and `imgtool verify`'s smoke part:
 //
-//   JudgedSmoke s = smoke_and_judge(smoke_options, record_options);
+//   JudgedSmoke s = smoke_and_judge(smoke_options, record_options, engine);
 //
 // run_smoke() (smoke_runner.h) → records_from_probe() → record_and_judge()
 // (records_judge.h) → apply_throughput() (a failed judgement fails the verdict).

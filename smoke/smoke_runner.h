@@ -104,8 +104,8 @@ engine::RunRequest smoke_request(const SmokeOptions& opt, const std::string& nam
 // The docker run argv of smoke_request() (engine::run_argv): what the report shows.
 std::vector<std::string> docker_run_argv(const SmokeOptions& opt, const std::string& name);
 
-// Inspects the image, runs the probe, judges, all on `docker` (default: the
-// run's one engine). Throws InputError for bad options (unknown variant), Error
+// Inspects the image, runs the probe, judges, all on `docker`, the caller's
+// engine (no default). Throws InputError for bad options (unknown variant), Error
 // when the image cannot be inspected; every failure of the run itself is
 // reported in the result, never thrown (a timed-out container is removed by the engine).
 SmokeResult run_smoke(SmokeOptions opt, engine::Engine& docker);

@@ -5,8 +5,9 @@
 //   Report r = verify_image({.ref = "docker://reg/ai/paddle:3.3.1-cpu", .public_key = pub.get(), …});
 //
 // Order and trust (each part is skipped, with a row saying why, when an earlier one failed):
-//   1. the manifest is read ONCE (an index: its linux/amd64 image, image/platform.h); the signature
-//      is checked on the digest of exactly those bytes (static_checks.h);
+//   1. the tag's manifest is read once to pin its digest (an index: its linux/amd64 image,
+//      image/platform.h), and everything after is read by that digest, hash-checked; the signature
+//      is checked on that digest (static_checks.h);
 //   2. the layers are scanned once the signature holds: the claims, the loader rows, and -- for a
 //      registry image with SBOM rows wanted -- the SBOM inventory, in the same scan;
 //   3. the SBOM rows (sbom_check.h): the signed SPDX attestation of that digest vs the inventory;
