@@ -48,6 +48,10 @@ TAG=${2:-imgtool-base/cuda:$CUDA-cudnn$CUDNN_MAJOR-runtime-bookworm}
 
 # shellcheck disable=SC2086
 WHEELS=$("$ROOT/scripts/wheelhouse.sh" 3.11 $PINS | tail -1)
+# Hash-locked (issue 35): every pinned wheel must be a file PyPI lists for that release, by sha256
+# (matrix/kb/cuda_wheels.lock, scripts/lock-cuda-wheels.py); checked before any of its files is used.
+LOCK=$(dirname "$KB")/cuda_wheels.lock
+check_lock() { python3 "$ROOT/scripts/lock-cuda-wheels.py" check "$LOCK" "$WHEELS" $PINS || exit 2; }
 CACHE=${IMGTOOL_CACHE:-$HOME/.cache/imgtool}
 LAYER_TOOL=$ROOT/scripts/cuda-files-layer.py
 # The files layer made ahead (--fetch, while the Debian base is still being made), by the
@@ -59,6 +63,7 @@ if [ "$FETCH_ONLY" = 1 ]; then
   # Ahead unless the tag already holds these wheels (then the build most likely has nothing to do).
   have_pins=$(docker image inspect -f '{{ index .Config.Labels "io.imgtool.base.wheels" }}' "$TAG" 2>/dev/null || true)
   if [ "$have_pins" != "$PINS" ] && [ ! -d "$AHEAD" ]; then
+    check_lock
     mkdir -p "$CACHE/cuda-context"
     tmp=$(mktemp -d "$CACHE/cuda-context/.layer.XXXXXX")
     if python3 "$LAYER_TOOL" layer "$WHEELS" "$CUDA" "$tmp"; then
@@ -84,6 +89,7 @@ FILES_TAG=imgtool-base/cuda-files:$KEY
 trap 'rm -rf "$CTX"; docker image rm "$FILES_TAG" >/dev/null 2>&1 || true' EXIT
 echo "make-cuda-base: building $TAG (CUDA $CUDA_FULL, cuDNN $CUDNN_FULL) from $PINS" >&2
 # 1. the files: one layer on the base, written by docker load straight into the engine's layer store.
+check_lock
 if ! mv -T "$AHEAD" "$CTX/image" 2>/dev/null; then
   python3 "$LAYER_TOOL" layer "$WHEELS" "$CUDA" "$CTX/image" \
     || { echo "make-cuda-base: cannot make the files layer from $WHEELS" >&2; exit 1; }
