@@ -434,3 +434,9 @@ TEST_CASE("Buffer: growing keeps the bytes it had; assign and release") {
   CHECK(b.empty());
   CHECK(b.data() == nullptr);
 }
+
+TEST_CASE("strings::pep503_name: PEP 503") {
+  CHECK(strings::pep503_name("paddlepaddle_gpu") == "paddlepaddle-gpu");
+  CHECK(strings::pep503_name("PaddlePaddle-GPU") == "paddlepaddle-gpu");
+  CHECK(strings::pep503_name("a._-b") == "a-b");
+}

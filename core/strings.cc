@@ -170,6 +170,18 @@ std::vector<std::string> split_lines(std::string_view s) {
   return out;
 }
 
+std::string pep503_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    bool sep = c == '-' || c == '_' || c == '.';
+    if (!sep)
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (out.empty() || out.back() != '-')
+      out += '-';
+  }
+  return out;
+}
+
 std::string utc_rfc3339(int64_t seconds) {
   std::time_t t = static_cast<std::time_t>(seconds);
   std::tm tm{};

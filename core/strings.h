@@ -12,6 +12,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string trim(std::string_view s);
 // Seconds since 1970 as RFC 3339 UTC, to the second: 1767225600 -> "2026-01-01T00:00:00Z".
 std::string utc_rfc3339(int64_t seconds);  // blanks (space, tab, CR, LF) at both ends
+// A Python project name as PEP 503 compares them: lower case, each run of -_. one '-'
+// ("PaddlePaddle_GPU" -> "paddlepaddle-gpu").
+std::string pep503_name(std::string_view name);
 // The parts between `sep` (empty parts kept: "a,,b" -> {"a", "", "b"}; "" -> {""}).
 std::vector<std::string> split(std::string_view s, char sep);
 // Lines without their "\n" / "\r\n" (a last line without a newline counts; no empty last line).

@@ -23,26 +23,13 @@ std::string wheel_prefix(const std::string& requirement) {
   return out + "-" + requirement.substr(eq + 2) + "-";
 }
 
-// A project name as PEP 503 compares them: lower case, each run of -_. one '-'.
-std::string project_name(const std::string& raw) {
-  std::string name;
-  for (char c : raw) {
-    bool sep = c == '-' || c == '_' || c == '.';
-    if (!sep)
-      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (name.empty() || name.back() != '-')
-      name += '-';
-  }
-  return name;
-}
-
 // A wheel file name's project (normalised: lower case, runs of -_. as '-', PEP 503) and version.
 std::pair<std::string, std::string> wheel_name_version(const std::string& file, const std::string& cell_tag) {
   auto parts = strings::split(file, '-');
   if (parts.size() < 5 || !file.ends_with(".whl") || parts[0].empty() || parts[1].empty())
     throw InputError("cell " + cell_tag + ": " + strings::quoted(file) +
                      " is no wheel file name (expected NAME-VERSION[-BUILD]-PY-ABI-PLATFORM.whl)");
-  return {project_name(parts[0]), parts[1]};
+  return {strings::pep503_name(parts[0]), parts[1]};
 }
 
 }  // namespace
@@ -51,7 +38,8 @@ std::string wheel_lock(const std::vector<ContextFile>& files, const matrix::Cell
   const std::string& cell_tag = cell.tag;
   // The pinned requirement's own project: only its pinned version (a wheelhouse may serve several cells).
   auto eq = cell.pip_requirement.find("==");
-  std::string pinned = project_name(cell.pip_requirement.substr(0, std::min(eq, cell.pip_requirement.find('['))));
+  std::string pinned =
+      strings::pep503_name(cell.pip_requirement.substr(0, std::min(eq, cell.pip_requirement.find('['))));
   std::string pinned_version = eq == std::string::npos ? "" : cell.pip_requirement.substr(eq + 2);
   std::map<std::string, std::pair<std::string, std::vector<std::string>>> by_name;  // name -> version, hashes
   for (const auto& f : files) {

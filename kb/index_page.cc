@@ -178,18 +178,6 @@ std::optional<IndexVersion> IndexVersion::parse(std::string_view text) {
   return IndexVersion{std::string(text), *release, !pre && !dev};
 }
 
-std::string normalize_name(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    bool sep = c == '-' || c == '_' || c == '.';
-    if (!sep)
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (out.empty() || out.back() != '-')
-      out += '-';
-  }
-  return out;
-}
-
 std::vector<IndexRelease> read_pypi_json(std::string_view body, const std::string& url, const std::string& project) {
   json j = parse_json_page(body, url, project);
   const std::string shape = "PyPI's JSON API answer (an object with 'info' and 'releases' objects)";
@@ -199,7 +187,7 @@ std::vector<IndexRelease> read_pypi_json(std::string_view body, const std::strin
         url, shape,
         j.is_object() ? "an object with keys " + strings::quoted(keys_of(j)) : "a JSON " + std::string(j.type_name()));
   const json& name = j["info"].contains("name") ? j["info"]["name"] : json();
-  if (!name.is_string() || normalize_name(name.get<std::string>()) != normalize_name(project))
+  if (!name.is_string() || strings::pep503_name(name.get<std::string>()) != strings::pep503_name(project))
     bad_page(url, "the page of " + project + " (info.name)",
              name.is_string() ? "the page of '" + name.get<std::string>() + "'" : "no name");
   std::vector<IndexRelease> out;
@@ -222,7 +210,7 @@ std::vector<IndexRelease> read_simple_page(std::string_view body, const std::str
     if (!f)
       bad_page(url, "anchors whose text is a file name of " + project + " (….whl, ….tar.gz)",
                "anchor text " + strings::quoted(text));
-    if (normalize_name(f->name) != normalize_name(project)) continue;
+    if (strings::pep503_name(f->name) != strings::pep503_name(project)) continue;
     auto v = IndexVersion::parse(f->version);
     if (!v) bad_page(url, "a PEP 440 version in the file name " + strings::quoted(text), strings::quoted(f->version));
     bool seen = std::any_of(out.begin(), out.end(), [&](const IndexRelease& r) { return r.version.text == v->text; });

@@ -49,7 +49,4 @@ std::vector<IndexRelease> read_pypi_json(std::string_view body, const std::strin
 // body is no HTML page, or an anchor's text is no distribution file name or has no PEP 440 version.
 std::vector<IndexRelease> read_simple_page(std::string_view body, const std::string& url, const std::string& project);
 
-// PEP 503's normalized project name: lower case, every run of '-', '_', '.' one '-'.
-std::string normalize_name(std::string_view name);
-
 }  // namespace imgtool::kb

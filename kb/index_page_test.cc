@@ -92,12 +92,6 @@ TEST_CASE("PEP 440 versions: release numbers, final or not, odd spellings") {
   CHECK(IndexVersion::parse("2.6.2.post112")->release == *Version::parse("2.6.2"));
 }
 
-TEST_CASE("normalize_name: PEP 503") {
-  CHECK(normalize_name("paddlepaddle_gpu") == "paddlepaddle-gpu");
-  CHECK(normalize_name("PaddlePaddle-GPU") == "paddlepaddle-gpu");
-  CHECK(normalize_name("a._-b") == "a-b");
-}
-
 TEST_CASE("PyPI JSON: the recorded paddlepaddle page") {
   auto rs = read_pypi_json(testdata("pypi/paddlepaddle/json"), kUrl, "paddlepaddle");
   CHECK(rs.size() == 13);
