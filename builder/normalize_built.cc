@@ -16,7 +16,8 @@ NormalizedBuild normalize_built(engine::Engine& docker, const std::string& image
   {
     auto src = docker.save(image);
     auto dst = image::open_destination(image::parse_reference(layout));
-    r = image::normalize_image(*src, *dst, {.epoch = epoch, .rules = rules, .spool_dir = work.path()}, "image");
+    r = image::normalize_image(*src, *dst,
+                               {.epoch = epoch, .rules = rules, .compress = false, .spool_dir = work.path()}, "image");
   }
   auto normalized = image::open_source(layout);
   docker.load(*normalized, image);

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/hash.h"
 #include "core/paths.h"
 #include "core/strings.h"
 #include "image/blob.h"
@@ -389,21 +390,39 @@ NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const N
     fs::path out_path = tmp.path() / "layer.gz";
     std::ofstream out;
     std::unique_ptr<LayerCompressor> gz;
+    std::unique_ptr<Sha256> tar_hash;  // o.compress == false: the tar as it is
+    int64_t tar_size = 0;
+    auto write_out = [&](const char* p, size_t n) {
+      out.write(p, std::streamsize(n));
+      if (!out) throw Error("normalize: cannot write " + out_path.string());
+    };
     auto start = [&]() -> Sink {  // each attempt: the file emptied, a fresh compressor
       gz.reset();
       out = std::ofstream(out_path, std::ios::binary | std::ios::trunc);
-      gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), [&](const char* p, size_t n) {
-        out.write(p, std::streamsize(n));
-        if (!out) throw Error("normalize: cannot write " + out_path.string());
-      });
+      if (!o.compress) {
+        tar_hash = std::make_unique<Sha256>();
+        tar_size = 0;
+        return [&](const char* p, size_t n) {
+          tar_hash->update(p, n);
+          tar_size += static_cast<int64_t>(n);
+          write_out(p, n);
+        };
+      }
+      gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), write_out);
       return [&](const char* p, size_t n) { gz->write(p, n); };
     };
     normalize_tar([&] { return src.open_blob(d); }, o, tmp.path(), start, nl);
-    CompressedLayer c = gz->finish();
+    CompressedLayer c;
+    if (o.compress) {
+      c = gz->finish();
+    } else {
+      c.diff_id = c.digest = tar_hash->digest();
+      c.size = c.uncompressed_size = tar_size;
+    }
     gz.reset();
     out.close();
     nl.diff_id = c.diff_id;
-    nl.to = {media::kOciLayerGzip, c.digest, c.size, {}};
+    nl.to = {o.compress ? media::kOciLayerGzip : media::kOciLayerTar, c.digest, c.size, {}};
     if (!dst.has_blob(nl.to)) {
       FileReader r(out_path);
       dst.put_blob(nl.to, r);

@@ -47,7 +47,11 @@ std::filesystem::path default_normalize_rules();  // data_dir()/image/normalize_
 struct NormalizeOptions {
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH (seconds); required > 0
   std::vector<NormalizeRule> rules;
-  int jobs = 2;                     // compression threads
+  int jobs = 2;  // compression threads
+  // false: layers written as plain tars (media type kOciLayerTar, digest = diff_id): for an image
+  // loaded straight back into an engine, which stores layers uncompressed (builder/normalize_built.h).
+  // The config, and so the image ID, is the same either way.
+  bool compress = true;
   std::filesystem::path spool_dir;  // where a layer is spooled while it is put in order; "" = a private temp folder
 };
 

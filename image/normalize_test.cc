@@ -231,6 +231,29 @@ Manifest image_in(MemoryStore& store, const std::vector<std::string>& layers, co
 
 }  // namespace
 
+TEST_CASE("normalize_image, compress = false: plain tar layers (digest = diff_id), the same config and image ID") {
+  auto built = std::make_shared<MemoryStore>(), gz = std::make_shared<MemoryStore>(),
+       tar = std::make_shared<MemoryStore>();
+  image_in(*built,
+           {tar_of({{"etc/os-release", "debian", kEpoch - 5000}}, true),
+            tar_of({{"opt/venv/lib/paddle.so", "so", kEpoch + 100}}, true)},
+           "2026-03-01", "day1");
+  MemorySource src(built, "day1");
+  MemoryDestination to_gz(gz), to_tar(tar);
+  NormalizeResult zipped = normalize_image(src, to_gz, options(), "t");
+  NormalizeOptions plain = options();
+  plain.compress = false;
+  NormalizeResult r = normalize_image(src, to_tar, plain, "t");
+  CHECK(r.manifest.config().digest == zipped.manifest.config().digest);  // what an engine's image ID is
+  REQUIRE(r.layers.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(r.layers[i].to.media_type == std::string(media::kOciLayerTar));
+    CHECK(r.layers[i].to.digest == r.layers[i].diff_id);
+    CHECK(r.layers[i].diff_id == zipped.layers[i].diff_id);
+    CHECK(sha256_digest(*tar->blob(r.layers[i].to.digest)) == r.layers[i].diff_id);
+  }
+}
+
 TEST_CASE("normalize_image: two builds of the same files on two days get one manifest digest") {
   auto built = std::make_shared<MemoryStore>(), out1 = std::make_shared<MemoryStore>(),
        out2 = std::make_shared<MemoryStore>();
