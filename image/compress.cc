@@ -47,7 +47,10 @@ size_t deflate_raw(const char* in, size_t len, std::string& out, bool last) {
   std::fill(level_buf.begin(), level_buf.end(), uint8_t{0});
   size_t bound = len + len / 8 + 1024;
   if (out.size() < bound) out.resize(bound);
-  isal_zstream s;
+  // Zeroed first: isal_deflate_stateless_init sets only some of the stream's fields (internal_state
+  // keeps what the stack held), and one block of the demo's GPU layer came out 44,623 bytes different
+  // from run to run, the same size, inflating to the same tar -- the same tar, another digest.
+  isal_zstream s{};
   isal_deflate_stateless_init(&s);
   s.level = 1;
   s.level_buf = level_buf.data();
