@@ -10,6 +10,9 @@
 // normalized with the image's epoch (image/normalize.h). Equal manifest digests: reproduced. An
 // image published without normalization is normalized the same way and compared again; when the
 // digests still differ, the first differing layer and its files are named (image/image_diff.h).
+// The same config (so the same image ID) and every layer's tar equal, only the gzip encoding of a
+// layer not: reproduced, and the line says so (imgtool's compressor has given two encodings of one
+// tar under load: issue 35's note).
 // The labels are the image's own word and are not trusted: they only choose what to rebuild, and
 // the verdict is the comparison of bytes.
 //
