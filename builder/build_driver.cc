@@ -186,10 +186,7 @@ void remove_shared_stages(Run& run) {
 // The cell's clock (the Dockerfile's io.imgtool.source-date-epoch label); 0 when it has none.
 int64_t epoch_of(const GeneratedCell& g) {
   auto it = g.labels.find(labels::kSourceDateEpoch);
-  if (it == g.labels.end() || it->second.empty() || it->second.size() > 12 ||
-      it->second.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
-  return std::stoll(it->second);
+  return it == g.labels.end() ? 0 : labels::source_date_epoch(it->second);
 }
 
 // Up to date = store and image label agree on the cell's inputs hash.

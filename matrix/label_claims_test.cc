@@ -58,3 +58,10 @@ TEST_CASE("read_label_claims: an empty label claims nothing") {
   CHECK(c.claims() == std::map<std::string, std::string>{{"variant", "cpu"}});
   CHECK(c.stage_of == "x");
 }
+
+TEST_CASE("labels::source_date_epoch: a number of 1 to 12 digits, else 0 (an image's label is its own word)") {
+  CHECK(labels::source_date_epoch("1795651200") == 1795651200);
+  CHECK(labels::source_date_epoch("0") == 0);
+  for (const char* bad : {"", "-1", "1e9", " 12", "12 ", "1234567890123", "0x10"})
+    CHECK_MESSAGE(labels::source_date_epoch(bad) == 0, bad);
+}

@@ -3,6 +3,7 @@
 // builder/ (the labels `docker build` adds) and verify/ (the claims it reads).
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 namespace imgtool::labels {
@@ -33,6 +34,16 @@ inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 // The cell's SOURCE_DATE_EPOCH (seconds; the KB's released day): what its build's clock said to
 // tools that honour it, and what a reproducible copy clamps mtimes to (image/normalize.h).
 inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
+// Its value as seconds: 0 unless it is a number of 1 to 12 digits (an image's label is its own word).
+inline int64_t source_date_epoch(std::string_view value) {
+  int64_t v = 0;
+  if (value.empty() || value.size() > 12) return 0;
+  for (char c : value) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
 // On the first stage of a generated cell, never on the cell's image (not in kAll): a mark fresh for
 // each docker build (--build-arg IMGTOOL_BUILD_STAGE, builder/build_driver.cc). The classic builder
 // leaves a finished stage behind as an untagged image of GBs (the wheels and the venv); the builder

@@ -23,18 +23,13 @@ struct Claimed {
   int64_t epoch = 0;
 };
 
-int64_t epoch_of(const std::string& label) {
-  if (label.empty() || label.size() > 12 || label.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::stoll(label);
-}
-
 // The image's manifest digest and labels; throws (the image cannot be read) for the caller to record.
 Claimed read_claims(const std::string& ref, const image::TransportOptions& t) {
   auto src = image::open_source(ref, t);
   image::Manifest m = src->manifest();
   image::ImageConfig c = image::read_image_config(*src, m);
   return {c.label(labels::kTag), c.label(labels::kInputsHash), c.label(labels::kKbVersion), m.digest(),
-          epoch_of(c.label(labels::kSourceDateEpoch))};
+          labels::source_date_epoch(c.label(labels::kSourceDateEpoch))};
 }
 
 // Why an image's cell cannot be rebuilt from this matrix; "" when it can.
