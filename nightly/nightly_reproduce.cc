@@ -45,13 +45,14 @@ void reproduce_published(NightlyReport& report, const std::vector<builder::Gener
   if (sample.empty()) return;
   std::filesystem::create_directories(s.work_parent);
   PrivateTempDir work("reproduce-", s.work_parent);
-  reproduce::ReproduceRequest req{.cells = cells,
-                                  .kb_version = report.cells[sample.front()].kb_version,
-                                  .engine = &docker,
-                                  .transport = s.transport,
-                                  .work_dir = work.path(),
-                                  .rules = image::read_normalize_rules(image::default_normalize_rules()),
-                                  .on_event = s.on_event};
+  reproduce::ReproduceRequest req{
+      .cells = cells,
+      .kb_version = report.cells[sample.front()].kb_version,
+      .engine = &docker,
+      .transport = s.transport,
+      .work_dir = work.path(),
+      .rules = s.rules.empty() ? image::read_normalize_rules(image::default_normalize_rules()) : s.rules,
+      .on_event = s.on_event};
   for (size_t i : sample) {  // tonight's digest, not the tag (which may move meanwhile)
     const PublishStep& p = report.cells[i].publish;
     req.refs.push_back(image::parse_docker_reference(p.ref).with_digest(p.digest).str());

@@ -12,16 +12,18 @@
 
 #include "builder/generated_cell.h"
 #include "engine/engine.h"
+#include "image/normalize.h"
 #include "image/transport.h"
 #include "nightly/nightly_model.h"
 
 namespace imgtool::nightly {
 
 struct ReproduceSample {
-  int count = 0;                      // N
-  std::string today;                  // YYYYMMDD: where the sample starts
-  std::filesystem::path work_parent;  // the private work folder goes here (the state folder)
-  image::TransportOptions transport;  // to read the published images (the run's registry session)
+  int count = 0;                            // N
+  std::string today;                        // YYYYMMDD: where the sample starts
+  std::filesystem::path work_parent;        // the private work folder goes here (the state folder)
+  image::TransportOptions transport;        // to read the published images (the run's registry session)
+  std::vector<image::NormalizeRule> rules;  // the run's --normalize-rules; empty: image/normalize_rules.tsv
   std::function<void(const std::string&)> on_event;
 };
 

@@ -37,6 +37,7 @@ NightlyReport nightly(const NightlyRequest& req) {
                          .today = req.options.today.empty() ? day : req.options.today,
                          .work_parent = req.state,
                          .transport = so.transport,
+                         .rules = req.options.build.normalize_rules,
                          .on_event = req.options.build.on_event},
                         docker);
   }
