@@ -1,5 +1,6 @@
 #include "image/compress.h"
 
+#include <dlfcn.h>
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
@@ -8,6 +9,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -34,6 +36,19 @@ const char* oci_layer_media_type(Compression c) {
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
+// Raised whenever this file's gzip bytes change for the same tar (2: the stream zeroed before
+// isal_deflate_stateless_init, fa4bdf9; blobs of revision 1 could differ from run to run).
+constexpr int kGzipRevision = 2;
+
+// The file the dynamic loader took `symbol` from, resolved (libisal.so.2 -> libisal.so.2.0.30: the
+// version is in the name), or "static" when it is linked in.
+std::string library_of(const void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return "static";
+  std::error_code ec;
+  auto real = std::filesystem::canonical(info.dli_fname, ec);
+  return (ec ? std::filesystem::path(info.dli_fname) : real).filename().string();
+}
 
 // Raw deflate of one block into `out` (resized; its capacity is reused, so a
 // recycled buffer costs no allocation or zero-fill); `last` ends the stream
@@ -280,6 +295,14 @@ void LayerCompressor::write(const char* data, size_t len) {
 CompressedLayer LayerCompressor::finish() {
   impl_->finish();
   return {impl_->in_sha.digest(), impl_->out_sha.digest(), impl_->out_size, impl_->in_size};
+}
+
+std::string encoder_id(Compression c) {
+  static const std::string gzip = "igzip " + library_of(reinterpret_cast<const void*>(&isal_deflate_stateless)) +
+                                  " level 1, " + std::to_string(kBlock >> 20) + " MiB blocks, revision " +
+                                  std::to_string(kGzipRevision);
+  static const std::string zstd = std::string("zstd ") + ZSTD_versionString() + " level 3, workers";
+  return c == Compression::kGzip ? gzip : zstd;
 }
 
 }  // namespace imgtool::image

@@ -24,6 +24,12 @@ std::optional<Compression> parse_compression(const std::string& name);  // "gzip
 std::string compression_name(Compression c);
 const char* oci_layer_media_type(Compression c);
 
+// The exact encoder behind `c`: the library file and version, level, block size and this file's
+// revision (kGzipRevision, raised whenever a change here changes the bytes). One tar and one
+// encoder_id give one compressed blob; a blob another encoder made may be valid and still differ,
+// so whatever keeps compressed layers by diff_id (LayerCache) keeps this beside them.
+std::string encoder_id(Compression c);
+
 struct CompressedLayer {
   std::string diff_id;  // sha256 of the uncompressed tar
   std::string digest;   // sha256 of the compressed bytes

@@ -78,6 +78,9 @@ std::optional<Descriptor> LayerCache::find_unverified(const std::string& diff_id
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Descriptor d{oci_layer_media_type(c_), j.value("digest", ""), j.value("size", int64_t{0})};
   if (!is_sha256_digest(d.digest)) return std::nullopt;
+  // Another encoder's blob (an older imgtool, another ISA-L) is a valid layer and other bytes: served,
+  // it would make a publish's digest depend on this cache's history. Compressed again, it is replaced.
+  if (j.value("encoder", "") != encoder_id(c_)) return std::nullopt;
   std::error_code ec;
   auto size = std::filesystem::file_size(blob_path(d.digest), ec);
   if (ec || static_cast<int64_t>(size) != d.size) return std::nullopt;
@@ -129,7 +132,7 @@ Descriptor LayerCache::commit(AtomicFile& blob, const CompressedLayer& l,
   }
   Descriptor d{oci_layer_media_type(c_), l.digest, l.size};
   if (placed) placed(d);
-  nlohmann::json j{{"digest", l.digest}, {"size", l.size}};
+  nlohmann::json j{{"digest", l.digest}, {"size", l.size}, {"encoder", encoder_id(c_)}};
   write_file_atomic(root_ / "map" / hex_of(l.diff_id), j.dump());
   return d;
 }

@@ -1,7 +1,8 @@
 // A local cache of compressed daemon layers, so an unchanged image is never
 // compressed twice. Layout under ROOT (default cache_dir()/layers/<algo>):
 //   blobs/<hex>       compressed layer, named by its digest
-//   map/<diffid-hex>  {"digest","size"}: diff_id -> compressed blob
+//   map/<diffid-hex>  {"digest","size","encoder"}: diff_id -> compressed blob, found only by
+//                     the encoder that made it (encoder_id: an older imgtool's blob is not served)
 //   saved/<v1-id>     diff_id of a `docker save` layer folder (skip re-hashing)
 //   configs/<hex>     image config bytes, by digest (= the daemon's image ID)
 // Entries appear atomically (written beside, then renamed). Concurrent writers

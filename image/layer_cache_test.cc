@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/fs.h"
@@ -126,4 +127,30 @@ TEST_CASE("trim_limit: IMGTOOL_LAYER_CACHE_MAX_GB in GiB, 8 by default; anything
   CHECK_THROWS_WITH(LayerCache::trim_limit(),
                     "IMGTOOL_LAYER_CACHE_MAX_GB: expected a number of GiB (0 = no limit), found '8G'");
   ::unsetenv("IMGTOOL_LAYER_CACHE_MAX_GB");
+}
+
+TEST_CASE("an entry another encoder made (an older imgtool, another ISA-L) is not served: compressed again, replaced") {
+  fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-enc-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  std::string blob = "compressed layer bytes", diff_id = sha256_digest("the uncompressed tar");
+  CompressedLayer l{diff_id, sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
+  LayerCache c(root, Compression::kGzip);
+  auto tmp = c.new_blob();
+  tmp->write(blob);
+  c.commit(*tmp, l);
+  fs::path entry = root / "map" / diff_id.substr(7);
+  auto j = nlohmann::json::parse(read_file(entry));
+  CHECK(j["encoder"] == encoder_id(Compression::kGzip));
+  REQUIRE(c.find(diff_id));
+  for (const nlohmann::json& other : {nlohmann::json{{"digest", l.digest}, {"size", l.size}},  // before encoders
+                                      nlohmann::json{{"digest", l.digest}, {"size", l.size}, {"encoder", "igzip x"}}}) {
+    write_file_atomic(entry, other.dump());
+    CHECK_FALSE(c.find(diff_id).has_value());
+    CHECK_FALSE(c.find_unverified(diff_id).has_value());
+  }
+  // zstd's entries name zstd; gzip's the ISA-L file the loader took and the revision.
+  CHECK(encoder_id(Compression::kZstd).rfind("zstd ", 0) == 0);
+  CHECK(encoder_id(Compression::kGzip).find("libisal.so") != std::string::npos);
+  CHECK(encoder_id(Compression::kGzip).find("revision ") != std::string::npos);
+  fs::remove_all(root);
 }
