@@ -42,6 +42,10 @@ using imgtool::engine::FakeEngine;
 namespace {
 
 // A Unix socket that accepts connections and never answers: an engine that hangs.
+// local.yaml's base with a digest pin: the builder asks the engine nothing before the build.
+constexpr const char* kPinnedBase =
+    "imgtool-base/debian:bookworm-py3@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
 int silent_engine(const fs::path& sock) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -440,7 +444,11 @@ TEST_CASE("one run per state folder: a second imgtool process is refused while t
   int silent = silent_engine(sock);
   std::string bin = imgtool::testing::imgtool_bin(), matrix = imgtool::testing::source_dir() + "/matrix/local.yaml";
   RunOptions o;
-  o.env = {{"IMGTOOL_WHEELHOUSE", wh.string()}, {"DOCKER_HOST", "unix://" + sock.string()}};
+  // The base pinned in the matrix (a digest): a tag-only one would be inspected first (base_pin.h),
+  // and that request, not a build, would be what waits on the silent engine.
+  o.env = {{"IMGTOOL_WHEELHOUSE", wh.string()},
+           {"DOCKER_HOST", "unix://" + sock.string()},
+           {"IMGTOOL_TEST_BASE", kPinnedBase}};
   o.timeout = std::chrono::seconds(20);
   pid_t first = ::fork();
   if (first == 0) {
@@ -502,6 +510,7 @@ TEST_CASE("a killed imgtool leaves no private temp folder behind (SIGTERM, SIGIN
       ::setenv("IMGTOOL_WHEELHOUSE", wh.c_str(), 1);
       ::setenv("DOCKER_HOST", ("unix://" + sock.string()).c_str(), 1);
       ::setenv("TMPDIR", tmp.c_str(), 1);
+      ::setenv("IMGTOOL_TEST_BASE", kPinnedBase, 1);  // no inspect before the build (as above)
       int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, 1), ::dup2(null, 2);
       ::execl(bin.c_str(), bin.c_str(), "build", matrix.c_str(), "--state", state.c_str(), static_cast<char*>(nullptr));

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "builder/base_pin.h"
 #include "core/error.h"
 #include "dockerfiles/generate.h"
 #include "matrix/matrix.h"
 
 namespace imgtool::builder {
 
-CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb) {
+CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
+                      engine::Engine* engine) {
   CellSource src;
   if (fs::is_directory(input)) {
     src.generated_dirs = {input};
@@ -17,7 +19,12 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir, const ma
     src.kb_version = src.cells.front().kb_version;
     return src;
   }
-  return generate_cells(matrix::plan_matrix(input.string(), kb), state_dir / "generated" / input.stem());
+  matrix::Plan plan = matrix::plan_matrix(input.string(), kb);
+  std::vector<std::string> pinned;
+  if (engine) pinned = pin_bases(plan, *engine);
+  src = generate_cells(plan, state_dir / "generated" / input.stem());
+  src.pinned = std::move(pinned);
+  return src;
 }
 
 CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir) {
@@ -35,9 +42,10 @@ CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir) {
   return src;
 }
 
-CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb) {
+CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
+                      engine::Engine* engine) {
   if (inputs.empty()) throw InputError("expected a matrix file or a folder of generated cells, found none");
-  if (inputs.size() == 1) return load_cells(inputs[0], state_dir, kb);
+  if (inputs.size() == 1) return load_cells(inputs[0], state_dir, kb, engine);
   std::map<std::string, fs::path> stems, tags;  // stem / tag -> the input it came from
   for (auto& in : inputs) {
     if (fs::is_directory(in)) continue;
@@ -49,7 +57,7 @@ CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state
   }
   CellSource all;
   for (auto& in : inputs) {
-    CellSource one = load_cells(in, state_dir, kb);
+    CellSource one = load_cells(in, state_dir, kb, engine);
     for (auto& c : one.cells) {
       auto [at, fresh] = tags.emplace(c.cell.tag, in);
       if (!fresh)
@@ -60,6 +68,8 @@ CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state
     all.generated_dirs.push_back(one.generated_dirs.at(0));
     all.skipped += one.skipped;
     all.warnings.insert(all.warnings.end(), one.warnings.begin(), one.warnings.end());
+    for (auto& line : one.pinned)
+      if (std::find(all.pinned.begin(), all.pinned.end(), line) == all.pinned.end()) all.pinned.push_back(line);
     if (all.kb_version.empty()) all.kb_version = one.kb_version;
   }
   std::sort(all.cells.begin(), all.cells.end(), [](auto& a, auto& b) { return a.cell.tag < b.cell.tag; });

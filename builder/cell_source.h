@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "builder/generated_cell.h"
+#include "engine/engine.h"
 #include "matrix/kb.h"
 #include "matrix/matrix.h"
 
@@ -17,6 +18,7 @@ struct CellSource {
   std::vector<fs::path> generated_dirs;  // the folders the cells live in, one per input
   size_t skipped = 0;                    // combinations the matrix rules excluded
   std::vector<std::string> warnings;     // plan-wide warnings
+  std::vector<std::string> pinned;       // bases pinned by the engine (base_pin.h), one line each
   std::string kb_version;
 };
 
@@ -25,8 +27,10 @@ struct CellSource {
 // <state_dir>/generated/<file stem>. Generation is deterministic, so an
 // unchanged matrix gives unchanged inputs hashes. A cell that cannot be
 // generated (dockerfiles::generate_each) is still listed, with its
-// generate_error set, so it fails alone. InputError on bad input.
-CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb);
+// generate_error set, so it fails alone. InputError on bad input. With `engine`, a matrix's
+// tag-only bases that engine holds are pinned first (pin_bases: FROM by digest or image ID).
+CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
+                      engine::Engine* engine = nullptr);
 
 // A plan's kept cells generated into `out_dir` and handed over in memory (from_generated: the
 // generator's own structs, no cell.json read back; the folder is the build context). A cell that
@@ -37,7 +41,8 @@ CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir);
 // above, their cells together, sorted by tag. Refused (InputError, before anything is built) when
 // a tag is in two inputs (the state store and the registry know a cell by its tag) or when two
 // matrix files would be generated into one folder (the same file stem).
-CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb);
+CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
+                      engine::Engine* engine = nullptr);
 
 // "DIR" or "DIR1, DIR2": where the cells come from, for progress lines.
 std::string describe_dirs(const CellSource& src);

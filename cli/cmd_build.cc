@@ -28,9 +28,9 @@ int run_build(const BuildFlags& f) {
   fs::path state = f.state.empty() ? builder::default_state_dir() : fs::path(f.state);
   auto kb = f.kb.load();             // the run's one KB: a bad --kb is refused before the state folder is taken
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
-  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb);
-  auto cells = builder::select_tags(src.cells, f.only);
   engine::Engine& docker = engine::local_engine();  // the run's one engine ($DOCKER_HOST)
+  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb, &docker);
+  auto cells = builder::select_tags(src.cells, f.only);
   builder::BuildOptions opt{.jobs = f.jobs,
                             .log_dir = state / "logs",
                             .image_prefix = f.image_prefix,
@@ -40,6 +40,8 @@ int run_build(const BuildFlags& f) {
                             .keep_stages = f.keep_stages};
   f.reproducible.apply(opt);
   print_progress(opt, "build", f.quiet);
+  if (!f.quiet)
+    for (const auto& line : src.pinned) std::cerr << "build: " << line << std::endl;
   std::cerr << "build: " << cells.size() << " cell(s) from " << builder::describe_dirs(src) << ", state "
             << store.path().string() << ", " << docker.builder_kind() << " builder, -j " << f.jobs << std::endl;
   auto rep = builder::build_cells(cells, opt, docker, store);

@@ -54,12 +54,14 @@ int run_reproduce(const ReproduceFlags& f) {
   fs::path parent = f.work.empty() ? fs::path(cache_dir()) : fs::path(f.work);
   fs::create_directories(parent);
   PrivateTempDir work("reproduce-", parent);  // the rebuild's state, logs and normalized copies
-  auto src = builder::load_cells(matrices, work.path(), kb);
+  engine::Engine& docker = engine::local_engine();
+  // The bases pinned as the builder pins them: an image built on a base made again is other inputs.
+  auto src = builder::load_cells(matrices, work.path(), kb, &docker);
   reproduce::ReproduceRequest req{
       .refs = f.refs,
       .cells = src.cells,
       .kb_version = src.kb_version,
-      .engine = &engine::local_engine(),
+      .engine = &docker,
       .transport = f.registry.transport(),
       .work_dir = work.path(),
       .rules = image::read_normalize_rules(f.rules.empty() ? image::default_normalize_rules() : fs::path(f.rules)),

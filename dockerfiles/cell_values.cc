@@ -71,6 +71,8 @@ void check_variant(const Cell& c) {
   if (!c.base_digest.empty() && !is_sha256_digest(c.base_digest))
     throw InputError("cell " + c.tag + ": base_digest " + strings::quoted(c.base_digest) +
                      ": expected sha256:<64 hex>");
+  if (!c.base_id.empty() && !is_sha256_digest(c.base_id))
+    throw InputError("cell " + c.tag + ": base_id " + strings::quoted(c.base_id) + ": expected sha256:<64 hex>");
 }
 
 // "scheme://user[:pass]@host/..." : user-info before the host.
@@ -122,14 +124,23 @@ Values field_values(const Cell& c) {
           {"dynload_links", strings::join(c.dynload_links, " ")},
           {"base_image", c.base_image},
           {"base_digest", c.base_digest},
+          {"base_id", c.base_id},
           {"pip_requirement", c.pip_requirement},
           {"pip_index_url", c.wheelhouse.empty() && c.pip_index_url.empty() ? kDefaultIndexUrl : c.pip_index_url},
           {"template_name", c.template_name}};
 }
 
+// What FROM names: the registry digest of a pinned base, else the image ID the builder pinned a
+// local base to (the classic builder takes `FROM sha256:<id>`; `name@<id>` would be pulled), else
+// the tag.
+std::string base_ref(const Cell& c) {
+  if (!c.base_digest.empty()) return c.base_image + "@" + c.base_digest;
+  return c.base_id.empty() ? c.base_image : c.base_id;
+}
+
 Values derived_values(const Cell& c, const std::string& kb_version) {
   bool gpu = c.variant == "gpu";
-  return {{"base_ref", c.base_digest.empty() ? c.base_image : c.base_image + "@" + c.base_digest},
+  return {{"base_ref", base_ref(c)},
           {"gpu", gpu ? "1" : ""},
           {"cpu", gpu ? "" : "1"},
           {"cuda_mm", gpu ? Version::parse_or_throw(c.cuda, "cuda").truncated(2) : ""},

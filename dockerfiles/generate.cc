@@ -39,7 +39,11 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   std::set<std::string> src;
   for (auto& s : sources) src.insert("source " + s.label + " " + sha256_digest(s.bytes) + "\n");
   std::string m = "imgtool-inputs 1\nkb-version " + kb_version + "\n";
-  m += "base " + c.base_image + " " + (c.base_digest.empty() ? "tag-only" : c.base_digest) + "\n";
+  m += "base " + c.base_image + " " +
+       (!c.base_digest.empty() ? c.base_digest
+        : !c.base_id.empty()   ? "id " + c.base_id
+                               : "tag-only") +
+       "\n";
   m += "pip " + c.pip_requirement + " " + (c.wheelhouse.empty() ? "index " + c.pip_index_url : "wheelhouse") + "\n";
   for (auto& s : src) m += s;
   m += "dockerfile " + sha256_digest(unhashed) + "\n";

@@ -13,21 +13,24 @@
 namespace imgtool::matrix {
 
 struct Cell {
-  std::string repository = "paddle";     // image name without registry
-  std::string tag;                       // e.g. "3.1.0-gpu-cuda12.6-cudnn9.5"; unique in a matrix
-  std::string variant;                   // "gpu" | "cpu"
-  std::string flavor = "runtime";        // "runtime" | "devel"
-  std::string paddle;                    // "3.1.0"
-  std::string python;                    // "3.10"
-  std::string os;                        // "ubuntu22.04"
-  std::string cuda;                      // "12.6" (empty for cpu)
-  std::string cudnn;                     // "9.5"  (empty for cpu)
-  std::string trt;                       // "10.5" or empty when the image ships none
-  std::string min_driver;                // minimum host driver (minor-version compat), e.g. "525.60.13"
-  std::string min_driver_full;           // driver of the toolkit release (full compatibility)
-  std::string min_driver_paddle;         // Paddle's documented floor for this build ("" = none documented)
-  std::string base_image;                // e.g. "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04"
-  std::string base_digest;               // "sha256:…" pin, or empty (tag-only: a warning)
+  std::string repository = "paddle";  // image name without registry
+  std::string tag;                    // e.g. "3.1.0-gpu-cuda12.6-cudnn9.5"; unique in a matrix
+  std::string variant;                // "gpu" | "cpu"
+  std::string flavor = "runtime";     // "runtime" | "devel"
+  std::string paddle;                 // "3.1.0"
+  std::string python;                 // "3.10"
+  std::string os;                     // "ubuntu22.04"
+  std::string cuda;                   // "12.6" (empty for cpu)
+  std::string cudnn;                  // "9.5"  (empty for cpu)
+  std::string trt;                    // "10.5" or empty when the image ships none
+  std::string min_driver;             // minimum host driver (minor-version compat), e.g. "525.60.13"
+  std::string min_driver_full;        // driver of the toolkit release (full compatibility)
+  std::string min_driver_paddle;      // Paddle's documented floor for this build ("" = none documented)
+  std::string base_image;             // e.g. "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04"
+  std::string base_digest;            // "sha256:…" pin, or empty (tag-only: a warning)
+  // A tag-only base the engine holds, pinned by the builder (builder/base_pin.h) to its image ID
+  // ("sha256:…"): FROM names the ID, so a base made again is another input. Never set by a matrix.
+  std::string base_id;
   std::string pip_requirement;           // e.g. "paddlepaddle-gpu==3.1.0"
   std::string pip_index_url;             // empty when a wheelhouse is used
   std::string wheelhouse;                // local folder of wheels for offline builds, or empty
@@ -51,10 +54,10 @@ struct Cell {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Cell, repository, tag, variant, flavor, paddle, python, os, cuda, cudnn,
                                                 trt, min_driver, min_driver_full, min_driver_paddle, base_image,
-                                                base_digest, pip_requirement, pip_index_url, wheelhouse, template_name,
-                                                cuda_base, cudnn_from, cudnn_full, cudnn_package, pip_cuda_libraries,
-                                                cuda_archs, cuda_archs_reported, cuda_archs_reported_source,
-                                                dynload_links, overrides, warnings, sources)
+                                                base_digest, base_id, pip_requirement, pip_index_url, wheelhouse,
+                                                template_name, cuda_base, cudnn_from, cudnn_full, cudnn_package,
+                                                pip_cuda_libraries, cuda_archs, cuda_archs_reported,
+                                                cuda_archs_reported_source, dynload_links, overrides, warnings, sources)
 
 // The driver floor the image claims (label io.imgtool.min-driver, NVIDIA_REQUIRE_CUDA's driver>=):
 // the stricter of NVIDIA's minor-version floor and Paddle's documented one.

@@ -34,6 +34,9 @@ inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 // The cell's SOURCE_DATE_EPOCH (seconds; the KB's released day): what its build's clock said to
 // tools that honour it, and what a reproducible copy clamps mtimes to (image/normalize.h).
 inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
+// The image ID of the local base the builder pinned FROM to (builder/base_pin.h; absent when the
+// base is pinned by registry digest, org.opencontainers.image.base.digest, or by tag only).
+inline constexpr const char* kBaseId = "io.imgtool.base-id";
 // Its value as seconds: 0 unless it is a number of 1 to 12 digits (an image's label is its own word).
 inline int64_t source_date_epoch(std::string_view value) {
   int64_t v = 0;
@@ -57,9 +60,9 @@ inline constexpr const char* kBaseCuda = "io.imgtool.base.cuda";
 
 inline constexpr std::array<const char*, 9> kClaims = {kPaddle, kPython,   kVariant,   kFlavor,   kCuda,
                                                        kCudnn,  kTensorrt, kMinDriver, kCudaArchs};
-inline constexpr std::array<const char*, 15> kAll = {kPaddle,     kPython,    kVariant,   kFlavor,    kCuda,
-                                                     kCudnn,      kTensorrt,  kMinDriver, kCudaArchs, kTag,
-                                                     kInputsHash, kKbVersion, kStageOf,   kStageKey,  kSourceDateEpoch};
+inline constexpr std::array<const char*, 16> kAll = {
+    kPaddle,    kPython, kVariant,    kFlavor,    kCuda,    kCudnn,    kTensorrt,        kMinDriver,
+    kCudaArchs, kTag,    kInputsHash, kKbVersion, kStageOf, kStageKey, kSourceDateEpoch, kBaseId};
 
 // "io.imgtool.paddle" -> "paddle".
 constexpr std::string_view field(std::string_view label) { return label.substr(kPrefix.size()); }

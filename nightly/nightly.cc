@@ -40,7 +40,9 @@ NightlyCell cell_header(const builder::GeneratedCell& g, const builder::CellBuil
   c.built_image_id = b.built_id;
   c.inputs_hash = g.inputs_hash;
   c.kb_version = g.kb_version;
-  c.base = g.cell.base_digest.empty() ? g.cell.base_image : g.cell.base_image + "@" + g.cell.base_digest;
+  c.base = !g.cell.base_digest.empty() ? g.cell.base_image + "@" + g.cell.base_digest
+           : !g.cell.base_id.empty()   ? g.cell.base_image + " (image ID " + g.cell.base_id + ")"
+                                       : g.cell.base_image;
   c.variant = g.cell.variant;
   c.cuda = g.cell.cuda;
   c.python = g.cell.python;

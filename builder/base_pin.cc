@@ -1,0 +1,75 @@
+#include "builder/base_pin.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "core/error.h"
+
+namespace imgtool::builder {
+
+std::string repository_of(const std::string& image) {
+  std::string r = image.substr(0, image.find('@'));
+  auto slash = r.rfind('/'), colon = r.rfind(':');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) r.erase(colon);
+  for (const char* prefix : {"docker.io/", "index.docker.io/"})
+    if (r.rfind(prefix, 0) == 0) r.erase(0, std::string(prefix).size());
+  if (r.rfind("library/", 0) == 0 && r.find('/', 8) == std::string::npos) r.erase(0, 8);
+  return r;
+}
+
+namespace {
+
+struct Pin {
+  std::string digest, id;  // one of them
+};
+
+// What the engine holds under `image` now, as a pin, with its line (no pin: the engine has no such
+// image, or only an ID BuildKit cannot name).
+std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std::vector<std::string>& lines) {
+  std::optional<engine::ImageInfo> info;
+  try {
+    info = engine.inspect(image);
+  } catch (const Error& e) {  // the run goes on: each cell's build meets the engine and fails alone
+    lines.push_back("base " + image + ": not pinned, the engine did not answer: " + e.what());
+    return std::nullopt;
+  }
+  if (!info) return std::nullopt;
+  const std::string repo = repository_of(image);
+  for (const auto& rd : info->repo_digests) {
+    auto at = rd.find('@');
+    if (at == std::string::npos || repository_of(rd.substr(0, at)) != repo) continue;
+    lines.push_back("base " + image + ": registry digest " + rd.substr(at + 1));
+    return Pin{rd.substr(at + 1), ""};
+  }
+  if (engine.builder_kind() == "buildkit") {
+    lines.push_back("base " + image + ": made here (image ID " + info->id +
+                    "), left by tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)");
+    return std::nullopt;
+  }
+  lines.push_back("base " + image + ": image ID " + info->id + " (made here, no registry digest)");
+  return Pin{"", info->id};
+}
+
+bool tag_only_warning(const matrix::Cell& c, const std::string& w) {
+  return w.rfind("base image " + c.base_image + " is tag-only", 0) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> pin_bases(matrix::Plan& plan, engine::Engine& engine) {
+  std::map<std::string, std::optional<Pin>> seen;
+  std::vector<std::string> lines;
+  for (auto& c : plan.kept) {
+    if (!c.base_digest.empty() || !c.base_id.empty()) continue;
+    auto [it, fresh] = seen.try_emplace(c.base_image);
+    if (fresh) it->second = resolve(engine, c.base_image, lines);
+    if (!it->second) continue;
+    c.base_digest = it->second->digest;
+    c.base_id = it->second->id;
+    std::erase_if(c.warnings, [&](const std::string& w) { return tag_only_warning(c, w); });
+  }
+  return lines;
+}
+
+}  // namespace imgtool::builder
