@@ -65,8 +65,8 @@ TEST_CASE("kb check rules: the shipped KB against the recorded index is up to da
   CHECK(r.stale.empty());
   CHECK(r.complete());
   CHECK(r.exit_code() == 0);
-  // paddlepaddle, paddlepaddle-gpu, 9 cuXYZ pages, 35 NVIDIA packages.
-  CHECK(r.sources.size() == 46);
+  // paddlepaddle, paddlepaddle-gpu, 9 cuXYZ pages, 38 NVIDIA packages.
+  CHECK(r.sources.size() == 49);
   for (auto& s : r.sources) {
     INFO(s.url);
     CHECK(s.releases > 0);
@@ -80,7 +80,7 @@ TEST_CASE("kb check rules: the shipped KB against the recorded index is up to da
   json j = kb::to_json(r);
   CHECK(j["ok"] == true);
   CHECK(j["stale"].empty());
-  CHECK(j["sources"].size() == 46);
+  CHECK(j["sources"].size() == 49);
 }
 
 TEST_CASE("kb check rules: new releases on the pages are named with date and file; the rest is not") {
@@ -147,7 +147,7 @@ TEST_CASE("kb check rules: a page not read is reported on its source; the others
                                   "www.paddlepaddle.org.cn (a retry may help)");
   CHECK(r.sources[2].retryable);
   std::string text = kb::render_text(r);
-  CHECK(text.find("pages: 35 of 46 read") != std::string::npos);
+  CHECK(text.find("pages: 38 of 49 read") != std::string::npos);
   CHECK(text.find("  nvidia-npp: GET " + kMirror + "/pypi/nvidia-npp/json: HTTP 503 (a retry may help)\n") !=
         std::string::npos);
   CHECK(text.find("  nvidia-nvjpeg: GET " + kMirror +

@@ -55,7 +55,7 @@ TEST_CASE("kb check: the shipped KB against the recorded index reports nothing s
   auto r = fx::imgtool({"kb", "check", "--index", index().url()});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("pages: 46 of 46 read") != std::string::npos);
+  CHECK(r.out.find("pages: 49 of 49 read") != std::string::npos);
   CHECK(r.out.find("kb check: up to date") != std::string::npos);
   CHECK(r.out.find("released 2026-11-26") != std::string::npos);
   CHECK(r.out.find("stale:") == std::string::npos);
@@ -65,7 +65,7 @@ TEST_CASE("kb check: the shipped KB against the recorded index reports nothing s
   auto doc = nlohmann::json::parse(j.out);
   CHECK(doc["ok"] == true);
   CHECK(doc["stale"].empty());
-  CHECK(doc["sources"].size() == 46);
+  CHECK(doc["sources"].size() == 49);
   CHECK(doc["kb"]["released"] == "2026-11-26");
   CHECK(doc["age_days"].is_number_integer());
 }
@@ -123,7 +123,7 @@ TEST_CASE("kb check: an index that does not answer is reported per page, with wh
   auto r = fx::imgtool({"kb", "check", "--index", url, "--timeout", "10"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
-  CHECK(r.out.find("pages: 0 of 46 read") != std::string::npos);
+  CHECK(r.out.find("pages: 0 of 49 read") != std::string::npos);
   CHECK(r.out.find("  paddlepaddle: GET " + url + "/pypi/paddlepaddle/json: ") != std::string::npos);
   CHECK(r.out.find("(a retry may help)") != std::string::npos);
   CHECK(r.out.find("kb check: INCOMPLETE") != std::string::npos);

@@ -168,13 +168,14 @@ struct CpuBase : Fact {
 // PyPI package that carries it and the folder it lies in inside that wheel. `keyed_by` says whose
 // major picks the row: the CUDA toolkit's ("12"), cuDNN's ("9") or TensorRT's ("10").
 struct NvidiaLibrary : Fact {
-  std::string lib;                                   // "cublas"
-  std::string keyed_by = "cuda";                     // "cuda" | "cudnn" | "tensorrt"
-  std::map<std::string, std::string> sonames;        // "12" -> "libcublas.so.12"
-  std::map<std::string, std::string> packages;       // "12" -> "nvidia-cublas-cu12"
-  std::map<std::string, std::string> wheel_dirs;     // "12" -> "nvidia/cublas/lib"
-  std::string soname(std::string_view major) const;  // "" when the major has none
-  std::string unversioned() const;                   // "libcublas.so": a development link's name
+  std::string lib;                                // "cublas"
+  std::string keyed_by = "cuda";                  // "cuda" | "cudnn" | "tensorrt"
+  std::map<std::string, std::string> sonames;     // "12" -> "libcublas.so.12"; "12.9" overrides "12"
+  std::map<std::string, std::string> packages;    // "12" -> "nvidia-cublas-cu12"
+  std::map<std::string, std::string> wheel_dirs;  // "12" -> "nvidia/cublas/lib"
+  // `version` a major ("12") or a CUDA line ("12.9": its own row, else its major's); "" when none.
+  std::string soname(std::string_view version) const;
+  std::string unversioned() const;  // "libcublas.so": a development link's name
 };
 
 // The libraries of nvidia/cuda's -cudnn-runtime image for one CUDA major: what a complete base holds.

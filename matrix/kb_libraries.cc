@@ -86,13 +86,14 @@ void KbLoader::libraries(const YamlDoc& d, KnowledgeBase& kb) {
   for (const auto& n : d.root()["paddle_loads"]) kb.paddle_loads_.push_back(loads(d, n, kb));
 }
 
-std::string NvidiaLibrary::soname(std::string_view major) const {
-  auto it = sonames.find(std::string(major));
+std::string NvidiaLibrary::soname(std::string_view version) const {
+  auto it = sonames.find(std::string(version));
+  if (it == sonames.end()) it = sonames.find(std::string(version.substr(0, version.find('.'))));
   return it == sonames.end() ? "" : it->second;
 }
 
 std::string NvidiaLibrary::unversioned() const {
-  std::string any = sonames.begin()->second;
+  std::string any = sonames.begin()->second;  // "11" before "12.9": the oldest major's name
   return any.substr(0, any.find(".so") + 3);
 }
 

@@ -87,8 +87,12 @@ TEST_CASE("KB libraries: sonames per major, the complete base's set, what Paddle
   CHECK(k.library("cublasLt")->unversioned() == "libcublasLt.so");
   CHECK(k.library("npp")->unversioned() == "libnppc.so");
   REQUIRE(k.runtime_set("11"));
-  CHECK(k.runtime_set("11")->libs.size() == 12);
-  CHECK(k.runtime_set("12")->libs.size() == 13);  // + nvJitLink
+  CHECK(k.runtime_set("11")->libs.size() == 13);
+  CHECK(k.runtime_set("12")->libs.size() == 14);  // + nvJitLink
+  CHECK(k.library("nvtx")->soname("12") == "libnvToolsExt.so.1");
+  CHECK(k.library("nvtx")->soname("12.6") == "libnvToolsExt.so.1");  // no 12.6 row: the major's
+  CHECK(k.library("nvtx")->soname("12.9") == "libnvtx3interop.so.1");
+  CHECK(k.library("nvtx")->unversioned() == "libnvToolsExt.so");
   const PaddleLoads* p26 = k.paddle_loads("2.6.2", false);
   REQUIRE(p26);
   CHECK(p26->dlopen == "unversioned");
@@ -105,7 +109,7 @@ TEST_CASE("KB libraries: sonames per major, the complete base's set, what Paddle
     std::string major = std::string(cuda).substr(0, 2);
     for (const auto& lib : k.runtime_set(major)->libs) {
       const NvidiaLibrary* l = k.library(lib);
-      std::string key = l->keyed_by == "cudnn" ? b->cudnn.substr(0, b->cudnn.find('.')) : major;
+      std::string key = l->keyed_by == "cudnn" ? b->cudnn.substr(0, b->cudnn.find('.')) : std::string(cuda);
       INFO(cuda << " " << lib);
       CHECK(b->wheel_providing(l->soname(key)) != nullptr);
     }

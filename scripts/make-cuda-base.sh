@@ -2,7 +2,8 @@
 # Makes a local stand-in for nvidia/cuda:<CUDA>-cudnn-runtime on top of the local Debian base
 # (scripts/make-base.sh), from NVIDIA's own redistributable wheels on PyPI: the same library set
 # (cudart, cuBLAS/cuBLASLt, cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, nvJPEG, NPP, nvJitLink from
-# CUDA 12, NCCL, cuDNN; kb/libraries.yaml runtime_sets), for every CUDA line matrix/kb/cuda_wheels.yaml
+# CUDA 12, NVTX -- libnvToolsExt.so.1 to 12.6, libnvtx3interop.so.1 from 12.9 --, NCCL, cuDNN;
+# kb/libraries.yaml runtime_sets), for every CUDA line matrix/kb/cuda_wheels.yaml
 # pins (11.8, 12.6, 12.9, 13.0, 13.5). The wheels are fetched on the host by scripts/wheelhouse.sh
 # (cached under ~/.cache/imgtool/wheelhouse/<key>); the recipe is dockerfiles/bases/cuda-runtime.Dockerfile.
 # `imgtool verify docker-daemon:TAG --no-signature --no-smoke` checks the result: every library

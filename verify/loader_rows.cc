@@ -362,7 +362,7 @@ std::vector<CheckResult> check_base_libraries(const scan::ContentsTree& tree, co
   std::vector<CheckResult> out;
   for (const auto& name : set->libs) {
     const matrix::NvidiaLibrary* lib = kb.library(name);
-    std::string soname = lib->soname(lib->keyed_by == "cudnn" ? major_part(pins->cudnn) : major_part(cuda));
+    std::string soname = lib->soname(lib->keyed_by == "cudnn" ? major_part(pins->cudnn) : cuda);  // the line's own
     const matrix::CudaWheel* w = pins->wheel_providing(soname);
     CheckResult r = library_row(loader, "base." + name, soname + " resolves at the pinned version", soname, soname,
                                 loader.system_dirs());
