@@ -14,18 +14,27 @@
 using namespace imgtool;
 using namespace imgtool::image;
 
+namespace {
+
+// A fresh cache at `root` holding one committed blob, for the diff_id of "the uncompressed tar".
+CompressedLayer commit_one(const fs::path& root) {
+  fs::remove_all(root);
+  std::string blob = "compressed layer bytes";
+  CompressedLayer l{sha256_digest("the uncompressed tar"), sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
+  LayerCache c(root, Compression::kGzip);
+  auto tmp = c.new_blob();
+  tmp->write(blob);
+  c.commit(*tmp, l);
+  REQUIRE(c.find(l.diff_id));
+  return l;
+}
+
+}  // namespace
+
 TEST_CASE("a cached layer blob whose bytes changed is not used") {
   fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  std::string blob = "compressed layer bytes", diff_id = sha256_digest("the uncompressed tar");
-  CompressedLayer l{diff_id, sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
-  {
-    LayerCache c(root, Compression::kGzip);
-    auto tmp = c.new_blob();
-    tmp->write(blob);
-    c.commit(*tmp, l);
-    REQUIRE(c.find(diff_id));
-  }
+  CompressedLayer l = commit_one(root);
+  const std::string& diff_id = l.diff_id;
   CHECK(LayerCache(root, Compression::kGzip).find(diff_id)->digest == l.digest);  // intact: found, re-hashed
 
   // Same size, other bytes: a size check alone would hand these to a push.
@@ -131,13 +140,9 @@ TEST_CASE("trim_limit: IMGTOOL_LAYER_CACHE_MAX_GB in GiB, 8 by default; anything
 
 TEST_CASE("an entry another encoder made (an older imgtool, another ISA-L) is not served: compressed again, replaced") {
   fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-enc-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  std::string blob = "compressed layer bytes", diff_id = sha256_digest("the uncompressed tar");
-  CompressedLayer l{diff_id, sha256_digest(blob), static_cast<int64_t>(blob.size()), 100};
+  CompressedLayer l = commit_one(root);
+  const std::string& diff_id = l.diff_id;
   LayerCache c(root, Compression::kGzip);
-  auto tmp = c.new_blob();
-  tmp->write(blob);
-  c.commit(*tmp, l);
   fs::path entry = root / "map" / diff_id.substr(7);
   auto j = nlohmann::json::parse(read_file(entry));
   CHECK(j["encoder"] == encoder_id(Compression::kGzip));
