@@ -21,11 +21,11 @@ std::string repository_of(const std::string& image) {
 namespace {
 
 struct Pin {
-  std::string digest, id;  // one of them
+  std::string id, from;  // Cell::base_id, Cell::base_from
 };
 
-// What the engine holds under `image` now, as a pin, with its line (no pin: the engine has no such
-// image, or only an ID BuildKit cannot name).
+// What the engine holds under `image` now, as a pin, with its line (none: the engine has no such
+// image or does not answer).
 std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std::vector<std::string>& lines) {
   std::optional<engine::ImageInfo> info;
   try {
@@ -39,16 +39,16 @@ std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std
   for (const auto& rd : info->repo_digests) {
     auto at = rd.find('@');
     if (at == std::string::npos || repository_of(rd.substr(0, at)) != repo) continue;
-    lines.push_back("base " + image + ": registry digest " + rd.substr(at + 1));
-    return Pin{rd.substr(at + 1), ""};
+    lines.push_back("base " + image + ": registry digest " + rd.substr(at + 1) + " (image ID " + info->id + ")");
+    return Pin{info->id, image.substr(0, image.find('@')) + "@" + rd.substr(at + 1)};
   }
   if (engine.builder_kind() == "buildkit") {
-    lines.push_back("base " + image + ": made here (image ID " + info->id +
-                    "), left by tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)");
-    return std::nullopt;
+    lines.push_back("base " + image + ": image ID " + info->id +
+                    " (made here); FROM keeps the tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)");
+    return Pin{info->id, ""};
   }
   lines.push_back("base " + image + ": image ID " + info->id + " (made here, no registry digest)");
-  return Pin{"", info->id};
+  return Pin{info->id, info->id};
 }
 
 bool tag_only_warning(const matrix::Cell& c, const std::string& w) {
@@ -65,9 +65,9 @@ std::vector<std::string> pin_bases(matrix::Plan& plan, engine::Engine& engine) {
     auto [it, fresh] = seen.try_emplace(c.base_image);
     if (fresh) it->second = resolve(engine, c.base_image, lines);
     if (!it->second) continue;
-    c.base_digest = it->second->digest;
     c.base_id = it->second->id;
-    std::erase_if(c.warnings, [&](const std::string& w) { return tag_only_warning(c, w); });
+    c.base_from = it->second->from;
+    if (!c.base_from.empty()) std::erase_if(c.warnings, [&](const std::string& w) { return tag_only_warning(c, w); });
   }
   return lines;
 }

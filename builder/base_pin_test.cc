@@ -47,21 +47,25 @@ TEST_CASE("pin_bases: a base made here by its image ID, a pulled one by its regi
                dockerfiles::testing::gpu_cell()};  // the last one the matrix pinned itself
   auto lines = pin_bases(plan, fake);
 
+  auto pulled = *fake.find(kPulled);
   CHECK(plan.kept[0].base_id == local.id);
+  CHECK(plan.kept[0].base_from == local.id);  // FROM sha256:<id>
   CHECK(plan.kept[0].base_digest.empty());
   CHECK(plan.kept[0].warnings == std::vector<std::string>{"another"});  // tag-only is no longer true
-  CHECK(plan.kept[1].base_id == local.id);
-  CHECK(plan.kept[2].base_digest == registry_digest);  // the repository's own digest, not another's
-  CHECK(plan.kept[2].base_id.empty());
+  CHECK(plan.kept[1].base_from == local.id);
+  CHECK(plan.kept[2].base_id == pulled.id);
+  CHECK(plan.kept[2].base_from == kPulled + "@" + registry_digest);  // the repository's own digest, not another's
+  CHECK(plan.kept[2].base_digest.empty());                           // the matrix's field: untouched
   CHECK(plan.kept[3].base_id.empty());
-  CHECK(plan.kept[3].base_digest.empty());
+  CHECK(plan.kept[3].base_from.empty());
   CHECK(plan.kept[3].warnings.size() == 2);
   CHECK(plan.kept[4].base_digest == "sha256:" + std::string(64, 'a'));
+  CHECK(plan.kept[4].base_id.empty());
   CHECK(std::count(fake.calls.begin(), fake.calls.end(), "inspect " + kLocal) == 1);  // once per base
   CHECK_FALSE(fake.called("inspect nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04"));
   CHECK(lines.size() == 2);
   CHECK(has(lines, "base " + kLocal + ": image ID " + local.id + " (made here, no registry digest)"));
-  CHECK(has(lines, "base " + kPulled + ": registry digest " + registry_digest));
+  CHECK(has(lines, "base " + kPulled + ": registry digest " + registry_digest + " (image ID " + pulled.id + ")"));
 
   SUBCASE("an engine that does not answer pins nothing and stops nothing") {
     engine::FakeEngine down;
@@ -70,43 +74,50 @@ TEST_CASE("pin_bases: a base made here by its image ID, a pulled one by its regi
     p.kept = {cell("a", kLocal)};
     auto l = pin_bases(p, down);
     CHECK(p.kept[0].base_id.empty());
+    CHECK(p.kept[0].base_from.empty());
     CHECK(has(l, "base " + kLocal + ": not pinned, the engine did not answer: "));
   }
-  SUBCASE("under BuildKit a base made here stays by tag, and the line says why") {
+  SUBCASE("under BuildKit FROM keeps a base made here by tag, and the line says why; its ID is still known") {
     engine::FakeEngine bk;
     bk.kind = "buildkit";
-    bk.add_image({kLocal});
+    auto img = bk.add_image({kLocal});
     matrix::Plan p;
     p.kept = {cell("a", kLocal)};
     auto l = pin_bases(p, bk);
-    CHECK(p.kept[0].base_id.empty());
+    CHECK(p.kept[0].base_id == img.id);
+    CHECK(p.kept[0].base_from.empty());
     CHECK(p.kept[0].warnings.size() == 2);
-    CHECK(has(l, "left by tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)"));
+    CHECK(has(l, "FROM keeps the tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)"));
   }
 }
 
-TEST_CASE("a pinned base is in the Dockerfile's FROM lines, its label and the inputs hash") {
+TEST_CASE("a pinned base is in the Dockerfile's FROM lines and its label, not in the inputs hash") {
   fs::path out = fs::temp_directory_path() / ("imgtool-base-pin-" + std::to_string(::getpid()));
   fs::remove_all(out);
   std::string id_a = "sha256:" + std::string(64, '1'), id_b = "sha256:" + std::string(64, '2');
-  matrix::Cell tag_only = cell("t", kLocal), pin_a = cell("pa", kLocal), pin_b = cell("pb", kLocal);
-  pin_a.base_id = id_a;
-  pin_b.base_id = id_b;
-  auto gen = dockerfiles::generate_each({tag_only, pin_a, pin_b}, {.out_dir = out, .kb_version = "test"});
-  REQUIRE(gen.generated.size() == 3);
-  auto by_tag = [&](const std::string& t) {
-    return *std::find_if(gen.generated.begin(), gen.generated.end(), [&](auto& g) { return g.tag == t; });
+  // One cell generated three times: on an engine without its base, and on two with other bases.
+  auto generated = [&](const std::string& id, const std::string& dir) {
+    matrix::Cell c = cell("p", kLocal);
+    c.base_id = c.base_from = id;
+    auto gen = dockerfiles::generate_each({c}, {.out_dir = out / dir, .kb_version = "test"});
+    REQUIRE(gen.generated.size() == 1);
+    return gen.generated[0];
   };
-  std::string df = read_file(by_tag("pa").dir / "Dockerfile");
+  auto tag_only = generated("", "t"), pin_a = generated(id_a, "a"), pin_b = generated(id_b, "b");
+  std::string df = read_file(pin_a.dir / "Dockerfile");
   CHECK(df.find("\nFROM " + id_a + " AS build\n") != std::string::npos);
   CHECK(df.find("\nFROM " + id_a + "\n") != std::string::npos);
   CHECK(df.find("io.imgtool.base-id=\"" + id_a + "\"") != std::string::npos);
   CHECK(df.find(kLocal + " AS") == std::string::npos);
-  CHECK(read_file(by_tag("t").dir / "Dockerfile").find("\nFROM " + kLocal + " AS build\n") != std::string::npos);
-  // Another ID is another input (the base was made again); and the shared first stage differs too.
-  CHECK(by_tag("pa").inputs_hash != by_tag("pb").inputs_hash);
-  CHECK(by_tag("pa").inputs_hash != by_tag("t").inputs_hash);
-  CHECK(by_tag("pa").file.build.stage_key != by_tag("pb").file.build.stage_key);
+  std::string plain = read_file(tag_only.dir / "Dockerfile");
+  CHECK(plain.find("\nFROM " + kLocal + " AS build\n") != std::string::npos);
+  CHECK(plain.find("io.imgtool.base-id") == std::string::npos);
+  // The inputs are the cell's, whichever base the engine holds; the builder compares the label with
+  // the engine's base (build_driver.cc). The first stage is built from the pin: another stage.
+  CHECK(pin_a.inputs_hash == pin_b.inputs_hash);
+  CHECK(pin_a.inputs_hash == tag_only.inputs_hash);
+  CHECK(pin_a.file.build.stage_key != pin_b.file.build.stage_key);
+  CHECK(read_file(pin_a.dir / "inputs.txt") == read_file(tag_only.dir / "inputs.txt"));
   SUBCASE("a base_id that is no image ID is bad input") {
     matrix::Cell bad = cell("bad", kLocal);
     bad.base_id = "latest";

@@ -199,6 +199,12 @@ bool check_up_to_date(Run& run, size_t i) {
   if (!img) return false;
   auto it = img->labels.find(kInputsHashLabel);
   if (it == img->labels.end() || it->second != g.inputs_hash) return false;
+  // The base this engine holds (base_pin.h), when it holds it: an image built on another is not up to
+  // date (the base was made again, or pulled anew). Without the base here, the inputs decide.
+  if (!g.cell.base_id.empty()) {
+    auto base = img->labels.find(labels::kBaseId);
+    if (base == img->labels.end() || base->second != g.cell.base_id) return false;
+  }
   // Asked for a normalized image: one the build made as it was (its clock, not the cell's) is not it.
   if (run.opt.normalize && img->created != strings::utc_rfc3339(epoch_of(g))) return false;
   out.status = CellStatus::up_to_date;

@@ -171,6 +171,26 @@ TEST_CASE("nothing changed: no docker build at all; a changed hash rebuilds that
   CHECK(third.cells[1].status == CellStatus::built);
 }
 
+TEST_CASE("the engine's base (base_pin.h): another one rebuilds the cell; an engine without it goes by the inputs") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a")};
+  std::string made = "sha256:" + std::string(64, '1'), again = "sha256:" + std::string(64, '2');
+  cells[0].cell.base_id = made;
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  REQUIRE(build_cells(cells, f.options(), docker, store).ok());
+  // The generated Dockerfile's LABEL io.imgtool.base-id, which the double does not read.
+  docker.find("paddle:a")->labels[labels::kBaseId] = made;
+  CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 0);
+  cells[0].cell.base_id = again;  // the base made again: the same inputs hash, another base
+  auto rebuilt = build_cells(cells, f.options(), docker, store);
+  CHECK(rebuilt.docker_builds == 1);
+  CHECK(rebuilt.cells[0].status == CellStatus::built);
+  docker.find("paddle:a")->labels[labels::kBaseId] = again;
+  cells[0].cell.base_id.clear();  // a GPU host given the image, without its base: the inputs decide
+  CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 0);
+}
+
 TEST_CASE("a rebuilt cell's previous image goes once no name holds it (no dangling cell images left)") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};

@@ -23,7 +23,7 @@ void from_json(const nlohmann::json& j, CellFile& f) {
 
 std::string group_key(const SharedStage& s, const matrix::Cell& c) {
   if (!s.stage_key.empty()) return s.stage_key;
-  std::string joined = c.base_image + '\n' + c.base_digest + '\n' + c.base_id + '\n' + c.os + '\n' + c.python + '\n' +
+  std::string joined = c.base_image + '\n' + c.base_digest + '\n' + c.base_from + '\n' + c.os + '\n' + c.python + '\n' +
                        c.cuda + '\n' + c.cudnn;
   return sha256_hex(joined).substr(0, 12);
 }

@@ -73,6 +73,9 @@ void check_variant(const Cell& c) {
                      ": expected sha256:<64 hex>");
   if (!c.base_id.empty() && !is_sha256_digest(c.base_id))
     throw InputError("cell " + c.tag + ": base_id " + strings::quoted(c.base_id) + ": expected sha256:<64 hex>");
+  if (!c.base_from.empty() && c.base_from != c.base_id && c.base_from.find("@sha256:") == std::string::npos)
+    throw InputError("cell " + c.tag + ": base_from " + strings::quoted(c.base_from) +
+                     ": expected the base's image ID or NAME@sha256:<64 hex>");
 }
 
 // "scheme://user[:pass]@host/..." : user-info before the host.
@@ -130,12 +133,11 @@ Values field_values(const Cell& c) {
           {"template_name", c.template_name}};
 }
 
-// What FROM names: the registry digest of a pinned base, else the image ID the builder pinned a
-// local base to (the classic builder takes `FROM sha256:<id>`; `name@<id>` would be pulled), else
-// the tag.
+// What FROM names: the matrix's digest pin, else the builder's (base_from: a registry digest, or the
+// image ID of a base made here, which the classic builder takes as `FROM sha256:<id>`), else the tag.
 std::string base_ref(const Cell& c) {
   if (!c.base_digest.empty()) return c.base_image + "@" + c.base_digest;
-  return c.base_id.empty() ? c.base_image : c.base_id;
+  return c.base_from.empty() ? c.base_image : c.base_from;
 }
 
 Values derived_values(const Cell& c, const std::string& kb_version) {

@@ -39,11 +39,7 @@ std::string manifest(const matrix::Cell& c, const std::vector<SourceFile>& sourc
   std::set<std::string> src;
   for (auto& s : sources) src.insert("source " + s.label + " " + sha256_digest(s.bytes) + "\n");
   std::string m = "imgtool-inputs 1\nkb-version " + kb_version + "\n";
-  m += "base " + c.base_image + " " +
-       (!c.base_digest.empty() ? c.base_digest
-        : !c.base_id.empty()   ? "id " + c.base_id
-                               : "tag-only") +
-       "\n";
+  m += "base " + c.base_image + " " + (c.base_digest.empty() ? "tag-only" : c.base_digest) + "\n";
   m += "pip " + c.pip_requirement + " " + (c.wheelhouse.empty() ? "index " + c.pip_index_url : "wheelhouse") + "\n";
   for (auto& s : src) m += s;
   m += "dockerfile " + sha256_digest(unhashed) + "\n";
@@ -106,7 +102,17 @@ RenderedCell render_cell(const matrix::Cell& cell, const TemplateDir& templates,
     r.context = wheelhouse_files(cell);
     r.wheel_lock = wheel_lock(r.context, cell);
   }
-  r.inputs_manifest = manifest(cell, sources, unhashed, r.context, r.wheel_lock, kb_version, r.identity_json);
+  // Hashed without the engine's base pin (Cell::base_id, base_from): the same cell on an engine that
+  // lacks the base has the same inputs; the builder compares the pin itself (io.imgtool.base-id).
+  matrix::Cell plain = cell;
+  plain.base_id.clear(), plain.base_from.clear();
+  std::string hashed = unhashed;
+  if (!cell.base_id.empty() || !cell.base_from.empty()) {
+    Values pv = cell_values(plain, kb_version, kb_released);
+    pv["labels"] = render_labels(sources[0], pv, nullptr);
+    hashed = templates.render(plain.template_name, pv);
+  }
+  r.inputs_manifest = manifest(plain, sources, hashed, r.context, r.wheel_lock, kb_version, r.identity_json);
   r.inputs_hash = file.inputs_hash = sha256_digest(r.inputs_manifest);
   file.build = shared_stage(unhashed);  // the first stage: the hash line goes in the last
   // It copies the context's wheels and installs what the lock names: the same text over other wheels

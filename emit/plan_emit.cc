@@ -52,7 +52,9 @@ std::vector<builder::GeneratedCell> bake_cells(const PlanEmitOptions& o, PlanEmi
   auto plan = matrix::plan_matrix(o.input, kb);
   if (plan.kept.empty())
     throw InputError("plan --emit bake: expected at least one kept cell in " + o.input + ", found none");
-  builder::CellSource src = builder::generate_cells(plan, o.out / "cells");  // as build and nightly do
+  // As build and nightly generate, less their base pins (builder/base_pin.h: plan asks no engine, and
+  // BuildKit, bake's builder, cannot build FROM an image ID): a base stays as the matrix names it.
+  builder::CellSource src = builder::generate_cells(plan, o.out / "cells");
   std::vector<builder::GeneratedCell> cells;
   for (auto& c : src.cells) {
     if (c.generate_error.empty())

@@ -28,9 +28,13 @@ struct Cell {
   std::string min_driver_paddle;      // Paddle's documented floor for this build ("" = none documented)
   std::string base_image;             // e.g. "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04"
   std::string base_digest;            // "sha256:…" pin, or empty (tag-only: a warning)
-  // A tag-only base the engine holds, pinned by the builder (builder/base_pin.h) to its image ID
-  // ("sha256:…"): FROM names the ID, so a base made again is another input. Never set by a matrix.
-  std::string base_id;
+  // Set by the builder from the engine (builder/base_pin.h), never by a matrix, and outside the
+  // inputs hash (an image built on one engine stays up to date on another that lacks its base):
+  // base_id  the base's image ID there ("sha256:…"; label io.imgtool.base-id, which the up-to-date
+  //          check and reproduce compare with the engine's base);
+  // base_from what FROM names instead of the tag: "name:tag@sha256:…" (a pulled base's registry
+  //          digest) or the image ID (a base made here; classic builder only). "" = the tag.
+  std::string base_id, base_from;
   std::string pip_requirement;           // e.g. "paddlepaddle-gpu==3.1.0"
   std::string pip_index_url;             // empty when a wheelhouse is used
   std::string wheelhouse;                // local folder of wheels for offline builds, or empty
@@ -54,9 +58,9 @@ struct Cell {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Cell, repository, tag, variant, flavor, paddle, python, os, cuda, cudnn,
                                                 trt, min_driver, min_driver_full, min_driver_paddle, base_image,
-                                                base_digest, base_id, pip_requirement, pip_index_url, wheelhouse,
-                                                template_name, cuda_base, cudnn_from, cudnn_full, cudnn_package,
-                                                pip_cuda_libraries, cuda_archs, cuda_archs_reported,
+                                                base_digest, base_id, base_from, pip_requirement, pip_index_url,
+                                                wheelhouse, template_name, cuda_base, cudnn_from, cudnn_full,
+                                                cudnn_package, pip_cuda_libraries, cuda_archs, cuda_archs_reported,
                                                 cuda_archs_reported_source, dynload_links, overrides, warnings, sources)
 
 // The driver floor the image claims (label io.imgtool.min-driver, NVIDIA_REQUIRE_CUDA's driver>=):

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 // What an image's labels say it is (its own word: it only chooses what to rebuild).
 struct Claimed {
-  std::string tag, inputs_hash, kb_version, digest;
+  std::string tag, inputs_hash, kb_version, digest, base_id;
   int64_t epoch = 0;
 };
 
@@ -28,8 +28,9 @@ Claimed read_claims(const std::string& ref, const image::TransportOptions& t) {
   auto src = image::open_source(ref, t);
   image::Manifest m = src->manifest();
   image::ImageConfig c = image::read_image_config(*src, m);
-  return {c.label(labels::kTag), c.label(labels::kInputsHash), c.label(labels::kKbVersion), m.digest(),
-          labels::source_date_epoch(c.label(labels::kSourceDateEpoch))};
+  return {c.label(labels::kTag),       c.label(labels::kInputsHash),
+          c.label(labels::kKbVersion), m.digest(),
+          c.label(labels::kBaseId),    labels::source_date_epoch(c.label(labels::kSourceDateEpoch))};
 }
 
 // Why an image's cell cannot be rebuilt from this matrix; "" when it can.
@@ -46,6 +47,10 @@ std::string why_not(const Claimed& c, const builder::GeneratedCell* cell, const 
   if (c.inputs_hash != cell->inputs_hash)
     return "the cell's inputs changed since the image was built: it carries " + c.inputs_hash + ", the matrix gives " +
            cell->inputs_hash + " now (imgtool generate writes what the hash covers, inputs.txt)";
+  // The engine holds the base (builder/base_pin.h) and it is not the one the image was built on.
+  if (!cell->cell.base_id.empty() && !c.base_id.empty() && c.base_id != cell->cell.base_id)
+    return "the base changed since the image was built: it was built on " + cell->cell.base_image + " = " + c.base_id +
+           ", the engine's " + cell->cell.base_image + " is " + cell->cell.base_id + " now";
   return "";
 }
 

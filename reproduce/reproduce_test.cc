@@ -78,6 +78,26 @@ TEST_CASE("reproduce: what cannot be rebuilt is said, and nothing is built for i
         std::string::npos);
 }
 
+TEST_CASE("reproduce: an image built on another base than the engine's is not rebuilt, and says which") {
+  World w;
+  std::string here = "sha256:" + std::string(64, '1'), then = "sha256:" + std::string(64, '2');
+  w.cell.cell.base_id = here;  // as pin_bases sets it when the engine holds the base
+  auto same = w.labels(), other = w.labels(), unlabelled = w.labels();
+  same[labels::kBaseId] = here;
+  other[labels::kBaseId] = then;
+  w.fake.build_script["x"] = {};  // the double builds whatever is asked
+  auto r = w.run({w.published(other)});
+  REQUIRE(r.images.size() == 1);
+  CHECK(r.images[0].outcome == reproduce::Outcome::not_rebuilt);
+  CHECK(r.images[0].why == "the base changed since the image was built: it was built on " + w.cell.cell.base_image +
+                               " = " + then + ", the engine's " + w.cell.cell.base_image + " is " + here + " now");
+  CHECK(w.builds() == 0);
+  // The same base, or an image from before the label: rebuilt.
+  auto r2 = w.run({w.published(same), w.published(unlabelled)});
+  CHECK(w.builds() == 1);
+  for (const auto& i : r2.images) CHECK(i.why.find("the base changed") == std::string::npos);
+}
+
 TEST_CASE("reproduce: the images of one cell share one --no-cache rebuild, which goes; a difference is named") {
   World w;
   std::string a = w.published(w.labels()), b = w.published(w.labels());
