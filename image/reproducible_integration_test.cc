@@ -59,12 +59,16 @@ void where_are(const std::string& diff_out, const std::vector<std::string>& imag
 // not yet explained; README, issue 35), which layer blobs differ, their sizes and where they part.
 void where_blobs_differ(const std::string& a, const std::string& b, const fs::path& dir) {
   std::vector<nlohmann::json> layers;
+  std::vector<std::string> manifests;
   for (const auto& [ref, sub] : {std::pair{a, "a"}, std::pair{b, "b"}}) {
     if (!cli({"copy", ref, "oci:" + (dir / sub).string() + ":x"}).ok()) return;
     auto index = nlohmann::json::parse(read_file(dir / sub / "index.json"));
     std::string m = index["manifests"][0]["digest"];
-    layers.push_back(nlohmann::json::parse(read_file(dir / sub / "blobs" / "sha256" / m.substr(7)))["layers"]);
+    manifests.push_back(read_file(dir / sub / "blobs" / "sha256" / m.substr(7)));
+    layers.push_back(nlohmann::json::parse(manifests.back())["layers"]);
   }
+  if (layers[0] == layers[1])  // the same blobs: then the manifests themselves differ
+    MESSAGE("every layer blob is the same; the manifests:\n" << manifests[0] << "\n" << manifests[1]);
   for (size_t i = 0; i < std::min(layers[0].size(), layers[1].size()); ++i) {
     std::string da = layers[0][i]["digest"], db = layers[1][i]["digest"];
     if (da == db) continue;
