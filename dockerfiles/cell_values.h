@@ -3,10 +3,10 @@
 // vocabulary of a template; dockerfiles/README.md lists it for editors.
 //
 //   fields      repository tag variant flavor paddle python os cuda cudnn trt
-//               min_driver min_driver_full base_image base_digest base_id base_from
+//               min_driver min_driver_full base_image base_digest base_id
 //               pip_requirement pip_index_url template_name
-//   derived     base_ref            base_image@base_digest, else base_from (the builder's
-//                                   pin: NAME@sha256:… or sha256:<id>), else base_image
+//   derived     base_ref            base_image@base_digest, else Cell::base_from (the
+//                                   builder's pin: NAME@sha256:… or sha256:<id>), else base_image
 //               gpu / cpu           "1" or "" (for {{#gpu}} sections)
 //               cuda_mm             CUDA major.minor ("12.6")
 //               nvidia_require_cuda NVIDIA_REQUIRE_CUDA value (see nvidia_require_cuda())

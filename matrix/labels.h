@@ -34,8 +34,9 @@ inline constexpr const char* kStageKey = "io.imgtool.stage-key";
 // The cell's SOURCE_DATE_EPOCH (seconds; the KB's released day): what its build's clock said to
 // tools that honour it, and what a reproducible copy clamps mtimes to (image/normalize.h).
 inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
-// The image ID of the local base the builder pinned FROM to (builder/base_pin.h; absent when the
-// base is pinned by registry digest, org.opencontainers.image.base.digest, or by tag only).
+// The image ID of the base the engine held when the builder generated the cell (builder/base_pin.h):
+// what the up-to-date check and `imgtool reproduce` compare with the engine's base. Absent when the
+// engine lacked the base or the matrix pinned it itself (org.opencontainers.image.base.digest).
 inline constexpr const char* kBaseId = "io.imgtool.base-id";
 // Its value as seconds: 0 unless it is a number of 1 to 12 digits (an image's label is its own word).
 inline int64_t source_date_epoch(std::string_view value) {
