@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/hash.h"
 
 namespace imgtool::builder {
 
@@ -38,7 +39,9 @@ std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std
   const std::string repo = repository_of(image);
   for (const auto& rd : info->repo_digests) {
     auto at = rd.find('@');
-    if (at == std::string::npos || repository_of(rd.substr(0, at)) != repo) continue;
+    // The engine's word goes into FROM: a digest that is not sha256:<64 hex> pins nothing.
+    if (at == std::string::npos || repository_of(rd.substr(0, at)) != repo || !is_sha256_digest(rd.substr(at + 1)))
+      continue;
     lines.push_back("base " + image + ": registry digest " + rd.substr(at + 1) + " (image ID " + info->id + ")");
     return Pin{info->id, image.substr(0, image.find('@')) + "@" + rd.substr(at + 1)};
   }

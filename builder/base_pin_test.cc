@@ -41,7 +41,7 @@ TEST_CASE("pin_bases: a base made here by its image ID, a pulled one by its regi
   auto local = fake.add_image({kLocal});
   std::string registry_digest = "sha256:" + std::string(64, 'd');
   fake.add_image({kPulled}, {.repo_digests = {"docker.io/nvidia/other@sha256:" + std::string(64, 'e'),
-                                              "nvidia/cuda@" + registry_digest}});
+                                              "nvidia/cuda@sha256:short\nRUN evil", "nvidia/cuda@" + registry_digest}});
   matrix::Plan plan;
   plan.kept = {cell("a", kLocal), cell("b", kLocal), cell("c", kPulled), cell("d", "imgtool-base/absent:1"),
                dockerfiles::testing::gpu_cell()};  // the last one the matrix pinned itself
@@ -118,6 +118,17 @@ TEST_CASE("a pinned base is in the Dockerfile's FROM lines and its label, not in
   CHECK(pin_a.inputs_hash == tag_only.inputs_hash);
   CHECK(pin_a.file.build.stage_key != pin_b.file.build.stage_key);
   CHECK(read_file(pin_a.dir / "inputs.txt") == read_file(tag_only.dir / "inputs.txt"));
+  SUBCASE("a base_from that is neither the ID nor the base's own name at a sha256 digest is bad input") {
+    for (std::string from : {"sha256:" + std::string(64, '3'), "other/image@sha256:" + std::string(64, 'a'),
+                             kLocal + "@sha256:short\nRUN evil"}) {
+      matrix::Cell bad = cell("bad", kLocal);
+      bad.base_id = id_a;
+      bad.base_from = from;
+      auto g = dockerfiles::generate_each({bad}, {.out_dir = out / "bad-from", .kb_version = "test"});
+      REQUIRE(g.failed.size() == 1);
+      CHECK_MESSAGE(g.failed[0].reason.find("base_from") != std::string::npos, g.failed[0].reason);
+    }
+  }
   SUBCASE("a base_id that is no image ID is bad input") {
     matrix::Cell bad = cell("bad", kLocal);
     bad.base_id = "latest";

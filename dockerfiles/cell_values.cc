@@ -73,9 +73,10 @@ void check_variant(const Cell& c) {
                      ": expected sha256:<64 hex>");
   if (!c.base_id.empty() && !is_sha256_digest(c.base_id))
     throw InputError("cell " + c.tag + ": base_id " + strings::quoted(c.base_id) + ": expected sha256:<64 hex>");
-  if (!c.base_from.empty() && c.base_from != c.base_id && c.base_from.find("@sha256:") == std::string::npos)
+  if (!c.base_from.empty() && c.base_from != c.base_id &&
+      !(c.base_from.rfind(c.base_image + "@", 0) == 0 && is_sha256_digest(c.base_from.substr(c.base_image.size() + 1))))
     throw InputError("cell " + c.tag + ": base_from " + strings::quoted(c.base_from) +
-                     ": expected the base's image ID or NAME@sha256:<64 hex>");
+                     ": expected the base's image ID or " + c.base_image + "@sha256:<64 hex>");
 }
 
 // "scheme://user[:pass]@host/..." : user-info before the host.
