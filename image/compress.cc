@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 #include <isa-l/crc.h>
-#include <isa-l/igzip_lib.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -36,11 +36,11 @@ const char* oci_layer_media_type(Compression c) {
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
-// Raised whenever this file's gzip bytes change for the same tar (2: the stream zeroed before
-// isal_deflate_stateless_init, fa4bdf9; blobs of revision 1 could differ from run to run).
-constexpr int kGzipRevision = 2;
+// Raised whenever this file's gzip bytes change for the same tar (2: the ISA-L stream zeroed,
+// fa4bdf9; 3: zlib instead of ISA-L, whose blobs could differ from run to run: deflate_raw).
+constexpr int kGzipRevision = 3;
 
-// The file the dynamic loader took `symbol` from, resolved (libisal.so.2 -> libisal.so.2.0.30: the
+// The file the dynamic loader took `symbol` from, resolved (libz.so.1 -> libz.so.1.2.13: the
 // version is in the name), or "static" when it is linked in.
 std::string library_of(const void* symbol) {
   Dl_info info{};
@@ -50,36 +50,34 @@ std::string library_of(const void* symbol) {
   return (ec ? std::filesystem::path(info.dli_fname) : real).filename().string();
 }
 
-// Raw deflate of one block into `out` (resized; its capacity is reused, so a
-// recycled buffer costs no allocation or zero-fill); `last` ends the stream
-// (BFINAL), otherwise a full flush leaves the output byte-aligned so blocks
-// concatenate.
+// Raw deflate of one block into `out` (resized; its capacity is reused, so a recycled buffer costs
+// no allocation or zero-fill); `last` ends the stream (BFINAL), otherwise a full flush leaves the
+// output byte-aligned (the 00 00 ff ff mark) so blocks concatenate. zlib, level 1: its output is a
+// function of the bytes alone. ISA-L's igzip (this file's encoder until revision 3) gave one block
+// in about 6,000 another valid encoding in imgtool on this project's machines -- the same input,
+// hashed before and after, the same stream state, its first ICF segment ending elsewhere -- so the
+// reproducible copy of one tar got another digest in CI; the same calls outside imgtool, with the
+// input, level_buf and output at every address mod 64 KiB, never did (issue 35).
 size_t deflate_raw(const char* in, size_t len, std::string& out, bool last) {
-  thread_local std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
-  // Cleared for every block: stateless deflate reuses the hash table it finds in level_buf, so a
-  // block's bytes depended on what the same thread compressed before (another block, or the
-  // incompressibility sample) -- one tar gave gzip streams differing by a byte from run to run.
-  std::fill(level_buf.begin(), level_buf.end(), uint8_t{0});
-  size_t bound = len + len / 8 + 1024;
+  struct Deflater {
+    z_stream z{};
+    Deflater() {
+      if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw Error("zlib: deflateInit2 failed");
+    }
+    ~Deflater() { deflateEnd(&z); }
+  };
+  thread_local Deflater d;
+  if (deflateReset(&d.z) != Z_OK) throw Error("zlib: deflateReset failed");
+  size_t bound = deflateBound(&d.z, len) + 16;  // + the flush's empty stored block
   if (out.size() < bound) out.resize(bound);
-  // Zeroed first: isal_deflate_stateless_init sets only some of the stream's fields (internal_state
-  // keeps what the stack held), and one block of the demo's GPU layer came out 44,623 bytes different
-  // from run to run, the same size, inflating to the same tar -- the same tar, another digest.
-  isal_zstream s{};
-  isal_deflate_stateless_init(&s);
-  s.level = 1;
-  s.level_buf = level_buf.data();
-  s.level_buf_size = static_cast<uint32_t>(level_buf.size());
-  s.flush = FULL_FLUSH;
-  s.end_of_stream = last ? 1 : 0;
-  s.gzip_flag = IGZIP_DEFLATE;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in));
-  s.avail_in = static_cast<uint32_t>(len);
-  s.next_out = reinterpret_cast<uint8_t*>(out.data());
-  s.avail_out = static_cast<uint32_t>(out.size());
-  int rc = isal_deflate_stateless(&s);
-  if (rc != COMP_OK) throw Error("igzip: deflate failed (" + std::to_string(rc) + ")");
-  return s.total_out;
+  d.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
+  d.z.avail_in = static_cast<uInt>(len);
+  d.z.next_out = reinterpret_cast<Bytef*>(out.data());
+  d.z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&d.z, last ? Z_FINISH : Z_FULL_FLUSH);
+  if ((last && rc != Z_STREAM_END) || (!last && rc != Z_OK) || d.z.avail_in != 0)
+    throw Error("zlib: deflate failed (" + std::to_string(rc) + ")");
+  return out.size() - d.z.avail_out;
 }
 
 // Deflate "stored" blocks (BTYPE 00), as zlib emits for data that does not
@@ -298,8 +296,8 @@ CompressedLayer LayerCompressor::finish() {
 }
 
 std::string encoder_id(Compression c) {
-  static const std::string gzip = "igzip " + library_of(reinterpret_cast<const void*>(&isal_deflate_stateless)) +
-                                  " level 1, " + std::to_string(kBlock >> 20) + " MiB blocks, revision " +
+  static const std::string gzip = "zlib " + library_of(reinterpret_cast<const void*>(&deflate)) + " level 1, " +
+                                  std::to_string(kBlock >> 20) + " MiB blocks, revision " +
                                   std::to_string(kGzipRevision);
   static const std::string zstd = std::string("zstd ") + ZSTD_versionString() + " level 3, workers";
   return c == Compression::kGzip ? gzip : zstd;

@@ -2,13 +2,14 @@
 // bytes come out (in order, to a sink), and both digests fall out at the end:
 // diff_id = sha256(tar), digest = sha256(compressed).
 //
-//   gzip  ISA-L igzip (level 1), parallel: the input is cut into 1 MiB blocks
+//   gzip  zlib (level 1), parallel: the input is cut into 1 MiB blocks
 //         deflated on `jobs` threads, each ending on a byte-aligned full flush,
 //         concatenated into ONE standard gzip member (header, one deflate
-//         stream, CRC-32 + size trailer), like pigz. A block whose 32 KiB
+//         stream, ISA-L's CRC-32 + size trailer), like pigz. A block whose 32 KiB
 //         sample does not compress is written as deflate stored blocks (as
 //         zlib does for such data), saving the matcher's CPU. Buffers are
-//         recycled between blocks.
+//         recycled between blocks. One tar gives one blob (compress.cc says
+//         why not ISA-L's deflate, which gave a few blocks another encoding).
 //   zstd  libzstd with its own worker threads (ZSTD_c_nbWorkers).
 #pragma once
 #include <functional>

@@ -138,7 +138,7 @@ TEST_CASE("trim_limit: IMGTOOL_LAYER_CACHE_MAX_GB in GiB, 8 by default; anything
   ::unsetenv("IMGTOOL_LAYER_CACHE_MAX_GB");
 }
 
-TEST_CASE("an entry another encoder made (an older imgtool, another ISA-L) is not served: compressed again, replaced") {
+TEST_CASE("an entry another encoder made (an older imgtool, another zlib) is not served: compressed again, replaced") {
   fs::path root = fs::temp_directory_path() / ("imgtool-layer-cache-enc-" + std::to_string(::getpid()));
   CompressedLayer l = commit_one(root);
   const std::string& diff_id = l.diff_id;
@@ -153,9 +153,9 @@ TEST_CASE("an entry another encoder made (an older imgtool, another ISA-L) is no
     CHECK_FALSE(c.find(diff_id).has_value());
     CHECK_FALSE(c.find_unverified(diff_id).has_value());
   }
-  // zstd's entries name zstd; gzip's the ISA-L file the loader took and the revision.
+  // zstd's entries name zstd; gzip's the zlib file the loader took and the revision.
   CHECK(encoder_id(Compression::kZstd).rfind("zstd ", 0) == 0);
-  CHECK(encoder_id(Compression::kGzip).find("libisal.so") != std::string::npos);
+  CHECK(encoder_id(Compression::kGzip).rfind("zlib libz.so.1.", 0) == 0);
   CHECK(encoder_id(Compression::kGzip).find("revision ") != std::string::npos);
   fs::remove_all(root);
 }
