@@ -1,11 +1,14 @@
 #include "builder/base_pin.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "image/reference.h"
+#include "image/registry.h"
 
 namespace imgtool::builder {
 
@@ -19,15 +22,46 @@ std::string repository_of(const std::string& image) {
   return r;
 }
 
+std::string registry_digest(const std::string& image) {
+  image::Reference r = image::parse_engine_name(image);
+  if (!r.digest.empty()) return r.digest;
+  image::RegistryOptions o;
+  o.attempts = 2;
+  o.request_timeout = std::chrono::seconds(30);
+  return image::Registry(r.host, o).resolve(r.name, r.tag);
+}
+
 namespace {
 
 struct Pin {
   std::string id, from;  // Cell::base_id, Cell::base_from
 };
 
+// What the registry gives `image`'s tag now, for a base the engine lacks, with its line (none: no
+// registry to ask, or it did not answer, or answered no sha256 digest).
+std::optional<Pin> ask_registry(const RegistryDigest& registry, const std::string& image,
+                                std::vector<std::string>& lines) {
+  if (!registry) return std::nullopt;
+  std::string digest;
+  try {
+    digest = registry(image);
+  } catch (const Error& e) {  // the build pulls the tag, as before, and meets the same registry
+    lines.push_back("base " + image + ": not pinned, the engine lacks it and the registry did not answer: " + e.what());
+    return std::nullopt;
+  }
+  if (!is_sha256_digest(digest)) {
+    lines.push_back("base " + image + ": not pinned, the registry answered '" + digest + "', not sha256:<64 hex>");
+    return std::nullopt;
+  }
+  lines.push_back("base " + image + ": registry digest " + digest +
+                  " (asked the registry: the engine lacks it; the build pulls it by digest)");
+  return Pin{"", image.substr(0, image.find('@')) + "@" + digest};
+}
+
 // What the engine holds under `image` now, as a pin, with its line (none: the engine has no such
 // image or does not answer).
-std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std::vector<std::string>& lines) {
+std::optional<Pin> resolve(engine::Engine& engine, const RegistryDigest& registry, const std::string& image,
+                           std::vector<std::string>& lines) {
   std::optional<engine::ImageInfo> info;
   try {
     info = engine.inspect(image);
@@ -35,7 +69,7 @@ std::optional<Pin> resolve(engine::Engine& engine, const std::string& image, std
     lines.push_back("base " + image + ": not pinned, the engine did not answer: " + e.what());
     return std::nullopt;
   }
-  if (!info) return std::nullopt;
+  if (!info) return ask_registry(registry, image, lines);
   const std::string repo = repository_of(image);
   for (const auto& rd : info->repo_digests) {
     auto at = rd.find('@');
@@ -60,13 +94,13 @@ bool tag_only_warning(const matrix::Cell& c, const std::string& w) {
 
 }  // namespace
 
-std::vector<std::string> pin_bases(matrix::Plan& plan, engine::Engine& engine) {
+std::vector<std::string> pin_bases(matrix::Plan& plan, engine::Engine& engine, const RegistryDigest& registry) {
   std::map<std::string, std::optional<Pin>> seen;
   std::vector<std::string> lines;
   for (auto& c : plan.kept) {
     if (!c.base_digest.empty() || !c.base_id.empty()) continue;
     auto [it, fresh] = seen.try_emplace(c.base_image);
-    if (fresh) it->second = resolve(engine, c.base_image, lines);
+    if (fresh) it->second = resolve(engine, registry, c.base_image, lines);
     if (!it->second) continue;
     c.base_id = it->second->id;
     c.base_from = it->second->from;

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/fs.h"
+#include "dockerfiles/cell_values.h"
 #include "dockerfiles/generate.h"
 #include "dockerfiles/test_cells.h"
 #include "engine/fake_engine.h"
@@ -88,6 +90,58 @@ TEST_CASE("pin_bases: a base made here by its image ID, a pulled one by its regi
     CHECK(p.kept[0].base_from.empty());
     CHECK(p.kept[0].warnings.size() == 2);
     CHECK(has(l, "FROM keeps the tag: BuildKit cannot build FROM an image ID (moby/buildkit#2204)"));
+  }
+}
+
+TEST_CASE("pin_bases: a base the engine lacks is pinned by the digest a registry gives its tag, asked once") {
+  engine::FakeEngine fake;  // the engine double: it holds neither base
+  const std::string d = "sha256:" + std::string(64, 'f');
+  std::vector<std::string> asked;
+  builder::RegistryDigest registry = [&](const std::string& image) -> std::string {  // the registry double
+    asked.push_back(image);
+    if (image == kPulled) return d;
+    if (image == "nvidia/cuda:no-such-tag") throw Error("registry-1.docker.io: MANIFEST_UNKNOWN (404)");
+    return "sha256:short";
+  };
+  matrix::Plan plan;
+  plan.kept = {cell("a", kPulled), cell("b", kPulled), cell("c", "nvidia/cuda:no-such-tag"), cell("d", "odd/answer:1")};
+  auto lines = pin_bases(plan, fake, registry);
+  CHECK(asked == std::vector<std::string>{kPulled, "nvidia/cuda:no-such-tag", "odd/answer:1"});  // once per base
+  CHECK(plan.kept[0].base_from == kPulled + "@" + d);
+  CHECK(plan.kept[0].base_id.empty());  // no image here to name
+  CHECK(plan.kept[0].warnings == std::vector<std::string>{"another"});
+  CHECK(plan.kept[1].base_from == kPulled + "@" + d);
+  CHECK(dockerfiles::base_ref_digest(plan.kept[0]) == d);
+  for (size_t i : {2, 3}) {  // the build pulls the tag, as before, and the warning stays
+    CHECK(plan.kept[i].base_from.empty());
+    CHECK(plan.kept[i].warnings.size() == 2);
+  }
+  CHECK(has(lines, "base " + kPulled + ": registry digest " + d + " (asked the registry: the engine lacks it"));
+  CHECK(has(lines,
+            "base nvidia/cuda:no-such-tag: not pinned, the engine lacks it and the registry did not answer: "
+            "registry-1.docker.io: MANIFEST_UNKNOWN (404)"));
+  CHECK(has(lines, "base odd/answer:1: not pinned, the registry answered 'sha256:short', not sha256:<64 hex>"));
+
+  SUBCASE("without a registry to ask, nothing is asked and nothing pinned") {
+    matrix::Plan p;
+    p.kept = {cell("a", kPulled)};
+    CHECK(pin_bases(p, fake).empty());
+    CHECK(p.kept[0].base_from.empty());
+  }
+  SUBCASE("the pinned digest is FROM's and the base.digest label's, and stays out of the inputs hash") {
+    fs::path out = fs::temp_directory_path() / ("imgtool-base-pin-reg-" + std::to_string(::getpid()));
+    matrix::Cell plain = cell("a", kPulled);
+    auto g = dockerfiles::generate_each({plan.kept[0]}, {.out_dir = out / "pinned", .kb_version = "t"});
+    auto h = dockerfiles::generate_each({plain}, {.out_dir = out / "plain", .kb_version = "t"});
+    REQUIRE(g.generated.size() == 1);
+    REQUIRE(h.generated.size() == 1);
+    std::string df = read_file(g.generated[0].dir / "Dockerfile");
+    CHECK(df.find("FROM " + kPulled + "@" + d) != std::string::npos);
+    CHECK(df.find("org.opencontainers.image.base.digest=\"" + d + "\"") != std::string::npos);
+    CHECK(read_file(h.generated[0].dir / "Dockerfile").find("org.opencontainers.image.base.digest") ==
+          std::string::npos);
+    CHECK(g.generated[0].inputs_hash == h.generated[0].inputs_hash);
+    fs::remove_all(out);
   }
 }
 

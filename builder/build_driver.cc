@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
+#include "dockerfiles/cell_values.h"
 #include "matrix/labels.h"
 
 namespace imgtool::builder {
@@ -204,6 +205,12 @@ bool check_up_to_date(Run& run, size_t i) {
   if (!g.cell.base_id.empty()) {
     auto base = img->labels.find(labels::kBaseId);
     if (base == img->labels.end() || base->second != g.cell.base_id) return false;
+  }
+  // Likewise the digest a registry gave the base's tag (base_pin.h), for a base this engine lacks:
+  // a tag that moved since the image was built rebuilds it.
+  if (std::string d = dockerfiles::base_ref_digest(g.cell); !d.empty()) {
+    auto base = img->labels.find(labels::kBaseDigest);
+    if (base == img->labels.end() || base->second != d) return false;
   }
   // Asked for a normalized image: one the build made as it was (its clock, not the cell's) is not it.
   if (run.opt.normalize && img->created != strings::utc_rfc3339(epoch_of(g))) return false;

@@ -191,6 +191,24 @@ TEST_CASE("the engine's base (base_pin.h): another one rebuilds the cell; an eng
   CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 0);
 }
 
+TEST_CASE("a registry's pin (base_pin.h): a base tag that moved since the image was built rebuilds the cell") {
+  Fixture f;
+  std::vector<GeneratedCell> cells = {f.cell("a")};
+  std::string d1 = "sha256:" + std::string(64, '1'), d2 = "sha256:" + std::string(64, '2');
+  cells[0].cell.base_from = cells[0].cell.base_image + "@" + d1;  // the engine lacks the base: no base_id
+  FakeEngine docker;
+  StateStore store(f.root / "state");
+  REQUIRE(build_cells(cells, f.options(), docker, store).ok());
+  // The generated Dockerfile's LABEL org.opencontainers.image.base.digest, which the double does not read.
+  CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 1);  // no label: built on an unknown base
+  docker.find("paddle:a")->labels[labels::kBaseDigest] = d1;
+  CHECK(build_cells(cells, f.options(), docker, store).docker_builds == 0);
+  cells[0].cell.base_from = cells[0].cell.base_image + "@" + d2;  // the tag moved: same inputs hash, another base
+  auto rebuilt = build_cells(cells, f.options(), docker, store);
+  CHECK(rebuilt.docker_builds == 1);
+  CHECK(rebuilt.cells[0].status == CellStatus::built);
+}
+
 TEST_CASE("a rebuilt cell's previous image goes once no name holds it (no dangling cell images left)") {
   Fixture f;
   std::vector<GeneratedCell> cells = {f.cell("a")};

@@ -11,7 +11,7 @@
 namespace imgtool::builder {
 
 CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
-                      engine::Engine* engine) {
+                      engine::Engine* engine, const RegistryDigest& registry) {
   CellSource src;
   if (fs::is_directory(input)) {
     src.generated_dirs = {input};
@@ -21,7 +21,7 @@ CellSource load_cells(const fs::path& input, const fs::path& state_dir, const ma
   }
   matrix::Plan plan = matrix::plan_matrix(input.string(), kb);
   std::vector<std::string> pinned;
-  if (engine) pinned = pin_bases(plan, *engine);
+  if (engine) pinned = pin_bases(plan, *engine, registry);
   src = generate_cells(plan, state_dir / "generated" / input.stem());
   src.pinned = std::move(pinned);
   return src;
@@ -43,9 +43,9 @@ CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir) {
 }
 
 CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
-                      engine::Engine* engine) {
+                      engine::Engine* engine, const RegistryDigest& registry) {
   if (inputs.empty()) throw InputError("expected a matrix file or a folder of generated cells, found none");
-  if (inputs.size() == 1) return load_cells(inputs[0], state_dir, kb, engine);
+  if (inputs.size() == 1) return load_cells(inputs[0], state_dir, kb, engine, registry);
   std::map<std::string, fs::path> stems, tags;  // stem / tag -> the input it came from
   for (auto& in : inputs) {
     if (fs::is_directory(in)) continue;
@@ -57,7 +57,7 @@ CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state
   }
   CellSource all;
   for (auto& in : inputs) {
-    CellSource one = load_cells(in, state_dir, kb, engine);
+    CellSource one = load_cells(in, state_dir, kb, engine, registry);
     for (auto& c : one.cells) {
       auto [at, fresh] = tags.emplace(c.cell.tag, in);
       if (!fresh)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "builder/base_pin.h"
 #include "builder/generated_cell.h"
 #include "engine/engine.h"
 #include "matrix/kb.h"
@@ -28,9 +29,10 @@ struct CellSource {
 // unchanged matrix gives unchanged inputs hashes. A cell that cannot be
 // generated (dockerfiles::generate_each) is still listed, with its
 // generate_error set, so it fails alone. InputError on bad input. With `engine`, a matrix's
-// tag-only bases that engine holds are pinned first (pin_bases: FROM by digest or image ID).
+// tag-only bases that engine holds are pinned first (pin_bases: FROM by digest or image ID), and
+// those it lacks by what `registry` says their tags are now (when given: the CLI's registry_digest).
 CellSource load_cells(const fs::path& input, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
-                      engine::Engine* engine = nullptr);
+                      engine::Engine* engine = nullptr, const RegistryDigest& registry = nullptr);
 
 // A plan's kept cells generated into `out_dir` and handed over in memory (from_generated: the
 // generator's own structs, no cell.json read back; the folder is the build context). A cell that
@@ -42,7 +44,7 @@ CellSource generate_cells(const matrix::Plan& plan, const fs::path& out_dir);
 // a tag is in two inputs (the state store and the registry know a cell by its tag) or when two
 // matrix files would be generated into one folder (the same file stem).
 CellSource load_cells(const std::vector<fs::path>& inputs, const fs::path& state_dir, const matrix::KnowledgeBase& kb,
-                      engine::Engine* engine = nullptr);
+                      engine::Engine* engine = nullptr, const RegistryDigest& registry = nullptr);
 
 // "DIR" or "DIR1, DIR2": where the cells come from, for progress lines.
 std::string describe_dirs(const CellSource& src);

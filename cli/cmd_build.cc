@@ -29,7 +29,8 @@ int run_build(const BuildFlags& f) {
   auto kb = f.kb.load();             // the run's one KB: a bad --kb is refused before the state folder is taken
   builder::StateStore store(state);  // one run per state folder: taken before generating into it
   engine::Engine& docker = engine::local_engine();  // the run's one engine ($DOCKER_HOST)
-  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb, &docker);
+  auto src = builder::load_cells(std::vector<fs::path>(f.inputs.begin(), f.inputs.end()), state, kb, &docker,
+                                 builder::registry_digest);
   auto cells = builder::select_tags(src.cells, f.only);
   builder::BuildOptions opt{.jobs = f.jobs,
                             .log_dir = state / "logs",

@@ -125,6 +125,7 @@ nightly::NightlyRequest nightly_request(const NightlyFlags& f, const matrix::Kno
                               .kb = &kb};
   req.engine = &engine::local_engine();  // the command's one engine, handed down
   req.log = [](const std::string& line) { std::cerr << line << std::endl; };
+  req.base_registry = builder::registry_digest;
   return req;
 }
 

@@ -56,7 +56,7 @@ int run_reproduce(const ReproduceFlags& f) {
   PrivateTempDir work("reproduce-", parent);  // the rebuild's state, logs and normalized copies
   engine::Engine& docker = engine::local_engine();
   // The bases pinned as the builder pins them: an image built on a base made again is other inputs.
-  auto src = builder::load_cells(matrices, work.path(), kb, &docker);
+  auto src = builder::load_cells(matrices, work.path(), kb, &docker, builder::registry_digest);
   reproduce::ReproduceRequest req{
       .refs = f.refs,
       .cells = src.cells,

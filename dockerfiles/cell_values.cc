@@ -144,6 +144,7 @@ std::string base_ref(const Cell& c) {
 Values derived_values(const Cell& c, const std::string& kb_version) {
   bool gpu = c.variant == "gpu";
   return {{"base_ref", base_ref(c)},
+          {"base_ref_digest", base_ref_digest(c)},
           {"gpu", gpu ? "1" : ""},
           {"cpu", gpu ? "" : "1"},
           {"cuda_mm", gpu ? Version::parse_or_throw(c.cuda, "cuda").truncated(2) : ""},
@@ -257,6 +258,12 @@ std::string strip_inputs_hash_label(const std::string& dockerfile) {
   std::string out;
   for (const auto& l : kept) out += l + "\n";
   return out;
+}
+
+std::string base_ref_digest(const matrix::Cell& c) {
+  if (!c.base_digest.empty()) return c.base_digest;
+  auto at = c.base_from.find('@');
+  return at == std::string::npos ? "" : c.base_from.substr(at + 1);
 }
 
 }  // namespace imgtool::dockerfiles

@@ -7,6 +7,8 @@
 //               pip_requirement pip_index_url template_name
 //   derived     base_ref            base_image@base_digest, else Cell::base_from (the
 //                                   builder's pin: NAME@sha256:… or sha256:<id>), else base_image
+//               base_ref_digest     the manifest digest FROM names (base_digest, else a registry
+//                                   pin's), "" for a tag or an image ID
 //               gpu / cpu           "1" or "" (for {{#gpu}} sections)
 //               cuda_mm             CUDA major.minor ("12.6")
 //               nvidia_require_cuda NVIDIA_REQUIRE_CUDA value (see nvidia_require_cuda())
@@ -42,6 +44,11 @@ Values cell_values(const matrix::Cell& cell, const std::string& kb_version, cons
 // compatibility floor the image claims as io.imgtool.min-driver. Just
 // "cuda>=M.m" when the cell names no floor.
 std::string nvidia_require_cuda(const matrix::Cell& cell);
+
+// The manifest digest the cell's FROM names: the matrix's base_digest, else the builder's registry
+// pin (Cell::base_from "NAME@sha256:…"); "" for a tag or an image ID. Label
+// org.opencontainers.image.base.digest, which the up-to-date check compares (build_driver.cc).
+std::string base_ref_digest(const matrix::Cell& cell);
 
 // Renders labels.tsv (KEY<TAB>VALUE lines, placeholders allowed) into one
 // LABEL instruction; labels whose value renders empty are omitted.

@@ -37,7 +37,8 @@ struct CredentialLookup {
   std::string source;
 };
 
-// Looks up credentials for `host` ("registry.corp:5000"). Missing config = none.
+// Looks up credentials for `host` ("registry.corp:5000"; Docker Hub's API hosts under the key Docker
+// writes for them, "https://index.docker.io/v1/"). Missing config = none.
 // Throws imgtool::InputError if config.json is not valid JSON.
 CredentialLookup find_credentials(const std::string& host);
 

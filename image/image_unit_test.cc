@@ -102,6 +102,12 @@ TEST_CASE("find_credentials: credHelpers, then credsStore, then auths") {
   CHECK(l.creds->username == "auth-user");
   CHECK_FALSE(find_credentials("nowhere.example").creds);
 
+  // Docker Hub: `docker login` writes the v1 index URL; the pull goes to registry-1.docker.io.
+  env.config(R"({"auths":{"https://index.docker.io/v1/":{"auth":")" + base64_encode("hub:secret") + R"("}}})");
+  l = find_credentials("registry-1.docker.io");
+  REQUIRE(l.creds);
+  CHECK(l.creds->username == "hub");
+
   env.config("{not json");
   CHECK_THROWS_AS(find_credentials("known.example"), InputError);
 }

@@ -54,6 +54,12 @@ Reference parse_reference(const std::string& text);
 // A registry reference written without its scheme ("HOST[:PORT]/REPO[:TAG|@sha256:…]", as reports and
 // CI variables hold one): the docker:// reference it names. InputError as parse_reference.
 Reference parse_docker_reference(const std::string& text);
+// A name as the engine reads it in FROM or `docker pull` ("nvidia/cuda:12.6.3-…", "debian:12",
+// "HOST:PORT/REPO:TAG", "NAME@sha256:…"): the registry reference it means, with Docker's defaults
+// (distribution/reference's ParseNormalizedNamed): a first part that is no domain (refname.h) means
+// Docker Hub, whose API host is registry-1.docker.io, where a one-part path is under library/; no
+// tag means latest. InputError for a name Docker would refuse.
+Reference parse_engine_name(const std::string& name);
 // A registry namespace to publish into: "HOST[:PORT][/NS…]" (docker:// and trailing slashes allowed),
 // a docker:// reference whose name is the namespace ("" = the registry's root), no tag. InputError
 // without a valid host, or with a namespace that is not a lower-case path.

@@ -119,3 +119,34 @@ TEST_CASE("Reference: a bad digest or tag, or a digest where the transport takes
                        doctest::Contains("docker-daemon: takes NAME:TAG, not a digest"), InputError);
   CHECK_THROWS_AS(parse_reference("oci:/tmp/x").with_digest(kDigest), InputError);
 }
+
+TEST_CASE("parse_engine_name: a FROM name as the engine resolves it") {
+  struct Case {
+    const char* name;
+    const char* host;
+    const char* repo;
+    const char* tag;
+  };
+  for (const Case& c :
+       {Case{"debian:12", "registry-1.docker.io", "library/debian", "12"},
+        Case{"nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04", "registry-1.docker.io", "nvidia/cuda",
+             "12.6.3-cudnn-runtime-ubuntu22.04"},
+        Case{"docker.io/library/python", "registry-1.docker.io", "library/python", "latest"},
+        Case{"docker.io/python:3.11", "registry-1.docker.io", "library/python", "3.11"},
+        Case{"127.0.0.1:5000/base/debian:bookworm", "127.0.0.1:5000", "base/debian", "bookworm"},
+        Case{"localhost/x:1", "localhost", "x", "1"}, Case{"ghcr.io/org/img:v1", "ghcr.io", "org/img", "v1"}}) {
+    CAPTURE(c.name);
+    Reference r = parse_engine_name(c.name);
+    CHECK(r.transport == Transport::docker);
+    CHECK(r.host == c.host);
+    CHECK(r.name == c.repo);
+    CHECK(r.tag == c.tag);
+  }
+  std::string d = "sha256:" + std::string(64, 'a');
+  Reference pinned = parse_engine_name("nvidia/cuda:12.6@" + d);
+  CHECK(pinned.digest == d);
+  CHECK(pinned.name == "nvidia/cuda");
+  CHECK_THROWS_AS(parse_engine_name("Nvidia/CUDA:1"), InputError);
+  CHECK_THROWS_AS(parse_engine_name("debian:bad tag"), InputError);
+  CHECK_THROWS_AS(parse_engine_name(""), InputError);
+}

@@ -38,6 +38,9 @@ inline constexpr const char* kSourceDateEpoch = "io.imgtool.source-date-epoch";
 // what the up-to-date check and `imgtool reproduce` compare with the engine's base. Absent when the
 // engine lacked the base or the matrix pinned it itself (org.opencontainers.image.base.digest).
 inline constexpr const char* kBaseId = "io.imgtool.base-id";
+// The manifest digest FROM named (the matrix's base_digest or the builder's registry pin), as the
+// OCI annotation spells it: an image built on another digest is not up to date (build_driver.cc).
+inline constexpr const char* kBaseDigest = "org.opencontainers.image.base.digest";
 // Its value as seconds: 0 unless it is a number of 1 to 12 digits (an image's label is its own word).
 inline int64_t source_date_epoch(std::string_view value) {
   int64_t v = 0;

@@ -23,7 +23,7 @@ NightlyReport nightly(const NightlyRequest& req) {
   so.kb = &kb;
   auto steps = make_real_steps(so);      // loads the key: a bad key fails before any build
   builder::StateStore store(req.state);  // one run per state folder: taken before generating into it
-  auto src = builder::load_cells(req.inputs, req.state, kb, &docker);
+  auto src = builder::load_cells(req.inputs, req.state, kb, &docker, req.base_registry);
   auto cells = select_shard(builder::select_tags(src.cells, req.only), req.options.shard);
   if (req.log)
     for (const auto& line : src.pinned) req.log("nightly: " + line);

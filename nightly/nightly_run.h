@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "builder/base_pin.h"
 #include "engine/engine.h"
 #include "nightly/nightly.h"
 #include "nightly/nightly_steps_real.h"
@@ -26,6 +27,7 @@ struct NightlyRequest {
   engine::Engine* engine = nullptr;             // the run's one engine (the CLI's); required
   const matrix::KnowledgeBase* kb = nullptr;    // the run's one KB (plan, gate, floors); required
   std::function<void(const std::string&)> log;  // progress lines ("nightly: shard 1/2: …")
+  builder::RegistryDigest base_registry;        // asked for bases the engine lacks (the CLI's: registry_digest)
   int reproduce = 0;  // --reproduce N: N published cells rebuilt with --no-cache and compared (nightly_reproduce.h)
 };
 
