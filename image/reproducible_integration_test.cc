@@ -55,8 +55,8 @@ void where_are(const std::string& diff_out, const std::vector<std::string>& imag
   }
 }
 
-// On two digests of what diff calls the same layers (one tar, two gzip encodings: seen under load,
-// not yet explained; README, issue 35), which layer blobs differ, their sizes and where they part.
+// On two digests of what diff calls the same layers (one tar, two gzip encodings: how ISA-L's deflate
+// was caught, issue 35; image/compress.cc), which layer blobs differ, their sizes and where they part.
 void where_blobs_differ(const std::string& a, const std::string& b, const fs::path& dir) {
   std::vector<nlohmann::json> layers;
   std::vector<std::string> manifests;
