@@ -25,9 +25,9 @@ std::string repository_of(const std::string& image) {
 std::string registry_digest(const std::string& image) {
   image::Reference r = image::parse_engine_name(image);
   if (!r.digest.empty()) return r.digest;
-  image::RegistryOptions o;
-  o.attempts = 2;
-  o.request_timeout = std::chrono::seconds(30);
+  image::RegistryOptions o;  // one try, 15 s a request: a registry out of reach costs a run seconds, not minutes
+  o.attempts = 1;
+  o.request_timeout = std::chrono::seconds(15);
   return image::Registry(r.host, o).resolve(r.name, r.tag);
 }
 

@@ -34,8 +34,8 @@ namespace imgtool::builder {
 using RegistryDigest = std::function<std::string(const std::string& image)>;
 
 // The real one: image::Registry at the host the name means (image::parse_engine_name: Docker Hub
-// for "nvidia/cuda:…"), anonymous or with the Docker config's credentials, TLS verified, 30 s per
-// request, two tries.
+// for "nvidia/cuda:…"), anonymous or with the Docker config's credentials, TLS verified, one try of
+// 15 s per request.
 std::string registry_digest(const std::string& image);
 
 // Pins plan.kept's tag-only bases; one line per base ("base NAME: image ID sha256:…"). A base the
