@@ -50,7 +50,8 @@ std::optional<Pin> ask_registry(const RegistryDigest& registry, const std::strin
     return std::nullopt;
   }
   if (!is_sha256_digest(digest)) {
-    lines.push_back("base " + image + ": not pinned, the registry answered '" + digest + "', not sha256:<64 hex>");
+    lines.push_back("base " + image +
+                    ": not pinned, the registry's answer is no sha256:<64 hex> digest");  // not echoed
     return std::nullopt;
   }
   lines.push_back("base " + image + ": registry digest " + digest +
