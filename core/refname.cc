@@ -41,14 +41,14 @@ bool is_host(std::string_view s) {
   }
 }
 
+}  // namespace
+
 bool looks_like_domain(std::string_view first) {
   if (first == "localhost") return true;
   for (char c : first)
     if (c == '.' || c == ':' || (c >= 'A' && c <= 'Z')) return true;
   return false;
 }
-
-}  // namespace
 
 bool is_path_component(std::string_view s) {
   if (s.empty() || !lower_alnum(s.front()) || !lower_alnum(s.back())) return false;

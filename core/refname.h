@@ -18,6 +18,8 @@ bool is_path_component(std::string_view s);
 bool is_path(std::string_view s);  // component ("/" component)*
 bool is_tag(std::string_view s);
 bool is_domain(std::string_view s);  // HOST[:PORT] or [IPV6][:PORT]
+// Whether a name's first "/"-part is its domain (".", ":", "localhost" or upper case), as above.
+bool looks_like_domain(std::string_view first);
 
 // Checks a Docker image name "[DOMAIN/]PATH" (with_tag: optionally ":TAG" and/or
 // "@sha256:<hex>" after it). Returns what is wrong ("expected …, found …"), or nothing.

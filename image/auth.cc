@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_file.h"
 #include "core/process.h"
+#include "image/reference.h"
 
 namespace imgtool::image {
 namespace {
@@ -114,8 +114,7 @@ std::vector<Challenge> parse_challenges(const std::string& h) {
 
 CredentialLookup find_credentials(const std::string& registry_host) {
   // Docker keeps Docker Hub's credentials under its v1 index URL, whatever API host serves the pull.
-  static const std::set<std::string> kHub = {"registry-1.docker.io", "index.docker.io", "docker.io"};
-  const std::string host = kHub.count(registry_host) ? "https://index.docker.io/v1/" : registry_host;
+  const std::string host = is_docker_hub(registry_host) ? "https://index.docker.io/v1/" : registry_host;
   auto path = docker_config_path();
   if (!std::filesystem::exists(path)) return {};
   auto j = parse_json_or_discarded(read_file(path));

@@ -1,9 +1,7 @@
 #include "image/reference.h"
 
-#include <algorithm>
 #include <functional>
 #include <map>
-#include <set>
 #include <vector>
 
 #include "core/error.h"
@@ -158,17 +156,18 @@ std::optional<std::string> Reference::below(const Reference& ns) const {
 
 Reference parse_docker_reference(const std::string& text) { return parse_docker(text, text); }
 
+bool is_docker_hub(const std::string& host) {
+  return host == "docker.io" || host == "index.docker.io" || host == kDockerHubApi;
+}
+
 Reference parse_engine_name(const std::string& name) {
   if (auto why = refname::check_name(name, true)) bad(name, *why);
-  static const std::set<std::string> kHub = {"docker.io", "index.docker.io", "registry-1.docker.io"};
   auto slash = name.find('/');
   std::string first = name.substr(0, slash);
-  bool domain = slash != std::string::npos &&
-                (first.find_first_of(".:") != std::string::npos || first == "localhost" ||
-                 std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; }));
-  std::string host = domain && !kHub.count(first) ? first : "registry-1.docker.io";
+  bool domain = slash != std::string::npos && refname::looks_like_domain(first);
+  std::string host = domain && !is_docker_hub(first) ? first : kDockerHubApi;
   std::string path = domain ? name.substr(slash + 1) : name;
-  if (host == "registry-1.docker.io" && path.substr(0, path.find_first_of(":@")).find('/') == std::string::npos)
+  if (host == kDockerHubApi && path.substr(0, path.find_first_of(":@")).find('/') == std::string::npos)
     path = "library/" + path;
   return parse_docker(name, host + "/" + path);
 }

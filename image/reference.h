@@ -54,6 +54,10 @@ Reference parse_reference(const std::string& text);
 // A registry reference written without its scheme ("HOST[:PORT]/REPO[:TAG|@sha256:…]", as reports and
 // CI variables hold one): the docker:// reference it names. InputError as parse_reference.
 Reference parse_docker_reference(const std::string& text);
+// Docker Hub: the names it goes by in image names and credentials ("docker.io", "index.docker.io")
+// and the API host that serves them (kDockerHubApi).
+inline constexpr const char* kDockerHubApi = "registry-1.docker.io";
+bool is_docker_hub(const std::string& host);
 // A name as the engine reads it in FROM or `docker pull` ("nvidia/cuda:12.6.3-…", "debian:12",
 // "HOST:PORT/REPO:TAG", "NAME@sha256:…"): the registry reference it means, with Docker's defaults
 // (distribution/reference's ParseNormalizedNamed): a first part that is no domain (refname.h) means
