@@ -261,9 +261,9 @@ std::string strip_inputs_hash_label(const std::string& dockerfile) {
 }
 
 std::string base_ref_digest(const matrix::Cell& c) {
-  if (!c.base_digest.empty()) return c.base_digest;
-  auto at = c.base_from.find('@');
-  return at == std::string::npos ? "" : c.base_from.substr(at + 1);
+  std::string ref = base_ref(c);  // what FROM names: the digest is whatever follows its '@'
+  auto at = ref.find('@');
+  return at == std::string::npos ? "" : ref.substr(at + 1);
 }
 
 }  // namespace imgtool::dockerfiles
