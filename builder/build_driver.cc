@@ -290,7 +290,8 @@ bool normalize_cell(Run& run, const GeneratedCell& g, const std::string& image, 
     run.event("normalized " + g.cell.tag + " in " + std::to_string(static_cast<int>(since(t0))) +
               " s: " + n.image_id.substr(0, 19) + " (" + std::to_string(n.mtimes_clamped) + " mtime(s) clamped, " +
               std::to_string(n.dropped) + " build record(s) dropped, " + std::to_string(n.pyc_rewritten) +
-              " .pyc rewritten)");
+              " .pyc rewritten, " + std::to_string(n.cached) + " of " + std::to_string(n.layers) +
+              " layer(s) found normalized in the layer cache)");
   } catch (const std::exception& e) {
     out.error = std::string("normalize: ") + e.what();
     return false;

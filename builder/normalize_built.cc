@@ -16,8 +16,9 @@ NormalizedBuild normalize_built(engine::Engine& docker, const std::string& image
   {
     auto src = docker.save(image);
     auto dst = image::open_destination(image::parse_reference(layout));
-    r = image::normalize_image(*src, *dst,
-                               {.epoch = epoch, .rules = rules, .compress = false, .spool_dir = work.path()}, "image");
+    image::LayerCache cache(image::LayerCache::default_root(image::Compression::kGzip), image::Compression::kGzip);
+    r = image::normalize_image(*src, *dst, {.epoch = epoch, .rules = rules, .spool_dir = work.path(), .cache = &cache},
+                               "image");
   }
   auto normalized = image::open_source(layout);
   docker.load(*normalized, image);
@@ -26,6 +27,7 @@ NormalizedBuild normalize_built(engine::Engine& docker, const std::string& image
     out.mtimes_clamped += l.mtimes_clamped;
     out.pyc_rewritten += l.pyc_rewritten;
     out.dropped += l.dropped.size();
+    out.cached += l.cached;
   }
   auto now = docker.inspect(image);
   if (!now || now->id != out.image_id)

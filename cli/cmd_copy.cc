@@ -35,14 +35,18 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
   if (f.reproducible < 0)
     throw InputError("--reproducible: expected SOURCE_DATE_EPOCH (seconds since 1970), found " +
                      std::to_string(f.reproducible));
+  image::LayerCache cache(image::LayerCache::default_root(image::Compression::kGzip), image::Compression::kGzip);
+  cache.trim(image::LayerCache::trim_limit());
   image::NormalizeOptions o{.epoch = f.reproducible,
                             .rules = image::read_normalize_rules(f.rules.empty() ? image::default_normalize_rules()
                                                                                  : std::filesystem::path(f.rules)),
-                            .jobs = f.jobs};
+                            .jobs = f.jobs,
+                            .cache = &cache};
   image::NormalizeResult r = image::normalize_image(src, dst, o, tag);
-  size_t dropped = 0, pyc = 0, clamped = 0, spooled = 0;
+  size_t dropped = 0, pyc = 0, clamped = 0, spooled = 0, cached = 0;
   for (const auto& l : r.layers)
-    dropped += l.dropped.size(), pyc += l.pyc_rewritten, clamped += l.mtimes_clamped, spooled += l.spooled;
+    dropped += l.dropped.size(), pyc += l.pyc_rewritten, clamped += l.mtimes_clamped, spooled += l.spooled,
+        cached += l.cached;
   if (f.json) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : r.layers)
@@ -52,7 +56,8 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
                         {"dropped", l.dropped},
                         {"pyc_rewritten", l.pyc_rewritten},
                         {"mtimes_clamped", l.mtimes_clamped},
-                        {"spooled", l.spooled}});
+                        {"spooled", l.spooled},
+                        {"cached", l.cached}});
     std::cout << nlohmann::json{{"source", f.src},
                                 {"destination", f.dst},
                                 {"digest", r.manifest.digest()},
@@ -64,7 +69,7 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
     std::cout << "copied " << f.src << " -> " << f.dst << " " << r.manifest.digest() << " (reproducible, epoch "
               << f.reproducible << ": " << clamped << " mtime(s) clamped, " << pyc << " .pyc rewritten, " << dropped
               << " build record(s) dropped, " << spooled << " of " << r.layers.size()
-              << " layer(s) put in path order through a spool)\n";
+              << " layer(s) put in path order through a spool, " << cached << " found normalized in the layer cache)\n";
   }
   return 0;
 }

@@ -13,7 +13,6 @@
 #include "cli/sign_common.h"
 #include "cli/subcommand.h"
 #include "core/fs.h"
-#include "core/paths.h"
 #include "engine/engine.h"
 #include "image/compress.h"
 #include "image/layer_cache.h"
@@ -43,7 +42,7 @@ image::Reference repository_ref(const std::string& text) {
 std::vector<builder::PruneItem> prune_caches(bool dry_run) {
   std::vector<builder::PruneItem> out;
   for (auto c : {image::Compression::kGzip, image::Compression::kZstd}) {
-    fs::path dir = fs::path(cache_dir()) / "layers" / image::compression_name(c);
+    fs::path dir = image::LayerCache::default_root(c);
     if (!fs::exists(dir)) continue;
     auto t = image::LayerCache(dir, c).trim(1, std::chrono::seconds(0), dry_run);
     if (t.blobs)

@@ -27,7 +27,7 @@ std::shared_ptr<EngineApi> engine_of(const DaemonOptions& o) {
 
 std::string cache_root(const DaemonOptions& o) {
   if (!o.cache_root.empty()) return o.cache_root;
-  return cache_dir() + "/layers/" + compression_name(o.compression);
+  return LayerCache::default_root(o.compression).string();
 }
 
 int jobs_of(const DaemonOptions& o) {

@@ -7,6 +7,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/json_file.h"
+#include "core/paths.h"
 
 namespace imgtool::image {
 namespace {
@@ -23,6 +24,10 @@ std::optional<std::string> read_opt(const std::filesystem::path& p) {
 
 LayerCache::LayerCache(std::filesystem::path root, Compression c) : root_(std::move(root)), c_(c) {
   for (const char* sub : {"blobs", "map", "saved", "configs", "tmp"}) std::filesystem::create_directories(root_ / sub);
+}
+
+std::filesystem::path LayerCache::default_root(Compression c) {
+  return std::filesystem::path(cache_dir()) / "layers" / compression_name(c);
 }
 
 std::filesystem::path LayerCache::blob_path(const std::string& digest) const {

@@ -28,6 +28,9 @@ class LayerCache {
  public:
   LayerCache(std::filesystem::path root, Compression c);
   const std::filesystem::path& root() const { return root_; }
+  Compression compression() const { return c_; }
+  // cache_dir()/layers/<algo>: the cache every imgtool command shares unless told otherwise.
+  static std::filesystem::path default_root(Compression c);
 
   // The compressed blob for diff_id, if present: size checked and, once per
   // process, the bytes re-hashed (anyone who could write the cache could

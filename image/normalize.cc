@@ -21,6 +21,7 @@
 #include "core/strings.h"
 #include "image/blob.h"
 #include "image/compress.h"
+#include "image/normalized_cache.h"
 #include "image/tar_stream.h"
 
 namespace imgtool::image {
@@ -54,6 +55,8 @@ std::vector<NormalizeRule> read_normalize_rules(const fs::path& file) {
   if (fs::file_size(file) > (1u << 20)) throw InputError(file.string() + ": expected at most 1 MiB of rules");
   return parse_normalize_rules(read_file(file), file.string());
 }
+
+std::string normalize_revision() { return "normalize revision 1"; }
 
 fs::path default_normalize_rules() { return fs::path(data_dir()) / "image" / "normalize_rules.tsv"; }
 
@@ -378,55 +381,105 @@ std::string normalize_config(const std::string& config, int64_t epoch, const std
   return j.dump();
 }
 
+namespace {
+
+// Layer `d` of `src` normalized into the file `out_path` (emptied first): what changed, `to` and diff_id.
+NormalizedLayer normalize_into_file(ImageSource& src, const Descriptor& d, const NormalizeOptions& o,
+                                    const fs::path& spool_dir, const fs::path& out_path) {
+  NormalizedLayer nl{.from_digest = d.digest};
+  std::ofstream out;
+  std::unique_ptr<LayerCompressor> gz;
+  std::unique_ptr<Sha256> tar_hash;  // o.compress == false: the tar as it is
+  int64_t tar_size = 0;
+  auto write_out = [&](const char* p, size_t n) {
+    out.write(p, std::streamsize(n));
+    if (!out) throw Error("normalize: cannot write " + out_path.string());
+  };
+  auto start = [&]() -> Sink {  // each attempt: the file emptied, a fresh compressor
+    gz.reset();
+    out = std::ofstream(out_path, std::ios::binary | std::ios::trunc);
+    if (!o.compress) {
+      tar_hash = std::make_unique<Sha256>();
+      tar_size = 0;
+      return [&](const char* p, size_t n) {
+        tar_hash->update(p, n);
+        tar_size += static_cast<int64_t>(n);
+        write_out(p, n);
+      };
+    }
+    gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), write_out);
+    return [&](const char* p, size_t n) { gz->write(p, n); };
+  };
+  normalize_tar([&] { return src.open_blob(d); }, o, spool_dir, start, nl);
+  CompressedLayer c;
+  if (o.compress) {
+    c = gz->finish();
+  } else {
+    c.diff_id = c.digest = tar_hash->digest();
+    c.size = c.uncompressed_size = tar_size;
+  }
+  gz.reset();
+  out.close();
+  if (!out) throw Error("normalize: cannot write " + out_path.string());
+  nl.diff_id = c.diff_id;
+  nl.to = {o.compress ? media::kOciLayerGzip : media::kOciLayerTar, c.digest, c.size, {}};
+  return nl;
+}
+
+void put_file(ImageDestination& dst, const Descriptor& d, const fs::path& file) {
+  if (dst.has_blob(d)) return;
+  FileReader r(file);
+  dst.put_blob(d, r);
+}
+
+// From the normalized-layer cache, its blob given to `dst` (re-hashed first unless `dst` has it);
+// nullopt when not cached or its blob failed the re-hash (removed: the layer is normalized again).
+std::optional<NormalizedLayer> from_cache(const Descriptor& d, const NormalizeOptions& o, ImageDestination& dst) {
+  auto l = NormalizedCache(*o.cache).find(d.digest, o);
+  if (!l || dst.has_blob(l->to)) return l;
+  if (!o.cache->verify(l->to.digest)) return std::nullopt;
+  FileReader r(o.cache->blob_path(l->to.digest));
+  dst.put_blob(l->to, r);
+  return l;
+}
+
+// Normalized now and kept: written straight into the layer cache (blob and diff_id map), then
+// remembered under its source, then given to `dst`.
+NormalizedLayer into_cache(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& spool_dir,
+                           ImageDestination& dst) {
+  auto blob = o.cache->new_blob();
+  NormalizedLayer nl = normalize_into_file(src, d, o, spool_dir, blob->temp_path());
+  CompressedLayer c{.diff_id = nl.diff_id, .digest = nl.to.digest, .size = nl.to.size};
+  o.cache->commit(*blob, c);
+  NormalizedCache(*o.cache).put(nl, o);
+  put_file(dst, nl.to, o.cache->blob_path(nl.to.digest));
+  return nl;
+}
+
+NormalizedLayer normalize_layer(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& tmp,
+                                ImageDestination& dst) {
+  if (o.compress && o.cache) {
+    if (auto hit = from_cache(d, o, dst)) return *hit;
+    return into_cache(src, d, o, tmp, dst);
+  }
+  fs::path out_path = tmp / "layer.gz";
+  NormalizedLayer nl = normalize_into_file(src, d, o, tmp, out_path);
+  put_file(dst, nl.to, out_path);
+  return nl;
+}
+
+}  // namespace
+
 NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const NormalizeOptions& o,
                                 const std::string& tag) {
+  if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
   Manifest m = src.manifest();
   PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
   NormalizeResult res;
   std::vector<std::string> diff_ids;
   nlohmann::json layers = nlohmann::json::array();
   for (const Descriptor& d : m.layers()) {
-    NormalizedLayer nl{.from_digest = d.digest};
-    fs::path out_path = tmp.path() / "layer.gz";
-    std::ofstream out;
-    std::unique_ptr<LayerCompressor> gz;
-    std::unique_ptr<Sha256> tar_hash;  // o.compress == false: the tar as it is
-    int64_t tar_size = 0;
-    auto write_out = [&](const char* p, size_t n) {
-      out.write(p, std::streamsize(n));
-      if (!out) throw Error("normalize: cannot write " + out_path.string());
-    };
-    auto start = [&]() -> Sink {  // each attempt: the file emptied, a fresh compressor
-      gz.reset();
-      out = std::ofstream(out_path, std::ios::binary | std::ios::trunc);
-      if (!o.compress) {
-        tar_hash = std::make_unique<Sha256>();
-        tar_size = 0;
-        return [&](const char* p, size_t n) {
-          tar_hash->update(p, n);
-          tar_size += static_cast<int64_t>(n);
-          write_out(p, n);
-        };
-      }
-      gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), write_out);
-      return [&](const char* p, size_t n) { gz->write(p, n); };
-    };
-    normalize_tar([&] { return src.open_blob(d); }, o, tmp.path(), start, nl);
-    CompressedLayer c;
-    if (o.compress) {
-      c = gz->finish();
-    } else {
-      c.diff_id = c.digest = tar_hash->digest();
-      c.size = c.uncompressed_size = tar_size;
-    }
-    gz.reset();
-    out.close();
-    nl.diff_id = c.diff_id;
-    nl.to = {o.compress ? media::kOciLayerGzip : media::kOciLayerTar, c.digest, c.size, {}};
-    if (!dst.has_blob(nl.to)) {
-      FileReader r(out_path);
-      dst.put_blob(nl.to, r);
-    }
+    NormalizedLayer nl = normalize_layer(src, d, o, tmp.path(), dst);
     diff_ids.push_back(nl.diff_id);
     layers.push_back(nl.to);
     res.layers.push_back(std::move(nl));

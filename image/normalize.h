@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "image/image.h"
+#include "image/layer_cache.h"
 
 namespace imgtool::image {
 
@@ -48,11 +49,14 @@ struct NormalizeOptions {
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH (seconds); required > 0
   std::vector<NormalizeRule> rules;
   int jobs = 2;  // compression threads
-  // false: layers written as plain tars (media type kOciLayerTar, digest = diff_id): for an image
-  // loaded straight back into an engine, which stores layers uncompressed (builder/normalize_built.h).
+  // false: layers written as plain tars (media type kOciLayerTar, digest = diff_id), never cached.
   // The config, and so the image ID, is the same either way.
   bool compress = true;
   std::filesystem::path spool_dir;  // where a layer is spooled while it is put in order; "" = a private temp folder
+  // With compress: the gzip layer cache (cache_dir()/layers/gzip) that remembers each normalized
+  // layer (image/normalized_cache.h): a layer normalized before under the same epoch and rules is
+  // not read again, and a new one is written into the cache as it is made. nullptr: none.
+  LayerCache* cache = nullptr;
 };
 
 struct NormalizedLayer {
@@ -63,6 +67,7 @@ struct NormalizedLayer {
   size_t pyc_rewritten = 0;
   size_t mtimes_clamped = 0;
   bool spooled = false;  // its entries came out of path order: put in order through a spool file
+  bool cached = false;   // found in the normalized-layer cache: the source layer was not read
 };
 
 struct NormalizeResult {
@@ -72,6 +77,10 @@ struct NormalizeResult {
 
 NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const NormalizeOptions& o,
                                 const std::string& tag = "");
+
+// What makes normalize_tar's bytes: raised whenever a change here changes them (a cached normalized
+// layer is found only under the revision that made it).
+std::string normalize_revision();
 
 // The normalized tar of one layer (uncompressed), for tests and diffs: `layer` is a tar in any
 // compression libarchive reads. Fills `out` with what was changed.

@@ -12,12 +12,14 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/strings.h"
 #include "image/blob.h"
 #include "image/compress.h"
 #include "image/image_diff.h"
 #include "image/memory.h"
+#include "image/normalized_cache.h"
 
 using namespace imgtool;
 using namespace imgtool::image;
@@ -368,4 +370,142 @@ TEST_CASE("normalize rules: the shipped file reads, and bad lines are one clear 
   o.epoch = 0;
   NormalizedLayer l;
   CHECK_THROWS_AS(normalize_layer_tar(tar_of({{"a", "b"}}), o, l), InputError);
+}
+
+// ---- the normalized-layer cache (image/normalized_cache.h) ----------------------------------------
+
+namespace {
+
+// A source that counts the layers read (the config is not a layer).
+class CountingSource : public MemorySource {
+ public:
+  using MemorySource::MemorySource;
+  std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override {
+    if (d.media_type != media::kDockerConfig && d.media_type != media::kOciConfig) ++layer_reads;
+    return MemorySource::open_blob(d);
+  }
+  int layer_reads = 0;
+};
+
+struct CacheFixture {
+  PrivateTempDir dir{"imgtool-normalized-cache-test-"};
+  LayerCache cache{dir.path() / "gzip", Compression::kGzip};
+  std::shared_ptr<MemoryStore> built = std::make_shared<MemoryStore>();
+  CacheFixture() {
+    image_in(*built,
+             {tar_of({{"etc/os-release", "debian", kEpoch - 5000}}, true),
+              tar_of({{"opt/venv/lib/paddle.so", "so", kEpoch + 100}, {"var/log/dpkg.log", "day 1"}}, true)},
+             "2026-03-01", "day1");
+  }
+  NormalizeOptions cached(NormalizeOptions o = options()) {
+    o.cache = &cache;
+    return o;
+  }
+  // A fresh destination's result, and the layers the source had to read for it.
+  std::pair<NormalizeResult, int> publish(const NormalizeOptions& o, std::shared_ptr<MemoryStore> out = nullptr) {
+    CountingSource src(built, "day1");
+    if (!out) out = std::make_shared<MemoryStore>();
+    MemoryDestination dst(out);
+    NormalizeResult r = normalize_image(src, dst, o, "t");
+    for (const auto& l : r.layers) CHECK(sha256_digest(*out->blob(l.to.digest)) == l.to.digest);
+    return {r, src.layer_reads};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("normalized-layer cache: a re-publish reads no layer and gives the same bytes as no cache") {
+  CacheFixture f;
+  auto [plain, plain_reads] = f.publish(options());
+  auto [first, first_reads] = f.publish(f.cached());
+  auto [again, again_reads] = f.publish(f.cached());
+  CHECK(plain_reads == 2);
+  CHECK(first_reads == 2);
+  CHECK(again_reads == 0);
+  CHECK(first.manifest.digest() == plain.manifest.digest());
+  CHECK(again.manifest.digest() == plain.manifest.digest());
+  REQUIRE(again.layers.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK_FALSE(first.layers[i].cached);
+    CHECK(again.layers[i].cached);
+    CHECK(again.layers[i].to.digest == plain.layers[i].to.digest);
+    CHECK(again.layers[i].diff_id == plain.layers[i].diff_id);
+    CHECK(again.layers[i].from_digest == plain.layers[i].from_digest);
+    CHECK(again.layers[i].mtimes_clamped == plain.layers[i].mtimes_clamped);
+  }
+  CHECK(again.layers[1].dropped == std::vector<std::string>{"var/log/dpkg.log"});
+  // The layer cache serves the normalized layer by its diff_id too (a daemon image of it is not
+  // compressed again).
+  CHECK(f.cache.find(plain.layers[1].diff_id)->digest == plain.layers[1].to.digest);
+}
+
+TEST_CASE("normalized-layer cache: another epoch or other rules find nothing; a rule's reason changes no byte") {
+  CacheFixture f;
+  f.publish(f.cached());
+  NormalizeOptions later = f.cached();
+  later.epoch += 86400;
+  CHECK(f.publish(later).second == 2);
+  NormalizeOptions fewer = f.cached();
+  fewer.rules.pop_back();
+  CHECK(f.publish(fewer).second == 2);
+  NormalizeOptions reworded = f.cached();
+  reworded.rules[0].reason = "said another way";
+  CHECK(f.publish(reworded).second == 0);
+  CHECK(NormalizedCache::key("sha256:a", options()) != NormalizedCache::key("sha256:b", options()));
+}
+
+TEST_CASE("normalized-layer cache: a swapped or missing blob is normalized again, an odd entry finds nothing") {
+  CacheFixture f;
+  auto [first, reads] = f.publish(f.cached());
+  const std::string digest = first.layers[1].to.digest;
+  SUBCASE("the blob's bytes swapped (same size): re-hashed before use, removed, made again") {
+    std::string bytes = read_file(f.cache.blob_path(digest));
+    bytes[bytes.size() / 2] ^= 0x5a;
+    LayerCache fresh(f.cache.root(), Compression::kGzip);  // another process: nothing re-hashed yet
+    write_file_atomic(fresh.blob_path(digest), bytes);
+    NormalizeOptions o = f.cached();
+    o.cache = &fresh;
+    auto [again, again_reads] = f.publish(o);
+    CHECK(again_reads == 1);
+    CHECK_FALSE(again.layers[1].cached);
+    CHECK(again.manifest.digest() == first.manifest.digest());
+  }
+  SUBCASE("the blob trimmed away") {
+    std::filesystem::remove(f.cache.blob_path(digest));
+    CHECK(f.publish(f.cached()).second == 1);
+  }
+  SUBCASE("the destination has the blob already: nothing is read, nothing re-hashed") {
+    auto out = std::make_shared<MemoryStore>();
+    f.publish(options(), out);
+    std::filesystem::remove(f.cache.blob_path(first.layers[0].to.digest));
+    write_file_atomic(f.cache.blob_path(digest), std::string(size_t(first.layers[1].to.size), 'x'));
+    LayerCache fresh(f.cache.root(), Compression::kGzip);
+    NormalizeOptions o = f.cached();
+    o.cache = &fresh;
+    auto [again, again_reads] = f.publish(o, out);
+    CHECK(again_reads == 1);  // layer 0's blob is gone; layer 1 is in the destination
+    CHECK(again.layers[1].cached);
+  }
+  SUBCASE("entries that are not what put() writes") {
+    auto entry = f.cache.root() / "normalized" / NormalizedCache::key(first.layers[1].from_digest, options());
+    for (const char* text : {"", "[1,2", "[]", R"({"from":7})", R"({"from":"sha256:x","diff_id":"sha256:y"})",
+                             R"({"from":null,"diff_id":[],"dropped":{}})"}) {
+      write_file_atomic(entry, text);
+      CHECK_FALSE(NormalizedCache(f.cache).find(first.layers[1].from_digest, f.cached()));
+    }
+    std::string good = nlohmann::json{
+        {"from", first.layers[1].from_digest},
+        {"diff_id", first.layers[1].diff_id},
+        {"dropped", {"a", 3}},
+        {"pyc_rewritten", "many"},
+        {"mtimes_clamped", -1},
+        {"spooled", "yes"}}.dump();
+    write_file_atomic(entry, good);
+    auto hit = NormalizedCache(f.cache).find(first.layers[1].from_digest, f.cached());
+    REQUIRE(hit);
+    CHECK(hit->dropped == std::vector<std::string>{"a"});
+    CHECK(hit->pyc_rewritten == 0);
+    CHECK(hit->mtimes_clamped == 0);
+    CHECK_FALSE(hit->spooled);
+  }
 }

@@ -64,7 +64,8 @@ void say(const ReproduceRequest& req, const std::string& line) {
   if (req.on_event) req.on_event(line);
 }
 
-// `src` normalized into an OCI layout at `dir`; its manifest digest.
+// `src` normalized into an OCI layout at `dir`; its manifest digest. Every layer afresh: never from
+// the normalized-layer cache (image/normalized_cache.h), which made what is being checked.
 std::string normalize_into(image::ImageSource& src, const fs::path& dir, int64_t epoch, const ReproduceRequest& req) {
   auto dst = image::open_destination(image::parse_reference("oci:" + dir.string() + ":image"));
   image::NormalizeOptions o{.epoch = epoch, .rules = req.rules, .jobs = req.jobs, .spool_dir = req.work_dir};
