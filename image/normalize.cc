@@ -487,6 +487,8 @@ NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const N
   auto cfg_reader = src.open_blob(m.config());
   std::string config = normalize_config(read_all(*cfg_reader), o.epoch, diff_ids);
   Descriptor cfg{media::kOciConfig, sha256_digest(config), int64_t(config.size()), {}};
+  // Beside the layers: an engine's image of this config (its ID) is then published without a save.
+  if (o.cache && o.compress) o.cache->put_config(config);
   if (!dst.has_blob(cfg)) {
     StringReader r(config);
     dst.put_blob(cfg, r);

@@ -437,6 +437,7 @@ TEST_CASE("normalized-layer cache: a re-publish reads no layer and gives the sam
   // The layer cache serves the normalized layer by its diff_id too (a daemon image of it is not
   // compressed again).
   CHECK(f.cache.find(plain.layers[1].diff_id)->digest == plain.layers[1].to.digest);
+  CHECK(f.cache.config(plain.manifest.config().digest));  // and the config: no save for its publish
 }
 
 TEST_CASE("normalized-layer cache: another epoch or other rules find nothing; a rule's reason changes no byte") {

@@ -57,6 +57,8 @@ TEST_CASE(
                      "--records", (d.path / "records.db").string(), "--reproducible", "--reproduce", "1"},
                     env);
   CHECK(n.exit_code == 0);
+  // normalize_built's layers went through the normalized-layer cache (the publish found them there).
+  CHECK(has(n.out + n.err, " layer(s) found normalized in the layer cache)"));
   auto cell = nlohmann::json::parse(read_file(d.path / "report" / "nightly.json"))["cells"][0];
   REQUIRE(cell["publish"]["status"] == "published");
   CHECK(cell["built_image_id"] != "");
