@@ -16,7 +16,7 @@ struct CopyFlags {
   std::string src, dst, compression = "gzip", rules;
   int jobs = 4;
   int64_t reproducible = 0;  // --reproducible EPOCH: normalized (image/normalize.h)
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, renormalize = false;
   RegistryFlags registry;  // --ca-file, --insecure-http; one session for the source and the destination
 };
 
@@ -41,7 +41,8 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
                             .rules = image::read_normalize_rules(f.rules.empty() ? image::default_normalize_rules()
                                                                                  : std::filesystem::path(f.rules)),
                             .jobs = f.jobs,
-                            .cache = &cache};
+                            .cache = &cache,
+                            .reuse_cached = !f.renormalize};
   image::NormalizeResult r = image::normalize_image(src, dst, o, tag);
   size_t dropped = 0, pyc = 0, clamped = 0, spooled = 0, cached = 0;
   for (const auto& l : r.layers)
@@ -116,6 +117,9 @@ Registration copy_registration{
                       "clamped, build records dropped, fixed gzip, config times set (image/normalize.h)");
        sub.add_option("--normalize-rules", f->rules,
                       "--reproducible: the rules file (default: image/normalize_rules.tsv)");
+       sub.add_flag("--renormalize", f->renormalize,
+                    "--reproducible: normalize every layer again, even one the layer cache holds normalized "
+                    "(its entry is replaced)");
        f->registry.add(sub);
        sub.add_flag("--json", f->json, "print the result as JSON");
        sub.add_flag("-v,--verbose", f->verbose, "log each blob");

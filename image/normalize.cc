@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <regex>
@@ -426,46 +428,85 @@ NormalizedLayer normalize_into_file(ImageSource& src, const Descriptor& d, const
   return nl;
 }
 
-void put_file(ImageDestination& dst, const Descriptor& d, const fs::path& file) {
-  if (dst.has_blob(d)) return;
-  FileReader r(file);
-  dst.put_blob(d, r);
-}
+// Blobs uploaded at once, beside the normalization of the next layer (as the copy engine's jobs).
+constexpr size_t kUploads = 4;
 
-// From the normalized-layer cache, its blob given to `dst` (re-hashed first unless `dst` has it);
-// nullopt when not cached or its blob failed the re-hash (removed: the layer is normalized again).
-std::optional<NormalizedLayer> from_cache(const Descriptor& d, const NormalizeOptions& o, ImageDestination& dst) {
-  auto l = NormalizedCache(*o.cache).find(d.digest, o);
-  if (!l || dst.has_blob(l->to)) return l;
-  if (!o.cache->verify(l->to.digest)) return std::nullopt;
-  FileReader r(o.cache->blob_path(l->to.digest));
-  dst.put_blob(l->to, r);
-  return l;
+// Where a layer's normalized blob lies, on its way to the destination.
+struct Ready {
+  NormalizedLayer layer;
+  fs::path file;
+  const LayerCache* verify = nullptr;  // a cached blob: re-hashed before its bytes are read
+  bool remove_after = false;           // a private temporary file
+};
+
+// Uploads `r` unless `dst` has it; false when its cached blob failed the re-hash (then removed).
+bool upload(ImageDestination& dst, const Ready& r) {
+  struct Done {
+    const Ready& r;
+    ~Done() {
+      std::error_code ec;
+      if (r.remove_after) fs::remove(r.file, ec);
+    }
+  } done{r};
+  if (dst.has_blob(r.layer.to)) return true;
+  if (r.verify && !r.verify->verify(r.layer.to.digest)) return false;
+  FileReader in(r.file);
+  dst.put_blob(r.layer.to, in);
+  return true;
 }
 
 // Normalized now and kept: written straight into the layer cache (blob and diff_id map), then
-// remembered under its source, then given to `dst`.
-NormalizedLayer into_cache(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& spool_dir,
-                           ImageDestination& dst) {
+// remembered under its source.
+Ready into_cache(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& spool_dir) {
   auto blob = o.cache->new_blob();
   NormalizedLayer nl = normalize_into_file(src, d, o, spool_dir, blob->temp_path());
   CompressedLayer c{.diff_id = nl.diff_id, .digest = nl.to.digest, .size = nl.to.size};
   o.cache->commit(*blob, c);
   NormalizedCache(*o.cache).put(nl, o);
-  put_file(dst, nl.to, o.cache->blob_path(nl.to.digest));
-  return nl;
+  fs::path file = o.cache->blob_path(nl.to.digest);
+  return {std::move(nl), std::move(file)};
 }
 
-NormalizedLayer normalize_layer(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& tmp,
-                                ImageDestination& dst) {
+// Layer `index` of `src`: from the normalized-layer cache, else normalized now (kept there when
+// there is a cache, else in a temporary file of its own).
+Ready normalize_layer(ImageSource& src, const Descriptor& d, size_t index, const NormalizeOptions& o,
+                      const fs::path& tmp) {
   if (o.compress && o.cache) {
-    if (auto hit = from_cache(d, o, dst)) return *hit;
-    return into_cache(src, d, o, tmp, dst);
+    if (auto hit = o.reuse_cached ? NormalizedCache(*o.cache).find(d.digest, o) : std::nullopt) {
+      fs::path file = o.cache->blob_path(hit->to.digest);
+      return {std::move(*hit), std::move(file), o.cache};
+    }
+    return into_cache(src, d, o, tmp);
   }
-  fs::path out_path = tmp / "layer.gz";
-  NormalizedLayer nl = normalize_into_file(src, d, o, tmp, out_path);
-  put_file(dst, nl.to, out_path);
-  return nl;
+  fs::path file = tmp / ("layer-" + std::to_string(index));
+  NormalizedLayer nl = normalize_into_file(src, d, o, tmp, file);
+  return {std::move(nl), std::move(file), nullptr, true};
+}
+
+// The layers normalized in order, each uploaded while the next is made (at most kUploads at once).
+// A cached blob that fails its re-hash is normalized again (and uploaded) after the rest.
+std::vector<NormalizedLayer> normalize_layers(ImageSource& src, const std::vector<Descriptor>& from,
+                                              const NormalizeOptions& o, const fs::path& tmp, ImageDestination& dst) {
+  std::vector<NormalizedLayer> out;
+  std::deque<std::pair<size_t, std::future<bool>>> in_flight;
+  std::vector<size_t> stale;
+  auto settle = [&] {
+    if (!in_flight.front().second.get()) stale.push_back(in_flight.front().first);
+    in_flight.pop_front();
+  };
+  for (size_t i = 0; i < from.size(); ++i) {
+    auto r = std::make_shared<Ready>(normalize_layer(src, from[i], i, o, tmp));
+    out.push_back(r->layer);
+    if (in_flight.size() >= kUploads) settle();
+    in_flight.emplace_back(i, std::async(std::launch::async, [&dst, r] { return upload(dst, *r); }));
+  }
+  while (!in_flight.empty()) settle();
+  for (size_t i : stale) {
+    Ready again = into_cache(src, from[i], o, tmp);
+    upload(dst, again);
+    out[i] = std::move(again.layer);
+  }
+  return out;
 }
 
 }  // namespace
@@ -476,13 +517,12 @@ NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const N
   Manifest m = src.manifest();
   PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
   NormalizeResult res;
+  res.layers = normalize_layers(src, m.layers(), o, tmp.path(), dst);
   std::vector<std::string> diff_ids;
   nlohmann::json layers = nlohmann::json::array();
-  for (const Descriptor& d : m.layers()) {
-    NormalizedLayer nl = normalize_layer(src, d, o, tmp.path(), dst);
+  for (const NormalizedLayer& nl : res.layers) {
     diff_ids.push_back(nl.diff_id);
     layers.push_back(nl.to);
-    res.layers.push_back(std::move(nl));
   }
   auto cfg_reader = src.open_blob(m.config());
   std::string config = normalize_config(read_all(*cfg_reader), o.epoch, diff_ids);

@@ -57,6 +57,7 @@ struct NormalizeOptions {
   // layer (image/normalized_cache.h): a layer normalized before under the same epoch and rules is
   // not read again, and a new one is written into the cache as it is made. nullptr: none.
   LayerCache* cache = nullptr;
+  bool reuse_cached = true;  // false: every layer normalized again, the cache's entries replaced
 };
 
 struct NormalizedLayer {

@@ -452,6 +452,10 @@ TEST_CASE("normalized-layer cache: another epoch or other rules find nothing; a 
   NormalizeOptions reworded = f.cached();
   reworded.rules[0].reason = "said another way";
   CHECK(f.publish(reworded).second == 0);
+  NormalizeOptions again = f.cached();
+  again.reuse_cached = false;  // copy --renormalize
+  CHECK(f.publish(again).second == 2);
+  CHECK(f.publish(f.cached()).second == 0);
   CHECK(NormalizedCache::key("sha256:a", options()) != NormalizedCache::key("sha256:b", options()));
 }
 
@@ -486,6 +490,14 @@ TEST_CASE("normalized-layer cache: a swapped or missing blob is normalized again
     auto [again, again_reads] = f.publish(o, out);
     CHECK(again_reads == 1);  // layer 0's blob is gone; layer 1 is in the destination
     CHECK(again.layers[1].cached);
+  }
+  SUBCASE("an upload that fails fails the image: no manifest, no tag") {
+    auto out = std::make_shared<MemoryStore>();
+    MemoryDestination dst(out);
+    dst.fail_blob(digest);
+    CountingSource src(f.built, "day1");
+    CHECK_THROWS_AS(normalize_image(src, dst, f.cached(), "t"), Error);
+    CHECK_FALSE(out->tag("t"));
   }
   SUBCASE("entries that are not what put() writes") {
     auto entry = f.cache.root() / "normalized" / NormalizedCache::key(first.layers[1].from_digest, options());
