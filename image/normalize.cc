@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <regex>
+#include <semaphore>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -483,24 +483,29 @@ Ready normalize_layer(ImageSource& src, const Descriptor& d, size_t index, const
   return {std::move(nl), std::move(file), nullptr, true};
 }
 
-// The layers normalized in order, each uploaded while the next is made (at most kUploads at once).
-// A cached blob that fails its re-hash is normalized again (and uploaded) after the rest.
+// The layers normalized in order, each uploaded while the next is made: at most kUploads at once,
+// a free slot taken by the next layer whichever upload ends first. A cached blob that fails its
+// re-hash is normalized again (and uploaded) after the rest.
 std::vector<NormalizedLayer> normalize_layers(ImageSource& src, const std::vector<Descriptor>& from,
                                               const NormalizeOptions& o, const fs::path& tmp, ImageDestination& dst) {
   std::vector<NormalizedLayer> out;
-  std::deque<std::pair<size_t, std::future<bool>>> in_flight;
-  std::vector<size_t> stale;
-  auto settle = [&] {
-    if (!in_flight.front().second.get()) stale.push_back(in_flight.front().first);
-    in_flight.pop_front();
-  };
+  std::counting_semaphore<kUploads> slots(kUploads);
+  std::vector<std::future<bool>> uploads;  // declared after `slots`: joined before it goes
   for (size_t i = 0; i < from.size(); ++i) {
     auto r = std::make_shared<Ready>(normalize_layer(src, from[i], i, o, tmp));
     out.push_back(r->layer);
-    if (in_flight.size() >= kUploads) settle();
-    in_flight.emplace_back(i, std::async(std::launch::async, [&dst, r] { return upload(dst, *r); }));
+    slots.acquire();
+    uploads.push_back(std::async(std::launch::async, [&dst, &slots, r] {
+      struct Release {
+        std::counting_semaphore<kUploads>& s;
+        ~Release() { s.release(); }
+      } release{slots};
+      return upload(dst, *r);
+    }));
   }
-  while (!in_flight.empty()) settle();
+  std::vector<size_t> stale;
+  for (size_t i = 0; i < uploads.size(); ++i)
+    if (!uploads[i].get()) stale.push_back(i);
   for (size_t i : stale) {
     Ready again = into_cache(src, from[i], o, tmp);
     upload(dst, again);
