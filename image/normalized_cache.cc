@@ -41,7 +41,6 @@ NormalizedCache::NormalizedCache(const LayerCache& layers) : layers_(layers) {
   if (layers.compression() != Compression::kGzip)
     throw Error("normalized-layer cache: expected the gzip layer cache, found " +
                 compression_name(layers.compression()));
-  fs::create_directories(layers.root() / "normalized");
 }
 
 std::string NormalizedCache::key(const std::string& from_digest, const NormalizeOptions& o) {
