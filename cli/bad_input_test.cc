@@ -160,6 +160,8 @@ TEST_CASE("references: docker-daemon: names are checked like every other referen
                 "bad image reference 'docker-daemon:Imgtool/Base:1': expected a repository of lower-case letters");
   check_refused(cli({"copy", "docker-daemon:a//b:1", dst}), "bad image reference 'docker-daemon:a//b:1'");
   check_refused(cli({"copy", "docker-daemon:a/b:-x", dst}), "expected a tag of");
+  check_refused(cli({"copy", "docker-daemon:a/b:1", dst, "--renormalize"}),
+                "--renormalize: expected --reproducible EPOCH beside it");
   CHECK(!fs::exists(d.path / "out"));
 }
 

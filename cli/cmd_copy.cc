@@ -78,6 +78,8 @@ int copy_reproducible(const CopyFlags& f, image::ImageSource& src, image::ImageD
 int run_copy(const CopyFlags& f) {
   image::Reference src = image::parse_reference(f.src), dst = image::parse_reference(f.dst);
   if (f.jobs < 1) throw InputError("--jobs: expected a positive number, found " + std::to_string(f.jobs));
+  if (f.renormalize && !f.reproducible)
+    throw InputError("--renormalize: expected --reproducible EPOCH beside it (it says how to normalize)");
   auto o = transport_options(f);
   auto source = image::open_source(src, o);
   auto dest = image::open_destination(dst, o);
