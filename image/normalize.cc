@@ -32,9 +32,21 @@ namespace fs = std::filesystem;
 
 // ---- rules --------------------------------------------------------------------------------------
 
+namespace {
+
+// The rules file's action names, one table for reading a file and for naming an action.
+const std::map<std::string, NormalizeAction> kActions = {{"drop", NormalizeAction::drop},
+                                                         {"pyc", NormalizeAction::pyc}};
+
+}  // namespace
+
+std::string normalize_action_name(NormalizeAction a) {
+  for (const auto& [name, action] : kActions)
+    if (action == a) return name;
+  throw Error("normalize: an action without a name in the rules table");
+}
+
 std::vector<NormalizeRule> parse_normalize_rules(const std::string& text, const std::string& where) {
-  static const std::map<std::string, NormalizeAction> kActions = {{"drop", NormalizeAction::drop},
-                                                                  {"pyc", NormalizeAction::pyc}};
   std::vector<NormalizeRule> out;
   int n = 0;
   for (const std::string& raw : strings::split(text, '\n')) {

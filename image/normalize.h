@@ -43,7 +43,8 @@ struct NormalizeRule {
 // InputError "FILE:LINE: expected …, found …" for anything else.
 std::vector<NormalizeRule> read_normalize_rules(const std::filesystem::path& file);
 std::vector<NormalizeRule> parse_normalize_rules(const std::string& text, const std::string& where);
-std::filesystem::path default_normalize_rules();  // data_dir()/image/normalize_rules.tsv
+std::string normalize_action_name(NormalizeAction a);  // as the rules file writes it: "drop", "pyc"
+std::filesystem::path default_normalize_rules();       // data_dir()/image/normalize_rules.tsv
 
 struct NormalizeOptions {
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH (seconds); required > 0

@@ -457,6 +457,9 @@ TEST_CASE("normalized-layer cache: another epoch or other rules find nothing; a 
   CHECK(f.publish(again).second == 2);
   CHECK(f.publish(f.cached()).second == 0);
   CHECK(NormalizedCache::key("sha256:a", options()) != NormalizedCache::key("sha256:b", options()));
+  NormalizeOptions other_action = options();
+  other_action.rules[0].action = NormalizeAction::pyc;  // same pattern, another action: another key
+  CHECK(NormalizedCache::key("sha256:a", options()) != NormalizedCache::key("sha256:a", other_action));
 }
 
 TEST_CASE("normalized-layer cache: a swapped or missing blob is normalized again, an odd entry finds nothing") {

@@ -45,7 +45,7 @@ NormalizedCache::NormalizedCache(const LayerCache& layers) : layers_(layers) {
 
 std::string NormalizedCache::key(const std::string& from_digest, const NormalizeOptions& o) {
   nlohmann::json rules = nlohmann::json::array();
-  for (const auto& r : o.rules) rules.push_back({r.action == NormalizeAction::drop ? "drop" : "pyc", r.pattern});
+  for (const auto& r : o.rules) rules.push_back({normalize_action_name(r.action), r.pattern});
   nlohmann::json k{{"from", from_digest},
                    {"epoch", o.epoch},
                    {"rules", rules},
