@@ -21,8 +21,10 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(matrix reference challenge payload manifest layer dsse statement gunzip link)
 BIN_DIR=${FUZZ_BIN_DIR:-}  # prebuilt fuzz_<target> binaries: skip the build
 if [ -z "$BIN_DIR" ]; then
+  # Coverage in every library (scripts/test-sanitized.sh builds the same folder without it: a switch
+  # between the two recompiles everything).
   CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIMGTOOL_FUZZ=ON \
-    -DIMGTOOL_SANITIZE=address,undefined >/dev/null
+    -DIMGTOOL_FUZZ_COVERAGE=ON -DIMGTOOL_SANITIZE=address,undefined >/dev/null
   cmake --build "$BUILD" -j "$JOBS" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
   BIN_DIR=$BUILD/fuzz
 fi
