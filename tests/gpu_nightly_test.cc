@@ -55,11 +55,23 @@ struct TestDoubleNightly {
   }
 };
 
+// One nightly for both cases below (each full run smokes the GPU cell and pushes 3 GB): the first
+// judges what it published, the second moves tags and attaches attestations in the same registry
+// afterwards (doctest runs the cases in file order; either alone makes the nightly itself).
+struct SharedNightly {
+  RegistryServer reg{RegistryServer::Mode::kHttp, "gpu-nightly"};
+  TestDoubleNightly n{"gpu-nightly", reg};
+};
+SharedNightly& shared_nightly() {
+  static SharedNightly s;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("nightly --gpu-host test-double publishes the GPU cell, signed, and its report charts the throughput") {
-  RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-nightly");
-  TestDoubleNightly n("gpu-nightly", reg);
+  const RegistryServer& reg = shared_nightly().reg;
+  const TestDoubleNightly& n = shared_nightly().n;
   const imgtool::RunResult& r = n.run;
   fs::path key = n.key, report = n.report;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -116,8 +128,8 @@ std::string evidence_row(const std::string& verify_json) {
 
 TEST_CASE(
     "hardware evidence: a test-double smoke is attested as such; promote needs a real GPU's, or a recorded override") {
-  RegistryServer reg(RegistryServer::Mode::kHttp, "gpu-evidence");
-  TestDoubleNightly n("gpu-evidence", reg);
+  const RegistryServer& reg = shared_nightly().reg;
+  const TestDoubleNightly& n = shared_nightly().n;
   const imgtool::RunResult& r = n.run;
   fs::path key = n.key, report = n.report;
   INFO("nightly: " << r.out << r.err);
@@ -129,7 +141,10 @@ TEST_CASE(
   CHECK(c["smoke"]["evidence"]["host"] == "test-double");
   std::string digest = c["publish"]["digest"];
   std::string repo = "docker://" + reg.host() + "/ai/paddle-local";
+  // Every verify and promote here is judged on the evidence policy alone: the layers' contents and
+  // the SBOM of this digest are the first case's (each full read of the 6.8 GB image costs minutes).
   auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--no-contents", "--no-sbom"});
     auto res = imgtool::testing::imgtool(args, {.timeout = std::chrono::seconds(900)});
     MESSAGE("imgtool " << args[0] << " -> " << res.exit_code << "\n" << res.out << res.err);
     return res;
@@ -209,7 +224,7 @@ TEST_CASE(
   p = promote();
   CHECK(p.exit_code == 0);
   CHECK(p.out.find("smoke: hardware, 1× NVIDIA A100-SXM4-80GB") != std::string::npos);
-  auto released = verify(repo + ":release");  // the default policy: hardware evidence required
+  auto released = verify(repo + ":release");  // hardware evidence required, as by default
   CHECK(released.exit_code == 0);
   std::string row = evidence_row(released.out);
   CHECK(row.rfind("pass: hardware, 1× NVIDIA A100-SXM4-80GB, driver 580.159.04", 0) == 0);

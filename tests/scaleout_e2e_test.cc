@@ -372,8 +372,9 @@ TEST_CASE("the emitted scale-out workflow runs end to end: shards, merge, smoke 
   CHECK(v.ok());
   CHECK(v.out.find("allow-without-gpu-smoke") != std::string::npos);
   // The default policy (the one promote applied before the override) holds the release to bound
-  // hardware evidence: the override does not count for it.
-  auto strict = released(kGpuTag, {"--no-smoke"});
+  // hardware evidence: the override does not count for it. (Its contents and SBOM were judged just
+  // above: this read of the evidence alone reads no layer.)
+  auto strict = released(kGpuTag, {"--no-smoke", "--no-contents", "--no-sbom"});
   CHECK(strict.exit_code == 1);
   CHECK(strict.out.find("FAIL smoke.evidence") != std::string::npos);
 
