@@ -14,7 +14,10 @@
 
 #include "core/fs.h"
 #include "core/hash.h"
+#include "image/daemon_transport.h"
 #include "image/docker_transport.h"
+#include "image/memory.h"
+#include "image/normalize.h"
 #include "image/transport.h"
 #include "tests/fixtures.h"
 #include "tests/registry_fixture.h"
@@ -300,4 +303,88 @@ TEST_CASE("wrong password and untrusted TLS give clear errors") {
   CHECK(imgtool::testing::imgtool(
             {"copy", "docker-daemon:" + img, "docker://" + tls.host() + "/test/t:v1", "--ca-file", tls.ca_file()})
             .exit_code == 0);
+}
+
+namespace {
+
+// A plain tar made by GNU tar of `dir`'s `paths`, in the order given (not sorted).
+std::string gnu_tar(const fs::path& dir, const std::vector<std::string>& paths) {
+  std::vector<std::string> argv{"tar", "-cf",       "-", "--format=gnu", "--no-recursion", "--mtime=@1800000000",
+                                "-C",  dir.string()};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  auto r = run(argv);
+  REQUIRE(r.ok());
+  return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("normalize from docker-daemon: the save stream's tars, compressed once; the same bytes as from blobs") {
+  // An image loaded into the real engine whose second layer is out of path order (b before a):
+  // Docker gives its layers back from `docker save` byte for byte (tar-split).
+  ScratchDir d("normalize-daemon");
+  fs::create_directories(d.path / "files" / "etc");
+  fs::create_directories(d.path / "files" / "srv");
+  std::ofstream(d.path / "files" / "etc" / "hello") << "hello\n";
+  std::ofstream(d.path / "files" / "srv" / "a") << "a\n";
+  std::ofstream(d.path / "files" / "srv" / "b") << std::string(300000, 'b');
+  std::vector<std::string> tars = {gnu_tar(d.path / "files", {"etc", "etc/hello"}),
+                                   gnu_tar(d.path / "files", {"srv", "srv/b", "srv/a"})};
+  auto store = std::make_shared<MemoryStore>();
+  nlohmann::json layers = nlohmann::json::array(), diff_ids = nlohmann::json::array();
+  for (const auto& t : tars) {
+    store->put_blob(sha256_digest(t), t);
+    layers.push_back(Descriptor{media::kOciLayerTar, sha256_digest(t), int64_t(t.size()), {}});
+    diff_ids.push_back(sha256_digest(t));
+  }
+  std::string cfg = nlohmann::json{{"architecture", "amd64"},
+                                   {"os", "linux"},
+                                   {"created", "2027-01-01T00:00:00Z"},
+                                   {"config", {{"Cmd", {"/bin/true"}}}},
+                                   {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
+                        .dump();
+  store->put_blob(sha256_digest(cfg), cfg);
+  Manifest m{nlohmann::json{{"schemaVersion", 2},
+                            {"mediaType", media::kOciManifest},
+                            {"config", Descriptor{media::kOciConfig, sha256_digest(cfg), int64_t(cfg.size()), {}}},
+                            {"layers", layers}}
+                 .dump(),
+             media::kOciManifest};
+  store->put_manifest(m, "built");
+  std::string tag = "imgtool-test/normalize-daemon:" + std::to_string(::getpid());
+  imgtool::testing::HandBuilt loaded;
+  loaded.tags.push_back(tag);
+  {
+    MemorySource src(store, "built");
+    DaemonDestination dst(tag);
+    copy_image(src, dst, "");
+  }
+  // The normalized layers go where the CLI puts them: the layer cache the daemon source compresses into.
+  PrivateTempDir cache_dir("imgtool-normalize-daemon-");
+  LayerCache cache(cache_dir.path() / "gzip", Compression::kGzip);
+  NormalizeOptions o{.epoch = 1767225600, .cache = &cache};
+  auto normalize = [&] {
+    DaemonSource src(tag, {.cache_root = cache.root().string()});
+    auto out = std::make_shared<MemoryStore>();
+    MemoryDestination dst(out);
+    return normalize_image(src, dst, o, "t");
+  };
+  NormalizeResult r = normalize();
+  REQUIRE(r.layers.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(r.layers[i].from_digest == diff_ids[i]);            // named by the tar the engine saved, hashed as read
+    CHECK_FALSE(cache.find(diff_ids[i].get<std::string>()));  // the source layers were never compressed
+    CHECK_FALSE(r.layers[i].cached);
+  }
+  CHECK_FALSE(r.layers[0].spooled);
+  CHECK(r.layers[1].spooled);  // read again from a second save, through the spool
+  // The same image read from its blobs (the path of oci: and docker:// sources): the same bytes.
+  auto other = std::make_shared<MemoryStore>();
+  MemoryDestination to_other(other);
+  MemorySource by_blob(store, "built");
+  CHECK(normalize_image(by_blob, to_other, {.epoch = o.epoch}, "t").manifest.digest() == r.manifest.digest());
+  // Again: every layer from the normalized-layer cache, found by the engine's diff_ids.
+  NormalizeResult again = normalize();
+  CHECK(again.manifest.digest() == r.manifest.digest());
+  for (const auto& l : again.layers) CHECK(l.cached);
 }

@@ -66,14 +66,18 @@ DaemonSource::DaemonSource(std::string name_tag, DaemonOptions o)
 
 Manifest DaemonSource::manifest() { return manifest_streaming({}); }
 
-Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
-  const auto& ready = ev.ready;
+std::vector<std::string> DaemonSource::inspect() {
   trace("daemon: inspect " + name_);
   auto j = engine_->get_json("/images/" + name_ + "/json", describe() + ": inspect");
   if (!j) throw InputError(describe() + ": no such image in the Docker engine");
   config_digest_ = j->at("Id").get<std::string>();
   config_.clear();
-  auto diff_ids = j->at("RootFS").value("Layers", std::vector<std::string>{});
+  return j->at("RootFS").value("Layers", std::vector<std::string>{});
+}
+
+Manifest DaemonSource::manifest_streaming(const BlobEvents& ev) {
+  const auto& ready = ev.ready;
+  auto diff_ids = inspect();
   bool complete = true;
   for (auto& d : diff_ids) {
     auto c = cache_.find_unverified(d);  // re-hashed in open_blob(), only if its bytes are read
@@ -160,6 +164,30 @@ void push_or_drop(GrowingBlob*& s, const char* p, size_t n) {
   if (s && !s->push(p, n)) s = nullptr;
 }
 
+// The current entry's data, block by block where libarchive holds it (usually the feed chunk
+// itself: no copy into a buffer of ours), sparse holes as zeros; returns the seconds spent waiting
+// for libarchive (the rest is `fn`'s).
+double read_entry_blocks(struct archive* a, const std::function<void(const char*, size_t)>& fn) {
+  using clk = std::chrono::steady_clock;
+  static const std::vector<char> zeros(1 << 16);
+  double waited = 0;
+  const void* p;
+  size_t n;
+  la_int64_t off, at = 0;
+  for (;;) {
+    auto r0 = clk::now();
+    int rc = archive_read_data_block(a, &p, &n, &off);
+    waited += std::chrono::duration<double>(clk::now() - r0).count();
+    if (rc == ARCHIVE_EOF) return waited;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+      throw Error(std::string("docker save stream: ") + archive_error_string(a));
+    for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size()))  // a sparse hole (not in docker's tars)
+      fn(zeros.data(), static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size())));
+    fn(static_cast<const char*>(p), n);
+    at += static_cast<la_int64_t>(n);
+  }
+}
+
 // Compresses the current entry into `out` and, while `stream` is set, into
 // the stream as well (dropped once its reader has abandoned it); `tar`, while
 // set, gets the entry's bytes uncompressed (BlobEvents::tar).
@@ -174,30 +202,11 @@ CompressedLayer compress_entry(struct archive* a, Compression c, int jobs, Atomi
     push_or_drop(stream, p, n);
     t_out += std::chrono::duration<double>(clk::now() - w0).count();
   });
-  // archive_read_data_block: the entry's bytes where libarchive holds them
-  // (usually the feed chunk itself), no copy into a buffer of ours.
-  const void* p;
-  size_t n;
-  la_int64_t off, at = 0;
-  static const std::vector<char> zeros(1 << 16);
-  for (;;) {
-    auto r0 = clk::now();
-    int rc = archive_read_data_block(a, &p, &n, &off);
-    auto r1 = clk::now();
-    t_read += std::chrono::duration<double>(r1 - r0).count();
-    if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-      throw Error(std::string("docker save stream: ") + archive_error_string(a));
-    for (; at < off; at += std::min<la_int64_t>(off - at, zeros.size())) {  // a sparse hole (not in docker's tars)
-      size_t hole = static_cast<size_t>(std::min<la_int64_t>(off - at, zeros.size()));
-      push_or_drop(tar, zeros.data(), hole);
-      comp.write(zeros.data(), hole);
-    }
-    push_or_drop(tar, static_cast<const char*>(p), n);
-    comp.write(static_cast<const char*>(p), n);
-    at += static_cast<la_int64_t>(n);
-    t_comp += std::chrono::duration<double>(clk::now() - r1).count();
-  }
+  t_read = read_entry_blocks(a, [&](const char* p, size_t n) {
+    push_or_drop(tar, p, n);
+    comp.write(p, n);
+  });
+  t_comp = std::chrono::duration<double>(clk::now() - t0).count() - t_read;
   auto f0 = clk::now();
   CompressedLayer l = comp.finish();
   double t_fin = std::chrono::duration<double>(clk::now() - f0).count();
@@ -225,10 +234,15 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   if (named == config_digest) {
     std::string bytes = read_entry_string(a);
     cache_.put_config(bytes);
-    if (ev_.ready && config_.empty() && sha256_digest(bytes) == config_digest) {
+    if (config_.empty() && sha256_digest(bytes) == config_digest) {
       config_ = std::move(bytes);  // not changed again: open_blob() may now serve it from another thread
-      ev_.ready(Descriptor{media::kOciConfig, config_digest, static_cast<int64_t>(config_.size())});
+      if (ev_.ready) ev_.ready(Descriptor{media::kOciConfig, config_digest, static_cast<int64_t>(config_.size())});
     }
+    return;
+  }
+  if (tar_each_) {
+    if (legacy_layer || oci_blob)
+      read_tar_entry(a, oci_blob ? named : "", legacy_layer ? path.substr(0, path.size() - 10) : "");
     return;
   }
   bool wanted_blob = oci_blob && std::find(diff_ids.begin(), diff_ids.end(), named) != diff_ids.end();
@@ -265,7 +279,63 @@ void DaemonSource::read_save_entry(void* ap, const std::string& path, const std:
   }
 }
 
+std::optional<TarLayers> DaemonSource::tar_layers() {
+  TarLayers t{.diff_ids = inspect()};
+  t.config_digest = config_digest_;
+  if (auto cfg = cache_.config(config_digest_)) config_ = *cfg;
+  for (const auto& d : t.diff_ids) t.stored.push_back(cache_.find_unverified(d));  // re-hashed in open_blob()
+  return t;
+}
+
+void DaemonSource::read_tars(const std::vector<std::string>& want, const TarSink& each) {
+  if (want.empty() && !config_.empty()) return;
+  struct Reset {
+    DaemonSource& s;
+    ~Reset() { s.tar_each_ = nullptr; }
+  } reset{*this};
+  tar_want_ = want;
+  tar_seen_.clear();
+  static const TarSink kNone = [](const std::shared_ptr<StreamingBlob>&) {};
+  tar_each_ = each ? &each : &kNone;
+  save_missing({}, config_digest_);
+  if (config_.empty()) throw Error(describe() + ": docker save carried no config " + config_digest_);
+  for (const auto& d : want)  // a legacy layer is known by its diff_id once read (remember_saved)
+    if (!std::count(tar_seen_.begin(), tar_seen_.end(), d))
+      throw Error(describe() + ": docker save carried no layer with diff_id " + d);
+}
+
+// The current entry, a layer, streamed uncompressed when `want` names it; `oci` is its name in an OCI
+// save (its diff_id), `legacy_key` its folder in a legacy one (known by its diff_id after a first read).
+void DaemonSource::read_tar_entry(void* ap, const std::string& oci, const std::string& legacy_key) {
+  auto* a = static_cast<struct archive*>(ap);
+  std::optional<std::string> known = oci.empty() ? cache_.saved_diff_id(legacy_key) : std::optional(oci);
+  bool wanted = known ? std::count(tar_want_.begin(), tar_want_.end(), *known) > 0 : !tar_want_.empty();
+  if (!wanted) return;  // skipped by the next header read
+  auto tar = std::make_shared<GrowingBlob>(media::kOciLayerTar);
+  (*tar_each_)(tar);
+  try {
+    Sha256 h;
+    int64_t size = 0;
+    GrowingBlob* s = tar.get();
+    read_entry_blocks(a, [&](const char* p, size_t n) {
+      h.update(p, n);
+      size += static_cast<int64_t>(n);
+      push_or_drop(s, p, n);
+    });
+    std::string diff_id = h.digest();
+    if (!oci.empty() && diff_id != oci)
+      throw Error(describe() + ": docker save's layer " + oci + " holds bytes whose digest is " + diff_id);
+    if (oci.empty()) cache_.remember_saved(legacy_key, diff_id);
+    tar_seen_.push_back(diff_id);
+    tar->end(Descriptor{media::kOciLayerTar, diff_id, size});
+  } catch (...) {
+    if (!tar->descriptor()) tar->fail(std::current_exception());
+    throw;
+  }
+}
+
 std::unique_ptr<BlobReader> DaemonSource::open_blob(const Descriptor& d) {
+  if (d.digest == config_digest_ && config_.empty()) read_tars({}, nullptr);  // after tar_layers(): not held yet
   if (d.digest == config_digest_) return std::make_unique<StringReader>(config_);
   // Written and hashed by this process's cache in the same pass, or re-hashed now (once per
   // process) before its bytes are used; destinations verify again.

@@ -24,6 +24,9 @@
 //                      (the release gate: scan/stream_scans.h), which then
 //                      never inflates the blob it just made.
 //                      The manifest is an OCI manifest (OCI config/layer types).
+//                      tar_layers()/read_tars(): the same save stream's layers
+//                      handed out as tars, nothing compressed or cached (the
+//                      reproducible copy normalizes them: image/normalize.h).
 //   DaemonDestination  stages blobs in a temporary folder, then put_manifest()
 //                      writes a `docker save`-format tar and POSTs /images/load
 //                      (compressed layers are accepted as they are).
@@ -56,8 +59,14 @@ class DaemonSource : public ImageSource {
   Manifest manifest_streaming(const BlobEvents& ev) override;
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
   std::string describe() const override { return "docker-daemon:" + name_; }
+  // The engine's diff_ids and image ID, without a save; read_tars() streams the save's layer tars
+  // as they come, compressing and caching none (the normalizer's one read: image/normalize.h).
+  std::optional<TarLayers> tar_layers() override;
+  void read_tars(const std::vector<std::string>& want, const TarSink& each) override;
 
  private:
+  std::vector<std::string> inspect();  // the diff_ids; sets config_digest_
+  void read_tar_entry(void* archive, const std::string& oci, const std::string& legacy_key);
   void save_missing(const std::vector<std::string>& diff_ids, const std::string& config_digest);
   void read_save_entry(void* archive, const std::string& path, const std::vector<std::string>& diff_ids,
                        const std::string& config_digest);
@@ -67,6 +76,9 @@ class DaemonSource : public ImageSource {
   LayerCache cache_;
   std::string config_digest_, config_;
   BlobEvents ev_;  // during manifest_streaming()
+  // During read_tars(): the layers wanted, where their streams go, the diff_ids streamed.
+  std::vector<std::string> tar_want_, tar_seen_;
+  const TarSink* tar_each_ = nullptr;
 };
 
 class DaemonDestination : public ImageDestination {

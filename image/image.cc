@@ -88,6 +88,10 @@ std::string read_all(BlobReader& r, size_t max) {
   return out;
 }
 
+void ImageSource::read_tars(const std::vector<std::string>&, const TarSink&) {
+  throw Error(describe() + ": cannot hand out its layers uncompressed (no tar_layers())");
+}
+
 Descriptor ImageDestination::put_blob_stream(StreamingBlob&) {
   throw Error(describe() + ": cannot store a blob of unknown digest (no streamed upload)");
 }

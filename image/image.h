@@ -95,6 +95,16 @@ struct BlobEvents {
   std::function<void(std::shared_ptr<StreamingBlob>)> tar;
 };
 
+// A source's layers as it holds them uncompressed (ImageSource::tar_layers): docker-daemon:, whose
+// save stream carries tars, hands them out so before it compresses any. Named by diff_id, the
+// source's own account of them (the engine's; the bytes read are hashed and must agree).
+struct TarLayers {
+  std::string config_digest;
+  std::vector<std::string> diff_ids;              // in the image's order
+  std::vector<std::optional<Descriptor>> stored;  // per layer: a compressed blob open_blob() serves already
+};
+using TarSink = std::function<void(std::shared_ptr<StreamingBlob>)>;
+
 // Where a source's blobs already lie in a registry: a destination on the same registry can mount
 // them into its repository instead of uploading them (the OCI cross-repository blob mount).
 struct MountOrigin {
@@ -123,6 +133,15 @@ class ImageSource {
   virtual std::string describe() const = 0;
   // The registry repository holding these blobs, when there is one (docker://).
   virtual std::optional<MountOrigin> mount_origin() const { return std::nullopt; }
+  // A source that reads its layers uncompressed (docker-daemon:) says what they are without reading
+  // them; nullopt for the others (their layers are read through open_blob).
+  virtual std::optional<TarLayers> tar_layers() { return std::nullopt; }
+  // After tar_layers(): the tar of each layer whose diff_id is in `want`, all in ONE read, in the
+  // source's order, handed to `each` on the calling thread as a stream the caller drains (or
+  // abandons) on another thread; its descriptor() at the end names it by the diff_id of the bytes
+  // read (kOciLayerTar). A layer the source cannot tell apart before reading it may come too (its
+  // diff_id then names it). The config comes along when not held; open_blob() serves it afterwards.
+  virtual void read_tars(const std::vector<std::string>& want, const TarSink& each);
 };
 
 class ImageDestination {

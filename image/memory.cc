@@ -1,10 +1,12 @@
 #include "image/memory.h"
 
+#include <algorithm>
 #include <random>
 
 #include "core/error.h"
 #include "core/hash.h"
 #include "image/blob.h"
+#include "image/inflate.h"
 
 namespace imgtool::image {
 
@@ -89,6 +91,46 @@ std::unique_ptr<BlobReader> MemorySource::open_blob(const Descriptor& d) {
   auto bytes = store_->blob(d.digest);
   if (!bytes) throw Error(describe() + ": expected blob " + d.digest + ", found none");
   return std::make_unique<VerifyingReader>(std::make_unique<StringReader>(*bytes), d, describe());
+}
+
+MemoryTarSource::MemoryTarSource(std::shared_ptr<MemoryStore> store, std::string ref, std::vector<bool> held)
+    : MemorySource(std::move(store), std::move(ref)), held_(std::move(held)) {
+  stored_ = MemorySource::manifest().layers();
+  for (const auto& d : stored_) {
+    auto blob = MemorySource::open_blob(d);
+    InflatingReader tar(*blob, describe(), 1);
+    tars_.push_back(read_all(tar, size_t(1) << 30));
+  }
+  held_.resize(tars_.size(), false);
+}
+
+std::optional<TarLayers> MemoryTarSource::tar_layers() {
+  TarLayers t{.config_digest = MemorySource::manifest().config().digest};
+  for (size_t i = 0; i < tars_.size(); ++i) {
+    t.diff_ids.push_back(sha256_digest(tars_[i]));
+    t.stored.push_back(held_[i] ? std::optional(stored_[i]) : std::nullopt);
+  }
+  return t;
+}
+
+void MemoryTarSource::read_tars(const std::vector<std::string>& want, const TarSink& each) {
+  if (want.empty()) return;
+  ++reads;
+  std::set<std::string> sent;
+  for (const auto& tar : tars_) {
+    std::string id = sha256_digest(tar);
+    if (!std::count(want.begin(), want.end(), id) || !sent.insert(id).second) continue;
+    auto s = std::make_shared<GrowingBlob>(media::kOciLayerTar, 64 << 10);  // small: the reader must keep up
+    each(s);
+    for (size_t at = 0; at < tar.size(); at += 4096)
+      if (!s->push(tar.data() + at, std::min<size_t>(4096, tar.size() - at))) break;  // abandoned
+    s->end(Descriptor{media::kOciLayerTar, id, int64_t(tar.size()), {}});
+  }
+}
+
+std::unique_ptr<BlobReader> MemoryTarSource::open_blob(const Descriptor& d) {
+  if (d.media_type != media::kOciConfig && d.media_type != media::kDockerConfig) ++layer_reads;
+  return MemorySource::open_blob(d);
 }
 
 void MemoryDestination::put_blob(const Descriptor& d, BlobReader& content) {

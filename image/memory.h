@@ -8,6 +8,7 @@
 //                      every blob re-hashed as it is read (VerifyingReader).
 //   MemoryDestination  writes into a store; the blob digest is verified; a
 //                      fault can be injected per blob digest or on the manifest.
+//   MemoryTarSource    the same, also handing its layers out as tars (docker-daemon:'s save path).
 //   random_image()     an image of n random layers (+ config) put into a store.
 //
 // Thread-safe: the copy engine writes blobs from several threads.
@@ -60,6 +61,26 @@ class MemorySource : public ImageSource {
  private:
   std::shared_ptr<MemoryStore> store_;
   std::string ref_;
+};
+
+// A double of docker-daemon:'s tar path (image/daemon_transport.h): the same image, its layers also
+// handed out uncompressed (tar_layers/read_tars), inflated from the store; each read_tars() is one
+// "save", the wanted layers streamed in order through bounded streams the caller drains on other
+// threads. `held` per layer: a compressed blob open_blob() serves already (the daemon's layer
+// cache). Counts its reads.
+class MemoryTarSource : public MemorySource {
+ public:
+  MemoryTarSource(std::shared_ptr<MemoryStore> store, std::string ref, std::vector<bool> held = {});
+  std::optional<TarLayers> tar_layers() override;
+  void read_tars(const std::vector<std::string>& want, const TarSink& each) override;
+  int reads = 0;        // read_tars() calls that read layers: the "saves"
+  int layer_reads = 0;  // layers opened through open_blob()
+  std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
+
+ private:
+  std::vector<std::string> tars_;  // the layers inflated, in order
+  std::vector<Descriptor> stored_;
+  std::vector<bool> held_;
 };
 
 class MemoryDestination : public ImageDestination {

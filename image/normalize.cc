@@ -3,8 +3,10 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -13,6 +15,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <regex>
 #include <semaphore>
 
@@ -326,28 +329,40 @@ struct FileCloser {
 // Reads `in`, writes the normalized tar to `sink`.
 void spool_layer(BlobReader& in, const NormalizeOptions& o, const fs::path& spool_dir, const Sink& sink,
                  NormalizedLayer& out) {
-  fs::path spool_path = spool_dir / "layer.spool";
-  std::unique_ptr<std::FILE, FileCloser> spool(std::fopen(spool_path.c_str(), "w+b"));
-  if (!spool) throw Error("normalize: cannot create " + spool_path.string());
-  fs::remove(spool_path);  // unlinked: gone with the handle, whatever happens
+  std::string spool_path = (spool_dir / "layer.spool.XXXXXX").string();
+  int fd = ::mkstemp(spool_path.data());  // a name of its own: layers may be spooled side by side
+  if (fd < 0) throw Error("normalize: cannot create " + spool_path);
+  ::unlink(spool_path.c_str());  // gone with the handle, whatever happens
+  std::unique_ptr<std::FILE, FileCloser> spool(::fdopen(fd, "w+b"));
+  if (!spool) {
+    ::close(fd);
+    throw Error("normalize: cannot open " + spool_path);
+  }
   std::vector<Record> records;
   read_layer(in, o, spool.get(), records, out);
   std::fflush(spool.get());
   write_layer(records, spool.get(), o.epoch, sink, out);
 }
 
+// How a layer is read: streamed, and read again through the spool when it is out of path order (the
+// reader can be opened twice); streamed only (OutOfOrder thrown: a stream read once); spooled at once.
+enum class Pass { kStreamThenSpool, kStreamOnly, kSpool };
+
+using Open = std::function<std::shared_ptr<BlobReader>()>;
+
 // One layer: streamed when it comes in path order, else through the spool. `open` reads the layer
 // from its start; `start` gives a fresh sink for each attempt (what an abandoned one wrote is dropped).
-void normalize_tar(const std::function<std::unique_ptr<BlobReader>()>& open, const NormalizeOptions& o,
-                   const fs::path& spool_dir, const std::function<Sink()>& start, NormalizedLayer& out) {
+void normalize_tar(const Open& open, const NormalizeOptions& o, const fs::path& spool_dir,
+                   const std::function<Sink()>& start, NormalizedLayer& out, Pass pass = Pass::kStreamThenSpool) {
   if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
   NormalizedLayer fresh = out;
-  try {
-    auto in = open();
-    stream_layer(*in, o, start(), out);
-    return;
-  } catch (const OutOfOrder&) {
-  }
+  if (pass != Pass::kSpool) try {
+      auto in = open();
+      stream_layer(*in, o, start(), out);
+      return;
+    } catch (const OutOfOrder&) {
+      if (pass == Pass::kStreamOnly) throw;
+    }
   out = fresh;
   out.spooled = true;
   auto in = open();
@@ -359,7 +374,7 @@ void normalize_tar(const std::function<std::unique_ptr<BlobReader>()>& open, con
 std::string normalize_layer_tar(const std::string& layer, const NormalizeOptions& o, NormalizedLayer& out) {
   PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
   std::string tar;
-  normalize_tar([&] { return std::make_unique<StringReader>(layer); }, o, tmp.path(),
+  normalize_tar([&] { return std::make_shared<StringReader>(layer); }, o, tmp.path(),
                 [&]() -> Sink {
                   tar.clear();
                   return [&](const char* p, size_t n) { tar.append(p, n); };
@@ -397,10 +412,11 @@ std::string normalize_config(const std::string& config, int64_t epoch, const std
 
 namespace {
 
-// Layer `d` of `src` normalized into the file `out_path` (emptied first): what changed, `to` and diff_id.
-NormalizedLayer normalize_into_file(ImageSource& src, const Descriptor& d, const NormalizeOptions& o,
-                                    const fs::path& spool_dir, const fs::path& out_path) {
-  NormalizedLayer nl{.from_digest = d.digest};
+// One layer (read by `open`, named `from` in the normalized-layer cache) normalized into the file
+// `out_path` (emptied first): what changed, `to` and diff_id.
+NormalizedLayer normalize_into_file(const Open& open, const std::string& from, const NormalizeOptions& o,
+                                    const fs::path& spool_dir, const fs::path& out_path, Pass pass) {
+  NormalizedLayer nl{.from_digest = from};
   std::ofstream out;
   std::unique_ptr<LayerCompressor> gz;
   std::unique_ptr<Sha256> tar_hash;  // o.compress == false: the tar as it is
@@ -424,7 +440,7 @@ NormalizedLayer normalize_into_file(ImageSource& src, const Descriptor& d, const
     gz = std::make_unique<LayerCompressor>(Compression::kGzip, std::max(1, o.jobs), write_out);
     return [&](const char* p, size_t n) { gz->write(p, n); };
   };
-  normalize_tar([&] { return src.open_blob(d); }, o, spool_dir, start, nl);
+  normalize_tar(open, o, spool_dir, start, nl, pass);
   CompressedLayer c;
   if (o.compress) {
     c = gz->finish();
@@ -467,62 +483,189 @@ bool upload(ImageDestination& dst, const Ready& r) {
   return true;
 }
 
+// Normalized layers on their way to `dst`, each as soon as it is made: at most kUploads at once, a
+// free slot taken by the next whichever upload ends first. add() may be called from any thread.
+class Uploads {
+ public:
+  explicit Uploads(ImageDestination& dst) : dst_(dst) {}
+  ~Uploads() {
+    for (auto& [r, f] : running_)
+      if (f.valid()) f.wait();
+  }
+  void add(std::shared_ptr<Ready> r) {
+    slots_.acquire();
+    std::lock_guard lk(mu_);
+    running_.emplace_back(r, std::async(std::launch::async, [this, r] {
+                            struct Release {
+                              std::counting_semaphore<kUploads>& s;
+                              ~Release() { s.release(); }
+                            } release{slots_};
+                            return upload(dst_, *r);
+                          }));
+  }
+  // Waits for every upload; the layers whose cached blob failed its re-hash (to be made again).
+  std::vector<std::shared_ptr<Ready>> wait() {
+    std::vector<std::shared_ptr<Ready>> stale;
+    std::lock_guard lk(mu_);
+    for (auto& [r, f] : running_)
+      if (!f.get()) stale.push_back(r);
+    running_.clear();
+    return stale;
+  }
+
+ private:
+  ImageDestination& dst_;
+  std::counting_semaphore<kUploads> slots_{kUploads};
+  std::mutex mu_;
+  std::vector<std::pair<std::shared_ptr<Ready>, std::future<bool>>> running_;
+};
+
 // Normalized now and kept: written straight into the layer cache (blob and diff_id map), then
-// remembered under its source.
-Ready into_cache(ImageSource& src, const Descriptor& d, const NormalizeOptions& o, const fs::path& spool_dir) {
+// remembered under its source. `from` is known at the end when empty (read from `name_source`).
+std::shared_ptr<Ready> into_cache(const Open& open, std::string from, const NormalizeOptions& o,
+                                  const fs::path& spool_dir, Pass pass,
+                                  const std::function<std::string()>& name_source = nullptr) {
   auto blob = o.cache->new_blob();
-  NormalizedLayer nl = normalize_into_file(src, d, o, spool_dir, blob->temp_path());
+  NormalizedLayer nl = normalize_into_file(open, from, o, spool_dir, blob->temp_path(), pass);
+  if (name_source) nl.from_digest = name_source();
   CompressedLayer c{.diff_id = nl.diff_id, .digest = nl.to.digest, .size = nl.to.size};
   o.cache->commit(*blob, c);
   NormalizedCache(*o.cache).put(nl, o);
   fs::path file = o.cache->blob_path(nl.to.digest);
-  return {std::move(nl), std::move(file)};
+  return std::make_shared<Ready>(Ready{std::move(nl), std::move(file)});
 }
 
-// Layer `index` of `src`: from the normalized-layer cache, else normalized now (kept there when
-// there is a cache, else in a temporary file of its own).
-Ready normalize_layer(ImageSource& src, const Descriptor& d, size_t index, const NormalizeOptions& o,
-                      const fs::path& tmp) {
-  if (o.compress && o.cache) {
-    if (auto hit = o.reuse_cached ? NormalizedCache(*o.cache).find(d.digest, o) : std::nullopt) {
-      fs::path file = o.cache->blob_path(hit->to.digest);
-      return {std::move(*hit), std::move(file), o.cache};
-    }
-    return into_cache(src, d, o, tmp);
-  }
-  fs::path file = tmp / ("layer-" + std::to_string(index));
-  NormalizedLayer nl = normalize_into_file(src, d, o, tmp, file);
-  return {std::move(nl), std::move(file), nullptr, true};
+// A layer normalized now: kept in the cache when there is one, else in a temporary file of its own
+// in `tmp`.
+std::shared_ptr<Ready> normalize_now(const Open& open, const std::string& from, const NormalizeOptions& o,
+                                     const fs::path& tmp, Pass pass,
+                                     const std::function<std::string()>& name_source = nullptr) {
+  if (o.compress && o.cache) return into_cache(open, from, o, tmp, pass, name_source);
+  static std::atomic<uint64_t> n{0};
+  fs::path file = tmp / ("layer-" + std::to_string(n++));
+  NormalizedLayer nl = normalize_into_file(open, from, o, tmp, file, pass);
+  if (name_source) nl.from_digest = name_source();
+  return std::make_shared<Ready>(Ready{std::move(nl), std::move(file), nullptr, true});
 }
 
-// The layers normalized in order, each uploaded while the next is made: at most kUploads at once,
-// a free slot taken by the next layer whichever upload ends first. A cached blob that fails its
-// re-hash is normalized again (and uploaded) after the rest.
-std::vector<NormalizedLayer> normalize_layers(ImageSource& src, const std::vector<Descriptor>& from,
-                                              const NormalizeOptions& o, const fs::path& tmp, ImageDestination& dst) {
+// The source layer `from` from the normalized-layer cache, when it is there and may be used.
+std::shared_ptr<Ready> from_cache(const std::string& from, const NormalizeOptions& o) {
+  if (!o.compress || !o.cache || !o.reuse_cached) return nullptr;
+  auto hit = NormalizedCache(*o.cache).find(from, o);
+  if (!hit) return nullptr;
+  fs::path file = o.cache->blob_path(hit->to.digest);
+  return std::make_shared<Ready>(Ready{std::move(*hit), std::move(file), o.cache});
+}
+
+// The layers read through open_blob, normalized in order, each uploaded while the next is made. A
+// cached blob that fails its re-hash is normalized again (and uploaded) after the rest.
+std::vector<NormalizedLayer> normalize_blobs(ImageSource& src, const std::vector<Descriptor>& from,
+                                             const NormalizeOptions& o, const fs::path& tmp, ImageDestination& dst) {
   std::vector<NormalizedLayer> out;
-  std::counting_semaphore<kUploads> slots(kUploads);
-  std::vector<std::future<bool>> uploads;  // declared after `slots`: joined before it goes
-  for (size_t i = 0; i < from.size(); ++i) {
-    auto r = std::make_shared<Ready>(normalize_layer(src, from[i], i, o, tmp));
+  Uploads uploads(dst);
+  for (const Descriptor& d : from) {
+    Open open = [&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); };
+    auto r = from_cache(d.digest, o);
+    if (!r) r = normalize_now(open, d.digest, o, tmp, Pass::kStreamThenSpool);
     out.push_back(r->layer);
-    slots.acquire();
-    uploads.push_back(std::async(std::launch::async, [&dst, &slots, r] {
-      struct Release {
-        std::counting_semaphore<kUploads>& s;
-        ~Release() { s.release(); }
-      } release{slots};
-      return upload(dst, *r);
-    }));
+    uploads.add(r);
   }
-  std::vector<size_t> stale;
-  for (size_t i = 0; i < uploads.size(); ++i)
-    if (!uploads[i].get()) stale.push_back(i);
-  for (size_t i : stale) {
-    Ready again = into_cache(src, from[i], o, tmp);
-    upload(dst, again);
-    out[i] = std::move(again.layer);
+  for (const auto& stale : uploads.wait()) {
+    const Descriptor& d =
+        from[size_t(std::find_if(from.begin(), from.end(),
+                                 [&](const Descriptor& x) { return x.digest == stale->layer.from_digest; }) -
+                    from.begin())];
+    auto again = into_cache([&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); }, d.digest, o, tmp,
+                            Pass::kStreamThenSpool);
+    upload(dst, *again);
+    for (auto& l : out)
+      if (l.from_digest == d.digest) l = again->layer;
   }
+  return out;
+}
+
+// One read of a tar source (read_tars): each layer it streams normalized on a thread of its own as
+// it comes (the source reads on, the stream bounded), named in the cache by the diff_id the source
+// hashed, and uploaded. Returns the layers made, by source diff_id, and those to be read again
+// (out of path order, with Pass::kStreamOnly).
+std::map<std::string, std::shared_ptr<Ready>> read_and_normalize(ImageSource& src, const std::vector<std::string>& want,
+                                                                 const NormalizeOptions& o, const fs::path& tmp,
+                                                                 Pass pass, Uploads& uploads,
+                                                                 std::vector<std::string>& again) {
+  std::vector<std::future<std::shared_ptr<Ready>>> workers;
+  auto one = [&o, &tmp, pass, &uploads](std::shared_ptr<StreamingBlob> s) -> std::shared_ptr<Ready> {
+    try {
+      auto r = normalize_now(
+          [s] { return s; }, "", o, tmp, pass,
+          [s] {
+            char rest[65536];  // libarchive may stop at the end-of-archive blocks: the rest, to the stream's end
+            while (s->read(rest, sizeof rest) != 0) {
+            }
+            auto d = s->descriptor();
+            if (!d) throw Error("normalize: a layer's stream ended without its diff_id");
+            return d->digest;
+          });
+      uploads.add(r);
+      return r;
+    } catch (const OutOfOrder&) {
+      s->abandon();  // the source reads on; the layer is read again, through the spool
+      return nullptr;
+    } catch (...) {
+      s->abandon();
+      throw;
+    }
+  };
+  src.read_tars(want,
+                [&](std::shared_ptr<StreamingBlob> s) { workers.push_back(std::async(std::launch::async, one, s)); });
+  std::map<std::string, std::shared_ptr<Ready>> made;
+  std::vector<std::exception_ptr> errors;
+  for (auto& w : workers) try {
+      if (auto r = w.get()) made[r->layer.from_digest] = r;
+    } catch (...) {
+      errors.push_back(std::current_exception());
+    }
+  if (!errors.empty()) std::rethrow_exception(errors.front());
+  for (const auto& d : want)
+    if (!made.count(d) && !std::count(again.begin(), again.end(), d)) again.push_back(d);
+  return made;
+}
+
+// A source with tar_layers() (docker-daemon:): the layers not normalized before come from ONE read
+// of its save stream as tars, normalized and compressed once (the source compresses none of them),
+// named in the normalized-layer cache by their diff_id (the digest of the bytes the normalizer
+// reads). A layer the source holds compressed already is read from there (no save for it).
+std::vector<NormalizedLayer> normalize_tars(ImageSource& src, const TarLayers& t, const NormalizeOptions& o,
+                                            const fs::path& tmp, ImageDestination& dst) {
+  std::map<std::string, std::shared_ptr<Ready>> by_id;
+  std::vector<std::string> want;
+  Uploads uploads(dst);
+  for (size_t i = 0; i < t.diff_ids.size(); ++i) {
+    const std::string& id = t.diff_ids[i];
+    if (by_id.count(id) || std::count(want.begin(), want.end(), id)) continue;
+    auto r = from_cache(id, o);
+    if (!r && t.stored[i]) {
+      Descriptor d = *t.stored[i];
+      r = normalize_now([&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); }, id, o, tmp,
+                        Pass::kStreamThenSpool);
+    }
+    if (!r) {
+      want.push_back(id);
+      continue;
+    }
+    by_id[id] = r;
+    uploads.add(r);
+  }
+  std::vector<std::string> again;
+  if (!want.empty()) by_id.merge(read_and_normalize(src, want, o, tmp, Pass::kStreamOnly, uploads, again));
+  for (const auto& stale : uploads.wait()) again.push_back(stale->layer.from_digest);
+  if (!again.empty()) {
+    std::vector<std::string> left;
+    for (auto& [id, r] : read_and_normalize(src, again, o, tmp, Pass::kSpool, uploads, left)) by_id[id] = r;
+    uploads.wait();
+    if (!left.empty()) throw Error("normalize: " + src.describe() + " gave no layer " + left.front());
+  }
+  std::vector<NormalizedLayer> out;
+  for (const auto& id : t.diff_ids) out.push_back(by_id.at(id)->layer);
   return out;
 }
 
@@ -531,17 +674,24 @@ std::vector<NormalizedLayer> normalize_layers(ImageSource& src, const std::vecto
 NormalizeResult normalize_image(ImageSource& src, ImageDestination& dst, const NormalizeOptions& o,
                                 const std::string& tag) {
   if (o.epoch <= 0) throw InputError("normalize: expected SOURCE_DATE_EPOCH > 0, found " + std::to_string(o.epoch));
-  Manifest m = src.manifest();
   PrivateTempDir tmp("imgtool-normalize-", o.spool_dir);
   NormalizeResult res;
-  res.layers = normalize_layers(src, m.layers(), o, tmp.path(), dst);
+  Descriptor source_config;
+  if (auto t = src.tar_layers()) {
+    res.layers = normalize_tars(src, *t, o, tmp.path(), dst);
+    source_config = {media::kOciConfig, t->config_digest, 0, {}};
+  } else {
+    Manifest m = src.manifest();
+    res.layers = normalize_blobs(src, m.layers(), o, tmp.path(), dst);
+    source_config = m.config();
+  }
   std::vector<std::string> diff_ids;
   nlohmann::json layers = nlohmann::json::array();
   for (const NormalizedLayer& nl : res.layers) {
     diff_ids.push_back(nl.diff_id);
     layers.push_back(nl.to);
   }
-  auto cfg_reader = src.open_blob(m.config());
+  auto cfg_reader = src.open_blob(source_config);
   std::string config = normalize_config(read_all(*cfg_reader), o.epoch, diff_ids);
   Descriptor cfg{media::kOciConfig, sha256_digest(config), int64_t(config.size()), {}};
   // Beside the layers: an engine's image of this config (its ID) is then published without a save.

@@ -5,7 +5,10 @@
 //
 // Each layer of `src` is read once (any compression; a second time only when its entries are out of
 // path order, then through a spool file -- Docker writes them in order) and written to `dst` as a new
-// layer:
+// layer. A source that hands out its layers uncompressed (docker-daemon:, ImageSource::tar_layers)
+// is read in ONE pass of its save stream, each layer normalized on a thread of its own as it comes:
+// its layers are compressed once, normalized, never first into the layer cache as they were built.
+// Each layer:
 //   - entries in one fixed order (by path; a hard-link group's first path carries the data),
 //   - mtimes clamped to `epoch` (SOURCE_DATE_EPOCH: never later), atime/ctime/birthtime dropped,
 //     owners, modes, xattrs, link targets and contents as built,
@@ -62,7 +65,7 @@ struct NormalizeOptions {
 };
 
 struct NormalizedLayer {
-  std::string from_digest;  // the source's layer
+  std::string from_digest;  // the source's layer: the digest of the bytes read (a tar source's: its diff_id)
   Descriptor to;            // the written layer (gzip)
   std::string diff_id;
   std::vector<std::string> dropped;  // paths removed by a drop rule

@@ -525,3 +525,67 @@ TEST_CASE("normalized-layer cache: a swapped or missing blob is normalized again
     CHECK_FALSE(hit->spooled);
   }
 }
+
+TEST_CASE("normalize_image from a tar source (docker-daemon:'s one read): the same bytes as from its blobs") {
+  CacheFixture f;
+  // A third layer out of path order (b before a): the one read cannot stream it, so it is read again
+  // through the spool; and the base layer twice (an image may name one layer twice).
+  std::string base = tar_of({{"etc/os-release", "debian", kEpoch - 5000}}, true);
+  image_in(*f.built,
+           {base, tar_of({{"opt/venv/lib/paddle.so", "so", kEpoch + 100}, {"var/log/dpkg.log", "day 1"}}, true),
+            tar_of({{"srv/b", "b", kEpoch + 3}, {"srv/a", "a", kEpoch + 4}}, true), base},
+           "2026-03-01", "four");
+  auto blobs = std::make_shared<MemoryStore>();
+  MemoryDestination to_blobs(blobs);
+  MemorySource by_blob(f.built, "four");
+  NormalizeResult expected = normalize_image(by_blob, to_blobs, options(), "t");
+  REQUIRE(expected.layers.size() == 4);
+  CHECK(expected.layers[2].spooled);
+
+  auto publish = [&](MemoryTarSource& src, const NormalizeOptions& o) {
+    auto out = std::make_shared<MemoryStore>();
+    MemoryDestination dst(out);
+    NormalizeResult r = normalize_image(src, dst, o, "t");
+    CHECK(r.manifest.digest() == expected.manifest.digest());
+    CHECK(out->tag("t") == expected.manifest.digest());
+    for (const auto& l : r.layers) CHECK(sha256_digest(*out->blob(l.to.digest)) == l.to.digest);
+    return r;
+  };
+  SUBCASE("no cache: one read streams the in-order layers, a second (spooled) the out-of-order one") {
+    MemoryTarSource src(f.built, "four");
+    NormalizeResult r = publish(src, options());
+    CHECK(src.reads == 2);
+    CHECK(src.layer_reads == 0);  // no compressed layer opened
+    auto t = src.tar_layers();
+    for (size_t i = 0; i < 4; ++i) {
+      CHECK(r.layers[i].from_digest == t->diff_ids[i]);  // named by what the normalizer read: the tar
+      CHECK(r.layers[i].to.digest == expected.layers[i].to.digest);
+      CHECK(r.layers[i].spooled == (i == 2));
+    }
+    CHECK(r.layers[1].dropped == std::vector<std::string>{"var/log/dpkg.log"});
+  }
+  SUBCASE("with the normalized-layer cache: keyed by diff_id, a re-publish reads nothing") {
+    MemoryTarSource first(f.built, "four"), again(f.built, "four");
+    publish(first, f.cached());
+    NormalizeResult r = publish(again, f.cached());
+    CHECK(again.reads == 0);
+    CHECK(again.layer_reads == 0);
+    for (const auto& l : r.layers) CHECK(l.cached);
+    CHECK(r.layers[2].spooled);  // as it was made
+  }
+  SUBCASE("a layer the source holds compressed already is read from there, the rest from one read") {
+    MemoryTarSource src(f.built, "four", {false, true, false, false});
+    NormalizeResult r = publish(src, options());
+    CHECK(src.layer_reads == 1);
+    CHECK(src.reads == 2);  // the stream, then the spool for the out-of-order layer
+    CHECK(r.layers[1].from_digest == src.tar_layers()->diff_ids[1]);
+  }
+  SUBCASE("an upload that fails fails the image, after every stream was drained or abandoned") {
+    auto out = std::make_shared<MemoryStore>();
+    MemoryDestination dst(out);
+    dst.fail_blob(expected.layers[1].to.digest);
+    MemoryTarSource src(f.built, "four");
+    CHECK_THROWS_AS(normalize_image(src, dst, options(), "t"), Error);
+    CHECK_FALSE(out->tag("t"));
+  }
+}

@@ -9,7 +9,8 @@
 //
 // Under the LayerCache's root:
 //   normalized/<key-hex>  {"from","diff_id","dropped","pyc_rewritten","mtimes_clamped","spooled"}
-// key = sha256 of the source layer's digest (a content address: the bytes the normalizer would read),
+// key = sha256 of the source layer's digest (a content address: the bytes the normalizer would read;
+// a registry or layout layer's blob digest, a tar source's diff_id -- docker-daemon:'s, the engine's own),
 // the epoch, each rule's action and pattern (its reason changes no byte), normalize_revision() and
 // encoder_id(gzip). The blob itself is the LayerCache's (map/<diff_id> -> blobs/<hex>): one store,
 // one trim, one re-hash per process before its bytes are read (LayerCache::verify). An entry whose
