@@ -119,7 +119,7 @@ void MemoryTarSource::read_tars(const std::vector<std::string>& want, const TarS
   std::set<std::string> sent;
   for (const auto& tar : tars_) {
     std::string id = sha256_digest(tar);
-    if (!std::count(want.begin(), want.end(), id) || !sent.insert(id).second) continue;
+    if ((!stream_all && !std::count(want.begin(), want.end(), id)) || !sent.insert(id).second) continue;
     auto s = std::make_shared<GrowingBlob>(media::kOciLayerTar, 64 << 10);  // small: the reader must keep up
     each(s);
     for (size_t at = 0; at < tar.size(); at += 4096)

@@ -73,8 +73,9 @@ class MemoryTarSource : public MemorySource {
   MemoryTarSource(std::shared_ptr<MemoryStore> store, std::string ref, std::vector<bool> held = {});
   std::optional<TarLayers> tar_layers() override;
   void read_tars(const std::vector<std::string>& want, const TarSink& each) override;
-  int reads = 0;        // read_tars() calls that read layers: the "saves"
-  int layer_reads = 0;  // layers opened through open_blob()
+  int reads = 0;            // read_tars() calls that read layers: the "saves"
+  int layer_reads = 0;      // layers opened through open_blob()
+  bool stream_all = false;  // every layer comes, wanted or not (a legacy save's folders not seen before)
   std::unique_ptr<BlobReader> open_blob(const Descriptor& d) override;
 
  private:

@@ -557,6 +557,11 @@ std::shared_ptr<Ready> from_cache(const std::string& from, const NormalizeOption
   return std::make_shared<Ready>(Ready{std::move(*hit), std::move(file), o.cache});
 }
 
+// Layer `d` of `src`, read from its start each time.
+Open opener(ImageSource& src, const Descriptor& d) {
+  return [&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); };
+}
+
 // The layers read through open_blob, normalized in order, each uploaded while the next is made. A
 // cached blob that fails its re-hash is normalized again (and uploaded) after the rest.
 std::vector<NormalizedLayer> normalize_blobs(ImageSource& src, const std::vector<Descriptor>& from,
@@ -564,19 +569,15 @@ std::vector<NormalizedLayer> normalize_blobs(ImageSource& src, const std::vector
   std::vector<NormalizedLayer> out;
   Uploads uploads(dst);
   for (const Descriptor& d : from) {
-    Open open = [&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); };
     auto r = from_cache(d.digest, o);
-    if (!r) r = normalize_now(open, d.digest, o, tmp, Pass::kStreamThenSpool);
+    if (!r) r = normalize_now(opener(src, d), d.digest, o, tmp, Pass::kStreamThenSpool);
     out.push_back(r->layer);
     uploads.add(r);
   }
   for (const auto& stale : uploads.wait()) {
-    const Descriptor& d =
-        from[size_t(std::find_if(from.begin(), from.end(),
-                                 [&](const Descriptor& x) { return x.digest == stale->layer.from_digest; }) -
-                    from.begin())];
-    auto again = into_cache([&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); }, d.digest, o, tmp,
-                            Pass::kStreamThenSpool);
+    const Descriptor& d = *std::find_if(from.begin(), from.end(),
+                                        [&](const Descriptor& x) { return x.digest == stale->layer.from_digest; });
+    auto again = into_cache(opener(src, d), d.digest, o, tmp, Pass::kStreamThenSpool);
     upload(dst, *again);
     for (auto& l : out)
       if (l.from_digest == d.digest) l = again->layer;
@@ -586,14 +587,15 @@ std::vector<NormalizedLayer> normalize_blobs(ImageSource& src, const std::vector
 
 // One read of a tar source (read_tars): each layer it streams normalized on a thread of its own as
 // it comes (the source reads on, the stream bounded), named in the cache by the diff_id the source
-// hashed, and uploaded. Returns the layers made, by source diff_id, and those to be read again
-// (out of path order, with Pass::kStreamOnly).
+// hashed, and uploaded when `want` names it (a legacy save's layer the source could not tell apart
+// before reading it is kept in the cache only). Returns the layers made, by source diff_id; adds to
+// `again` those wanted and not made (out of path order, with Pass::kStreamOnly).
 std::map<std::string, std::shared_ptr<Ready>> read_and_normalize(ImageSource& src, const std::vector<std::string>& want,
                                                                  const NormalizeOptions& o, const fs::path& tmp,
                                                                  Pass pass, Uploads& uploads,
                                                                  std::vector<std::string>& again) {
   std::vector<std::future<std::shared_ptr<Ready>>> workers;
-  auto one = [&o, &tmp, pass, &uploads](std::shared_ptr<StreamingBlob> s) -> std::shared_ptr<Ready> {
+  auto one = [&o, &tmp, pass, &uploads, &want](std::shared_ptr<StreamingBlob> s) -> std::shared_ptr<Ready> {
     try {
       auto r = normalize_now(
           [s] { return s; }, "", o, tmp, pass,
@@ -605,7 +607,7 @@ std::map<std::string, std::shared_ptr<Ready>> read_and_normalize(ImageSource& sr
             if (!d) throw Error("normalize: a layer's stream ended without its diff_id");
             return d->digest;
           });
-      uploads.add(r);
+      if (std::count(want.begin(), want.end(), r->layer.from_digest)) uploads.add(r);
       return r;
     } catch (const OutOfOrder&) {
       s->abandon();  // the source reads on; the layer is read again, through the spool
@@ -618,13 +620,13 @@ std::map<std::string, std::shared_ptr<Ready>> read_and_normalize(ImageSource& sr
   src.read_tars(want,
                 [&](std::shared_ptr<StreamingBlob> s) { workers.push_back(std::async(std::launch::async, one, s)); });
   std::map<std::string, std::shared_ptr<Ready>> made;
-  std::vector<std::exception_ptr> errors;
+  std::exception_ptr failed;  // the first; every worker is joined before it is thrown
   for (auto& w : workers) try {
       if (auto r = w.get()) made[r->layer.from_digest] = r;
     } catch (...) {
-      errors.push_back(std::current_exception());
+      if (!failed) failed = std::current_exception();
     }
-  if (!errors.empty()) std::rethrow_exception(errors.front());
+  if (failed) std::rethrow_exception(failed);
   for (const auto& d : want)
     if (!made.count(d) && !std::count(again.begin(), again.end(), d)) again.push_back(d);
   return made;
@@ -643,11 +645,7 @@ std::vector<NormalizedLayer> normalize_tars(ImageSource& src, const TarLayers& t
     const std::string& id = t.diff_ids[i];
     if (by_id.count(id) || std::count(want.begin(), want.end(), id)) continue;
     auto r = from_cache(id, o);
-    if (!r && t.stored[i]) {
-      Descriptor d = *t.stored[i];
-      r = normalize_now([&src, d] { return std::shared_ptr<BlobReader>(src.open_blob(d)); }, id, o, tmp,
-                        Pass::kStreamThenSpool);
-    }
+    if (!r && t.stored[i]) r = normalize_now(opener(src, *t.stored[i]), id, o, tmp, Pass::kStreamThenSpool);
     if (!r) {
       want.push_back(id);
       continue;

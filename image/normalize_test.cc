@@ -580,6 +580,18 @@ TEST_CASE("normalize_image from a tar source (docker-daemon:'s one read): the sa
     CHECK(src.reads == 2);  // the stream, then the spool for the out-of-order layer
     CHECK(r.layers[1].from_digest == src.tar_layers()->diff_ids[1]);
   }
+  SUBCASE("a source that streams layers not wanted (a legacy save's unknown folders): they are only cached") {
+    MemoryTarSource first(f.built, "four");
+    NormalizeResult made = publish(first, f.cached());
+    std::filesystem::remove(f.cache.root() / "normalized" /
+                            NormalizedCache::key(made.layers[1].from_digest, options()));
+    MemoryTarSource src(f.built, "four");
+    src.stream_all = true;
+    NormalizeResult r = publish(src, f.cached());
+    CHECK(src.reads == 1);
+    CHECK_FALSE(r.layers[1].cached);
+    for (size_t i : {0, 2, 3}) CHECK(r.layers[i].cached);
+  }
   SUBCASE("an upload that fails fails the image, after every stream was drained or abandoned") {
     auto out = std::make_shared<MemoryStore>();
     MemoryDestination dst(out);
