@@ -8,7 +8,7 @@
 //                      every blob re-hashed as it is read (VerifyingReader).
 //   MemoryDestination  writes into a store; the blob digest is verified; a
 //                      fault can be injected per blob digest or on the manifest.
-//   MemoryTarSource    the same, also handing its layers out as tars (docker-daemon:'s save path).
+//   MemoryTarSource    a MemorySource that also hands its layers out as tars (docker-daemon:'s save path).
 //   random_image()     an image of n random layers (+ config) put into a store.
 //
 // Thread-safe: the copy engine writes blobs from several threads.
